@@ -1,0 +1,97 @@
+// swift-tools-version:6.1
+// Scroll Off for networks. Module layout and rationale: ../shared/ARCHITECTURE.md and README.md.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "scrolloff",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "scrolloff", targets: ["scrolloff"]),
+        .executable(name: "scrolloff-dns", targets: ["scrolloff-dns"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // Pure rules: no networking, no SQLite, no wall clock. Everything is a function of (state, time).
+        .target(name: "ScrollOffCore", swiftSettings: swiftSettings),
+        // DNS message codec: total, bounded parser and serializer. Pure bytes in, values out.
+        .target(name: "DNSWire", swiftSettings: swiftSettings),
+        // List formats, the compact domain matcher and the curated catalog loader.
+        .target(name: "DomainLists", swiftSettings: swiftSettings),
+        // libcurl through the Debian package; the shim wraps variadic curl_easy_setopt.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        .target(name: "ListFetch", dependencies: ["CCurlShim", "DomainLists"], swiftSettings: swiftSettings),
+        // Store (SQLite through GRDB) joins with the helper issue; the dependency is declared now.
+        // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
+        .target(
+            name: "Sinkhole",
+            dependencies: [
+                "DNSWire", "ScrollOffCore", "DomainLists",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Wiring of the long-running services of the root helper.
+        .target(
+            name: "Helper",
+            dependencies: [
+                "ScrollOffCore", "Sinkhole", "DomainLists",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "scrolloff-dns",
+            dependencies: [
+                "Helper",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "scrolloff",
+            dependencies: [
+                "ScrollOffCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
+        .executableTarget(
+            name: "scrolloff-bench",
+            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire"],
+            path: "bench/Sources/scrolloff-bench",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "ScrollOffCoreTests",
+            dependencies: ["ScrollOffCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "DomainLists"], swiftSettings: swiftSettings),
+        .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
+    ]
+)

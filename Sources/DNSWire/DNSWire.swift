@@ -1,0 +1,1 @@
+// DNSWire: see README.md and ../shared/ARCHITECTURE.md.

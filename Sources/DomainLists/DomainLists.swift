@@ -1,0 +1,1 @@
+// DomainLists: see README.md and ../shared/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// ListFetch: see README.md and ../shared/ARCHITECTURE.md.

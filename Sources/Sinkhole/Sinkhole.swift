@@ -1,0 +1,1 @@
+// Sinkhole: see README.md and ../shared/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+print("scrolloff-bench: no benchmarks yet")

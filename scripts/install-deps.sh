@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building and testing Scroll Off need, when they are missing.
+# As root it installs them; otherwise it lists what is missing and carries on (the build may still work).
+set -euo pipefail
+
+build_pkgs=(libsqlite3-dev libcurl4-openssl-dev pkg-config)
+# Real DNS clients, peers and tools the tests drive (DEVELOPERS.md lists why each is here).
+test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime python3-dnspython
+           python3 iproute2 util-linux procps curl)
+
+want=("${build_pkgs[@]}")
+[ "${1:-}" = "--test" ] && want+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "Missing Debian packages: ${missing[*]}" >&2
+  echo "Install them with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 0
+fi
+echo "Installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Packages with a service (unbound) must not start it: tests start their own copies on loopback.
+printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
