@@ -272,8 +272,9 @@ def main(argv: list[str]) -> int:
             report.add(root / required, 0, "folder missing")
     services = check_services(root / "services", report)
     allows = check_plain_lists(root / "allow", ALLOW_REQUIRED, ALLOW_OPTIONAL, report)
+    doh = []
     if (root / "doh").is_dir():
-        check_plain_lists(root / "doh", DOH_REQUIRED, DOH_OPTIONAL, report)
+        doh = check_plain_lists(root / "doh", DOH_REQUIRED, DOH_OPTIONAL, report)
 
     # Allow beats block (SPEC §1): an allow entry covering a service domain disarms that block.
     # A narrower allow under a blocked apex (accounts.youtube.com) is deliberate and fine.
@@ -281,7 +282,7 @@ def main(argv: list[str]) -> int:
     for parsed in allows:
         for name, number in parsed.domains:
             allowed.setdefault(name, (f"allow/{parsed.path.name}", number))
-    for parsed in services:
+    for parsed in services + doh:
         for name, number in parsed.domains:
             hit = covering(name, allowed)
             if hit:
@@ -297,8 +298,8 @@ def main(argv: list[str]) -> int:
     for problem in report.problems:
         print(problem)
     total = sum(len(s.domains) for s in services)
-    summary = (f"{len(services)} service lists ({total} domains), {len(allows)} allow lists: "
-               f"{len(report.problems)} problem(s)")
+    summary = (f"{len(services)} service lists ({total} domains), {len(allows)} allow lists, "
+               f"{len(doh)} DoH lists: {len(report.problems)} problem(s)")
     print(summary, file=sys.stderr)
     return 1 if report.problems else 0
 
