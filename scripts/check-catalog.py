@@ -260,6 +260,35 @@ def check_plain_lists(directory: Path, required: tuple[str, ...], optional: tupl
     return lists
 
 
+def check_readme(root: Path, services: list[ListFile], report: Report) -> None:
+    """The README's category table must name every category and list each service under its own."""
+    readme = root / "README.md"
+    if not readme.is_file():
+        report.add(readme, 0, "missing: the catalog's README documents the format and categories")
+        return
+    rows: dict[str, tuple[set[str], int]] = {}
+    for number, line in enumerate(readme.read_text(encoding="utf-8").splitlines(), start=1):
+        match = re.match(r"^\| `([a-z-]+)` \|[^|]*\|([^|]*)\|$", line)
+        if match:
+            ids = {part.strip() for part in match.group(2).split(",") if part.strip()}
+            rows[match.group(1)] = (ids, number)
+    for category in sorted(CATEGORIES - rows.keys()):
+        report.add(readme, 0, f"category {category!r} has no row in the categories table")
+    for category, (_, number) in rows.items():
+        if category not in CATEGORIES:
+            report.add(readme, number, f"category {category!r} is not in the checker's CATEGORIES")
+    placed = {ident: category for category, (ids, _) in rows.items() for ident in ids}
+    known = {parsed.path.stem for parsed in services}
+    for parsed in services:
+        category = parsed.header.get("category", ("", 0))[0]
+        if category in rows and placed.get(parsed.path.stem) != category:
+            report.add(readme, rows[category][1], f"the {category} row should list {parsed.path.stem}")
+    for ident, category in placed.items():
+        if ident not in known:
+            report.add(readme, rows[category][1], f"{ident} is listed but services/{ident}.list "
+                                                  "does not exist")
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "blocklists"
     if not root.is_dir():
@@ -272,6 +301,7 @@ def main(argv: list[str]) -> int:
             report.add(root / required, 0, "folder missing")
     services = check_services(root / "services", report)
     allows = check_plain_lists(root / "allow", ALLOW_REQUIRED, ALLOW_OPTIONAL, report)
+    check_readme(root, services, report)
     doh = []
     if (root / "doh").is_dir():
         doh = check_plain_lists(root / "doh", DOH_REQUIRED, DOH_OPTIONAL, report)
