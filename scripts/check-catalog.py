@@ -15,7 +15,8 @@ blocklists/README.md that no loader can see:
   * no service list names a shared apex (google.com, fastly.net, ...): that would break unrelated sites;
   * no two service lists cover the same name, so blocking one service never blocks part of another;
   * no always-allow entry equals or covers a service domain: allow beats block, so that block
-    would silently never bite.
+    would silently never bite;
+  * the category table in blocklists/README.md lists every service under its own category.
 Standard library only, so it runs on a fresh Debian with /usr/bin/python3.
 """
 
