@@ -3,8 +3,8 @@ import ScrollOffCore
 
 /// SPEC §11: the trusted clock at start, while running, and its tamper events.
 @Suite struct ClockTrustedClockTests {
-    static let build = T.utc("2026-11-01T00:00:00Z")
-    static let t0 = T.utc("2026-11-21T20:00:00Z")
+    static let build = RulesTime.utc("2026-11-01T00:00:00Z")
+    static let t0 = RulesTime.utc("2026-11-21T20:00:00Z")
     static let hour: UInt64 = 3_600_000_000_000
     static let minute: UInt64 = 60_000_000_000
 
@@ -41,7 +41,7 @@ import ScrollOffCore
         #expect(jump.direction == .back && jump.offset == .hours(-3))
         let berlin = try #require(LocalCalendar(identifier: "Europe/Berlin"))
         // Trusted 22:00 Berlin on 2026-11-21 → frozen until 2026-11-22 00:00 Berlin.
-        #expect(jump.earningFrozenUntil(in: berlin) == T.local("2026-11-22 00:00", "Europe/Berlin"))
+        #expect(jump.earningFrozenUntil(in: berlin) == RulesTime.local("2026-11-22 00:00", "Europe/Berlin"))
     }
 
     @Test func restart_new_boot_clock_moved_forward_is_taken_because_power_off_time_is_unknown() {

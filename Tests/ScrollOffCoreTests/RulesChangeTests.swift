@@ -16,37 +16,37 @@ import ScrollOffCore
         ("2026-11-24 07:00", false),  // just ended
     ] as [(String, Bool)])
     func curfew_edit_lock_runs_from_30_minutes_before_start_until_end(now: String, locked: Bool) {
-        let curfew = T.schedule("23:00", "07:00", kind: .curfew, reason: "sleep before exams")
-        let t = T.local(now, Self.zone)
+        let curfew = RulesTime.schedule("23:00", "07:00", kind: .curfew, reason: "sleep before exams")
+        let t = RulesTime.local(now, Self.zone)
         var edited = curfew
         edited.reason = "sleep"
-        edited.end = T.time("08:00") // a strengthening: only the lock can refuse it
+        edited.end = RulesTime.time("08:00") // a strengthening: only the lock can refuse it
         do {
             _ = try ChangeRules.edit(from: curfew, to: edited, at: t, cooldown: Self.cooldown)
             #expect(!locked)
         } catch {
             #expect(locked)
             #expect(error.rule == .curfewEditLock)
-            #expect(error.opensAt == T.local("2026-11-24 07:00", Self.zone))
+            #expect(error.opensAt == RulesTime.local("2026-11-24 07:00", Self.zone))
             #expect(error.reason == "sleep before exams")
             #expect(error.message.contains("when it ends"))
         }
     }
 
     @Test func edit_refused_at_start_minus_29_and_allowed_at_start_minus_31() throws {
-        let curfew = T.schedule("23:00", "07:00", kind: .curfew)
+        let curfew = RulesTime.schedule("23:00", "07:00", kind: .curfew)
         var longer = curfew
-        longer.start = T.time("22:00")
+        longer.start = RulesTime.time("22:00")
         #expect(throws: Refusal.self) {
-            try ChangeRules.edit(from: curfew, to: longer, at: T.local("2026-11-23 22:31", Self.zone), cooldown: Self.cooldown)
+            try ChangeRules.edit(from: curfew, to: longer, at: RulesTime.local("2026-11-23 22:31", Self.zone), cooldown: Self.cooldown)
         }
-        let ok = try ChangeRules.edit(from: curfew, to: longer, at: T.local("2026-11-23 22:29", Self.zone), cooldown: Self.cooldown)
-        #expect(ok.start == T.time("22:00"))
+        let ok = try ChangeRules.edit(from: curfew, to: longer, at: RulesTime.local("2026-11-23 22:29", Self.zone), cooldown: Self.cooldown)
+        #expect(ok.start == RulesTime.time("22:00"))
     }
 
     @Test func curfew_delete_and_disable_are_refused_inside_the_lock() {
-        let curfew = T.schedule("23:00", "07:00", kind: .curfew)
-        let t = T.local("2026-11-24 01:00", Self.zone)
+        let curfew = RulesTime.schedule("23:00", "07:00", kind: .curfew)
+        let t = RulesTime.local("2026-11-24 01:00", Self.zone)
         #expect(throws: Refusal.self) { try ChangeRules.checkDelete(curfew, at: t) }
         var off = curfew
         off.enabled = false
@@ -54,14 +54,14 @@ import ScrollOffCore
     }
 
     @Test func block_windows_have_no_edit_lock() {
-        let block = T.schedule("23:00", "07:00", kind: .block)
-        #expect(ChangeRules.curfewEditLock(of: block, at: T.local("2026-11-24 01:00", Self.zone)) == nil)
+        let block = RulesTime.schedule("23:00", "07:00", kind: .block)
+        #expect(ChangeRules.curfewEditLock(of: block, at: RulesTime.local("2026-11-24 01:00", Self.zone)) == nil)
     }
 
     // MARK: Cooldown on blocks
 
     @Test func unblock_is_refused_during_the_cooldown_and_allowed_after() throws {
-        let t0 = T.utc("2026-11-21T20:00:00Z")
+        let t0 = RulesTime.utc("2026-11-21T20:00:00Z")
         let block = ChangeRules.block("instagram", existing: nil, at: t0, cooldown: Self.cooldown, reason: "exams")
         #expect(block.cooldownUntil == t0 + .hours(2))
         let refusal = try #require(throws: Refusal.self) { try ChangeRules.checkUnblock(block, at: t0 + .minutes(48)) }
@@ -71,15 +71,15 @@ import ScrollOffCore
     }
 
     @Test func reblocking_never_shortens_a_running_cooldown() {
-        let t0 = T.utc("2026-11-21T20:00:00Z")
+        let t0 = RulesTime.utc("2026-11-21T20:00:00Z")
         let strict = ChangeRules.block("instagram", existing: nil, at: t0, cooldown: .hours(2))
         let again = ChangeRules.block("instagram", existing: strict, at: t0 + .minutes(10), cooldown: .minutes(30))
         #expect(again.cooldownUntil == t0 + .hours(2) && again.created == t0)
     }
 
     @Test func cooldown_is_not_shortened_by_setting_the_clock_back_or_forward() throws {
-        let build = T.utc("2026-11-01T00:00:00Z")
-        let t0 = T.utc("2026-11-21T20:00:00Z")
+        let build = RulesTime.utc("2026-11-01T00:00:00Z")
+        let t0 = RulesTime.utc("2026-11-21T20:00:00Z")
         let hour: UInt64 = 3_600_000_000_000
         var clock = TrustedClock(anchor: nil, buildDate: build,
                                  reading: ClockReading(wall: t0, monotonicNanoseconds: hour, bootNanoseconds: hour, bootID: "a"))
@@ -108,16 +108,16 @@ import ScrollOffCore
     }
 
     static let edits: [EditCase] = [
-        EditCase(label: "later start covers less", weakens: true) { $0.start = T.time("23:30") },
-        EditCase(label: "earlier end covers less", weakens: true) { $0.end = T.time("06:00") },
-        EditCase(label: "moved window covers less", weakens: true) { $0.start = T.time("22:00"); $0.end = T.time("06:00") },
+        EditCase(label: "later start covers less", weakens: true) { $0.start = RulesTime.time("23:30") },
+        EditCase(label: "earlier end covers less", weakens: true) { $0.end = RulesTime.time("06:00") },
+        EditCase(label: "moved window covers less", weakens: true) { $0.start = RulesTime.time("22:00"); $0.end = RulesTime.time("06:00") },
         EditCase(label: "removing a day", weakens: true) { $0.days = .weekdays },
         EditCase(label: "removing an entry", weakens: true) { $0.entries = ["instagram"] },
         EditCase(label: "disabling", weakens: true) { $0.enabled = false },
         EditCase(label: "curfew to block", weakens: true) { $0.kind = .block },
         EditCase(label: "another time zone", weakens: true) { $0.timeZoneID = "Asia/Tokyo" },
-        EditCase(label: "earlier start is stronger", weakens: false) { $0.start = T.time("22:00") },
-        EditCase(label: "later end is stronger", weakens: false) { $0.end = T.time("08:00") },
+        EditCase(label: "earlier start is stronger", weakens: false) { $0.start = RulesTime.time("22:00") },
+        EditCase(label: "later end is stronger", weakens: false) { $0.end = RulesTime.time("08:00") },
         EditCase(label: "adding an entry is stronger", weakens: false) { $0.entries.insert("reddit") },
         EditCase(label: "strict curfew is stronger", weakens: false) { $0.kind = .strictCurfew },
         EditCase(label: "new reason changes no rule", weakens: false) { $0.reason = "sleep" },
@@ -126,18 +126,18 @@ import ScrollOffCore
     @Test(arguments: edits)
     func weakening_is_refused_in_cooldown_and_strengthening_passes(c: EditCase) throws {
         // A curfew enabled at 12:00 with a 2 h cooldown; edits at 13:00, far from its 23:00 lock.
-        let now = T.local("2026-11-23 13:00", Self.zone)
-        let old = T.schedule("23:00", "07:00", entries: ["instagram", "tiktok"], kind: .curfew,
-                             reason: "sleep before exams", cooldownUntil: T.local("2026-11-23 14:00", Self.zone))
+        let now = RulesTime.local("2026-11-23 13:00", Self.zone)
+        let old = RulesTime.schedule("23:00", "07:00", entries: ["instagram", "tiktok"], kind: .curfew,
+                             reason: "sleep before exams", cooldownUntil: RulesTime.local("2026-11-23 14:00", Self.zone))
         var new = old
         c.edit(&new)
         #expect(ScheduleChange(from: old, to: new).weakens == c.weakens)
         if c.weakens {
             let refusal = try #require(throws: Refusal.self) { try ChangeRules.edit(from: old, to: new, at: now, cooldown: Self.cooldown) }
-            #expect(refusal.rule == .cooldown && refusal.opensAt == T.local("2026-11-23 14:00", Self.zone))
+            #expect(refusal.rule == .cooldown && refusal.opensAt == RulesTime.local("2026-11-23 14:00", Self.zone))
             #expect(refusal.reason == "sleep before exams" && refusal.subject == "night")
             // After the cooldown the same edit passes.
-            _ = try ChangeRules.edit(from: old, to: new, at: T.local("2026-11-23 14:00", Self.zone), cooldown: Self.cooldown)
+            _ = try ChangeRules.edit(from: old, to: new, at: RulesTime.local("2026-11-23 14:00", Self.zone), cooldown: Self.cooldown)
         } else {
             let result = try ChangeRules.edit(from: old, to: new, at: now, cooldown: Self.cooldown)
             // A stronger schedule starts a new cooldown; a reason-only edit leaves it alone.
@@ -147,8 +147,8 @@ import ScrollOffCore
     }
 
     @Test func deleting_an_enabled_schedule_is_refused_in_cooldown_but_a_disabled_one_goes() throws {
-        let now = T.local("2026-11-23 13:00", Self.zone)
-        var s = T.schedule("09:00", "10:00", cooldownUntil: now + .hours(1))
+        let now = RulesTime.local("2026-11-23 13:00", Self.zone)
+        var s = RulesTime.schedule("09:00", "10:00", cooldownUntil: now + .hours(1))
         let refusal = try #require(throws: Refusal.self) { try ChangeRules.checkDelete(s, at: now) }
         #expect(refusal.message.contains("deleting") && refusal.message.contains("1 h more"))
         s.enabled = false
@@ -156,18 +156,18 @@ import ScrollOffCore
     }
 
     @Test func adding_a_schedule_validates_and_starts_its_cooldown() throws {
-        let now = T.local("2026-11-23 13:00", Self.zone)
-        let added = try ChangeRules.add(T.schedule("22:00", "06:00"), at: now, cooldown: Self.cooldown)
+        let now = RulesTime.local("2026-11-23 13:00", Self.zone)
+        let added = try ChangeRules.add(RulesTime.schedule("22:00", "06:00"), at: now, cooldown: Self.cooldown)
         #expect(added.cooldownUntil == now + Self.cooldown)
         let refusal = try #require(throws: Refusal.self) {
-            try ChangeRules.add(T.schedule("20:00", "13:00", kind: .curfew), at: now, cooldown: Self.cooldown)
+            try ChangeRules.add(RulesTime.schedule("20:00", "13:00", kind: .curfew), at: now, cooldown: Self.cooldown)
         }
         #expect(refusal.rule == .invalidSchedule && refusal.opensAt == nil)
     }
 
     @Test func enabling_a_disabled_schedule_starts_a_cooldown() throws {
-        let now = T.local("2026-11-23 13:00", Self.zone)
-        var off = T.schedule("22:00", "06:00")
+        let now = RulesTime.local("2026-11-23 13:00", Self.zone)
+        var off = RulesTime.schedule("22:00", "06:00")
         off.enabled = false
         var on = off
         on.enabled = true
@@ -177,8 +177,8 @@ import ScrollOffCore
 
     @Test func lock_on_a_crossing_window_opens_exactly_at_its_end() {
         // A curfew is at most 16 h, so one schedule's locks never chain: the lock opens at the end.
-        let curfew = T.schedule("23:00", "07:00", kind: .curfew)
-        #expect(ChangeRules.curfewEditLock(of: curfew, at: T.local("2026-11-24 06:59", Self.zone)) == T.local("2026-11-24 07:00", Self.zone))
-        #expect(ChangeRules.curfewEditLock(of: curfew, at: T.local("2026-11-24 07:00", Self.zone)) == nil)
+        let curfew = RulesTime.schedule("23:00", "07:00", kind: .curfew)
+        #expect(ChangeRules.curfewEditLock(of: curfew, at: RulesTime.local("2026-11-24 06:59", Self.zone)) == RulesTime.local("2026-11-24 07:00", Self.zone))
+        #expect(ChangeRules.curfewEditLock(of: curfew, at: RulesTime.local("2026-11-24 07:00", Self.zone)) == nil)
     }
 }

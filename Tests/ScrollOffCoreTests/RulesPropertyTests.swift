@@ -6,7 +6,7 @@ import ScrollOffCore
 /// Schedules here use whole hours in UTC so that the independent oracles below can sample every hour
 /// of a week; DST is covered by the table-driven tests.
 @Suite struct RulesPropertyTests {
-    static let base = T.utc("2026-11-23T00:00:00Z") // a Monday
+    static let base = RulesTime.utc("2026-11-23T00:00:00Z") // a Monday
     static let cooldown = Span.hours(2)
 
     struct RandomSchedule: Sendable {
@@ -16,8 +16,8 @@ import ScrollOffCore
             let entryNames: [EntryID] = ["a", "b", "c"]
             var set = Set<EntryID>()
             for (i, e) in entryNames.enumerated() where entries & (1 << i) != 0 { set.insert(e) }
-            let startTime = LocalTime(hour: start, minute: 0) ?? T.time("00:00")
-            let endTime = LocalTime(hour: (start + length) % 24, minute: 0) ?? T.time("00:00")
+            let startTime = LocalTime(hour: start, minute: 0) ?? RulesTime.time("00:00")
+            let endTime = LocalTime(hour: (start + length) % 24, minute: 0) ?? RulesTime.time("00:00")
             return Schedule(
                 name: name, start: startTime, end: endTime, days: Weekdays(rawValue: days), timeZoneID: "UTC",
                 entries: set.isEmpty ? ["a"] : set, kind: Schedule.Kind(rawValue: kind) ?? .block,

@@ -5,25 +5,25 @@ import ScrollOffCore
 @Suite struct ScheduleOccurrenceTests {
     // 2026-11-23 is a Monday, 2026-11-24 a Tuesday.
     @Test func curfew_crossing_midnight_blocks_at_0130_on_the_day_after_its_weekday() {
-        let monday = T.schedule("23:00", "07:00", days: .monday, kind: .curfew)
-        let tuesday0130 = T.local("2026-11-24 01:30", "Europe/Berlin")
+        let monday = RulesTime.schedule("23:00", "07:00", days: .monday, kind: .curfew)
+        let tuesday0130 = RulesTime.local("2026-11-24 01:30", "Europe/Berlin")
         #expect(monday.isActive(at: tuesday0130))
         #expect(monday.occurrence(containing: tuesday0130) == Occurrence(
-            start: T.local("2026-11-23 23:00", "Europe/Berlin"), end: T.local("2026-11-24 07:00", "Europe/Berlin")))
+            start: RulesTime.local("2026-11-23 23:00", "Europe/Berlin"), end: RulesTime.local("2026-11-24 07:00", "Europe/Berlin")))
     }
 
     @Test func curfew_crossing_midnight_is_off_at_0130_on_its_own_weekday() {
         // Monday 01:30 would belong to a Sunday window, and Sunday is not in the schedule.
-        let monday = T.schedule("23:00", "07:00", days: .monday, kind: .curfew)
-        #expect(!monday.isActive(at: T.local("2026-11-23 01:30", "Europe/Berlin")))
-        #expect(monday.isActive(at: T.local("2026-11-23 23:00", "Europe/Berlin")))
-        #expect(!monday.isActive(at: T.local("2026-11-24 07:00", "Europe/Berlin")))
+        let monday = RulesTime.schedule("23:00", "07:00", days: .monday, kind: .curfew)
+        #expect(!monday.isActive(at: RulesTime.local("2026-11-23 01:30", "Europe/Berlin")))
+        #expect(monday.isActive(at: RulesTime.local("2026-11-23 23:00", "Europe/Berlin")))
+        #expect(!monday.isActive(at: RulesTime.local("2026-11-24 07:00", "Europe/Berlin")))
     }
 
     @Test func disabled_schedule_is_never_active() {
-        var s = T.schedule("00:00", "23:59")
+        var s = RulesTime.schedule("00:00", "23:59")
         s.enabled = false
-        #expect(!s.isActive(at: T.local("2026-11-23 12:00", "Europe/Berlin")))
+        #expect(!s.isActive(at: RulesTime.local("2026-11-23 12:00", "Europe/Berlin")))
     }
 
     @Test(arguments: [
@@ -34,26 +34,26 @@ import ScrollOffCore
         ("2026-11-24 07:00", "2026-11-24 23:00"),
     ])
     func next_edge_is_the_next_start_or_end(now: String, edge: String) {
-        let s = T.schedule("23:00", "07:00")
-        #expect(s.nextEdge(after: T.local(now, "Europe/Berlin")) == T.local(edge, "Europe/Berlin"))
+        let s = RulesTime.schedule("23:00", "07:00")
+        #expect(s.nextEdge(after: RulesTime.local(now, "Europe/Berlin")) == RulesTime.local(edge, "Europe/Berlin"))
     }
 
     @Test func next_edge_skips_days_not_in_the_schedule() {
-        let s = T.schedule("09:00", "17:00", days: .weekends)
+        let s = RulesTime.schedule("09:00", "17:00", days: .weekends)
         // Monday noon → Saturday 09:00.
-        #expect(s.nextEdge(after: T.local("2026-11-23 12:00", "Europe/Berlin")) == T.local("2026-11-28 09:00", "Europe/Berlin"))
+        #expect(s.nextEdge(after: RulesTime.local("2026-11-23 12:00", "Europe/Berlin")) == RulesTime.local("2026-11-28 09:00", "Europe/Berlin"))
     }
 
     @Test func saturday_window_crossing_midnight_wraps_into_sunday() {
-        let s = T.schedule("22:00", "02:00", days: .saturday)
-        #expect(s.isActive(at: T.local("2026-11-29 01:00", "Europe/Berlin")))
-        #expect(!s.isActive(at: T.local("2026-11-30 01:00", "Europe/Berlin")))
+        let s = RulesTime.schedule("22:00", "02:00", days: .saturday)
+        #expect(s.isActive(at: RulesTime.local("2026-11-29 01:00", "Europe/Berlin")))
+        #expect(!s.isActive(at: RulesTime.local("2026-11-30 01:00", "Europe/Berlin")))
     }
 
     @Test func zone_of_the_schedule_decides_the_window_not_utc() {
-        let ny = T.schedule("09:00", "10:00", zone: "America/New_York")
-        #expect(ny.isActive(at: T.utc("2026-11-23T14:30:00Z")))  // 09:30 EST
-        #expect(!ny.isActive(at: T.utc("2026-11-23T09:30:00Z")))
+        let ny = RulesTime.schedule("09:00", "10:00", zone: "America/New_York")
+        #expect(ny.isActive(at: RulesTime.utc("2026-11-23T14:30:00Z")))  // 09:30 EST
+        #expect(!ny.isActive(at: RulesTime.utc("2026-11-23T09:30:00Z")))
     }
 
     // MARK: DST (SPEC §2: start in a skipped hour → first valid instant after it; end in a repeated
@@ -101,22 +101,22 @@ import ScrollOffCore
 
     @Test(arguments: dstCases)
     func dst_windows_follow_the_spec(c: DSTCase) {
-        let s = T.schedule(c.from, c.to, zone: c.zone)
-        let o = s.occurrence(containing: T.utc(c.probe))
-        #expect(o == Occurrence(start: T.utc(c.start), end: T.utc(c.end)))
-        #expect(!s.isActive(at: T.utc(c.end)))
-        #expect(!s.isActive(at: T.utc(c.start) - Span(milliseconds: 1)))
+        let s = RulesTime.schedule(c.from, c.to, zone: c.zone)
+        let o = s.occurrence(containing: RulesTime.utc(c.probe))
+        #expect(o == Occurrence(start: RulesTime.utc(c.start), end: RulesTime.utc(c.end)))
+        #expect(!s.isActive(at: RulesTime.utc(c.end)))
+        #expect(!s.isActive(at: RulesTime.utc(c.start) - Span(milliseconds: 1)))
     }
 
     @Test func window_inside_the_skipped_hour_has_no_occurrence_that_day() {
         // 02:10→02:50 does not exist in Berlin on 2026-03-29: both ends resolve to 03:00 CEST.
-        let s = T.schedule("02:10", "02:50")
-        #expect(!s.isActive(at: T.utc("2026-03-29T01:00:00Z")))
-        #expect(s.occurrences(from: T.utc("2026-03-28T00:00:00Z"), to: T.utc("2026-03-31T00:00:00Z")).count == 2)
+        let s = RulesTime.schedule("02:10", "02:50")
+        #expect(!s.isActive(at: RulesTime.utc("2026-03-29T01:00:00Z")))
+        #expect(s.occurrences(from: RulesTime.utc("2026-03-28T00:00:00Z"), to: RulesTime.utc("2026-03-31T00:00:00Z")).count == 2)
     }
 
     @Test func next_edge_in_spring_forward_gap_is_the_transition() {
-        let s = T.schedule("02:30", "06:00", zone: "America/New_York")
-        #expect(s.nextEdge(after: T.utc("2026-03-08T06:00:00Z")) == T.utc("2026-03-08T07:00:00Z"))
+        let s = RulesTime.schedule("02:30", "06:00", zone: "America/New_York")
+        #expect(s.nextEdge(after: RulesTime.utc("2026-03-08T06:00:00Z")) == RulesTime.utc("2026-03-08T07:00:00Z"))
     }
 }

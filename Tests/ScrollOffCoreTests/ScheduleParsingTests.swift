@@ -32,9 +32,9 @@ import ScrollOffCore
     }
 
     @Test func start_equal_to_end_is_rejected_with_a_message_saying_what_to_do() {
-        let s = T.schedule("22:00", "22:00")
-        #expect(throws: ScheduleError.startEqualsEnd(T.time("22:00"))) { try s.validate() }
-        #expect(ScheduleError.startEqualsEnd(T.time("22:00")).message.contains("choose an end time"))
+        let s = RulesTime.schedule("22:00", "22:00")
+        #expect(throws: ScheduleError.startEqualsEnd(RulesTime.time("22:00"))) { try s.validate() }
+        #expect(ScheduleError.startEqualsEnd(RulesTime.time("22:00")).message.contains("choose an end time"))
     }
 
     @Test(arguments: [
@@ -44,26 +44,26 @@ import ScrollOffCore
         ("23:00", "07:00", true),
     ] as [(String, String, Bool)])
     func curfew_longer_than_960_minutes_is_rejected(from: String, to: String, accepted: Bool) {
-        let s = T.schedule(from, to, kind: .curfew)
+        let s = RulesTime.schedule(from, to, kind: .curfew)
         #expect(((try? s.validate()) != nil) == accepted)
         // A block window has no length limit.
-        #expect((try? T.schedule(from, to, kind: .block).validate()) != nil)
+        #expect((try? RulesTime.schedule(from, to, kind: .block).validate()) != nil)
     }
 
     @Test func curfew_too_long_says_how_long_it_was() {
-        #expect(throws: ScheduleError.curfewTooLong(minutes: 961)) { try T.schedule("20:00", "12:01", kind: .curfew).validate() }
+        #expect(throws: ScheduleError.curfewTooLong(minutes: 961)) { try RulesTime.schedule("20:00", "12:01", kind: .curfew).validate() }
         #expect(ScheduleError.curfewTooLong(minutes: 961).message.contains("16 h 1 min"))
         #expect(ScheduleError.curfewTooLong(minutes: 961).refusal.rule == .invalidSchedule)
     }
 
     @Test func unknown_zone_no_entries_and_no_days_are_rejected() {
-        #expect(throws: ScheduleError.unknownTimeZone("Mars/Olympus")) { try T.schedule("22:00", "06:00", zone: "Mars/Olympus").validate() }
-        #expect(throws: ScheduleError.noEntries) { try T.schedule("22:00", "06:00", entries: []).validate() }
-        #expect(throws: ScheduleError.noDays) { try T.schedule("22:00", "06:00", days: []).validate() }
+        #expect(throws: ScheduleError.unknownTimeZone("Mars/Olympus")) { try RulesTime.schedule("22:00", "06:00", zone: "Mars/Olympus").validate() }
+        #expect(throws: ScheduleError.noEntries) { try RulesTime.schedule("22:00", "06:00", entries: []).validate() }
+        #expect(throws: ScheduleError.noDays) { try RulesTime.schedule("22:00", "06:00", days: []).validate() }
     }
 
     @Test func focus_session_needs_a_positive_length() throws {
-        let now = T.utc("2026-11-21T20:00:00Z")
+        let now = RulesTime.utc("2026-11-21T20:00:00Z")
         #expect(throws: ScheduleError.nonPositiveFocusLength) {
             try FocusSession(id: 1, entries: ["x"], startingAt: now, length: .zero)
         }

@@ -3,7 +3,7 @@ import ScrollOffCore
 
 /// Instants written the way a person reads them. Uses Foundation's calendar, independent of the
 /// zone arithmetic under test, and only for times that exist exactly once.
-enum T {
+enum RulesTime {
     /// `utc("2026-03-29T01:00:00Z")`
     static func utc(_ text: String) -> Instant {
         let f = ISO8601DateFormatter()

@@ -4,7 +4,7 @@ import ScrollOffCore
 /// The hot-path decision table (SPEC §9 TTLs, §2 strict curfew).
 @Suite struct SnapshotDecisionTests {
     static let zone = "Europe/Berlin"
-    static func at(_ text: String) -> Instant { T.local(text, zone) }
+    static func at(_ text: String) -> Instant { RulesTime.local(text, zone) }
     static let now = at("2026-11-23 22:55")
 
     /// Entry indices: 0 instagram (blocked around the clock), 1 tiktok (curfew from 23:00),
@@ -19,7 +19,7 @@ import ScrollOffCore
                 Block(entry: "instagram", created: at("2026-11-01 00:00"), cooldownUntil: at("2026-11-01 02:00")),
                 Block(entry: "reddit", created: at("2026-11-01 00:00"), cooldownUntil: at("2026-11-01 02:00")),
             ],
-            schedules: [T.schedule("23:00", "07:00", entries: ["tiktok"], kind: .curfew)],
+            schedules: [RulesTime.schedule("23:00", "07:00", entries: ["tiktok"], kind: .curfew)],
             grants: [Grant(id: 1, entry: "reddit", kind: .spend, start: at("2026-11-23 22:50"), end: at("2026-11-23 23:02"))]
         )
     }
@@ -70,7 +70,7 @@ import ScrollOffCore
     }
 
     @Test func strict_curfew_blocks_unmanaged_names_and_caps_their_ttl_before_it_starts() {
-        let strict = ProfileRules(schedules: [T.schedule("23:00", "06:00", entries: [], kind: .strictCurfew)])
+        let strict = ProfileRules(schedules: [RulesTime.schedule("23:00", "06:00", entries: [], kind: .strictCurfew)])
         let before = Self.snapshot([Self.rules, strict])
         #expect(!before.isStrictCurfew(profile: 1))
         #expect(before.decide(profile: 1, set: 0, now: Self.now) == Decision(blocked: false, managed: false, ttlCap: 300))

@@ -65,6 +65,8 @@ public enum ChangeRules {
     /// Checks an edit of `old` into `new` (both as the person sees them) and returns `new` with its
     /// cooldown updated. Refuses, in this order: an invalid result; any edit of a curfew inside its
     /// edit lock; a weakening inside the cooldown. A strengthening edit starts a new cooldown.
+    /// An edit that changes no rule (only the name or the reason) blocks nothing less and passes even
+    /// inside the lock, so a person can always put their reason into words.
     public static func edit(from old: Schedule, to new: Schedule, at now: Instant, cooldown: Span) throws(Refusal) -> Schedule {
         do { try new.validate() } catch { throw error.refusal }
         let change = ScheduleChange(from: old, to: new)
@@ -114,5 +116,17 @@ extension ScheduleChange.Weakening {
         case .coversLess: return "covering less time"
         case .kindWeakened: return "a softer kind"
         }
+    }
+}
+
+extension ChangeRules {
+    /// A focus session is its own cooldown (SPEC §2, §3): ending it early is refused until it ends.
+    public static func checkEndFocus(_ session: FocusSession, at now: Instant) throws(Refusal) {
+        guard session.isActive(at: now) else { return }
+        throw Refusal(
+            rule: .cooldown, subject: session.entries.sorted().map(\.rawValue).joined(separator: ","),
+            opensAt: session.end, reason: session.reason,
+            message: "This focus session has \(SpanText.describe(session.end - now)) to go; it ends by itself, and you can do this then."
+        )
     }
 }

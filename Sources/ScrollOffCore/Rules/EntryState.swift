@@ -1,5 +1,5 @@
 /// What the rules say about one entry at one instant (SPEC §2, §13 `status` → `entries[].state`).
-public enum EntryState: Hashable, Sendable {
+public enum EntryState: Hashable, Sendable, Codable {
     /// The profile has no rule for this entry: its names are not managed.
     case none
     /// The entry has schedules, but none is in force now: not blocked.
@@ -35,7 +35,7 @@ public enum EntryState: Hashable, Sendable {
 }
 
 /// An entry's state, why, and until when it holds.
-public struct EntryStatus: Hashable, Sendable {
+public struct EntryStatus: Hashable, Sendable, Codable {
     public var entry: EntryID
     public var state: EntryState
     /// The earliest instant after which the state is different: a window edge, a focus session edge

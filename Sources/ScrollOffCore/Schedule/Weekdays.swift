@@ -18,8 +18,10 @@ public struct Weekdays: OptionSet, Hashable, Sendable, Codable, CustomStringConv
     /// Names in bitmask order, as `--days` accepts and `schedule list` prints them.
     static let names = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
-    /// The single day for a weekday number 0 = Sunday … 6 = Saturday.
-    @inlinable public static func day(number: Int) -> Weekdays { Weekdays(rawValue: UInt8(1) << UInt8(number % 7)) }
+    /// The single day for a weekday number 0 = Sunday … 6 = Saturday (taken modulo 7).
+    @inlinable public static func day(number: Int) -> Weekdays {
+        Weekdays(rawValue: UInt8(1) << UInt8(((number % 7) + 7) % 7))
+    }
 
     /// Parses `daily`, `weekdays`, `weekends` or a comma list such as `mon,tue,fri` (SPEC §13
     /// `schedule add --days`). Case-insensitive; full names (`monday`) are accepted too.
