@@ -130,3 +130,15 @@ import ScrollOffCore
         #expect(restarted.now == Self.t0 + .minutes(40) && restarted.basis == .sameBootElapsed)
     }
 }
+
+@Suite struct ClockHotPathTests {
+    @Test func instant_at_boot_reading_follows_the_boot_clock_and_never_goes_back() {
+        let t0 = RulesTime.utc("2026-11-21T20:00:00Z")
+        var clock = TrustedClock(anchor: nil, buildDate: RulesTime.utc("2026-11-01T00:00:00Z"),
+                                 reading: ClockReading(wall: t0, monotonicNanoseconds: 1_000_000_000, bootNanoseconds: 1_000_000_000, bootID: "a"))
+        #expect(clock.instant(atBootNanoseconds: 3_500_000_000) == t0 + Span(milliseconds: 2500))
+        _ = clock.advance(to: ClockReading(wall: t0 + .seconds(10), monotonicNanoseconds: 11_000_000_000, bootNanoseconds: 11_000_000_000, bootID: "a"))
+        #expect(clock.instant(atBootNanoseconds: 5_000_000_000) == t0 + .seconds(10))
+        #expect(clock.instant(atBootNanoseconds: 0) == t0 + .seconds(10))
+    }
+}

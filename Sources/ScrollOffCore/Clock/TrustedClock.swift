@@ -116,6 +116,14 @@ public struct TrustedClock: Sendable {
         return detectJump(wall: reading.wall)
     }
 
+    /// The trusted time at a boot-clock reading, without the jump check: cheap enough for a hot path
+    /// that reads only `CLOCK_BOOTTIME` per query while ``advance(to:)`` runs on a timer.
+    /// Never earlier than ``now``.
+    public func instant(atBootNanoseconds boot: UInt64) -> Instant {
+        guard boot >= baseBootNanoseconds else { return now }
+        return max(now, baseTrusted + Self.span(nanoseconds: boot - baseBootNanoseconds))
+    }
+
     /// The anchor to save with every commit.
     public var anchor: ClockAnchor {
         ClockAnchor(trusted: now, bootNanoseconds: lastBootNanoseconds, bootID: bootID)
