@@ -64,7 +64,7 @@ import ScrollOffCore
     }
 
     @Test func no_weakening_passes_inside_a_lock_or_cooldown() async {
-        await propertyCheck(count: 60, input: Self.randomSchedule, Self.step.array(of: 1...25)) { initial, steps in
+        await propertyCheck(count: 200, input: Self.randomSchedule, Self.step.array(of: 1...25)) { initial, steps in
             var now = Self.base + .hours(24)
             var current: Schedule? = try? ChangeRules.add(initial.schedule(), at: now, cooldown: Self.cooldown)
             for step in steps {
@@ -110,7 +110,7 @@ import ScrollOffCore
 
     @Test func nothing_opens_during_a_curfew() async {
         let grantGen = zip(Gen.int(in: 0...2), Gen.int(in: 0...(24 * 7 * 4)), Gen.int(in: 1...180))
-        await propertyCheck(count: 80, input: Self.randomSchedule.array(of: 1...4), grantGen.array(of: 0...6), Gen.int(in: 0...(24 * 7 * 60)).array(of: 20)) { schedules, grants, probes in
+        await propertyCheck(count: 200, input: Self.randomSchedule.array(of: 1...4), grantGen.array(of: 0...6), Gen.int(in: 0...(24 * 7 * 60)).array(of: 20)) { schedules, grants, probes in
             let entries: [EntryID] = ["a", "b", "c"]
             let rules = ProfileRules(
                 blocks: [Block(entry: "b", created: Self.base, cooldownUntil: Self.base)],
@@ -133,7 +133,7 @@ import ScrollOffCore
     }
 
     @Test func state_holds_until_next_change_and_differs_there() async {
-        await propertyCheck(count: 60, input: Self.randomSchedule.array(of: 1...3), Gen.int(in: 0...(24 * 7 * 60)), Gen.int(in: 1...99).array(of: 5)) { schedules, minute, fractions in
+        await propertyCheck(count: 200, input: Self.randomSchedule.array(of: 1...3), Gen.int(in: 0...(24 * 7 * 60)), Gen.int(in: 1...99).array(of: 5)) { schedules, minute, fractions in
             let rules = ProfileRules(schedules: schedules.enumerated().map { $1.schedule(name: "s\($0)") })
             let t = Self.base + .minutes(Int64(minute))
             for e in ["a", "b", "c"] as [EntryID] {

@@ -30,7 +30,12 @@ public struct ProfileRules: Sendable {
     /// focus session), which a running grant opens; then "scheduled" when a rule names the entry.
     public func status(of entry: EntryID, at t: Instant) -> EntryStatus {
         let (state, reason) = stateAndReason(of: entry, at: t)
-        return EntryStatus(entry: entry, state: state, nextChange: nextChange(of: entry, from: t, state: state), reason: reason)
+        let change = nextChange(of: entry, from: t, state: state)
+        // A grant running into a curfew is open only until the curfew starts: say so in the state.
+        if case .open(let until) = state, let change, change < until {
+            return EntryStatus(entry: entry, state: .open(until: change), nextChange: change, reason: reason)
+        }
+        return EntryStatus(entry: entry, state: state, nextChange: change, reason: reason)
     }
 
     func stateAndReason(of entry: EntryID, at t: Instant) -> (EntryState, String?) {
