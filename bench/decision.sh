@@ -10,7 +10,13 @@
 # Usage: bench/decision.sh [decisions]   (default 20,000,000)
 set -eu
 cd "$(dirname "$0")/.."
-swift build -c release --product scrolloff-bench 2>&1 | grep -E "error|warning: |Compiling|Build" | tail -3
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! swift build -c release --product scrolloff-bench >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "decision.sh: the release build failed (output above); fix it and run again." >&2
+    exit 1
+fi
 bin="$(swift build -c release --show-bin-path)"
 cc -O2 -shared -fPIC -o "$bin/alloc_count.so" bench/alloc_count.c
 LD_PRELOAD="$bin/alloc_count.so" "$bin/scrolloff-bench" decision "$@"
