@@ -97,6 +97,10 @@ import ScrollOffCore
         DSTCase(label: "New York fall: 22:00→06:00 across the change lasts 9 h", zone: "America/New_York",
                 from: "22:00", to: "06:00", probe: "2026-11-01T10:59:00Z",
                 start: "2026-11-01T02:00:00Z", end: "2026-11-01T11:00:00Z"),
+        // Lord Howe Island moves by 30 minutes (02:00 → 02:30 on 2026-10-04, 15:30Z): the same rule holds.
+        DSTCase(label: "Lord Howe spring: start 02:15 in a 30-minute gap starts at 02:30", zone: "Australia/Lord_Howe",
+                from: "02:15", to: "04:00", probe: "2026-10-03T16:00:00Z",
+                start: "2026-10-03T15:30:00Z", end: "2026-10-03T17:00:00Z"),
     ]
 
     @Test(arguments: dstCases)

@@ -56,10 +56,13 @@ import ScrollOffCore
         #expect(ScheduleError.curfewTooLong(minutes: 961).refusal.rule == .invalidSchedule)
     }
 
-    @Test func unknown_zone_no_entries_and_no_days_are_rejected() {
+    @Test func unknown_zone_no_entries_no_days_and_blank_name_are_rejected() {
         #expect(throws: ScheduleError.unknownTimeZone("Mars/Olympus")) { try RulesTime.schedule("22:00", "06:00", zone: "Mars/Olympus").validate() }
         #expect(throws: ScheduleError.noEntries) { try RulesTime.schedule("22:00", "06:00", entries: []).validate() }
         #expect(throws: ScheduleError.noDays) { try RulesTime.schedule("22:00", "06:00", days: []).validate() }
+        #expect(throws: ScheduleError.emptyName) { try RulesTime.schedule("22:00", "06:00", name: "  ").validate() }
+        // A strict curfew blocks every name, so it needs no entries.
+        #expect((try? RulesTime.schedule("22:00", "06:00", entries: [], kind: .strictCurfew).validate()) != nil)
     }
 
     @Test func focus_session_needs_a_positive_length() throws {

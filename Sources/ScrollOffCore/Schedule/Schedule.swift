@@ -62,7 +62,8 @@ public struct Schedule: Hashable, Sendable, Codable {
     /// Whether the window crosses local midnight.
     public var crossesMidnight: Bool { end < start }
 
-    /// Whether the schedule is a curfew that covers `entry` (a strict curfew covers every name).
+    /// Whether the schedule's windows apply to `entry`: it is named, or the schedule is a strict
+    /// curfew, which covers every name (SPEC §2).
     public func covers(_ entry: EntryID) -> Bool { kind.isStrict || entries.contains(entry) }
 
     /// Checks the rules of SPEC §2 and returns the zone the windows are computed in.
@@ -71,6 +72,7 @@ public struct Schedule: Hashable, Sendable, Codable {
         if name.allSatisfy(\.isWhitespace) { throw .emptyName }
         if start == end { throw .startEqualsEnd(start) }
         if days.isEmpty { throw .noDays }
+        // A strict curfew blocks every name anyway, so it may name no entries.
         if entries.isEmpty && !kind.isStrict { throw .noEntries }
         if kind.isCurfew && lengthInMinutes > Self.maximumCurfewMinutes { throw .curfewTooLong(minutes: lengthInMinutes) }
         guard let zone = TimeZone(identifier: timeZoneID) else { throw .unknownTimeZone(timeZoneID) }
