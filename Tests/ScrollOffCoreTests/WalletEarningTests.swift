@@ -199,4 +199,43 @@ struct WalletEarningTests {
         #expect(h.rows(.earn).count == 1)
         #expect(h.wallet.nextAwardAt == berlin(2026, 11, 21, 11))
     }
+
+    @Test func resume_after_the_helper_was_down_earns_nothing_for_the_gap() {
+        var h = WalletHarness(start: berlin(2026, 11, 21, 9))
+        h.advance(to: berlin(2026, 11, 21, 9))
+        h.advance(to: berlin(2026, 11, 21, 10, 30))
+        #expect(h.rows(.earn).count == 1)
+        let saved = h.wallet.state
+        var resumed = WalletHarness(start: berlin(2026, 11, 21, 9))
+        resumed.wallet = Wallet(state: saved, policy: h.wallet.policy)
+        resumed.rows = h.rows
+        resumed.record(resumed.wallet.resume(at: berlin(2026, 11, 22, 8), blockInForce: true))
+        #expect(resumed.rows(.earn).count == 1)
+        #expect(resumed.rows(.expire).map(\.time) == [berlin(2026, 11, 22, 0)])
+        #expect(resumed.wallet.nextAwardAt == berlin(2026, 11, 22, 9))
+        #expect(resumed.balance == resumed.ledgerSum)
+    }
+
+    @Test func a_reload_with_a_shorter_interval_awards_at_the_next_step_never_in_the_past() {
+        var h = WalletHarness(start: berlin(2026, 11, 21, 9))
+        h.advance(to: berlin(2026, 11, 21, 9))
+        h.advance(to: berlin(2026, 11, 21, 9, 50))
+        h.wallet.policy.knobs.earnInterval = .minutes(30)
+        h.advance(to: berlin(2026, 11, 21, 9, 50))
+        #expect(h.rows(.earn).map(\.time) == [berlin(2026, 11, 21, 9, 50)])
+        #expect(h.wallet.nextAwardAt == berlin(2026, 11, 21, 10, 20))
+    }
+
+    @Test func a_zone_moved_west_does_not_start_a_second_daily_cap() {
+        // 45 min earned on the 21st in Tokyo; the profile moves to Los Angeles, where it is the 20th.
+        let tokyo = LocalClock("Asia/Tokyo")
+        var h = WalletHarness(zone: "Asia/Tokyo", start: tokyo(2026, 11, 21, 0))
+        h.advance(to: tokyo(2026, 11, 21, 0))
+        h.advance(to: tokyo(2026, 11, 21, 9))
+        #expect(h.wallet.today(at: tokyo(2026, 11, 21, 9)).earnedSeconds == 2700)
+        h.wallet.policy.calendar = LocalCalendar(identifier: "America/Los_Angeles")!
+        h.advance(to: tokyo(2026, 11, 21, 12))
+        #expect(h.rows(.capDiscard).count == 3)
+        #expect(h.balance == 2700)
+    }
 }

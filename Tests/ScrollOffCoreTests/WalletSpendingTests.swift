@@ -124,6 +124,28 @@ struct WalletSpendingTests {
         }
     }
 
+    @Test func with_the_daily_cap_full_no_credit_refusal_names_no_reopening_instant() throws {
+        let t0 = berlin(2026, 11, 21, 0)
+        var h = WalletHarness(Knobs.strict { $0.rolloverDays = 0 }, start: t0)
+        h.advance(to: t0)
+        h.advance(to: berlin(2026, 11, 21, 9, 30))
+        // Spends the day's 45 min from 09:30 to 10:15; the next hour of abstinence starts at 10:15.
+        try h.use("instagram", for: .seconds(2700), at: berlin(2026, 11, 21, 9, 30))
+        h.advance(to: berlin(2026, 11, 21, 10, 30), block: true)
+        #expect(h.balance == 0)
+        do {
+            try h.use("instagram", at: berlin(2026, 11, 21, 10, 30))
+            Issue.record("spend with no credit was allowed")
+        } catch {
+            #expect(error.refusal?.rule == .insufficientCredit)
+            // The next award (11:15) is over today's cap, so waiting for it would not help.
+            #expect(error.refusal?.opensAt == nil)
+        }
+        #expect(h.wallet.nextCreditAt == nil)
+        h.advance(to: berlin(2026, 11, 21, 23, 30))
+        #expect(h.wallet.nextCreditAt == berlin(2026, 11, 22, 0, 15))
+    }
+
     @Test func non_positive_for_is_an_invalid_request() {
         var h = funded(600, at: berlin(2026, 11, 21, 9))
         #expect(throws: CreditError.self) { try h.use("x.com", for: .zero, at: berlin(2026, 11, 21, 9)) }

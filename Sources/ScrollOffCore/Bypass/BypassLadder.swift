@@ -20,7 +20,7 @@ public struct BypassLadder: Sendable {
     /// Peeks still available today, free and paid together (`status --json` `peeks_left_today`).
     public func peeksLeftToday(at t: Instant, policy: CreditPolicy) -> Int {
         let k = policy.knobs
-        let fresh = state.day != policy.calendar.day(of: t)
+        let fresh = isNewDay(t, policy.calendar)
         let free = fresh ? k.freePeeksPerDay : max(0, k.freePeeksPerDay - state.freePeeksUsed)
         let paid = fresh ? k.paidPeeksPerDay : max(0, k.paidPeeksPerDay - state.paidPeeksUsed)
         return free + paid
@@ -29,19 +29,28 @@ public struct BypassLadder: Sendable {
     /// Tokens still available this calendar month (`tokens_left_month`).
     public func tokensLeftThisMonth(at t: Instant, policy: CreditPolicy) -> Int {
         let allowance = min(policy.knobs.includedTokensPerMonth, Knobs.tokenMonthlyCeiling)
-        let used = state.month == policy.calendar.month(of: t) ? state.tokensUsed : 0
+        let used = isNewMonth(t, policy.calendar) ? 0 : state.tokensUsed
         return max(0, allowance - used)
     }
 
     /// What `peek` would do at `t`.
     public func nextStep(at t: Instant, policy: CreditPolicy) -> BypassStep {
         let k = policy.knobs
-        let fresh = state.day != policy.calendar.day(of: t)
+        let fresh = isNewDay(t, policy.calendar)
         if fresh ? k.freePeeksPerDay > 0 : state.freePeeksUsed < k.freePeeksPerDay { return .freePeek }
         if fresh ? k.paidPeeksPerDay > 0 : state.paidPeeksUsed < k.paidPeeksPerDay {
             return .paidPeek(costSeconds: k.paidPeekCost.wholeSeconds)
         }
         return .tokenOnly
+    }
+
+    /// Whether `t` falls on a later local day than the counters, which then read as zero.
+    func isNewDay(_ t: Instant, _ calendar: LocalCalendar) -> Bool {
+        state.day.map { calendar.day(of: t) > $0 } ?? true
+    }
+
+    func isNewMonth(_ t: Instant, _ calendar: LocalCalendar) -> Bool {
+        state.month.map { calendar.month(of: t) > $0 } ?? true
     }
 
     /// The end of `entry`'s lockout, if it is locked at `t`.
@@ -74,7 +83,7 @@ public struct BypassLadder: Sendable {
             let cost = k.paidPeekCost.wholeSeconds
             let note = "peek \(l.state.paidPeeksUsed + 1) of \(k.paidPeeksPerDay) paid today"
             guard w.chargeBypass(cost, entry: entry, note: note, into: &out) else {
-                throw Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: w.nextAwardAt,
+                throw Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: w.nextCreditAt,
                               message: "A peek now costs \(SpanWords.describe(seconds: cost)) and \(SpanWords.describe(seconds: w.availableSeconds(for: entry))) is available for \(entry). Every \(SpanWords.describe(k.earnInterval)) away earns \(SpanWords.describe(k.earnAmount)).")
             }
             l.state.paidPeeksUsed += 1
@@ -153,15 +162,14 @@ public struct BypassLadder: Sendable {
     /// Starts the day's and month's counters afresh at local midnight and the 1st; drops
     /// lockouts that have passed.
     mutating func roll(to now: Instant, calendar: LocalCalendar) {
-        let day = calendar.day(of: now)
-        if day != state.day {
-            state.day = day
+        // Later days and months only: a zone moved west by a reload must not hand out a second allowance.
+        if isNewDay(now, calendar) {
+            state.day = calendar.day(of: now)
             state.freePeeksUsed = 0
             state.paidPeeksUsed = 0
         }
-        let month = calendar.month(of: now)
-        if month != state.month {
-            state.month = month
+        if isNewMonth(now, calendar) {
+            state.month = calendar.month(of: now)
             state.tokensUsed = 0
         }
         state.lockedUntil = state.lockedUntil.filter { $0.value > now }

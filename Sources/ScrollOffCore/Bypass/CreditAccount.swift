@@ -22,6 +22,10 @@ public struct CreditAccount: Sendable {
         wallet.advance(to: t, blockInForce: blockInForce)
     }
 
+    public mutating func resume(at t: Instant, blockInForce: Bool) -> CreditOutcome {
+        wallet.resume(at: t, blockInForce: blockInForce)
+    }
+
     public mutating func grantStarter(at t: Instant) -> CreditOutcome { wallet.grantStarter(at: t) }
 
     public mutating func freezeEarning(until: Instant, at t: Instant) -> CreditOutcome {

@@ -13,7 +13,8 @@ public struct CreditBatch: Hashable, Sendable, Codable {
     public var origin: Origin
     /// The instant the batch was credited; orders batches oldest first.
     public var createdAt: Instant
-    /// Local midnight at which what is left expires; nil = never (starter, adjustments).
+    /// Local midnight at which what is left expires; nil = never (starter, adjustments). Fixed
+    /// when the credit is earned: a later change of `rolloverDays` applies to new credit only.
     public var expiresAt: Instant?
     /// Whole seconds left, always > 0 while the batch is kept.
     public var remaining: Int64

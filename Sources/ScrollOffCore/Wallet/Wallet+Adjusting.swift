@@ -15,7 +15,7 @@ extension Wallet {
         next.run(to: t, into: &out)
         let global = next.availableSeconds(for: nil)
         guard seconds <= global else {
-            throw .refused(Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: next.nextAwardAt,
+            throw .refused(Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: next.nextCreditAt,
                                    message: "The main wallet holds \(SpanWords.describe(seconds: global)); that is the most you can set aside now."))
         }
         var left = seconds

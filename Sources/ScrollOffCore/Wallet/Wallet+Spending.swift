@@ -43,7 +43,7 @@ extension Wallet {
                                        message: "\(entry) has had its \(SpanWords.describe(cap)) for today; the cap starts fresh at midnight."))
             }
             let have = next.availableSeconds(for: entry)
-            throw .refused(Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: next.nextAwardAt,
+            throw .refused(Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: next.nextCreditAt,
                                    message: "\(SpanWords.describe(seconds: have)) of credit for \(entry) right now. Every \(SpanWords.describe(next.knobs.earnInterval)) away earns \(SpanWords.describe(next.knobs.earnAmount))."))
         }
         var end = now + Span(milliseconds: funds)

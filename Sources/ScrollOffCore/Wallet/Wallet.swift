@@ -47,6 +47,16 @@ public struct Wallet: Sendable {
         return s + knobs.earnInterval
     }
 
+    /// The next award that will actually add credit: nil when no block is in force or when the
+    /// daily cap is already full for the day of the next award. Refusals for want of credit use it
+    /// as their `opensAt`.
+    public var nextCreditAt: Instant? {
+        guard let award = nextAwardAt, knobs.dailyEarnCap > .zero else { return nil }
+        let day = calendar.day(of: award)
+        if let current = state.day, day <= current, state.earnedToday >= knobs.dailyEarnCap.wholeSeconds { return nil }
+        return award
+    }
+
     /// The grants that have not ended, as of `state.asOf`.
     public var grantsInUse: [Grant] { state.grantsInUse }
 
@@ -95,6 +105,16 @@ public struct Wallet: Sendable {
         return out
     }
 
+    /// The helper starts again after not running since `state.asOf`. Nothing was enforced in the
+    /// gap, so it earns nothing: expiries and grant ends in the gap are processed, and the hour of
+    /// abstinence starts at `t` if a block is in force then. A spend that was running is charged
+    /// for the gap, since the entry stayed open.
+    public mutating func resume(at t: Instant, blockInForce: Bool) -> CreditOutcome {
+        state.blockInForce = false
+        state.streakStart = nil
+        return advance(to: t, blockInForce: blockInForce)
+    }
+
     /// Processes every due instant up to `target` in time order.
     mutating func run(to target: Instant, into out: inout CreditOutcome) {
         let t = max(target, state.asOf)
@@ -122,14 +142,17 @@ public struct Wallet: Sendable {
         state.asOf = x
         rollDay(to: x)
         expireBatches(at: x, into: &out)
-        if let award = nextAwardAt, award <= x { awardEarnings(at: award, into: &out) }
+        // At `x`, not at the award instant: they differ only when a reload shortened the earn
+        // interval, and rows must never be dated before what was already processed.
+        if let award = nextAwardAt, award <= x { awardEarnings(at: x, into: &out) }
         refreshSpendEnd(at: x, into: &out)
     }
 
-    /// Resets the per-day counters when `x` is on a later local day.
+    /// Resets the per-day counters when `x` is on a later local day. Never on an earlier one
+    /// (a zone moved west by a reload): that would hand out a second daily cap.
     mutating func rollDay(to x: Instant) {
         let d = calendar.day(of: x)
-        guard d != state.day else { return }
+        if let current = state.day, d <= current { return }
         state.day = d
         state.earnedToday = 0
         state.spentToday = 0
