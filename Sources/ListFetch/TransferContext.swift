@@ -48,11 +48,14 @@ struct CapturedHeaders {
 }
 
 extension StringProtocol {
+    /// Drops leading and trailing spaces, tabs, CR and LF. Works on Unicode scalars because in
+    /// Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
     func trimmingSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }),
-              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
+        let scalars = unicodeScalars
+        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+              let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 }
 
