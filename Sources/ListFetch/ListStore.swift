@@ -157,6 +157,11 @@ public actor ListStore {
                 outcome = .updated(entryCount: summary.entryCount, sizeBytes: result.bytesWritten)
             }
         } catch {
+            if case .cancelled = error {
+                // Someone stopped the refresh (Ctrl-C on `lists update`, shutdown): nothing about
+                // the list is known, so its record and failure count stay as they were.
+                return RefreshReport(name: name, outcome: .failed(error), metadata: metadata, fetch: fetchResult)
+            }
             metadata.recordFailure(error, at: started)
             outcome = .failed(error)
         }

@@ -59,7 +59,8 @@ extension StringProtocol {
     }
 }
 
-/// Emits at most one progress report per interval, and a final one when asked.
+/// Emits at most one progress report per interval, and a final one when asked. It reads the
+/// monotonic clock only to pace a display, never to decide anything about a list.
 final class ProgressThrottle {
     private let handler: ProgressHandler?
     private let attempt: Int

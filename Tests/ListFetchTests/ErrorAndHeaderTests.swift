@@ -84,3 +84,16 @@ struct CapturedHeadersTests {
         #expect(CurlTransfer.filePath(of: url) == path)
     }
 }
+
+@Suite("List hosts for the always-allow list")
+struct ListHostTests {
+    @Test(arguments: [
+        ("https://Lists.Example.org/ads.txt", String?.some("lists.example.org")),
+        ("http://127.0.0.1:8080/hosts", "127.0.0.1"),
+        ("file:///var/lib/scrolloff/local.list", nil),
+        ("not a url", nil),
+    ])
+    func list_url_host_is_lowercased_and_file_urls_have_none(url: String, host: String?) {
+        #expect(ListFetcher.host(of: url) == host)
+    }
+}

@@ -264,3 +264,30 @@ struct ListStoreTests {
         #expect(try ListName(raw).rawValue == expected)
     }
 }
+
+@Suite("ListStore cancellation")
+struct ListStoreCancellationTests {
+    @Test func cancelled_refresh_keeps_the_copy_and_the_record() async throws {
+        let server = try ListServer.start()
+        defer { server.stop() }
+        let stateDirectory = try Scratch.directory("state")
+        defer { Scratch.remove(stateDirectory) }
+        let store = ListStore(
+            stateDirectory: stateDirectory,
+            fetcher: ListFetcher(policy: Fixtures.quickPolicy, sleeper: RecordingSleeper().sleeper),
+            validator: HostnameValidator(maxBadLines: 0).asValidator,
+            clock: ManualClock().reading
+        )
+        let name = try ListName("ads")
+        let installed = await store.refresh(name, from: server.url("/etag"))
+        let url = server.url("/stall")
+        let task = Task { await store.refresh(name, from: url) }
+        while try server.requests(to: "/stall").isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        task.cancel()
+        let report = await task.value
+        #expect(report.outcome == .failed(.cancelled(url: url)))
+        #expect(try await store.metadata(for: name) == installed.metadata)
+        #expect(Scratch.bytes(store.copyPath(for: name)) == Fixtures.goodList)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.listsDirectory).sorted() == ["ads.json", "ads.list"])
+    }
+}

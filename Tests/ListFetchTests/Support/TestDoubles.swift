@@ -91,7 +91,9 @@ enum Fixtures {
         maxBytes: 1 << 20,
         connectTimeout: .seconds(2),
         totalTimeout: .seconds(10),
-        lowSpeedBytesPerSecond: 1,
+        // libcurl averages speed over a window of several seconds, so the limit must sit well
+        // above the few bytes /stall sends for the stall to be seen after one second.
+        lowSpeedBytesPerSecond: 1000,
         stallTimeout: .seconds(1),
         firstRetryDelay: .seconds(1),
         maxRetryDelay: .seconds(30)
