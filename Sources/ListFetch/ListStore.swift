@@ -148,6 +148,8 @@ public actor ListStore {
             case .downloaded:
                 let summary = try await validate(temporary, name: name)
                 guard summary.entryCount > 0 else { throw .emptyList(name: name.rawValue) }
+                // `remove` cancels a refresh in flight; it must not bring the list back afterwards.
+                if Task.isCancelled { throw .cancelled(url: url) }
                 try await DedicatedThread.run(name: "scrolloff-list-store") {
                     Result { () throws(ListFetchError) in try DurableFile.replace(copyPath, with: temporary) }
                 }.get()

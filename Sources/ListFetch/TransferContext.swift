@@ -23,6 +23,11 @@ struct CapturedHeaders {
     /// need a wall clock to interpret.
     var retryAfterSeconds: Int64?
 
+    /// Non-empty printable ASCII of at most 1 KiB: the only values stored and sent back.
+    static func isSafeValue(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= 1024 && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
     /// Feeds one header line as libcurl delivers it (CRLF included). A status line starts a new
     /// response (after a redirect or a 100 Continue), so earlier validators are dropped: only the
     /// final response's ETag describes the bytes we keep.
@@ -36,8 +41,7 @@ struct CapturedHeaders {
         let value = line[line.index(after: colon)...].trimmingSpaces()
         // Only printable ASCII is stored and echoed back; anything else cannot be a valid
         // entity tag or HTTP-date (RFC 9110 §8.8.3, §5.6.7) and must not reach a request header.
-        guard !value.isEmpty, value.utf8.count <= 1024,
-              value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return }
+        guard Self.isSafeValue(value) else { return }
         switch name {
         case "etag": etag = value
         case "last-modified": lastModified = value

@@ -67,6 +67,18 @@ struct ListFetcherTests {
         }
     }
 
+    @Test func validators_with_line_breaks_are_never_sent() async throws {
+        try await withServer { server, fetcher, destination, _ async throws in
+            let tampered = ConditionalValidators(etag: "\"list-v1\"\r\nX-Injected: 1", lastModified: "Wed\n, 21 Oct")
+            let result = try await fetcher.fetch(server.url("/etag"), into: destination, conditional: tampered)
+            #expect(result.kind == .downloaded)
+            let headers = try #require(try server.requests(to: "/etag").first?.headers)
+            #expect(headers["x-injected"] == nil)
+            #expect(headers["if-none-match"] == nil)
+            #expect(headers["if-modified-since"] == nil)
+        }
+    }
+
     @Test func gzip_body_is_stored_decoded() async throws {
         try await withServer { server, fetcher, destination, _ async throws in
             let result = try await fetcher.fetch(server.url("/gzip"), into: destination)
