@@ -194,6 +194,18 @@ struct ListFetcherTests {
         }
     }
 
+    @Test func unanswered_connection_times_out_in_the_connect_phase() async throws {
+        var policy = Fixtures.quickPolicy
+        policy.connectTimeout = .seconds(1)
+        policy.attempts = 1
+        try await withServer(policy: policy) { server, fetcher, destination, _ async throws in
+            let url = "http://127.0.0.1:\(server.blackHolePort)/list"
+            await #expect(throws: ListFetchError.timedOut(url: url, phase: .connect, limit: .seconds(1))) {
+                try await fetcher.fetch(url, into: destination)
+            }
+        }
+    }
+
     @Test func truncated_body_is_reported_as_truncated() async throws {
         var policy = Fixtures.quickPolicy
         policy.attempts = 1

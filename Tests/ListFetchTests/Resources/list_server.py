@@ -2,7 +2,9 @@
 """A misbehaving list server for the ListFetch tests.
 
 Usage: list_server.py LOGFILE
-Binds 127.0.0.1:0, prints the port on stdout, then serves until killed. Every request is appended
+Binds 127.0.0.1:0 and prints "PORT HOLEPORT" on stdout, then serves until killed. HOLEPORT is a
+listener whose accept queue the script fills itself, so connections to it never complete (a
+connect timeout on loopback). Every request is appended
 to LOGFILE as one JSON line {"path": ..., "headers": {lowercased name: value}} before it is answered,
 so a test that got a response can read what the server saw.
 """
@@ -208,7 +210,19 @@ def main():
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     server = Server(("127.0.0.1", 0), Handler)
-    print(server.server_address[1], flush=True)
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(0)
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        try:
+            filler.connect(hole.getsockname())
+        except BlockingIOError:
+            pass
+        fillers.append(filler)
+    print(server.server_address[1], hole.getsockname()[1], flush=True)
     server.serve_forever()
 
 

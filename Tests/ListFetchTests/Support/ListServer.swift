@@ -4,6 +4,8 @@ import Foundation
 /// Each request it receives is logged with its headers so tests can assert what was sent.
 final class ListServer: Sendable {
     let port: Int
+    /// A loopback port that accepts no connection: its accept queue is full.
+    let blackHolePort: Int
     let logPath: String
     private let process: Process
 
@@ -16,8 +18,9 @@ final class ListServer: Sendable {
         var headers: [String: String]
     }
 
-    private init(port: Int, logPath: String, process: Process) {
+    private init(port: Int, blackHolePort: Int, logPath: String, process: Process) {
         self.port = port
+        self.blackHolePort = blackHolePort
         self.logPath = logPath
         self.process = process
     }
@@ -44,11 +47,14 @@ final class ListServer: Sendable {
             }
             line.append(first)
         }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
-            throw ServerFailedToStart(description: "list_server.py printed no port")
+        let ports = String(decoding: line, as: UTF8.self).split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        return ListServer(port: port, logPath: logPath, process: process)
+        guard ports.count == 2 else {
+            process.terminate()
+            throw ServerFailedToStart(description: "list_server.py printed no ports")
+        }
+        return ListServer(port: ports[0], blackHolePort: ports[1], logPath: logPath, process: process)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
