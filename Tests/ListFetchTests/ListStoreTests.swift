@@ -235,11 +235,26 @@ struct ListStoreTests {
             _ = await h.store.refresh(a, from: h.server.url("/etag"))
             _ = await h.store.refresh(b, from: h.server.url("/status/404"))
             let reopened = ListStore(stateDirectory: h.stateDirectory, validator: HostnameValidator(maxBadLines: 0).asValidator, clock: h.clock.reading)
-            let all = try await reopened.allMetadata()
+            let all = await reopened.allMetadata()
             #expect(all.map(\.name) == [a, b])
             #expect(all[0].entryCount == 3)
             #expect(all[1].lastErrorCode == "http-404")
             #expect(all[1].hasCopy == false)
+        }
+    }
+
+    @Test func unreadable_record_is_listed_with_the_reason_and_rewritten_by_the_next_refresh() async throws {
+        try await withStore { h async throws in
+            let name = try ListName("ads")
+            _ = await h.store.refresh(name, from: h.server.url("/etag"))
+            try Data("{ not json".utf8).write(to: URL(fileURLWithPath: h.store.metadataPath(for: name)))
+            let listed = try #require(await h.store.allMetadata().first)
+            #expect(listed.name == name)
+            #expect(listed.lastErrorCode == "local-file")
+            #expect(listed.lastError?.contains(h.store.metadataPath(for: name)) == true)
+            let report = await h.store.refresh(name, from: h.server.url("/etag"))
+            #expect(report.outcome == .updated(entryCount: 3, sizeBytes: Int64(Fixtures.goodList.count)))
+            #expect(try await h.store.metadata(for: name) == report.metadata)
         }
     }
 
@@ -250,7 +265,7 @@ struct ListStoreTests {
             try await h.store.remove(name)
             #expect(h.copy(name) == nil)
             #expect(try await h.store.metadata(for: name) == nil)
-            #expect(try await h.store.allMetadata().isEmpty)
+            #expect(await h.store.allMetadata().isEmpty)
         }
     }
 
