@@ -32,7 +32,7 @@ let package = Package(
         // libcurl through the Debian package; the shim wraps variadic curl_easy_setopt.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        .target(name: "ListFetch", dependencies: ["CCurlShim", "DomainLists"], swiftSettings: swiftSettings),
+        .target(name: "ListFetch", dependencies: ["CCurlShim", "ScrollOffCore"], swiftSettings: swiftSettings),
         // Store (SQLite through GRDB) joins with the helper issue; the dependency is declared now.
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
@@ -90,7 +90,7 @@ let package = Package(
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "DomainLists"], swiftSettings: swiftSettings),
+        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
     ]
