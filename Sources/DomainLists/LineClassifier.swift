@@ -33,6 +33,10 @@ struct LineClassifier {
             return .skipped
         }
         let line = UnsafeBufferPointer(rebasing: raw[start..<end])
+        if Self.isCosmetic(line) {
+            skipped.cosmetic += 1
+            return .skipped
+        }
         switch line[0] {
         case UInt8(ascii: "#"), UInt8(ascii: "!"):
             skipped.comments += 1
@@ -43,10 +47,6 @@ struct LineClassifier {
             return .skipped
         default:
             break
-        }
-        if Self.isCosmetic(line) {
-            skipped.cosmetic += 1
-            return .skipped
         }
         if line.count >= 2, line[0] == UInt8(ascii: "@"), line[1] == UInt8(ascii: "@") {
             return adblock(UnsafeBufferPointer(rebasing: line[2...]), action: .allow)
@@ -88,8 +88,12 @@ struct LineClassifier {
             let name = UnsafeBufferPointer(rebasing: line[position..<end])
             sawName = true
             if Self.isAddress(name) {
-                // `0.0.0.0 0.0.0.0`: hosts boilerplate that names the sink address itself.
-                skipped.localNames += 1
+                if Self.isSinkAddress(name) {
+                    // `0.0.0.0 0.0.0.0`: boilerplate of popular hosts lists naming the sink address.
+                    skipped.localNames += 1
+                } else if firstBad == nil {
+                    firstBad = .invalidName(Self.excerpt(name), .ipAddress)
+                }
             } else if let problem = addName(name, scope: .nameAndSubdomains, action: .block) {
                 if problem != .localName, firstBad == nil { firstBad = problem.badLineReason }
             } else {
@@ -233,15 +237,26 @@ struct LineClassifier {
         token.count > 2 && token[0] == UInt8(ascii: "*") && token[1] == UInt8(ascii: ".")
     }
 
-    /// An element-hiding rule: `example.com##.ad`, `##.banner`, `example.com#@#.ad`, `#?#`, `#$#`, `#%#`.
+    /// An element-hiding rule: `example.com##.ad`, `##.banner`, `###banner-id`, `example.com#@#.ad`,
+    /// `#?#`, `#$#`, `#%#`. A line that starts with `##` followed by a space or more `#`
+    /// (`## section ##`, `#####`) is a comment, as hosts files write them.
     private static func isCosmetic(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while index + 1 < line.count {
             if isSpace(line[index]) { return false }
             if line[index] == UInt8(ascii: "#") {
                 switch line[index + 1] {
-                case UInt8(ascii: "#"), UInt8(ascii: "@"), UInt8(ascii: "?"), UInt8(ascii: "$"), UInt8(ascii: "%"):
-                    return true
+                case UInt8(ascii: "@"), UInt8(ascii: "?"), UInt8(ascii: "$"), UInt8(ascii: "%"):
+                    return index + 2 < line.count && line[index + 2] == UInt8(ascii: "#")
+                case UInt8(ascii: "#"):
+                    guard index == 0 else { return true }
+                    // At the start of the line: `##.ad` and `###id` select; `## text` and `####` comment.
+                    guard index + 2 < line.count else { return false }
+                    let third = line[index + 2]
+                    if third == UInt8(ascii: "#") {
+                        return index + 3 < line.count && line[index + 3] != UInt8(ascii: "#") && !isSpace(line[index + 3])
+                    }
+                    return !isSpace(third)
                 default:
                     return false
                 }
@@ -249,6 +264,11 @@ struct LineClassifier {
             index += 1
         }
         return false
+    }
+
+    /// The addresses hosts block lists point names at.
+    private static func isSinkAddress(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
+        ["0.0.0.0", "127.0.0.1", "::", "::1"].contains { token.elementsEqual($0.utf8) }
     }
 
     /// An IPv4 dotted quad or an IPv6 address (hex digits, colons, an embedded IPv4, a `%zone`).
