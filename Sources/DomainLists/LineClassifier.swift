@@ -70,10 +70,11 @@ struct LineClassifier {
             let rest = UnsafeBufferPointer(rebasing: line[restStart...])
             return .bad(.unexpectedText(Self.excerpt(rest)))
         }
-        if let reason = addName(token, scope: .nameAndSubdomains, action: .block) {
-            return reason == .localName ? .skipped : .bad(reason.badLineReason)
+        switch addName(token, scope: .nameAndSubdomains, action: .block) {
+        case .added: return .rules(Self.hasWildcardPrefix(token) ? .wildcard : .plain)
+        case .local: return .skipped
+        case .bad(let reason): return .bad(reason)
         }
-        return .rules(Self.hasWildcardPrefix(token) ? .wildcard : .plain)
     }
 
     // MARK: hosts
@@ -94,10 +95,12 @@ struct LineClassifier {
                 } else if firstBad == nil {
                     firstBad = .invalidName(Self.excerpt(name), .ipAddress)
                 }
-            } else if let problem = addName(name, scope: .nameAndSubdomains, action: .block) {
-                if problem != .localName, firstBad == nil { firstBad = problem.badLineReason }
             } else {
-                added += 1
+                switch addName(name, scope: .nameAndSubdomains, action: .block) {
+                case .added: added += 1
+                case .local: break
+                case .bad(let reason): if firstBad == nil { firstBad = reason }
+                }
             }
             position = Self.skipSpaces(line, from: end)
         }
@@ -160,30 +163,31 @@ struct LineClassifier {
             hasOptions = !options.isEmpty
         }
         let name = UnsafeBufferPointer(rebasing: body[position..<nameEnd])
-        if let problem = addName(name, scope: scope, action: action, wildcardAllowed: false) {
-            return problem == .localName ? .skipped : .bad(problem.badLineReason)
+        switch addName(name, scope: scope, action: action, wildcardAllowed: false) {
+        case .added:
+            if hasOptions { skipped.optionsIgnored += 1 }
+            return .rules(.adblock)
+        case .local:
+            return .skipped
+        case .bad(let reason):
+            return .bad(reason)
         }
-        if hasOptions { skipped.optionsIgnored += 1 }
-        return .rules(.adblock)
     }
 
     // MARK: names
 
-    private enum NameProblem: Equatable {
-        case localName
-        case invalid(BadLineReason)
-        var badLineReason: BadLineReason {
-            switch self {
-            case .localName: .unexpectedText("localhost")
-            case .invalid(let reason): reason
-            }
-        }
+    /// What became of one name.
+    private enum NameOutcome: Equatable {
+        case added
+        /// A name of the machine itself (`localhost`), counted and set aside.
+        case local
+        case bad(BadLineReason)
     }
 
     /// Normalizes `token` and appends it as a rule; `*.name` becomes a subdomains-only rule.
     private mutating func addName(
         _ token: UnsafeBufferPointer<UInt8>, scope: MatchScope, action: RuleAction, wildcardAllowed: Bool = true
-    ) -> NameProblem? {
+    ) -> NameOutcome {
         var name = token
         var scope = scope
         if wildcardAllowed, Self.hasWildcardPrefix(token) {
@@ -193,14 +197,17 @@ struct LineClassifier {
         do {
             try DomainNormalizer.normalize(name, into: &scratch)
         } catch {
-            return .invalid(.invalidName(Self.excerpt(token), error))
+            return .bad(.invalidName(Self.excerpt(token), error))
         }
-        if Self.isLocalName(scratch) { skipped.localNames += 1; return .localName }
+        if Self.isLocalName(scratch) {
+            skipped.localNames += 1
+            return .local
+        }
         if !scratch.contains(UInt8(ascii: ".")) {
-            return .invalid(.singleLabel(String(decoding: scratch, as: UTF8.self)))
+            return .bad(.singleLabel(String(decoding: scratch, as: UTF8.self)))
         }
         rules.append(normalizedName: scratch, scope: scope, action: action)
-        return nil
+        return .added
     }
 
     /// Names every hosts file gives the machine itself (Debian's and StevenBlack's headers).

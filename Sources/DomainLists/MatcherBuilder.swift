@@ -55,7 +55,8 @@ public struct MatcherBuilder {
         }
     }
 
-    /// Blocks a name that is already normalized (`DomainNormalizer`: lowercase, no trailing dot).
+    /// Blocks a name already in normalized form (lowercase ASCII, A-labels, no trailing dot), such as
+    /// a `RuleList` name. ASCII case is folded anyway; an empty name is ignored.
     public mutating func add(normalizedName name: UnsafeBufferPointer<UInt8>, scope: MatchScope, entry: EntryIndex) {
         guard let node = insert(name) else { return }
         ruleCount += 1
@@ -194,7 +195,8 @@ public struct MatcherBuilder {
         hashes.append(hash)
         labelOffsets.append(UInt32(arena.count))
         arena.append(UInt8(min(count, 255)))
-        arena.append(contentsOf: UnsafeBufferPointer(start: label, count: count))
+        // Lowercased here too, so that a caller's uppercase slip cannot store an unmatchable label.
+        for index in 0..<count { arena.append(DomainNormalizer.lowercased(label[index])) }
         ownSelf.append(0)
         ownBelow.append(0)
         ownAllow.append(0)
@@ -206,7 +208,7 @@ public struct MatcherBuilder {
     private func labelEquals(_ node: Int, _ label: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         let start = Int(labelOffsets[node])
         guard Int(arena[start]) == count else { return false }
-        for index in 0..<count where arena[start + 1 + index] != label[index] { return false }
+        for index in 0..<count where arena[start + 1 + index] != DomainNormalizer.lowercased(label[index]) { return false }
         return true
     }
 
