@@ -189,7 +189,8 @@ struct MatcherAgainstReferenceTests {
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func random_rules_match_the_reference_model(seed: UInt64) throws {
         var random = SplitMix64(state: seed)
-        let labels = ["a", "b", "ab", "www", "cdn", "x-y", "_t", "com", "net", "example"]
+        // Short labels collide and nest often; 8- and 14-byte ones take the word-at-a-time hash path.
+        let labels = ["a", "b", "ab", "www", "cdn", "x-y", "_t", "com", "net", "example", "abcdefgh", "cdn-edge-cache"]
         func name(_ depth: Int) -> String {
             (0..<depth).map { _ in labels.randomElement(using: &random) ?? "a" }.joined(separator: ".")
         }
@@ -220,6 +221,34 @@ struct MatcherAgainstReferenceTests {
             let wireResult = wire(query).withUnsafeBytes { matcher.match(wire: $0) }
             #expect(wireResult == result, "\(query)")
         }
+    }
+}
+
+struct SuffixHashTests {
+    @Test func word_lowercasing_matches_byte_lowercasing_for_every_byte_in_every_position() {
+        for byte in 0...255 {
+            for position in 0..<8 {
+                let filler: UInt64 = 0x4161_7A5A_405B_607B  // 'A','a','z','Z','@','[','`','{' around the edges
+                let shift = UInt64(position * 8)
+                let word = (filler & ~(0xFF << shift)) | (UInt64(byte) << shift)
+                var expected: UInt64 = 0
+                for index in 0..<8 {
+                    let original = UInt8(truncatingIfNeeded: word >> UInt64(index * 8))
+                    expected |= UInt64(DomainNormalizer.lowercased(original)) << UInt64(index * 8)
+                }
+                #expect(SuffixHash.lowercasedWord(word) == expected, "byte \(byte) at \(position)")
+            }
+        }
+    }
+
+    @Test func hashes_ignore_ascii_case_and_tell_lengths_apart() {
+        func hash(_ text: String) -> UInt64 {
+            let bytes = Array(text.utf8)
+            return bytes.withUnsafeBufferPointer { SuffixHash.extend(SuffixHash.root, label: $0.baseAddress!, count: $0.count) }
+        }
+        #expect(hash("CDN-Edge-Cache") == hash("cdn-edge-cache"))
+        #expect(hash("abcdefgh") != hash("abcdefg"))
+        #expect(hash("abcdefgh") != hash("abcdefgh\u{0}"))
     }
 }
 
