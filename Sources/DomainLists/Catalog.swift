@@ -68,6 +68,12 @@ public struct Catalog: Sendable {
         return Catalog(services: services, allowSets: allowSets)
     }
 
+    /// Reads one list with a `name` and `purpose` header, such as an allow list or
+    /// `blocklists/doh/encrypted-dns.list`.
+    public static func loadNamedList(file path: String) throws(CatalogError) -> AllowSet {
+        try CatalogFile.allowSet(text: try readFile(path), file: path)
+    }
+
     /// The `.list` files of a folder, sorted so that loading is deterministic.
     static func listFiles(in folder: String) throws(CatalogError) -> [String] {
         guard let directory = opendir(folder) else { throw .unreadable(path: folder, errno: errno) }
@@ -125,7 +131,8 @@ enum CatalogFile {
         let parsed = try parse(text, file: file, knownKeys: allowKeys)
         return AllowSet(
             id: stem(of: file), name: try parsed.required("name").value, purpose: try parsed.required("purpose").value,
-            note: parsed.headers["note"]?.value, rules: parsed.rules, file: file
+            note: parsed.headers["note"]?.value, source: parsed.headers["source"]?.value,
+            license: parsed.headers["license"]?.value, rules: parsed.rules, file: file
         )
     }
 

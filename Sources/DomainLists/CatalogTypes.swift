@@ -28,14 +28,17 @@ public struct CatalogService: Sendable, Identifiable, Equatable {
     public var domains: [DomainName] { rules.map(\.name) }
 }
 
-/// One always-allow list: `blocklists/allow/<id>.list` (SPEC §1).
+/// One always-allow list: `blocklists/allow/<id>.list` (SPEC §1). The optional encrypted-DNS list
+/// (`blocklists/doh/`, SPEC §9) has the same shape and loads with `Catalog.loadNamedList`.
 public struct AllowSet: Sendable, Identifiable, Equatable {
     /// The file name without `.list`.
     public var id: String
     public var name: String
-    /// Why these names must never be blocked.
+    /// Why these names are listed: for an allow list, why they must never be blocked.
     public var purpose: String
     public var note: String?
+    public var source: String?
+    public var license: String?
     public var rules: RuleList
     public var file: String
 

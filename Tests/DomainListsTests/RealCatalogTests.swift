@@ -26,6 +26,15 @@ struct RealCatalogTests {
         }
     }
 
+    @Test func the_encrypted_dns_list_loads_when_shipped() throws {
+        let folder = Paths.repositoryBlocklists + "/doh"
+        for path in try Catalog.listFiles(in: folder) {
+            let list = try Catalog.loadNamedList(file: path)
+            #expect(!list.domains.isEmpty, "\(path)")
+            #expect(list.license != nil, "\(path) must keep its licence notice")
+        }
+    }
+
     @Test func a_blocked_service_never_blocks_an_always_allowed_name() throws {
         let catalog = try Catalog.load(folder: Paths.repositoryBlocklists)
         var builder = MatcherBuilder()
