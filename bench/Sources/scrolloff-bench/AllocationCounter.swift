@@ -12,10 +12,3 @@ enum AllocationCounter {
         return unsafeBitCast(symbol, to: CountFunction.self)
     }()
 }
-
-/// Monotonic nanoseconds for timing the loop (benchmarks may read the clock; the core may not).
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}

@@ -1,8 +1,9 @@
-// Micro-benchmarks for the hot path, one per argument: `scrolloff-bench decision`.
+// Micro-benchmarks for the hot path, one per argument: `scrolloff-bench decision`, `scrolloff-bench matcher`.
 // Add a bench by adding a case here and a file next to this one; each has a bench/<name>.sh runner.
 
 let benches: [String: ([String]) -> Void] = [
     "decision": DecisionBench.run,
+    "matcher": MatcherBench.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

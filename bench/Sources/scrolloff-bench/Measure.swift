@@ -2,6 +2,13 @@
 import Glibc
 #endif
 
+/// Monotonic nanoseconds for timing loops (benchmarks may read the clock; the core may not).
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
 /// Seconds on the monotonic clock.
 func monotonicSeconds() -> Double {
     var spec = timespec()
@@ -59,12 +66,6 @@ func trimHeap() {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
     _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
 }
-
-/// The allocation counter of bench/malloc-count.c when it is preloaded, else nil.
-let mallocCalls: (@convention(c) () -> UInt64)? = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "scrolloff_malloc_calls") else { return nil }
-    return unsafeBitCast(symbol, to: (@convention(c) () -> UInt64).self)
-}()
 
 /// SplitMix64: small, fast and deterministic, so every run measures the same data.
 struct SplitMix64 {

@@ -1,6 +1,7 @@
 // Matcher benchmark (issue 4): builds a DomainMatcher from synthetic names and prints build
 // time, memory per domain, lookup time and allocations per lookup against the targets.
-// Run through bench/matcher.sh, which builds in release mode and preloads the allocation counter.
+// Run through bench/matcher.sh (`scrolloff-bench matcher`), which builds in release mode and preloads
+// the allocation counter of bench/alloc_count.c.
 //
 // Times are reported as wall clock and as the thread's CPU time; the verdict uses CPU time,
 // because this machine is shared and wall time includes time spent waiting for a core. Lookup
@@ -10,8 +11,13 @@ import DomainLists
 import Glibc
 #endif
 
-func runBenchmark() -> Int32 {
-    let domainCount = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 1_000_000
+enum MatcherBench {
+    static func run(_ arguments: [String]) {
+        exit(measure(domainCount: arguments.first.flatMap { Int($0) } ?? 1_000_000))
+    }
+}
+
+private func measure(domainCount: Int) -> Int32 {
     let queryCount = 1_000_000
     let rounds = 5
 
@@ -67,7 +73,7 @@ func runBenchmark() -> Int32 {
     }
     func timeLookups(_ names: PackedNames, _ lookup: (UnsafeRawBufferPointer) -> MatchResult) -> LookupFigures {
         var figures = LookupFigures()
-        let allocationsBefore = mallocCalls?()
+        let allocationsBefore = AllocationCounter.read?()
         names.bytes.withUnsafeBytes { bytes in
             for _ in 0..<rounds {
                 let round = timed { () -> Int in
@@ -84,7 +90,7 @@ func runBenchmark() -> Int32 {
                 figures.wallNanoseconds = min(figures.wallNanoseconds, round.wall / Double(names.count) * 1e9)
             }
         }
-        if let before = allocationsBefore, let after = mallocCalls?() { figures.allocations = after - before }
+        if let before = allocationsBefore, let after = AllocationCounter.read?() { figures.allocations = after - before }
         return figures
     }
 
@@ -103,7 +109,7 @@ func runBenchmark() -> Int32 {
     }
     for (name, figures) in [("text", text), ("wire", wire)] {
         let counted = figures.allocations.map { "\($0) allocations in \(lookupCount) lookups" }
-            ?? "not measured (run through bench/matcher.sh, which preloads bench/malloc-count.c)"
+            ?? "not measured (run through bench/matcher.sh, which preloads bench/alloc_count.c)"
         print("allocs    \(name): \(counted)")
     }
 
@@ -129,4 +135,3 @@ func runBenchmark() -> Int32 {
     return failures == 0 ? 0 : 1
 }
 
-exit(runBenchmark())
