@@ -1,0 +1,92 @@
+/// Something the wallet or the ladder did that people or insights care about but that is not a
+/// change of balance (or that deserves words beyond its ledger row). Stored in the events table.
+public struct CreditEvent: Hashable, Sendable, Codable {
+    public enum GrantEndReason: String, Hashable, Sendable, Codable {
+        /// `scrolloff stop`, or a new `use` taking over from the running one.
+        case stopped
+        /// A spend reached zero credit (or the per-entry daily cap): the block returns at once.
+        case fundsRanOut
+        /// A spend reached its `--for` length.
+        case limitReached
+        /// A peek or token ran its full length.
+        case elapsed
+    }
+
+    public enum Kind: Hashable, Sendable, Codable {
+        case earned(seconds: Int64)
+        /// SPEC §4: "excess discarded, with an event saying so".
+        case dailyCapReached(discardedSeconds: Int64, capSeconds: Int64)
+        case expired(seconds: Int64, earnedOn: LocalCalendar.Day?)
+        case starterCredit(seconds: Int64)
+        case adjusted(seconds: Int64)
+        case earmarked(seconds: Int64)
+        case earmarkReleased(seconds: Int64)
+        /// SPEC §11: the clock jumped back; no earning until `until`.
+        case earningFrozen(until: Instant)
+        case grantOpened(Grant)
+        /// A running spend's end moved earlier (credit expired or was used elsewhere).
+        case grantShortened(Grant)
+        /// The grant as it ended: `end` is the instant it closed.
+        case grantEnded(Grant, reason: GrantEndReason)
+        case peekUsed(paid: Bool, peeksLeftToday: Int)
+        case tokenUsed(tokensLeftThisMonth: Int)
+        /// SPEC §5 step 3: the "try this first" outcome.
+        case exercise(ExerciseRecord)
+    }
+
+    public var time: Instant
+    public var entry: EntryID?
+    public var kind: Kind
+
+    public init(time: Instant, entry: EntryID? = nil, kind: Kind) {
+        self.time = time
+        self.entry = entry
+        self.kind = kind
+    }
+
+    /// One supportive, numbers-first sentence (SPEC §7: celebrate, never shame).
+    public var message: String {
+        func words(_ s: Int64) -> String { SpanWords.describe(seconds: s) }
+        let name = entry?.rawValue ?? "everything"
+        switch kind {
+        case .earned(let s):
+            return "+\(words(s)) earned for an hour away. Nice work."
+        case .dailyCapReached(let discarded, let cap):
+            return "Today's \(words(cap)) of earned credit is full; \(words(discarded)) more was not added. The cap resets at midnight."
+        case .expired(let s, let day):
+            let from = day.map { " earned on \($0)" } ?? ""
+            return "\(words(s)) of credit\(from) expired at midnight."
+        case .starterCredit(let s):
+            return "+\(words(s)) starter credit to begin with. It never expires."
+        case .adjusted(let s):
+            return "Balance adjusted by \(s >= 0 ? "+" : "")\(words(s))."
+        case .earmarked(let s):
+            return "\(words(s)) set aside for \(name)."
+        case .earmarkReleased(let s):
+            return "\(words(s)) set aside for \(name) went back to the main wallet."
+        case .earningFrozen:
+            return "The system clock moved back, so earning pauses for the rest of the day. Your balance is safe."
+        case .grantOpened(let g):
+            return "\(g.entry) is open for \(SpanWords.describe(g.end - g.start))\(g.task.map { " — \($0)" } ?? "")."
+        case .grantShortened(let g):
+            return "\(g.entry) now closes after \(SpanWords.describe(g.end - g.start)) in total, when the credit runs out."
+        case .grantEnded(let g, let reason):
+            switch reason {
+            case .stopped: return "\(g.entry) closed after \(SpanWords.describe(g.end - g.start)). Well stopped."
+            case .fundsRanOut: return "\(g.entry) closed: the credit for it is used up."
+            case .limitReached: return "\(g.entry) closed after the \(SpanWords.describe(g.end - g.start)) you chose."
+            case .elapsed: return "\(g.entry) closed again after \(SpanWords.describe(g.end - g.start))."
+            }
+        case .peekUsed(let paid, let left):
+            return "\(paid ? "Paid" : "Free") peek at \(name); \(left) peek\(left == 1 ? "" : "s") left today."
+        case .tokenUsed(let left):
+            return "Emergency token used for \(name); \(left) left this month."
+        case .exercise(let record):
+            switch record.outcome {
+            case .completed: return "Exercise done: \(record.exerciseID)."
+            case .skipped: return "Exercise skipped this time."
+            case .bypassAvoided: return "You did \(record.exerciseID) and chose not to open \(name). That counts."
+            }
+        }
+    }
+}

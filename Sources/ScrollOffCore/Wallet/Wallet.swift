@@ -1,0 +1,222 @@
+/// A profile's credit as a pure state machine (SPEC §4).
+///
+/// Every operation takes the trusted instant it happens at, first processes whatever fell due
+/// before it (awards, expiries, grant ends, in time order), then does its work, and returns the
+/// ledger rows and events to persist. A refused operation throws and leaves the wallet exactly as
+/// it was, so nothing processed on the way is lost: the next call produces it again.
+///
+/// Inputs from the rules side are plain values passed in: whether a block is in force
+/// (`advance(to:blockInForce:)`), whether a curfew covers an entry and until when (`use`), and
+/// until when earning is frozen after a clock jump back (`freezeEarning(until:at:)`).
+///
+/// Invariants (checked by the property tests): the balance equals the sum of the returned ledger
+/// rows, is never negative, and credited earnings per local day never exceed the daily cap.
+public struct Wallet: Sendable {
+    public internal(set) var state: WalletState
+    /// The knobs and zone in force; set a new one after a configuration reload.
+    public var policy: CreditPolicy
+
+    public init(state: WalletState, policy: CreditPolicy) {
+        self.state = state
+        self.policy = policy
+    }
+
+    var knobs: Knobs { policy.knobs }
+    var calendar: LocalCalendar { policy.calendar }
+
+    // MARK: Reading
+
+    /// Whole seconds of credit, earmarked included.
+    public var balanceSeconds: Int64 { state.batches.reduce(0) { $0 + $1.remaining } }
+
+    /// Seconds a spend or paid peek on `entry` can draw on: its earmark plus the global wallet.
+    /// With per-entry wallets off, every batch is global.
+    public func availableSeconds(for entry: EntryID?) -> Int64 {
+        state.batches.reduce(0) { $0 + (usable($1, for: entry) ? $1.remaining : 0) }
+    }
+
+    /// Seconds earmarked for `entry`.
+    public func earmarkedSeconds(for entry: EntryID) -> Int64 {
+        state.batches.reduce(0) { $0 + ($1.earmark == entry ? $1.remaining : 0) }
+    }
+
+    /// The instant of the next +5:00, if abstinence continues until then; the helper sets a timer
+    /// for it (SPEC §4: "written within 5 s of the 60th minute").
+    public var nextAwardAt: Instant? {
+        guard state.blockInForce, let s = state.streakStart else { return nil }
+        return s + knobs.earnInterval
+    }
+
+    /// The next award that will actually add credit: nil when no block is in force or when the
+    /// daily cap is already full for the day of the next award. Refusals for want of credit use it
+    /// as their `opensAt`.
+    public var nextCreditAt: Instant? {
+        guard let award = nextAwardAt, knobs.dailyEarnCap > .zero else { return nil }
+        let day = calendar.day(of: award)
+        if let current = state.day, day <= current, state.earnedToday >= knobs.dailyEarnCap.wholeSeconds { return nil }
+        return award
+    }
+
+    /// The grants that have not ended, as of `state.asOf`.
+    public var grantsInUse: [Grant] { state.grantsInUse }
+
+    /// The running spend's grant, whose `end` is the exact instant credit runs out (or `--for`).
+    public var runningSpend: Grant? {
+        guard let s = state.spend else { return nil }
+        return state.grantsInUse.first { $0.id == s.grantID }
+    }
+
+    /// The earliest instant at which `advance` has something to do: an award, an expiry, a grant
+    /// end, or (while a spend runs) local midnight. The helper's timer fires here.
+    public var nextDueInstant: Instant? {
+        var due: Instant? = nextAwardAt
+        func consider(_ t: Instant?) { if let t, due.map({ t < $0 }) ?? true { due = t } }
+        for g in state.grantsInUse { consider(g.end) }
+        for b in state.batches { consider(b.expiresAt) }
+        if state.spend != nil { consider(calendar.nextMidnight(after: state.asOf)) }
+        return due
+    }
+
+    /// Earned (after the cap) and spent seconds of the local day containing `t` — the `wallet`
+    /// command's `earned_today_seconds` and `spent_today_seconds`. Zero for a day not yet reached.
+    public func today(at t: Instant) -> (earnedSeconds: Int64, spentSeconds: Int64) {
+        guard state.day == calendar.day(of: t) else { return (0, 0) }
+        return (state.earnedToday, state.spentToday)
+    }
+
+    func usable(_ b: CreditBatch, for entry: EntryID?) -> Bool {
+        !knobs.perEntryWallets || b.earmark == nil || b.earmark == entry
+    }
+
+    // MARK: Time
+
+    /// Processes everything due up to `t`, then records whether a block is in force from `t` on.
+    ///
+    /// Call it at every change of "a block is in force for this profile" (window edges, block and
+    /// unblock) and whenever `nextDueInstant` arrives. Between calls the last reported value is
+    /// assumed to hold: SPEC §4 abstinence needs the block in force the whole hour.
+    public mutating func advance(to t: Instant, blockInForce: Bool) -> CreditOutcome {
+        var out = CreditOutcome()
+        run(to: t, into: &out)
+        if blockInForce != state.blockInForce {
+            state.blockInForce = blockInForce
+            restartStreak(at: state.asOf)
+        }
+        return out
+    }
+
+    /// The helper starts again after not running since `state.asOf`. Nothing was enforced in the
+    /// gap, so it earns nothing: expiries and grant ends in the gap are processed, and the hour of
+    /// abstinence starts at `t` if a block is in force then. A spend that was running is charged
+    /// for the gap, since the entry stayed open.
+    public mutating func resume(at t: Instant, blockInForce: Bool) -> CreditOutcome {
+        state.blockInForce = false
+        state.streakStart = nil
+        return advance(to: t, blockInForce: blockInForce)
+    }
+
+    /// Processes every due instant up to `target` in time order.
+    mutating func run(to target: Instant, into out: inout CreditOutcome) {
+        let t = max(target, state.asOf)
+        while let due = nextDueInstant, due <= t {
+            step(at: max(due, state.asOf), into: &out)
+        }
+        settleSpend(to: t, into: &out)
+        state.asOf = t
+        rollDay(to: t)
+    }
+
+    /// One due instant. Order at equal instants: charge the running spend up to here, close grants
+    /// that end here, start the new day, expire, award, then shorten the spend if credit went away.
+    private mutating func step(at x: Instant, into out: inout CreditOutcome) {
+        settleSpend(to: x, into: &out)
+        for g in state.grantsInUse where g.end <= x {
+            let reason: CreditEvent.GrantEndReason
+            if g.id == state.spend?.grantID {
+                reason = g.end == state.spend?.limitEnd ? .limitReached : .fundsRanOut
+            } else {
+                reason = .elapsed
+            }
+            endGrant(id: g.id, at: g.end, reason: reason, into: &out)
+        }
+        state.asOf = x
+        rollDay(to: x)
+        expireBatches(at: x, into: &out)
+        // At `x`, not at the award instant: they differ only when a reload shortened the earn
+        // interval, and rows must never be dated before what was already processed.
+        if let award = nextAwardAt, award <= x { awardEarnings(at: x, into: &out) }
+        refreshSpendEnd(at: x, into: &out)
+    }
+
+    /// Resets the per-day counters when `x` is on a later local day. Never on an earlier one
+    /// (a zone moved west by a reload): that would hand out a second daily cap.
+    mutating func rollDay(to x: Instant) {
+        let d = calendar.day(of: x)
+        if let current = state.day, d <= current { return }
+        state.day = d
+        state.earnedToday = 0
+        state.spentToday = 0
+        state.spentTodayByEntry = [:]
+    }
+
+    private mutating func expireBatches(at x: Instant, into out: inout CreditOutcome) {
+        var kept: [CreditBatch] = []
+        for b in state.batches {
+            guard let e = b.expiresAt, e <= x else { kept.append(b); continue }
+            var day: LocalCalendar.Day?
+            if case .earned(let d) = b.origin { day = d }
+            out.rows.append(LedgerRow(time: e, deltaSeconds: -b.remaining, reason: .expire, entry: b.earmark,
+                                      note: day.map { "earned on \($0)" }))
+            out.events.append(CreditEvent(time: e, entry: b.earmark, kind: .expired(seconds: b.remaining, earnedOn: day)))
+        }
+        state.batches = kept
+    }
+
+    // MARK: Grants
+
+    /// Records a grant of any kind as in use: it ends abstinence until it closes (SPEC §4: "Using a
+    /// grant resets the counter to 0"). Used by `use` and by the bypass ladder.
+    mutating func openGrant(kind: Grant.Kind, entry: EntryID, start: Instant, end: Instant, task: String?,
+                            into out: inout CreditOutcome) -> Grant {
+        let g = Grant(id: state.nextGrantID, entry: entry, kind: kind, start: start, end: end, task: task)
+        state.nextGrantID += 1
+        state.grantsInUse.append(g)
+        restartStreak(at: start)
+        out.events.append(CreditEvent(time: start, entry: entry, kind: .grantOpened(g)))
+        out.grant = g
+        return g
+    }
+
+    /// Closes a grant at `x` (its end or earlier). A spend is charged up to `x` first.
+    mutating func endGrant(id: Int64, at x: Instant, reason: CreditEvent.GrantEndReason, into out: inout CreditOutcome) {
+        guard let i = state.grantsInUse.firstIndex(where: { $0.id == id }) else { return }
+        if state.spend?.grantID == id {
+            settleSpend(to: x, into: &out)
+            state.spend = nil
+        }
+        var g = state.grantsInUse.remove(at: i)
+        let early = x < g.end
+        g.end = x
+        out.events.append(CreditEvent(time: x, entry: g.entry, kind: .grantEnded(g, reason: reason)))
+        // Closing early frees the profile sooner, so abstinence may start now rather than at the old end.
+        if early { restartStreak(at: x) }
+    }
+
+    /// Ends every grant on `entry` (or on every entry when nil) at `t`; a spend is charged up to
+    /// `t` and nothing after. Peeks and tokens closed early are not refunded.
+    /// - Throws: `.notBlocked` when nothing matching is open.
+    public mutating func stop(_ entry: EntryID?, at t: Instant) throws(Refusal) -> CreditOutcome {
+        var next = self
+        var out = CreditOutcome()
+        next.run(to: t, into: &out)
+        let now = next.state.asOf
+        let targets = next.state.grantsInUse.filter { entry == nil || $0.entry == entry }
+        guard !targets.isEmpty else {
+            throw Refusal(rule: .notBlocked, subject: entry?.rawValue,
+                          message: "Nothing is open\(entry.map { " for \($0)" } ?? "") right now, so there is nothing to stop.")
+        }
+        for g in targets { next.endGrant(id: g.id, at: now, reason: .stopped, into: &out) }
+        self = next
+        return out
+    }
+}
