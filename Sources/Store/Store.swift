@@ -31,11 +31,13 @@ public final class Store: Sendable {
         let path = try StateFiles.prepare(directory: directory)
         self.path = path
         var config = Configuration()
-        config.journalMode = .wal
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(5)
         config.label = "scrolloff.store"
+        // Not `config.journalMode = .wal`: GRDB then sets `synchronous = NORMAL` after this closure runs.
         config.prepareDatabase { db in
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard mode == "wal" else { throw StoreError.readOnly(path: path, detail: "WAL journal refused (got \(mode ?? "nothing"))") }
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         do {
