@@ -82,6 +82,8 @@ struct WalletEarningTests {
         #expect(h.wallet.today(at: berlin(2026, 11, 21, 11)).earnedSeconds == c.credited.reduce(0, +))
         let capEvents = h.events.filter { if case .dailyCapReached = $0.kind { true } else { false } }
         #expect(capEvents.count == c.credited.filter { $0 < 300 }.count)
+        let earnedEvents = h.events.compactMap { if case .earned(let s) = $0.kind { s } else { nil } }
+        #expect(earnedEvents == c.credited.filter { $0 > 0 })
         #expect(h.rows(.capDiscard).allSatisfy { $0.note == "over the daily cap of \(SpanWords.describe(.minutes(c.capMinutes)))" })
     }
 

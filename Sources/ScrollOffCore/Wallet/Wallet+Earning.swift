@@ -25,7 +25,7 @@ extension Wallet {
         let credited = max(0, min(unit, cap - state.earnedToday))
         out.rows.append(LedgerRow(time: a, deltaSeconds: unit, reason: .earn,
                                   note: "\(SpanWords.describe(knobs.earnInterval)) without scrolling"))
-        out.events.append(CreditEvent(time: a, kind: .earned(seconds: credited)))
+        if credited > 0 { out.events.append(CreditEvent(time: a, kind: .earned(seconds: credited))) }
         if credited < unit {
             let discarded = unit - credited
             out.rows.append(LedgerRow(time: a, deltaSeconds: -discarded, reason: .capDiscard,
