@@ -49,6 +49,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return .sqlite(path: path, code: -1, message: String(describing: error))
         }
         let message = db.message ?? "no message"
+        if db.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+            return .invalidChange("a row refers to a profile that does not exist; save the profile first")
+        }
         switch db.resultCode {
         case .SQLITE_FULL:
             // SQLite's unix VFS reports a write that failed with ENOSPC as SQLITE_FULL.

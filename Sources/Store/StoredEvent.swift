@@ -76,6 +76,27 @@ public struct StoredEvent: Hashable, Sendable, Codable {
                   payload: JSONCoding.string(jump))
     }
 
+    /// SPEC §2: the reminder 10 minutes before a curfew, stored when the helper emits it.
+    public init(_ reminder: CurfewReminder, profile: String) {
+        struct Payload: Encodable {
+            var schedule: String
+            var occurrence: Occurrence
+            var entryCount: Int
+            var strict: Bool
+            var reason: String?
+        }
+        self.init(profile: profile, time: reminder.remindAt, kind: .curfewReminder, message: reminder.message,
+                  payload: JSONCoding.string(Payload(schedule: reminder.schedule, occurrence: reminder.occurrence,
+                                                     entryCount: reminder.entryCount, strict: reminder.strict, reason: reminder.reason)))
+    }
+
+    /// A weakening refused by a cooldown or an edit lock (SPEC §2, §3), with the refusal as payload,
+    /// so insights can count how often the rules held.
+    public init(refused refusal: Refusal, profile: String, at time: Instant) {
+        self.init(profile: profile, time: time, kind: .editRefused, entry: nil, message: refusal.message,
+                  payload: JSONCoding.string(refusal))
+    }
+
     static func kind(of kind: CreditEvent.Kind) -> EventKind {
         switch kind {
         case .earned: .earned

@@ -37,7 +37,9 @@ import Testing
         var change = try Self.peekChange(&account, at: t)
         // A row for a profile that does not exist: the foreign key fails after everything else ran.
         change.append(.appendLedger(profile: "nobody", LedgerRow(time: t, deltaSeconds: 1, reason: .adjust)))
-        #expect(throws: StoreError.self) { try store.commit(change, anchor: Fixture.anchor(t)) }
+        #expect(throws: StoreError.invalidChange("a row refers to a profile that does not exist; save the profile first")) {
+            try store.commit(change, anchor: Fixture.anchor(t))
+        }
         #expect(try Self.footprint(store) == before)
         #expect(try store.verifyLedger().allSatisfy { $0.isConsistent })
     }
@@ -78,5 +80,20 @@ import Testing
                              anchor: Fixture.anchor(t))
         }
         #expect(try store.load().plans.isEmpty)
+    }
+
+    @Test func a_committed_change_is_visible_to_another_connection_when_commit_returns() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try Fixture.store(in: dir)
+        let other = try DatabaseQueue(path: dir.databasePath)
+        var account = CreditAccount(state: CreditAccountState(asOf: Fixture.start), policy: Fixture.policy())
+        for i in 1...5 {
+            let t = Fixture.start + .minutes(Int64(i))
+            let receipt = try Fixture.apply(store, &account, at: t) { try $0.adjust(Int64(i), note: "step \(i)", at: t) }
+            let seen = try other.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM ledger ORDER BY id") }
+            #expect(seen.suffix(receipt.ledgerIDs.count) == receipt.ledgerIDs[...])
+            #expect(try other.read { db in try Int64.fetchOne(db, sql: "SELECT trusted FROM clock_anchor") } == t.millisecondsSince1970)
+        }
     }
 }

@@ -89,3 +89,35 @@ import Testing
         #expect(try reopened.integrityCheck().isOK)
     }
 }
+
+@Suite struct DailyTotalsTests {
+    /// Europe/Berlin: 23:00 UTC on 2026-11-18 is midnight local; 2026-03-29 springs forward at 02:00.
+    @Test(arguments: [
+        // from (UTC s), to (UTC s), expected seconds per local day
+        (Int64(1_795_041_000), Int64(1_795_046_400), [("2026-11-18", Int64(1800)), ("2026-11-19", Int64(3600))]),
+        (Int64(1_795_000_000), Int64(1_795_000_600), [("2026-11-18", Int64(600))]),
+        (Int64(1_774_738_800), Int64(1_774_749_600), [("2026-03-29", Int64(10_800))]), // 00:00–04:00 local is 3 h on the DST day
+    ])
+    func protected_time_is_split_at_local_midnight(from: Int64, to: Int64, expected: [(String, Int64)]) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try Fixture.store(in: dir)
+        try store.commit(StateChange([.addProtectedTime(profile: Fixture.profile, from: Instant(secondsSince1970: from),
+                                                        to: Instant(secondsSince1970: to))]), anchor: Fixture.anchor(Fixture.start))
+        let days = try store.dailyTotals(profile: Fixture.profile)
+        #expect(days.map(\.day.description) == expected.map(\.0))
+        #expect(days.map(\.protectedSeconds) == expected.map(\.1))
+    }
+
+    @Test func a_day_keeps_the_streak_without_tokens_and_with_spend_within_earnings() throws {
+        var day = DailyTotals(day: LocalCalendar.Day(year: 2026, month: 11, day: 18))
+        day.earnedSeconds = 600
+        day.spentSeconds = 600
+        #expect(day.keepsStreak)
+        day.spentSeconds = 601
+        #expect(!day.keepsStreak)
+        day.spentSeconds = 0
+        day.tokens = 1
+        #expect(!day.keepsStreak)
+    }
+}

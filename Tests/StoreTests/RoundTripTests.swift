@@ -149,3 +149,26 @@ import Testing
         #expect(try store.events(kinds: [.urge]).count == 1)
     }
 }
+
+@Suite struct EventTests {
+    @Test func curfew_reminders_and_refused_edits_are_stored_with_their_words() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try Fixture.store(in: dir)
+        let t = Fixture.start
+        let night = Schedule(name: "night", start: try LocalTime.parse("23:00"), end: try LocalTime.parse("06:00"), timeZoneID: "UTC",
+                             entries: ["instagram", "tiktok", "reddit", "x"], kind: .curfew, reason: "sleep")
+        let reminder = try #require(ProfileRules(schedules: [night]).nextCurfewReminder(after: t))
+        let refusal = Refusal(rule: .cooldown, subject: "instagram", opensAt: t + .hours(1), reason: "exams", message: "instagram stays blocked for 1 h more")
+        try store.commit(StateChange([.appendEvent(StoredEvent(reminder, profile: Fixture.profile)),
+                                      .appendEvent(StoredEvent(refused: refusal, profile: Fixture.profile, at: t))]),
+                         anchor: Fixture.anchor(t))
+        let events = try store.events(profile: Fixture.profile)
+        #expect(events.map(\.kind) == [.editRefused, .curfewReminder]) // by time: the reminder is due at 22:50
+        #expect(events[1].time == reminder.remindAt)
+        #expect(events[1].message == reminder.message)
+        #expect(events[1].message?.contains("4 entries") == true)
+        let payload = try #require(events[0].payload)
+        #expect(try JSONDecoder().decode(Refusal.self, from: Data(payload.utf8)) == refusal)
+    }
+}
