@@ -18,6 +18,8 @@ public struct StateChange: Sendable {
         case saveSchedule(profile: String, Schedule)
         case removeSchedule(profile: String, name: String)
         case saveFocusSession(profile: String, FocusSession)
+        /// Focus sessions cannot be ended early (SPEC §2); this only tidies one that is over.
+        case removeFocusSession(profile: String, id: Int64)
         /// Appends a ledger row (SPEC §4). Its id is returned in `CommitReceipt.ledgerIDs`.
         case appendLedger(profile: String, LedgerRow)
         case appendEvent(StoredEvent)

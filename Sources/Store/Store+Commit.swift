@@ -76,6 +76,8 @@ struct ChangeWriter {
             try db.execute(sql: """
                 INSERT OR REPLACE INTO focus_sessions (profile, id, entries, start, "end", reason) VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [profile, f.id, Columns.entries(f.entries), f.start.millisecondsSince1970, f.end.millisecondsSince1970, f.reason])
+        case .removeFocusSession(let profile, let id):
+            try db.execute(sql: "DELETE FROM focus_sessions WHERE profile = ? AND id = ?", arguments: [profile, id])
         case .appendLedger(let profile, let row):
             try db.execute(sql: """
                 INSERT INTO ledger (profile, time, delta_seconds, reason, entry, note) VALUES (?, ?, ?, ?, ?, ?)

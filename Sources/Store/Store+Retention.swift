@@ -7,13 +7,14 @@ public struct RetentionReport: Hashable, Sendable {
     public var ledgerRowsDeleted = 0
     public var eventsDeleted = 0
     public var grantsDeleted = 0
+    public var focusSessionsDeleted = 0
 }
 
 extension Store {
     /// SPEC §12: "Ledger and events kept 90 days".
     public static let retention = 90
 
-    /// Rolls ledger rows, events and ended grants older than `days` local days into daily rollups
+    /// Rolls ledger rows, events and ended grants (and drops focus sessions) older than `days` local days into daily rollups
     /// and deletes them, all in one transaction: a crash leaves either everything raw or everything
     /// rolled, never a day counted twice or lost. Plans are never deleted (SPEC §12).
     ///
@@ -37,6 +38,9 @@ extension Store {
                 report.eventsDeleted += db.changesCount
                 try db.execute(sql: "DELETE FROM grants WHERE profile = ? AND ended_at IS NOT NULL AND ended_at < ?", arguments: args)
                 report.grantsDeleted += db.changesCount
+                // Focus sessions over for 90 days decide nothing any more (SPEC §2 one-off windows).
+                try db.execute(sql: #"DELETE FROM focus_sessions WHERE profile = ? AND "end" < ?"#, arguments: args)
+                report.focusSessionsDeleted += db.changesCount
             }
             try db.execute(sql: "DELETE FROM events WHERE profile IS NULL AND time < ?", arguments: [(now - age).millisecondsSince1970])
             report.eventsDeleted += db.changesCount

@@ -32,7 +32,9 @@ import Testing
                 }
             }
             if day % 45 == 0 {
-                try store.commit(StateChange([.addPlan(profile: Fixture.profile, when: "day \(day)", then: "walk", created: t)]),
+                let focus = try FocusSession(id: Int64(day), entries: ["youtube"], startingAt: t, length: .minutes(45))
+                try store.commit(StateChange([.addPlan(profile: Fixture.profile, when: "day \(day)", then: "walk", created: t),
+                                              .saveFocusSession(profile: Fixture.profile, focus)]),
                                  anchor: Fixture.anchor(t))
             }
             t = Fixture.calendar.nextMidnight(after: t) + .hours(7)
@@ -69,8 +71,10 @@ import Testing
         #expect(try store.dailyTotals(profile: Fixture.profile) == daysBefore)
         let check = try #require(try store.verifyLedger().first)
         #expect(check.isConsistent, "\(check)")
-        // Plans are never deleted (SPEC §12).
+        // Plans are never deleted (SPEC §12); focus sessions over for 90 days are.
         #expect(try store.load().plans == plansBefore)
+        #expect(try store.load().profiles.first?.focusSessions.map(\.id) == [45, 90]) // day 0 is past the cut (day ~30)
+        #expect(report.focusSessionsDeleted == 1)
 
         // A second run at the same instant finds nothing more to do.
         #expect(try store.applyRetention(now: now) == RetentionReport())
