@@ -13,11 +13,11 @@ import Darwin
 /// - One connection (`DatabaseQueue`), so there is exactly one writer and every commit is
 ///   serialised; the helper has no read load that would need a pool.
 /// - WAL journal: a crash (kill -9, power loss) leaves either the last committed state or the one
-///   before, never a torn one, and a checkpoint never blocks a commit.
+///   before, never a torn one, and a commit is one append to the WAL plus its fsync.
 /// - `synchronous = FULL` for every transaction, not only ledger writes: in WAL mode NORMAL may lose
 ///   the last commits on power loss, which would break "every credit change commits before it is
-///   acknowledged" (issue 5). The helper writes a handful of transactions per minute, so the extra
-///   fsync per commit costs nothing that matters.
+///   acknowledged" (issue 5). The helper writes a handful of transactions per minute, and even with
+///   FULL the crash probe commits a few hundred per second, so the extra fsync costs nothing that matters.
 /// - Foreign keys on; a 5 s busy timeout in case `sqlite3` or a backup tool holds a lock briefly.
 public final class Store: Sendable {
     /// `<state dir>/scrolloff.sqlite`.
