@@ -19,6 +19,7 @@ import Testing
         }
         var acknowledged: [Int64] = []
         var failure: StoreError?
+        var pending = StateChange()
         var t = Fixture.start
         for i in 1...500 {
             t = t + .minutes(1)
@@ -31,6 +32,7 @@ import Testing
                 acknowledged += try store.commit(change, anchor: Fixture.anchor(t)).ledgerIDs
             } catch {
                 failure = error
+                pending = change
                 break
             }
         }
@@ -39,13 +41,17 @@ import Testing
         #expect(error.description == "the disk holding \(dir.databasePath) is full; free space and the helper will retry — nothing was lost")
         #expect(acknowledged.count >= 2)
 
-        // Space comes back (the limit is lifted); every acknowledged row is there and the ledger holds.
+        // Nothing acknowledged is lost, and the refused change left nothing behind.
+        #expect(try store.ledger(profile: Fixture.profile).map(\.id) == acknowledged)
+        #expect(try store.verifyLedger().first?.isConsistent == true)
+
+        // Space comes back (the limit is lifted) and the helper retries the same change: it lands whole.
         try store.queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
-        let ids = try store.ledger(profile: Fixture.profile).map(\.id)
-        #expect(ids == acknowledged)
+        let retried = try store.commit(pending, anchor: Fixture.anchor(t))
+        #expect(try store.ledger(profile: Fixture.profile).map(\.id) == acknowledged + retried.ledgerIDs)
         let check = try #require(try store.verifyLedger().first)
-        // The wallet in memory moved on by the refused step; the stored one did not: the helper retries that step.
         #expect(check.isConsistent)
-        #expect(check.balanceSeconds == Int64(acknowledged.count))
+        #expect(check.balanceSeconds == Int64(acknowledged.count + 1))
+        #expect(check.balanceSeconds == account.wallet.balanceSeconds)
     }
 }
