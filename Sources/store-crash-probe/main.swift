@@ -46,11 +46,13 @@ do {
         now = now + step
         let outcome: CreditOutcome
         do {
-            switch i % 4 {
-            case 0: outcome = account.advance(to: now, blockInForce: true)
-            case 1: outcome = try account.adjust(60, note: "probe top-up, step \(i)", at: now)
-            case 2: outcome = try account.peek(entry, task: "check \"messages\", then stop", at: now)
-            default: outcome = try account.use(entry, for: .minutes(2), at: now)
+            // Five quiet steps (100 min: an award), then a top-up, a peek and a short spend; credit
+            // earned the day before expires at midnight. Every ledger reason but tokens shows up.
+            switch i % 8 {
+            case 5: outcome = try account.adjust(60, note: "probe top-up, step \(i)", at: now)
+            case 6: outcome = try account.peek(entry, task: "check \"messages\", then stop", at: now)
+            case 7: outcome = try account.use(entry, for: .minutes(2), at: now)
+            default: outcome = account.advance(to: now, blockInForce: true)
             }
         } catch {
             // A refusal (no peeks left, no credit) changes nothing; the next step moves on.

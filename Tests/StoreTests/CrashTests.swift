@@ -80,4 +80,20 @@ import Testing
         }
         #expect(everAcknowledged.count > 30)
     }
+
+    @Test func the_probe_left_alone_writes_every_kind_of_credit_change_consistently() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.probePath())
+        process.arguments = [dir.stateDirectory, "400"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let store = try Store(directory: dir.stateDirectory)
+        let reasons = Set(try store.ledger(profile: "probe").map(\.row.reason))
+        #expect(reasons.isSuperset(of: [.starter, .earn, .spend, .bypassFree, .bypassCredit, .adjust, .expire]), "\(reasons)")
+        #expect(try store.verifyLedger().first?.isConsistent == true)
+    }
 }
