@@ -16,6 +16,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case filesystem(path: String, operation: String, errno: Int32)
     /// A stored row holds a value this build cannot turn back into the core's types.
     case invalidRow(table: String, detail: String)
+    /// Another process held the database locked for longer than the busy timeout.
+    case busy(path: String)
     /// The change refers to something that does not exist (a profile, a plan id).
     case invalidChange(String)
     /// Any other SQLite failure, with SQLite's own words.
@@ -33,6 +35,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(path) was written by a newer Scroll Off (schema steps \(unknown.joined(separator: ", ")) are unknown here); install that version again or newer — the file was left untouched"
         case .filesystem(let path, let operation, let errno):
             return "could not \(operation) \(path): \(String(cString: strerror(errno))); check the directory exists and belongs to the helper's user"
+        case .busy(let path):
+            return "\(path) stayed locked by another process (a second helper, or an open sqlite3 session?); stop it and the helper will retry — nothing was lost"
         case .invalidRow(let table, let detail):
             return "a row of \(table) cannot be read by this build (\(detail)); run `scrolloff doctor` and report it — nothing was changed"
         case .invalidChange(let text):
@@ -58,6 +62,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return .diskFull(path: path)
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
             return .readOnly(path: path, detail: message)
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .busy(path: path)
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return .corrupt(path: path, detail: message)
         default:
