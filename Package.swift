@@ -32,8 +32,15 @@ let package = Package(
         // libcurl through the Debian package; the shim wraps variadic curl_easy_setopt.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        .target(name: "ListFetch", dependencies: ["CCurlShim", "ScrollOffCore"], swiftSettings: swiftSettings),
-        // Store (SQLite through GRDB) joins with the helper issue; the dependency is declared now.
+        .target(name: "ListFetch", dependencies: ["CCurlShim", "ScrollOffCore", "DomainLists"], swiftSettings: swiftSettings),
+        // SQLite state through GRDB on the system libsqlite3: schema, ledger, events, rollups.
+        .target(
+            name: "Store",
+            dependencies: ["ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // Appends ledger rows in a loop for the kill -9 consistency test of StoreTests.
+        .executableTarget(name: "store-crash-probe", dependencies: ["Store", "ScrollOffCore"], swiftSettings: swiftSettings),
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
             name: "Sinkhole",
@@ -92,6 +99,7 @@ let package = Package(
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,0 +1,137 @@
+import GRDB
+import ScrollOffCore
+
+/// One local day of a profile in numbers (SPEC §7): what daily rollups keep after the raw ledger
+/// and events are gone (SPEC §12), and what recent days add up to from the raw rows.
+public struct DailyTotals: Hashable, Sendable {
+    public var day: LocalCalendar.Day
+    /// Urge episodes (SPEC §7).
+    public var urges = 0
+    /// Urges not followed by a grant for that entry within 5 minutes.
+    public var resisted = 0
+    /// Seconds with a block in force, as reported with `addProtectedTime`.
+    public var protectedSeconds: Int64 = 0
+    /// Seconds entries stood open by grants ("time spent"); a grant counts on the day it started.
+    public var openSeconds: Int64 = 0
+    /// Credit spent: spends and paid peeks.
+    public var spentSeconds: Int64 = 0
+    /// Credit earned after the daily cap (`earn` + `capDiscard` rows).
+    public var earnedSeconds: Int64 = 0
+    /// Peeks used, free and paid.
+    public var peeks = 0
+    public var tokens = 0
+    /// The sum of every ledger row of the day, so the balance still equals the ledger once the
+    /// rows are gone.
+    public var ledgerDeltaSeconds: Int64 = 0
+
+    public init(day: LocalCalendar.Day) { self.day = day }
+
+    /// SPEC §7 streak input: no token used and spend ≤ earned.
+    public var keepsStreak: Bool { tokens == 0 && spentSeconds <= earnedSeconds }
+
+    mutating func add(_ o: DailyTotals) {
+        urges += o.urges
+        resisted += o.resisted
+        protectedSeconds += o.protectedSeconds
+        openSeconds += o.openSeconds
+        spentSeconds += o.spentSeconds
+        earnedSeconds += o.earnedSeconds
+        peeks += o.peeks
+        tokens += o.tokens
+        ledgerDeltaSeconds += o.ledgerDeltaSeconds
+    }
+}
+
+/// Lifetime sums of `DailyTotals` (SPEC §7 personal bests and the 100 h milestone, §12).
+public typealias LifetimeTotals = DailyTotals
+
+/// SPEC §7: "Resisted when no grant for that entry follows within 5 minutes."
+let resistWindow = Span.minutes(5)
+
+/// Adds up raw ledger rows, urge events and ended grants of one profile by local day.
+struct RawTally {
+    let db: Database
+    let profile: String
+    let calendar: LocalCalendar
+
+    /// - Parameter before: only rows strictly before this instant (retention); nil = all rows.
+    func byDay(before: Instant?) throws -> [LocalCalendar.Day: DailyTotals] {
+        let limit = before?.millisecondsSince1970 ?? Int64.max
+        var days: [LocalCalendar.Day: DailyTotals] = [:]
+        func add(_ time: Int64, _ change: (inout DailyTotals) -> Void) {
+            let day = calendar.day(of: Instant(millisecondsSince1970: time))
+            change(&days[day, default: DailyTotals(day: day)])
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT time, delta_seconds, reason FROM ledger WHERE profile = ? AND time < ?",
+                                  arguments: [profile, limit]) {
+            let delta: Int64 = r["delta_seconds"]
+            let reason = LedgerRow.Reason(rawValue: r["reason"])
+            add(r["time"]) { t in
+                t.ledgerDeltaSeconds += delta
+                switch reason {
+                case .earn?, .capDiscard?: t.earnedSeconds += delta
+                case .spend?: t.spentSeconds -= delta
+                case .bypassCredit?: t.spentSeconds -= delta; t.peeks += 1
+                case .bypassFree?: t.peeks += 1
+                case .bypassToken?: t.tokens += 1
+                default: break
+                }
+            }
+        }
+        for r in try Row.fetchAll(db, sql: """
+            SELECT u.time, EXISTS (SELECT 1 FROM grants g WHERE g.profile = u.profile AND g.entry = u.entry
+                                   AND g.start >= u.time AND g.start <= u.time + ?) AS opened
+            FROM events u WHERE u.profile = ? AND u.kind = ? AND u.time < ?
+            """, arguments: [resistWindow.milliseconds, profile, EventKind.urge.rawValue, limit]) {
+            let opened: Bool = r["opened"]
+            add(r["time"]) { t in
+                t.urges += 1
+                if !opened { t.resisted += 1 }
+            }
+        }
+        for r in try Row.fetchAll(db, sql: """
+            SELECT start, ended_at FROM grants WHERE profile = ? AND ended_at IS NOT NULL AND ended_at < ?
+            """, arguments: [profile, limit]) {
+            let start: Int64 = r["start"], ended: Int64 = r["ended_at"]
+            add(start) { $0.openSeconds += max(0, ended - start) / 1000 }
+        }
+        return days
+    }
+}
+
+extension Store {
+    /// Every local day of `profile` with anything recorded, oldest first: rolled-up days from the
+    /// rollups, recent days from the raw rows (SPEC §7 stats and streaks, §12).
+    public func dailyTotals(profile: String) throws(StoreError) -> [DailyTotals] {
+        try read { db in
+            let calendar = try ProfileCalendars.calendar(of: profile, in: db)
+            var days = try RawTally(db: db, profile: profile, calendar: calendar).byDay(before: nil)
+            for r in try Row.fetchAll(db, sql: "SELECT * FROM daily_rollups WHERE profile = ?", arguments: [profile]) {
+                let day = try Columns.day(r["day"], table: "daily_rollups")
+                days[day, default: DailyTotals(day: day)].add(Self.totals(r, day: day))
+            }
+            return days.values.sorted { $0.day < $1.day }
+        }
+    }
+
+    /// The sums over every day `profile` has recorded.
+    public func lifetimeTotals(profile: String) throws(StoreError) -> LifetimeTotals {
+        var total = DailyTotals(day: LocalCalendar.Day(year: 1970, month: 1, day: 1))
+        for d in try dailyTotals(profile: profile) { total.add(d) }
+        return total
+    }
+
+    static func totals(_ r: Row, day: LocalCalendar.Day) -> DailyTotals {
+        var t = DailyTotals(day: day)
+        t.urges = r["urges"]
+        t.resisted = r["resisted"]
+        t.protectedSeconds = r["protected_seconds"]
+        t.openSeconds = r["open_seconds"]
+        t.spentSeconds = r["spent_seconds"]
+        t.earnedSeconds = r["earned_seconds"]
+        t.peeks = r["peeks"]
+        t.tokens = r["tokens"]
+        t.ledgerDeltaSeconds = r["ledger_delta_seconds"]
+        return t
+    }
+}

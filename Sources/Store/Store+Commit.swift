@@ -1,0 +1,159 @@
+import GRDB
+import ScrollOffCore
+
+extension Store {
+    /// Applies `change` and saves `anchor` in ONE transaction, and returns only after COMMIT (with
+    /// `synchronous = FULL`, after the WAL is on disk). So a credit change is durable before the
+    /// helper acknowledges it, and a failure anywhere — a constraint, a full disk, a kill — leaves
+    /// nothing of the change behind (issue 5; SPEC §4, §11).
+    ///
+    /// - Parameter anchor: the trusted clock's reading at this commit (SPEC §11 "saved with every commit").
+    /// - Throws: `StoreError`; `.diskFull` says nothing was lost, which is true: the transaction rolled back.
+    @discardableResult
+    public func commit(_ change: StateChange, anchor: ClockAnchor) throws(StoreError) -> CommitReceipt {
+        try write { db in
+            var writer = ChangeWriter(db: db)
+            for op in change.operations { try writer.apply(op) }
+            try db.execute(sql: """
+                INSERT INTO clock_anchor (id, trusted, boot_ns, boot_id) VALUES (1, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET trusted = excluded.trusted, boot_ns = excluded.boot_ns, boot_id = excluded.boot_id
+                """, arguments: [anchor.trusted.millisecondsSince1970, Int64(bitPattern: anchor.bootNanoseconds), anchor.bootID])
+            return writer.receipt
+        }
+    }
+}
+
+/// Turns operations into SQL inside the commit's transaction.
+struct ChangeWriter {
+    let db: Database
+    var receipt = CommitReceipt()
+    /// Calendars of the profiles touched by this change, for splitting protected time into days.
+    private var calendars: [String: LocalCalendar] = [:]
+
+    init(db: Database) { self.db = db }
+
+    mutating func apply(_ op: StateChange.Operation) throws {
+        switch op {
+        case .saveProfile(let p):
+            try db.execute(sql: """
+                INSERT INTO profiles (name, client_cidrs, time_zone, preset, knob_overrides, owner_uids) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET client_cidrs = excluded.client_cidrs, time_zone = excluded.time_zone,
+                preset = excluded.preset, knob_overrides = excluded.knob_overrides, owner_uids = excluded.owner_uids
+                """, arguments: [p.name, JSONCoding.string(p.clientCIDRs), p.timeZoneID, p.preset.rawValue,
+                                 JSONCoding.string(p.overrides), JSONCoding.string(p.ownerUIDs)])
+            calendars[p.name] = nil
+        case .removeProfile(let name):
+            try db.execute(sql: "DELETE FROM profiles WHERE name = ?", arguments: [name])
+        case .saveEntry(let profile, let e):
+            try db.execute(sql: """
+                INSERT INTO entries (profile, id, kind, added) VALUES (?, ?, ?, ?)
+                ON CONFLICT (profile, id) DO UPDATE SET kind = excluded.kind
+                """, arguments: [profile, e.id.rawValue, e.kind.rawValue, e.added.millisecondsSince1970])
+        case .removeEntry(let profile, let id):
+            try db.execute(sql: "DELETE FROM entries WHERE profile = ? AND id = ?", arguments: [profile, id.rawValue])
+        case .saveBlock(let profile, let b):
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO blocks (profile, entry, created, cooldown_until, reason) VALUES (?, ?, ?, ?, ?)
+                """, arguments: [profile, b.entry.rawValue, b.created.millisecondsSince1970, b.cooldownUntil.millisecondsSince1970, b.reason])
+        case .removeBlock(let profile, let entry):
+            try db.execute(sql: "DELETE FROM blocks WHERE profile = ? AND entry = ?", arguments: [profile, entry.rawValue])
+        case .saveSchedule(let profile, let s):
+            let kind = Columns.scheduleKind(s.kind)
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO schedules (profile, name, start_minute, end_minute, days, time_zone, kind, strict,
+                entries, reason, enabled, cooldown_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [profile, s.name, s.start.minuteOfDay, s.end.minuteOfDay, Int(s.days.rawValue), s.timeZoneID,
+                                 kind.kind, kind.strict, Columns.entries(s.entries), s.reason, s.enabled,
+                                 s.cooldownUntil?.millisecondsSince1970])
+        case .removeSchedule(let profile, let name):
+            try db.execute(sql: "DELETE FROM schedules WHERE profile = ? AND name = ?", arguments: [profile, name])
+        case .saveFocusSession(let profile, let f):
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO focus_sessions (profile, id, entries, start, "end", reason) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [profile, f.id, Columns.entries(f.entries), f.start.millisecondsSince1970, f.end.millisecondsSince1970, f.reason])
+        case .removeFocusSession(let profile, let id):
+            try db.execute(sql: "DELETE FROM focus_sessions WHERE profile = ? AND id = ?", arguments: [profile, id])
+        case .appendLedger(let profile, let row):
+            try db.execute(sql: """
+                INSERT INTO ledger (profile, time, delta_seconds, reason, entry, note) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [profile, row.time.millisecondsSince1970, row.deltaSeconds, row.reason.rawValue, row.entry?.rawValue, row.note])
+            receipt.ledgerIDs.append(db.lastInsertedRowID)
+        case .appendEvent(let e):
+            try db.execute(sql: """
+                INSERT INTO events (profile, time, kind, entry, client_ip, message, payload) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [e.profile, e.time.millisecondsSince1970, e.kind.rawValue, e.entry?.rawValue, e.clientIP, e.message, e.payload])
+            receipt.eventIDs.append(db.lastInsertedRowID)
+        case .saveGrant(let profile, let g, let ended):
+            try saveGrant(profile: profile, g, ended: ended)
+        case .saveAccount(let profile, let account):
+            try saveAccount(profile: profile, account)
+        case .addPlan(let profile, let when, let then, let created):
+            try db.execute(sql: "INSERT INTO plans (profile, when_text, then_text, created) VALUES (?, ?, ?, ?)",
+                           arguments: [profile, when, then, created.millisecondsSince1970])
+            receipt.planIDs.append(db.lastInsertedRowID)
+        case .archivePlan(let id):
+            try db.execute(sql: "UPDATE plans SET archived = 1 WHERE id = ?", arguments: [id])
+            try requireChange("there is no plan \(id)")
+        case .countPlanShown(let id):
+            try db.execute(sql: "UPDATE plans SET shown_count = shown_count + 1 WHERE id = ?", arguments: [id])
+            try requireChange("there is no plan \(id)")
+        case .addAlternative(let profile, let text, let created):
+            try db.execute(sql: "INSERT INTO alternatives (profile, text, created) VALUES (?, ?, ?)",
+                           arguments: [profile, text, created.millisecondsSince1970])
+            receipt.alternativeIDs.append(db.lastInsertedRowID)
+        case .removeAlternative(let id):
+            try db.execute(sql: "DELETE FROM alternatives WHERE id = ?", arguments: [id])
+        case .recordExercise(let profile, let r):
+            try db.execute(sql: "INSERT INTO exercise_sessions (profile, time, exercise_id, entry, outcome) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [profile, r.time.millisecondsSince1970, r.exerciseID, r.entry.rawValue, r.outcome.rawValue])
+        case .saveListSource(let s):
+            try db.execute(sql: "INSERT OR REPLACE INTO list_sources (name, url, added, enabled) VALUES (?, ?, ?, ?)",
+                           arguments: [s.name, s.url, s.added.millisecondsSince1970, s.enabled])
+        case .removeListSource(let name):
+            try db.execute(sql: "DELETE FROM list_sources WHERE name = ?", arguments: [name])
+        case .addProtectedTime(let profile, let from, let to):
+            try addProtectedTime(profile: profile, from: from, to: to)
+        }
+    }
+
+    private func requireChange(_ message: String) throws {
+        if db.changesCount == 0 { throw StoreError.invalidChange(message) }
+    }
+
+    /// Adds `[from, to)` to the protected seconds of each local day it touches (SPEC §7).
+    private mutating func addProtectedTime(profile: String, from: Instant, to: Instant) throws {
+        guard to > from else { return }
+        let calendar = try calendar(of: profile)
+        var start = from
+        while start < to {
+            let end = min(to, calendar.nextMidnight(after: start))
+            let day = calendar.day(of: start)
+            let seconds = (end - start).milliseconds / 1000
+            try db.execute(sql: """
+                INSERT INTO daily_rollups (profile, day, protected_seconds) VALUES (?, ?, ?)
+                ON CONFLICT (profile, day) DO UPDATE SET protected_seconds = protected_seconds + excluded.protected_seconds
+                """, arguments: [profile, Columns.day(day), seconds])
+            start = end
+        }
+    }
+
+    private mutating func calendar(of profile: String) throws -> LocalCalendar {
+        if let c = calendars[profile] { return c }
+        let c = try ProfileCalendars.calendar(of: profile, in: db)
+        calendars[profile] = c
+        return c
+    }
+}
+
+/// The local calendar of a stored profile.
+enum ProfileCalendars {
+    static func calendar(of profile: String, in db: Database) throws -> LocalCalendar {
+        guard let zone = try String.fetchOne(db, sql: "SELECT time_zone FROM profiles WHERE name = ?", arguments: [profile]) else {
+            throw StoreError.invalidChange("there is no profile “\(profile)”; save it first")
+        }
+        guard let calendar = LocalCalendar(identifier: zone) else {
+            throw StoreError.invalidRow(table: "profiles", detail: "time zone “\(zone)” of \(profile) is unknown")
+        }
+        return calendar
+    }
+}

@@ -1,0 +1,155 @@
+import GRDB
+import ScrollOffCore
+
+extension Store {
+    /// Everything the helper needs to rebuild the core after a restart: profiles with their rules,
+    /// the wallet and ladder state exactly as last committed, plans, alternatives, list sources and
+    /// the clock anchor for the trusted clock (SPEC §11).
+    public func load() throws(StoreError) -> StoredState {
+        try read { db in
+            let anchor = try Row.fetchOne(db, sql: "SELECT trusted, boot_ns, boot_id FROM clock_anchor WHERE id = 1").map { row in
+                ClockAnchor(trusted: Instant(millisecondsSince1970: row["trusted"]),
+                            bootNanoseconds: UInt64(bitPattern: row["boot_ns"]), bootID: row["boot_id"])
+            }
+            let names = try String.fetchAll(db, sql: "SELECT name FROM profiles ORDER BY name")
+            return StoredState(
+                anchor: anchor,
+                profiles: try names.map { try Loader(db: db, name: $0).load() },
+                plans: try Row.fetchAll(db, sql: "SELECT * FROM plans ORDER BY id").map { r in
+                    Plan(id: r["id"], profile: r["profile"], when: r["when_text"], then: r["then_text"],
+                         created: Instant(millisecondsSince1970: r["created"]), archived: r["archived"], shownCount: r["shown_count"])
+                },
+                alternatives: try Row.fetchAll(db, sql: "SELECT * FROM alternatives ORDER BY id").map { r in
+                    Alternative(id: r["id"], profile: r["profile"], text: r["text"], created: Instant(millisecondsSince1970: r["created"]))
+                },
+                listSources: try Row.fetchAll(db, sql: "SELECT * FROM list_sources ORDER BY name").map { r in
+                    ListSource(name: r["name"], url: r["url"], added: Instant(millisecondsSince1970: r["added"]), enabled: r["enabled"])
+                })
+        }
+    }
+}
+
+/// Reads one profile's rows back into the core's values.
+struct Loader {
+    let db: Database
+    let name: String
+
+    func load() throws -> StoredProfile {
+        StoredProfile(settings: try settings(), entries: try entries(), blocks: try blocks(), schedules: try schedules(),
+                      focusSessions: try focusSessions(), openGrants: try openGrants(), account: try account())
+    }
+
+    private func settings() throws -> ProfileSettings {
+        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM profiles WHERE name = ?", arguments: [name]) else {
+            throw StoreError.invalidRow(table: "profiles", detail: "\(name) vanished while loading")
+        }
+        guard let preset = Preset(rawValue: r["preset"]) else {
+            throw StoreError.invalidRow(table: "profiles", detail: "unknown preset of \(name)")
+        }
+        return ProfileSettings(
+            name: r["name"],
+            clientCIDRs: try JSONCoding.decode([String].self, from: r["client_cidrs"], table: "profiles", column: "client_cidrs"),
+            timeZoneID: r["time_zone"], preset: preset,
+            overrides: try JSONCoding.decode(KnobOverrides.self, from: r["knob_overrides"], table: "profiles", column: "knob_overrides"),
+            ownerUIDs: try JSONCoding.decode([UInt32].self, from: r["owner_uids"], table: "profiles", column: "owner_uids"))
+    }
+
+    private func rows(_ sql: String) throws -> [Row] { try Row.fetchAll(db, sql: sql, arguments: [name]) }
+
+    private func entries() throws -> [StoredEntry] {
+        try rows("SELECT * FROM entries WHERE profile = ? ORDER BY id").map { r in
+            guard let kind = StoredEntry.Kind(rawValue: r["kind"]) else {
+                throw StoreError.invalidRow(table: "entries", detail: "unknown kind \(String(describing: r["kind"] as String?))")
+            }
+            return StoredEntry(id: EntryID(r["id"] as String), kind: kind, added: Instant(millisecondsSince1970: r["added"]))
+        }
+    }
+
+    private func blocks() throws -> [Block] {
+        try rows("SELECT * FROM blocks WHERE profile = ? ORDER BY entry").map { r in
+            Block(entry: EntryID(r["entry"] as String), created: Instant(millisecondsSince1970: r["created"]),
+                  cooldownUntil: Instant(millisecondsSince1970: r["cooldown_until"]), reason: r["reason"])
+        }
+    }
+
+    private func schedules() throws -> [Schedule] {
+        try rows("SELECT * FROM schedules WHERE profile = ? ORDER BY name").map { r in
+            guard let start = LocalTime(hour: (r["start_minute"] as Int) / 60, minute: (r["start_minute"] as Int) % 60),
+                  let end = LocalTime(hour: (r["end_minute"] as Int) / 60, minute: (r["end_minute"] as Int) % 60)
+            else { throw StoreError.invalidRow(table: "schedules", detail: "window minutes out of range") }
+            return Schedule(
+                name: r["name"], start: start, end: end, days: Weekdays(rawValue: UInt8(truncatingIfNeeded: r["days"] as Int)),
+                timeZoneID: r["time_zone"], entries: try Columns.entries(r["entries"], table: "schedules"),
+                kind: try Columns.scheduleKind(r["kind"], strict: r["strict"]), reason: r["reason"], enabled: r["enabled"],
+                cooldownUntil: Columns.instant(r["cooldown_until"]))
+        }
+    }
+
+    private func focusSessions() throws -> [FocusSession] {
+        try rows(#"SELECT * FROM focus_sessions WHERE profile = ? ORDER BY id"#).map { r in
+            let start = Instant(millisecondsSince1970: r["start"])
+            let end = Instant(millisecondsSince1970: r["end"])
+            do {
+                return try FocusSession(id: r["id"], entries: try Columns.entries(r["entries"], table: "focus_sessions"),
+                                        startingAt: start, length: end - start, reason: r["reason"])
+            } catch let e as ScheduleError {
+                throw StoreError.invalidRow(table: "focus_sessions", detail: e.message)
+            }
+        }
+    }
+
+    private func openGrants() throws -> [Grant] {
+        try rows(#"SELECT * FROM grants WHERE profile = ? AND ended_at IS NULL ORDER BY id"#).map(Self.grant)
+    }
+
+    static func grant(_ r: Row) throws -> Grant {
+        guard let kind = Grant.Kind(rawValue: r["kind"]) else {
+            throw StoreError.invalidRow(table: "grants", detail: "unknown kind")
+        }
+        return Grant(id: r["id"], entry: EntryID(r["entry"] as String), kind: kind,
+                     start: Instant(millisecondsSince1970: r["start"]), end: Instant(millisecondsSince1970: r["end"]), task: r["task"])
+    }
+
+    private func account() throws -> CreditAccountState? {
+        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM wallet_state WHERE profile = ?", arguments: [name]) else { return nil }
+        var w = WalletState(asOf: Instant(millisecondsSince1970: r["as_of"]))
+        w.starterGranted = r["starter_granted"]
+        w.blockInForce = r["block_in_force"]
+        w.streakStart = Columns.instant(r["streak_start"])
+        w.frozenUntil = Columns.instant(r["frozen_until"])
+        if let id = r["spend_grant_id"] as Int64?, let entry = r["spend_entry"] as String?, let settled = r["spend_settled_through"] as Int64? {
+            w.spend = try WalletState.RunningSpend.make(grantID: id, entry: EntryID(entry), settledThrough: Instant(millisecondsSince1970: settled),
+                                                        limitEnd: Columns.instant(r["spend_limit_end"]))
+        }
+        w.unchargedMilliseconds = r["uncharged_ms"]
+        w.nextGrantID = r["next_grant_id"]
+        w.day = try (r["day"] as String?).map { text throws(StoreError) in try Columns.day(text, table: "wallet_state") }
+        w.earnedToday = r["earned_today"]
+        w.spentToday = r["spent_today"]
+        let byEntry = try JSONCoding.decode([String: Int64].self, from: r["spent_today_by_entry"], table: "wallet_state", column: "spent_today_by_entry")
+        w.spentTodayByEntry = Dictionary(uniqueKeysWithValues: byEntry.map { (EntryID($0.key), $0.value) })
+        w.grantsInUse = try openGrants()
+        w.batches = try rows("SELECT * FROM wallet_batches WHERE profile = ? ORDER BY position").map { b in
+            CreditBatch(origin: try Columns.origin(b["origin"], day: b["earned_day"]), createdAt: Instant(millisecondsSince1970: b["created_at"]),
+                        expiresAt: Columns.instant(b["expires_at"]), remaining: b["remaining"], earmark: (b["earmark"] as String?).map { EntryID($0) })
+        }
+        return CreditAccountState(wallet: w, ladder: try ladder())
+    }
+
+    private func ladder() throws -> LadderState {
+        var l = LadderState()
+        if let r = try Row.fetchOne(db, sql: "SELECT * FROM peeks WHERE profile = ? ORDER BY day DESC LIMIT 1", arguments: [name]) {
+            l.day = try Columns.day(r["day"], table: "peeks")
+            l.freePeeksUsed = r["free_used"]
+            l.paidPeeksUsed = r["paid_used"]
+        }
+        if let r = try Row.fetchOne(db, sql: "SELECT * FROM token_months WHERE profile = ? ORDER BY month DESC LIMIT 1", arguments: [name]) {
+            l.month = try Columns.month(r["month"], table: "token_months")
+            l.tokensUsed = r["used"]
+        }
+        for r in try rows("SELECT entry, until FROM bypass_lockouts WHERE profile = ?") {
+            l.lockedUntil[EntryID(r["entry"] as String)] = Instant(millisecondsSince1970: r["until"])
+        }
+        return l
+    }
+}

@@ -1,0 +1,62 @@
+import GRDB
+import ScrollOffCore
+
+/// What one retention run did.
+public struct RetentionReport: Hashable, Sendable {
+    public var daysRolledUp = 0
+    public var ledgerRowsDeleted = 0
+    public var eventsDeleted = 0
+    public var grantsDeleted = 0
+    public var focusSessionsDeleted = 0
+}
+
+extension Store {
+    /// SPEC §12: "Ledger and events kept 90 days".
+    public static let retention = 90
+
+    /// Rolls ledger rows, events and ended grants (and drops focus sessions) older than `days` local days into daily rollups
+    /// and deletes them, all in one transaction: a crash leaves either everything raw or everything
+    /// rolled, never a day counted twice or lost. Plans are never deleted (SPEC §12).
+    ///
+    /// Per profile the cut is the local midnight starting the day `days` days before `now`, so a day
+    /// is rolled whole. Machine-wide events (no profile) are cut at `now - days` exactly.
+    @discardableResult
+    public func applyRetention(now: Instant, days: Int = Store.retention) throws(StoreError) -> RetentionReport {
+        try write { db in
+            var report = RetentionReport()
+            let age = Span.hours(24 * Int64(days))
+            for profile in try String.fetchAll(db, sql: "SELECT name FROM profiles") {
+                let calendar = try ProfileCalendars.calendar(of: profile, in: db)
+                let cutoff = calendar.startOfDay(calendar.day(of: now - age))
+                let rolled = try RawTally(db: db, profile: profile, calendar: calendar).byDay(before: cutoff)
+                for t in rolled.values { try Self.addRollup(t, profile: profile, db: db) }
+                report.daysRolledUp += rolled.count
+                let args: StatementArguments = [profile, cutoff.millisecondsSince1970]
+                try db.execute(sql: "DELETE FROM ledger WHERE profile = ? AND time < ?", arguments: args)
+                report.ledgerRowsDeleted += db.changesCount
+                try db.execute(sql: "DELETE FROM events WHERE profile = ? AND time < ?", arguments: args)
+                report.eventsDeleted += db.changesCount
+                try db.execute(sql: "DELETE FROM grants WHERE profile = ? AND ended_at IS NOT NULL AND ended_at < ?", arguments: args)
+                report.grantsDeleted += db.changesCount
+                // Focus sessions over for 90 days decide nothing any more (SPEC §2 one-off windows).
+                try db.execute(sql: #"DELETE FROM focus_sessions WHERE profile = ? AND "end" < ?"#, arguments: args)
+                report.focusSessionsDeleted += db.changesCount
+            }
+            try db.execute(sql: "DELETE FROM events WHERE profile IS NULL AND time < ?", arguments: [(now - age).millisecondsSince1970])
+            report.eventsDeleted += db.changesCount
+            return report
+        }
+    }
+
+    private static func addRollup(_ t: DailyTotals, profile: String, db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO daily_rollups (profile, day, urges, resisted, open_seconds, spent_seconds, earned_seconds, peeks, tokens,
+            ledger_delta_seconds, rolled_up) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+            ON CONFLICT (profile, day) DO UPDATE SET urges = urges + excluded.urges, resisted = resisted + excluded.resisted,
+            open_seconds = open_seconds + excluded.open_seconds, spent_seconds = spent_seconds + excluded.spent_seconds,
+            earned_seconds = earned_seconds + excluded.earned_seconds, peeks = peeks + excluded.peeks, tokens = tokens + excluded.tokens,
+            ledger_delta_seconds = ledger_delta_seconds + excluded.ledger_delta_seconds, rolled_up = 1
+            """, arguments: [profile, Columns.day(t.day), t.urges, t.resisted, t.openSeconds, t.spentSeconds, t.earnedSeconds,
+                             t.peeks, t.tokens, t.ledgerDeltaSeconds])
+    }
+}
