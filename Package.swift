@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "Helper",
             dependencies: [
-                "ScrollOffCore", "Sinkhole", "DomainLists",
+                "ScrollOffCore", "Sinkhole", "DomainLists", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -100,6 +100,7 @@ let package = Package(
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
+        .testTarget(name: "HelperTests", dependencies: ["Helper", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,0 +1,161 @@
+/// A querying address in the compact form CIDR matching needs (SPEC §9 "per-client profiles").
+/// Same representation as the sinkhole's `ClientAddress`, so the DNS side converts with a switch.
+public enum ClientIP: Hashable, Sendable, CustomStringConvertible {
+    /// IPv4 in host byte order.
+    case v4(UInt32)
+    /// IPv6 as two 64-bit halves in host byte order.
+    case v6(high: UInt64, low: UInt64)
+    /// No address (a Unix socket): the default profile.
+    case unknown
+
+    /// Parses `192.168.1.7` or `fd00::1` (no brackets, no zone id). Nil when it is neither.
+    public init?(_ text: String) {
+        if let v4 = Self.parseV4(Substring(text)) {
+            self = .v4(v4)
+        } else if let (high, low) = Self.parseV6(Substring(text)) {
+            self = .v6(high: high, low: low)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .v4(let a):
+            return "\(a >> 24).\(a >> 16 & 0xFF).\(a >> 8 & 0xFF).\(a & 0xFF)"
+        case .v6(let high, let low):
+            let groups = (0..<4).map { String(high >> (48 - 16 * $0) & 0xFFFF, radix: 16) }
+                + (0..<4).map { String(low >> (48 - 16 * $0) & 0xFFFF, radix: 16) }
+            return groups.joined(separator: ":")
+        case .unknown:
+            return "unknown"
+        }
+    }
+
+    static func parseV4(_ text: Substring) -> UInt32? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var value: UInt32 = 0
+        for part in parts {
+            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let octet = UInt32(part), octet <= 255 else { return nil }
+            value = value << 8 | octet
+        }
+        return value
+    }
+
+    /// RFC 4291 §2.2 text forms: full, `::`-compressed, and a trailing dotted IPv4.
+    static func parseV6(_ text: Substring) -> (UInt64, UInt64)? {
+        guard text.contains(":") else { return nil }
+        let halves = text.components(separatedBy: "::")
+        guard halves.count <= 2 else { return nil }
+        func groups(_ part: String) -> [UInt16]? {
+            if part.isEmpty { return [] }
+            var out: [UInt16] = []
+            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
+            for (i, piece) in pieces.enumerated() {
+                if i == pieces.count - 1, piece.contains("."), let v4 = parseV4(piece) {
+                    out.append(UInt16(v4 >> 16))
+                    out.append(UInt16(v4 & 0xFFFF))
+                } else {
+                    guard !piece.isEmpty, piece.count <= 4, let g = UInt16(piece, radix: 16) else { return nil }
+                    out.append(g)
+                }
+            }
+            return out
+        }
+        guard let head = groups(halves[0]) else { return nil }
+        var all: [UInt16]
+        if halves.count == 2 {
+            guard let tail = groups(halves[1]), head.count + tail.count <= 7 else { return nil }
+            all = head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
+        } else {
+            guard head.count == 8 else { return nil }
+            all = head
+        }
+        let high = all[0..<4].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
+        let low = all[4..<8].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
+        return (high, low)
+    }
+}
+
+/// A client network written in a profile (`10.0.0.0/8`, `fd00::/8`, or a single address).
+public struct ClientNetwork: Hashable, Sendable, CustomStringConvertible {
+    public let address: ClientIP
+    public let prefixLength: Int
+
+    /// - Throws: `EngineError.invalid` naming the text and the form expected.
+    public init(parsing text: String) throws(EngineError) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let address = ClientIP(String(parts[0])) else {
+            throw .invalid("“\(text)” is not an address or network; write it like 192.168.1.0/24 or fd00::/8.")
+        }
+        let maxLength = if case .v4 = address { 32 } else { 128 }
+        var length = maxLength
+        if parts.count == 2 {
+            guard let l = Int(parts[1]), (0...maxLength).contains(l) else {
+                throw .invalid("“\(text)”: the prefix length must be 0…\(maxLength).")
+            }
+            length = l
+        }
+        self.address = address
+        prefixLength = length
+    }
+
+    public var description: String { "\(address)/\(prefixLength)" }
+}
+
+/// The client → profile table (SPEC §9): longest prefix wins, IPv4 and IPv6 kept apart, anything
+/// unmatched goes to the default profile 0. Rules are sorted longest prefix first once, so a lookup
+/// is a scan that stops at the first hit and allocates nothing.
+public struct ClientRouter: Sendable {
+    struct V4Rule: Sendable { var network: UInt32; var mask: UInt32; var profile: Int }
+    struct V6Rule: Sendable { var high: UInt64; var low: UInt64; var maskHigh: UInt64; var maskLow: UInt64; var profile: Int }
+
+    private let v4: ContiguousArray<V4Rule>
+    private let v6: ContiguousArray<V6Rule>
+
+    /// - Parameter networks: per profile index, the networks it claims.
+    public init(networks: [[ClientNetwork]]) {
+        var v4: [(Int, V4Rule)] = []
+        var v6: [(Int, V6Rule)] = []
+        for (profile, list) in networks.enumerated() {
+            for n in list {
+                switch n.address {
+                case .v4(let a):
+                    let mask: UInt32 = n.prefixLength == 0 ? 0 : ~UInt32(0) << UInt32(32 - n.prefixLength)
+                    v4.append((n.prefixLength, V4Rule(network: a & mask, mask: mask, profile: profile)))
+                case .v6(let high, let low):
+                    let mh: UInt64 = n.prefixLength == 0 ? 0 : (n.prefixLength >= 64 ? ~0 : ~UInt64(0) << UInt64(64 - n.prefixLength))
+                    let ml: UInt64 = n.prefixLength <= 64 ? 0 : (n.prefixLength == 128 ? ~0 : ~UInt64(0) << UInt64(128 - n.prefixLength))
+                    v6.append((n.prefixLength, V6Rule(high: high & mh, low: low & ml, maskHigh: mh, maskLow: ml, profile: profile)))
+                case .unknown:
+                    continue
+                }
+            }
+        }
+        // Stable sort: equal prefixes keep profile order, so a network claimed twice goes to the first profile.
+        self.v4 = ContiguousArray(v4.enumerated().sorted { ($0.element.0, -$0.offset) > ($1.element.0, -$1.offset) }.map(\.element.1))
+        self.v6 = ContiguousArray(v6.enumerated().sorted { ($0.element.0, -$0.offset) > ($1.element.0, -$1.offset) }.map(\.element.1))
+    }
+
+    /// The profile index of `client`; 0 (the default profile) when no network claims it.
+    @inlinable public func profile(for client: ClientIP) -> Int {
+        switch client {
+        case .v4(let a): return v4Profile(a)
+        case .v6(let high, let low): return v6Profile(high, low)
+        case .unknown: return 0
+        }
+    }
+
+    @usableFromInline func v4Profile(_ a: UInt32) -> Int {
+        for rule in v4 where a & rule.mask == rule.network { return rule.profile }
+        return 0
+    }
+
+    @usableFromInline func v6Profile(_ high: UInt64, _ low: UInt64) -> Int {
+        // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 client it stands for.
+        if high == 0, low >> 32 == 0xFFFF { return v4Profile(UInt32(truncatingIfNeeded: low)) }
+        for rule in v6 where high & rule.maskHigh == rule.high && low & rule.maskLow == rule.low { return rule.profile }
+        return 0
+    }
+}

@@ -1,0 +1,148 @@
+import DomainLists
+import ScrollOffCore
+import Synchronization
+
+/// The domain side of enforcement: which names belong to which entry, and which are always allowed.
+/// Built only when the entries or lists change (a new custom domain, a list refresh), because
+/// building walks every listed name; rule changes reuse it and rebuild only the snapshot.
+public struct MatcherTables: Sendable {
+    public let matcher: DomainMatcher
+    /// Entry index → entry id: catalog services in catalog order, then custom domains sorted.
+    public let entries: [EntryID]
+    /// `entrySets[id]` = the entry indices of matcher set `id`, in the form the snapshot takes.
+    public let entrySets: [[ScrollOffCore.EntryIndex]]
+    /// The inputs the matcher was built from, to tell whether a rebuild is needed.
+    let customDomains: [EntryID]
+    let extraAllowed: [String]
+
+    /// Builds the matcher: every catalog service and custom domain blocks for its own entry index;
+    /// every always-allow list and every host in `extraAllowed` (list URL hosts, the helper's own
+    /// names) is allowed, and allow beats block (SPEC §1).
+    static func build(catalog: Catalog, customDomains: [EntryID], extraAllowed: [String]) -> MatcherTables {
+        var builder = MatcherBuilder()
+        var entries: [EntryID] = []
+        for service in catalog.services {
+            builder.add(service.rules, entry: DomainLists.EntryIndex(UInt32(entries.count)))
+            entries.append(EntryID(service.id))
+        }
+        for domain in customDomains {
+            // Custom domains were normalized when they were blocked; one that no longer parses
+            // (a stored row edited by hand) keeps its index but matches nothing.
+            if let name = try? DomainName(domain.rawValue) {
+                builder.add(name, entry: DomainLists.EntryIndex(UInt32(entries.count)))
+            }
+            entries.append(domain)
+        }
+        for set in catalog.allowSets { builder.allowAll(set.rules) }
+        for host in extraAllowed {
+            if let name = try? DomainName(host) { builder.allow(name) }
+        }
+        let matcher = builder.build()
+        return MatcherTables(
+            matcher: matcher, entries: entries,
+            entrySets: matcher.entrySets.map { $0.map(\.rawValue) },
+            customDomains: customDomains, extraAllowed: extraAllowed)
+    }
+}
+
+/// Everything the DNS path needs to answer one query, immutable once built (ARCHITECTURE "data
+/// flows one way"). The engine publishes a new one through ``EnforcementBox`` after every state
+/// change and at the snapshot's `validUntil`; a query holds one instance from start to end.
+public final class Enforcement: Sendable {
+    public let tables: MatcherTables
+    public let snapshot: EnforcementSnapshot
+    public let router: ClientRouter
+    /// Profile index → name; index 0 is the default profile.
+    public let profileNames: [String]
+    /// The trusted clock as of the build, so the DNS side can read "now" from the boot clock alone
+    /// (`now(bootNanoseconds:)`) without asking the engine.
+    public let clock: TrustedClock
+
+    init(tables: MatcherTables, snapshot: EnforcementSnapshot, router: ClientRouter, profileNames: [String], clock: TrustedClock) {
+        self.tables = tables
+        self.snapshot = snapshot
+        self.router = router
+        self.profileNames = profileNames
+        self.clock = clock
+    }
+
+    /// An enforcement that blocks nothing, in force until the engine has loaded its state.
+    public static func empty(clock: TrustedClock) -> Enforcement {
+        Enforcement(
+            tables: MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], customDomains: [], extraAllowed: []),
+            snapshot: EnforcementSnapshot(entrySets: [[]], profiles: [], builtAt: clock.now),
+            router: ClientRouter(networks: []), profileNames: ["default"], clock: clock)
+    }
+
+    public var matcher: DomainMatcher { tables.matcher }
+
+    /// The trusted time at a `CLOCK_BOOTTIME` reading (SPEC §11); never earlier than the build.
+    @inlinable public func now(bootNanoseconds: UInt64) -> Instant { clock.instant(atBootNanoseconds: bootNanoseconds) }
+
+    /// Whether a strict curfew blocks every unlisted name of `profile` now.
+    public func isStrictCurfew(profile: Int) -> Bool { snapshot.isStrictCurfew(profile: profile) }
+
+    /// The entry ids of a matcher set, for urge recording and logs (allocates: not for every query).
+    public func entries(ofSet set: UInt32) -> [EntryID] {
+        guard Int(set) < tables.entrySets.count else { return [] }
+        return tables.entrySets[Int(set)].compactMap { Int($0) < tables.entries.count ? tables.entries[Int($0)] : nil }
+    }
+}
+
+/// The decision for one query (SPEC §9).
+public struct EnforcementDecision: Hashable, Sendable {
+    public var blocked: Bool
+    /// The name belongs to an entry of the client's profile: count urges, cap TTLs.
+    public var managed: Bool
+    /// The longest TTL an answer may carry; `Decision.uncapped` (UInt32.max) when no cap applies.
+    public var ttlCap: UInt32
+    /// The matcher's entry set of the name (0 = no entry); pass it to `recordUrge`.
+    public var entrySet: UInt32
+    /// The client's profile index; pass it to `recordUrge`.
+    public var profile: Int
+
+    @inlinable public init(blocked: Bool, managed: Bool, ttlCap: UInt32, entrySet: UInt32, profile: Int) {
+        self.blocked = blocked
+        self.managed = managed
+        self.ttlCap = ttlCap
+        self.entrySet = entrySet
+        self.profile = profile
+    }
+}
+
+/// The hot-path question: "is this name blocked for this client now, and for how long" (SPEC §9).
+///
+/// Order: the always-allow list first (allow beats block, SPEC §1, even in a strict curfew), then
+/// the client's profile by longest prefix, then the snapshot cell of that profile × entry set.
+/// No allocation: the matcher walks the wire name on the stack, the router and snapshot index arrays.
+/// - Parameter wire: the question name in DNS wire form (RFC 1035 §3.1), any case.
+@inlinable
+public func decide(_ enforcement: Enforcement, wire: UnsafeRawBufferPointer, client: ClientIP, now: Instant) -> EnforcementDecision {
+    let match = enforcement.matcher.match(wire: wire)
+    let profile = enforcement.router.profile(for: client)
+    if match.isAllowed {
+        return EnforcementDecision(blocked: false, managed: false, ttlCap: Decision.uncapped, entrySet: match.entrySet.rawValue, profile: profile)
+    }
+    let d = enforcement.snapshot.decide(profile: profile, set: match.entrySet.rawValue, now: now)
+    return EnforcementDecision(blocked: d.blocked, managed: d.managed, ttlCap: d.ttlCap, entrySet: match.entrySet.rawValue, profile: profile)
+}
+
+/// Holds the enforcement in force and swaps it whole (the same pattern as `MatcherBox`): the lock
+/// is held only to copy or replace one reference, and the old instance is released outside it.
+public final class EnforcementBox: Sendable {
+    private let current: Mutex<Enforcement>
+
+    public init(_ enforcement: Enforcement) { current = Mutex(enforcement) }
+
+    /// The enforcement in force; hold it for the whole of one query.
+    public var enforcement: Enforcement { current.withLock { $0 } }
+
+    func publish(_ enforcement: Enforcement) {
+        let previous = current.withLock { held -> Enforcement in
+            let previous = held
+            held = enforcement
+            return previous
+        }
+        _ = previous
+    }
+}

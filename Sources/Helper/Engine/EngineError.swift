@@ -1,0 +1,42 @@
+import DomainLists
+import ScrollOffCore
+import Store
+
+/// Why an engine command did nothing. The control API maps these to its answers and the CLI's
+/// exit codes (SPEC §13): `refused` → 1, `invalid`/`notFound` → 2, `storage`/`catalog` → helper trouble.
+public enum EngineError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A rule said no; the refusal says which rule and when it opens again.
+    case refused(Refusal)
+    /// The request cannot be carried out as written; the text says what to change.
+    case invalid(String)
+    /// The request names something that does not exist (an entry, schedule, plan or profile).
+    case notFound(String)
+    /// The database refused the commit; nothing was applied. The text comes from the store.
+    case storage(String)
+    /// The curated catalog could not be read at start-up.
+    case catalog(String)
+
+    public var description: String {
+        switch self {
+        case .refused(let r): r.message
+        case .invalid(let text), .notFound(let text): text
+        case .storage(let text): "The state database refused the change, so nothing was changed: \(text)"
+        case .catalog(let text): "The service catalog could not be read: \(text)"
+        }
+    }
+
+    /// The refusal, when this is one.
+    public var refusal: Refusal? {
+        if case .refused(let r) = self { return r }
+        return nil
+    }
+
+    init(_ error: CreditError) {
+        switch error {
+        case .refused(let r): self = .refused(r)
+        case .invalid(let text): self = .invalid(text)
+        }
+    }
+
+    init(_ error: StoreError) { self = .storage(error.description) }
+}

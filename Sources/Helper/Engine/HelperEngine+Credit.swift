@@ -1,0 +1,171 @@
+import Foundation
+import ScrollOffCore
+import Store
+
+extension HelperEngine {
+    /// `scrolloff use ENTRY [--for D] [--task T]` (SPEC §4): opens a blocked entry, paid per second.
+    /// Refused during a curfew, without credit, and for an entry that is not blocked now (spending
+    /// on an open entry would only cost credit).
+    public func use(_ word: String, for limit: Span? = nil, task: String? = nil,
+                    profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+        let entry = try resolveOne(word)
+        return try openGrant(entry, profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+            do throws(CreditError) {
+                return try p.account.use(entry, for: limit, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now))
+            } catch { throw EngineError(error) }
+        }
+    }
+
+    /// `scrolloff peek ENTRY [--task T]` (SPEC §5 steps 1–2).
+    public func peek(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+        let entry = try resolveOne(word)
+        return try openGrant(entry, profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+            do throws(Refusal) { return try p.account.peek(entry, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now)) } catch {
+                throw .refused(error)
+            }
+        }
+    }
+
+    /// `scrolloff token ENTRY [--task T]` (SPEC §5 step 4).
+    public func token(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+        let entry = try resolveOne(word)
+        return try openGrant(entry, profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+            do throws(Refusal) { return try p.account.token(entry, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now)) } catch {
+                throw .refused(error)
+            }
+        }
+    }
+
+    /// What the peek ladder would do now, so the CLI offers the exercise before a paid step only.
+    public func nextBypassStep(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BypassStep {
+        let now = advanceClock()
+        let p = profiles[try profileIndex(profile, in: profiles)]
+        return p.account.ladder.nextStep(at: now, policy: p.account.policy)
+    }
+
+    /// Shared shape of `use`, `peek` and `token`: checks the entry is blocked (a curfew is left to
+    /// the core, whose refusal says when it ends), runs the operation, and shows the person's most
+    /// recent active plan (SPEC §8), counting that it was shown, in the same commit.
+    private func openGrant(_ entry: EntryID, profile: String,
+                           _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
+        let plan = plans.filter { $0.profile == profile && !$0.archived }.max { ($0.created, $0.id) < ($1.created, $1.id) }
+        let result = try perform { (w: inout Work) throws(EngineError) -> GrantResult in
+            let i = try profileIndex(profile, in: w.profiles)
+            var p = w.profiles[i]
+            switch p.rules.status(of: entry, at: w.now).state {
+            case .blocked, .curfew, .open: break
+            case .none, .scheduled:
+                throw .refused(Refusal(rule: .notBlocked, subject: entry.rawValue,
+                                       message: "\(entry) is not blocked right now, so there is nothing to open and no credit was used."))
+            }
+            let out = try operation(&p, w.now)
+            w.change.record(out, account: p.account.state, profile: p.name)
+            guard let grant = out.grant else {
+                throw .invalid("The operation on \(entry) opened nothing; this is a bug in Scroll Off, please report it.")
+            }
+            if let plan { w.change.append(.countPlanShown(id: plan.id)) }
+            w.profiles[i] = p
+            let status = p.account.status(at: w.now)
+            let alternatives = self.alternatives.filter { $0.profile == profile }.sorted { $0.id > $1.id }.map(\.text)
+            let opened = out.events.first { if case .grantOpened = $0.kind { true } else { false } }
+            return GrantResult(
+                grant: GrantReport(grant), plan: plan.map(PlanReport.init), alternatives: alternatives,
+                balanceSeconds: status.balanceSeconds, peeksLeftToday: status.peeksLeftToday, tokensLeftMonth: status.tokensLeftThisMonth,
+                message: opened?.message ?? "\(entry) is open.")
+        }
+        if let plan, let k = plans.firstIndex(where: { $0.id == plan.id }) { plans[k].shownCount += 1 }
+        return result
+    }
+
+    /// `scrolloff stop [ENTRY]`: ends the running spend (or the named entry's); nothing more is deducted.
+    public func stop(_ word: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StopResult {
+        let entry = try word.map { (w: String) throws(EngineError) -> EntryID in try resolveOne(w) }
+        return try perform { (w: inout Work) throws(EngineError) -> StopResult in
+            let i = try profileIndex(profile, in: w.profiles)
+            var p = w.profiles[i]
+            let out: CreditOutcome
+            do throws(Refusal) { out = try p.account.stop(entry, at: w.now) } catch { throw .refused(error) }
+            w.change.record(out, account: p.account.state, profile: p.name)
+            w.profiles[i] = p
+            let stopped = out.events.compactMap { e -> GrantReport? in
+                if case .grantEnded(let g, .stopped) = e.kind { return GrantReport(g) }
+                return nil
+            }
+            let balance = p.account.wallet.balanceSeconds
+            return StopResult(stopped: stopped, balanceSeconds: balance,
+                              message: "Stopped. \(SpanWordsBridge.describe(seconds: balance)) of credit left.")
+        }
+    }
+
+    /// Records how an offered exercise went (SPEC §5 step 3).
+    public func recordExercise(_ exerciseID: String, entry word: String, outcome: ExerciseRecord.Outcome,
+                               profile: String = HelperEngine.defaultProfile) throws(EngineError) {
+        guard Exercise.named(exerciseID) != nil else {
+            throw .notFound("There is no exercise “\(exerciseID)”; there are \(Exercise.catalogue.map(\.id).joined(separator: ", ")).")
+        }
+        let entry = try resolveOne(word)
+        try perform { (w: inout Work) throws(EngineError) in
+            let i = try profileIndex(profile, in: w.profiles)
+            let record = ExerciseRecord(exerciseID: exerciseID, entry: entry, time: w.now, outcome: outcome)
+            w.change.append(.appendEvent(StoredEvent(record.event, profile: w.profiles[i].name)))
+            w.change.append(.recordExercise(profile: w.profiles[i].name, record))
+        }
+    }
+
+    // MARK: Plans and alternatives (SPEC §8)
+
+    /// `scrolloff plan add --when TEXT --then TEXT`.
+    public func addPlan(when: String, then: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> PlanReport {
+        let when = when.trimmingCharacters(in: .whitespacesAndNewlines), then = then.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !when.isEmpty, !then.isEmpty else {
+            throw .invalid("A plan needs both parts: --when “I feel bored” --then “I will take a short walk”.")
+        }
+        let now = advanceClock()
+        _ = try profileIndex(profile, in: profiles)
+        let id = try commitReturning(StateChange([.addPlan(profile: profile, when: when, then: then, created: now)]), now: now).planIDs.first
+        guard let id else { throw .storage("the new plan got no id") }
+        let plan = Plan(id: id, profile: profile, when: when, then: then, created: now)
+        plans.append(plan)
+        return PlanReport(plan)
+    }
+
+    /// `scrolloff plan list`: active plans, most recent first; archived ones with `includeArchived`.
+    public func planList(includeArchived: Bool = false, profile: String = HelperEngine.defaultProfile) -> [PlanReport] {
+        plans.filter { $0.profile == profile && (includeArchived || !$0.archived) }.sorted { $0.id > $1.id }.map(PlanReport.init)
+    }
+
+    /// `scrolloff plan archive ID`: hidden, never deleted (SPEC §12).
+    public func archivePlan(_ id: Int64, profile: String = HelperEngine.defaultProfile) throws(EngineError) {
+        guard let k = plans.firstIndex(where: { $0.id == id && $0.profile == profile }) else {
+            throw .notFound("There is no plan \(id); `scrolloff plan list` shows their ids.")
+        }
+        let now = advanceClock()
+        _ = try commitReturning(StateChange([.archivePlan(id: id)]), now: now)
+        plans[k].archived = true
+    }
+
+    /// `scrolloff alternatives add TEXT`.
+    public func addAlternative(_ text: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> AlternativeReport {
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw .invalid("Write the alternative in a few words, such as “text a friend”.") }
+        let now = advanceClock()
+        _ = try profileIndex(profile, in: profiles)
+        let id = try commitReturning(StateChange([.addAlternative(profile: profile, text: text, created: now)]), now: now).alternativeIDs.first
+        guard let id else { throw .storage("the new alternative got no id") }
+        alternatives.append(Alternative(id: id, profile: profile, text: text, created: now))
+        return AlternativeReport(id: id, text: text, created: now)
+    }
+
+    /// `scrolloff alternatives list`, newest first.
+    public func alternativeList(profile: String = HelperEngine.defaultProfile) -> [AlternativeReport] {
+        alternatives.filter { $0.profile == profile }.sorted { $0.id > $1.id }.map { AlternativeReport(id: $0.id, text: $0.text, created: $0.created) }
+    }
+
+    /// Commits a change that touches no profile state and returns the ids the store assigned.
+    /// It goes through the same tail as every command, so tamper events and wallets are handled alike.
+    func commitReturning(_ change: StateChange, now: Instant) throws(EngineError) -> CommitReceipt {
+        var change = change
+        var work = profiles
+        return try commit(&change, profiles: &work, now: now)
+    }
+}

@@ -1,0 +1,298 @@
+import DomainLists
+import Foundation
+import ScrollOffCore
+import Store
+
+/// `schedule add` as the control API receives it (SPEC §13); the engine parses and validates it.
+public struct ScheduleRequest: Hashable, Sendable, Codable {
+    public var name: String
+    /// `HH:MM`.
+    public var from: String
+    public var to: String
+    /// `daily`, `weekdays`, `weekends` or `mon,tue,…`.
+    public var days: String
+    public var curfew: Bool
+    public var strict: Bool
+    /// Service ids, categories or domains.
+    public var entries: [String]
+    public var reason: String?
+
+    public init(name: String, from: String, to: String, days: String = "daily", curfew: Bool = false, strict: Bool = false,
+                entries: [String], reason: String? = nil) {
+        self.name = name
+        self.from = from
+        self.to = to
+        self.days = days
+        self.curfew = curfew
+        self.strict = strict
+        self.entries = entries
+        self.reason = reason
+    }
+}
+
+extension HelperEngine {
+    // MARK: Entries
+
+    /// What one word of `block WORD…` names (SPEC §1): a service id, every service of a category,
+    /// or one custom domain (normalized: lowercase, A-labels, no trailing dot).
+    func resolve(_ words: [String]) throws(EngineError) -> [(EntryID, StoredEntry.Kind)] {
+        var out: [(EntryID, StoredEntry.Kind)] = []
+        var seen = Set<EntryID>()
+        for word in words {
+            let trimmed = word.trimmingCharacters(in: .whitespaces)
+            var found: [(EntryID, StoredEntry.Kind)]
+            if let services = catalog.resolve(trimmed) {
+                found = services.map { (EntryID($0.id), .service) }
+            } else if trimmed.contains("."), let name = try? DomainName(trimmed) {
+                found = [(EntryID(name.text), .domain)]
+            } else {
+                throw .notFound("“\(word)” is not a service, a category or a domain. Try `scrolloff services` for the list, or write a domain like news.example.com.")
+            }
+            for f in found where seen.insert(f.0).inserted { out.append(f) }
+        }
+        guard !out.isEmpty else { throw .invalid("Name at least one service, category or domain.") }
+        return out
+    }
+
+    /// The entry id `word` names for a single-entry command (`use`, `peek`, `unblock`).
+    func resolveOne(_ word: String) throws(EngineError) -> EntryID {
+        if let service = catalog.service(id: word) { return EntryID(service.id) }
+        if word.contains("."), let name = try? DomainName(word) { return EntryID(name.text) }
+        throw .notFound("“\(word)” is not a service or a domain. Try `scrolloff services` for the list.")
+    }
+
+    /// `scrolloff block ENTRY… [--reason TEXT]`: blocks around the clock (SPEC §2 "earning mode")
+    /// and starts or extends each entry's cooldown (SPEC §3). Blocking again is strengthening, so
+    /// it is always allowed.
+    public func block(_ words: [String], reason: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BlockResult {
+        let resolved = try resolve(words)
+        return try perform { (w: inout Work) throws(EngineError) -> BlockResult in
+            let i = try profileIndex(profile, in: w.profiles)
+            var p = w.profiles[i]
+            for (id, kind) in resolved {
+                if !p.entries.contains(where: { $0.id == id }) {
+                    let entry = StoredEntry(id: id, kind: kind, added: w.now)
+                    p.entries.append(entry)
+                    w.change.append(.saveEntry(profile: p.name, entry))
+                }
+                let existing = p.blocks.first { $0.entry == id }
+                let block = ChangeRules.block(id, existing: existing, at: w.now, cooldown: p.knobs.cooldown, reason: reason)
+                p.blocks.removeAll { $0.entry == id }
+                p.blocks.append(block)
+                w.change.append(.saveBlock(profile: p.name, block))
+            }
+            w.profiles[i] = p
+            let ids = resolved.map(\.0)
+            let names = ids.map(\.rawValue).joined(separator: ", ")
+            return BlockResult(entries: ids.map { Self.entryReport(p, $0, at: w.now) },
+                               message: "Blocked \(names). It holds for at least \(SpanWordsBridge.describe(p.knobs.cooldown)) before it can be undone.")
+        }
+    }
+
+    /// `scrolloff unblock ENTRY…`: refused while any named block's cooldown runs (SPEC §3); the
+    /// refusal is recorded as an `editRefused` event so insights can count rules that held.
+    public func unblock(_ words: [String], profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BlockResult {
+        let resolved = try resolve(words)
+        do throws(EngineError) {
+            return try perform { (w: inout Work) throws(EngineError) -> BlockResult in
+                let i = try profileIndex(profile, in: w.profiles)
+                var p = w.profiles[i]
+                var removed: [EntryID] = []
+                for (id, _) in resolved {
+                    guard let block = p.blocks.first(where: { $0.entry == id }) else { continue }
+                    do throws(Refusal) { try ChangeRules.checkUnblock(block, at: w.now) } catch { throw .refused(error) }
+                    p.blocks.removeAll { $0.entry == id }
+                    w.change.append(.removeBlock(profile: p.name, id))
+                    removed.append(id)
+                }
+                guard !removed.isEmpty else {
+                    throw .refused(Refusal(rule: .notBlocked, subject: resolved.map(\.0.rawValue).joined(separator: ","),
+                                           message: "\(resolved.map(\.0.rawValue).joined(separator: ", ")) had no around-the-clock block to remove."))
+                }
+                w.profiles[i] = p
+                return BlockResult(entries: removed.map { Self.entryReport(p, $0, at: w.now) },
+                                   message: "Unblocked \(removed.map(\.rawValue).joined(separator: ", ")). Schedules that name them still apply.")
+            }
+        } catch {
+            try recordRefusal(error, profile: profile)
+            throw error
+        }
+    }
+
+    /// Keeps a cooldown or edit-lock refusal as an event (SPEC §2, §3) in its own small commit.
+    func recordRefusal(_ error: EngineError, profile: String) throws(EngineError) {
+        guard let r = error.refusal, r.rule == .cooldown || r.rule == .curfewEditLock,
+              profiles.contains(where: { $0.name == profile }) else { return }
+        let now = advanceClock()
+        var change = StateChange([.appendEvent(StoredEvent(refused: r, profile: profile, at: now))])
+        var work = profiles
+        try commit(&change, profiles: &work, now: now)
+    }
+
+    // MARK: Schedules
+
+    /// `scrolloff schedule add NAME …` (SPEC §2, §13). A new name adds a schedule (cooldown starts);
+    /// an existing name edits it, checked against the curfew edit lock and, when the edit weakens
+    /// it, the cooldown (SPEC §3).
+    public func addSchedule(_ request: ScheduleRequest, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> ScheduleReport {
+        let start: LocalTime, end: LocalTime, days: Weekdays
+        do {
+            start = try LocalTime.parse(request.from)
+            end = try LocalTime.parse(request.to)
+            days = try Weekdays.parse(request.days)
+        } catch { throw .invalid(error.message) }
+        let name = request.name.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { throw .invalid("Give the schedule a name, such as “evenings”.") }
+        let entries = request.strict && request.entries.isEmpty ? [] : try resolve(request.entries)
+        do throws(EngineError) {
+            return try perform { (w: inout Work) throws(EngineError) -> ScheduleReport in
+                let i = try profileIndex(profile, in: w.profiles)
+                var p = w.profiles[i]
+                let kind: Schedule.Kind = request.strict ? .strictCurfew : (request.curfew ? .curfew : .block)
+                let new = Schedule(name: name, start: start, end: end, days: days, timeZoneID: p.settings.timeZoneID,
+                                   entries: Set(entries.map(\.0)), kind: kind, reason: request.reason)
+                let saved: Schedule
+                do throws(Refusal) {
+                    if let old = p.schedules.first(where: { $0.name == name }) {
+                        var edited = new
+                        edited.reason = request.reason ?? old.reason
+                        saved = try ChangeRules.edit(from: old, to: edited, at: w.now, cooldown: p.knobs.cooldown)
+                    } else {
+                        saved = try ChangeRules.add(new, at: w.now, cooldown: p.knobs.cooldown)
+                    }
+                } catch { throw .refused(error) }
+                for (id, kind) in entries where !p.entries.contains(where: { $0.id == id }) {
+                    let entry = StoredEntry(id: id, kind: kind, added: w.now)
+                    p.entries.append(entry)
+                    w.change.append(.saveEntry(profile: p.name, entry))
+                }
+                p.schedules.removeAll { $0.name == name }
+                p.schedules.append(saved)
+                p.schedules.sort { $0.name < $1.name }
+                w.change.append(.saveSchedule(profile: p.name, saved))
+                w.profiles[i] = p
+                return ScheduleReport(saved, at: w.now)
+            }
+        } catch {
+            try recordRefusal(error, profile: profile)
+            throw error
+        }
+    }
+
+    /// `scrolloff schedule list`.
+    public func schedules(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ScheduleReport] {
+        let now = advanceClock()
+        let p = profiles[try profileIndex(profile, in: profiles)]
+        return p.schedules.map { ScheduleReport($0, at: now) }
+    }
+
+    /// `scrolloff schedule rm NAME`: refused inside a curfew's edit lock and inside the cooldown.
+    public func removeSchedule(_ name: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) {
+        do throws(EngineError) {
+            try perform { (w: inout Work) throws(EngineError) in
+                let i = try profileIndex(profile, in: w.profiles)
+                guard let s = w.profiles[i].schedules.first(where: { $0.name == name }) else {
+                    throw .notFound("There is no schedule “\(name)”; `scrolloff schedule list` shows them.")
+                }
+                do throws(Refusal) { try ChangeRules.checkDelete(s, at: w.now) } catch { throw .refused(error) }
+                w.profiles[i].schedules.removeAll { $0.name == name }
+                w.change.append(.removeSchedule(profile: w.profiles[i].name, name: name))
+            }
+        } catch {
+            try recordRefusal(error, profile: profile)
+            throw error
+        }
+    }
+
+    // MARK: Focus
+
+    /// `scrolloff focus DURATION [--entries A,B]` (SPEC §2): a one-off block window from now.
+    /// Without entries it covers every entry the profile names.
+    public func focus(length: Span, entries words: [String] = [], reason: String? = nil,
+                      profile: String = HelperEngine.defaultProfile) throws(EngineError) -> FocusReport {
+        let resolved = words.isEmpty ? [] : try resolve(words)
+        return try perform { (w: inout Work) throws(EngineError) -> FocusReport in
+            let i = try profileIndex(profile, in: w.profiles)
+            var p = w.profiles[i]
+            let ids = resolved.isEmpty ? Set(p.namedEntries) : Set(resolved.map(\.0))
+            guard !ids.isEmpty else {
+                throw .invalid("A focus session needs entries: block something first, or name them with --entries instagram,tiktok.")
+            }
+            let id = (p.focusSessions.map(\.id).max() ?? 0) + 1
+            let session: FocusSession
+            do throws(ScheduleError) { session = try FocusSession(id: id, entries: ids, startingAt: w.now, length: length, reason: reason) } catch {
+                throw .invalid(error.message)
+            }
+            for (eid, kind) in resolved where !p.entries.contains(where: { $0.id == eid }) {
+                let entry = StoredEntry(id: eid, kind: kind, added: w.now)
+                p.entries.append(entry)
+                w.change.append(.saveEntry(profile: p.name, entry))
+            }
+            p.focusSessions.append(session)
+            w.change.append(.saveFocusSession(profile: p.name, session))
+            w.profiles[i] = p
+            return FocusReport(id: id, entries: ids.sorted().map(\.rawValue), start: session.start, end: session.end, reason: reason)
+        }
+    }
+
+    // MARK: Profiles
+
+    /// `scrolloff profile add NAME --clients CIDR,…` (SPEC §9): a profile of its own with its own
+    /// entries, schedules and wallet (and its own starter credit). Adding an existing name updates
+    /// its clients.
+    public func addProfile(_ name: String, clients: [String], timeZoneID: String? = nil, preset: Preset? = nil) throws(EngineError) -> [String] {
+        var networks: [ClientNetwork] = []
+        for c in clients { networks.append(try ClientNetwork(parsing: c)) }
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw .invalid("“\(name)” cannot be a profile name; use letters, digits, - and _.")
+        }
+        return try perform { (w: inout Work) throws(EngineError) -> [String] in
+            if let i = w.profiles.firstIndex(where: { $0.name == name }) {
+                w.profiles[i].settings.clientCIDRs = clients
+                w.profiles[i].networks = networks
+                w.change.append(.saveProfile(w.profiles[i].settings))
+            } else {
+                let zone = timeZoneID ?? w.profiles.first?.settings.timeZoneID ?? ProfileRuntime.systemTimeZoneID
+                let settings = ProfileSettings(name: name, clientCIDRs: clients, timeZoneID: zone, preset: preset ?? .default)
+                let p0 = try ProfileRuntime.fresh(settings, now: w.now)
+                w.change.append(.saveProfile(settings))
+                var p = p0
+                let starter = p.account.grantStarter(at: w.now)
+                w.change.record(starter, account: p.account.state, profile: name)
+                w.profiles = Self.ordered(w.profiles + [p])
+            }
+            return w.profiles.map(\.name)
+        }
+    }
+
+    /// `scrolloff profile list`: names and client networks, default profile first.
+    public func profileList() -> [(name: String, clients: [String])] {
+        profiles.map { ($0.name, $0.settings.clientCIDRs) }
+    }
+
+    // MARK: Helpers
+
+    static func entryReport(_ p: ProfileRuntime, _ id: EntryID, at t: Instant) -> EntryReport {
+        let rules = p.rules
+        let status = rules.status(of: id, at: t)
+        var openUntil: Instant?
+        if case .open(let until) = status.state { openUntil = until }
+        return EntryReport(id: id.rawValue, state: status.state.name, lockedUntil: rules.lockedUntil(of: id, at: t),
+                           reason: status.reason, nextChange: status.nextChange, openUntil: openUntil)
+    }
+}
+
+/// Span words for engine messages, in the core's style ("2 h", "1 h 30 min", "40 s"). The core's
+/// own helper is internal to ScrollOffCore, so the engine keeps this small copy of the rule.
+enum SpanWordsBridge {
+    static func describe(_ span: Span) -> String { describe(seconds: (span.milliseconds + 999) / 1000) }
+
+    static func describe(seconds: Int64) -> String {
+        let s = max(0, seconds)
+        if s < 60 { return "\(s) s" }
+        let minutes = s / 60, rest = s % 60
+        if minutes < 60 { return rest == 0 ? "\(minutes) min" : "\(minutes) min \(rest) s" }
+        let hours = minutes / 60, m = minutes % 60
+        return m == 0 ? "\(hours) h" : "\(hours) h \(m) min"
+    }
+}

@@ -1,0 +1,122 @@
+import Logging
+import ScrollOffCore
+import ServiceLifecycle
+import Store
+
+extension HelperEngine: Service {
+    /// The timer loop (issue 5: "Timers fire at the next instant computed by ScrollOffCore, not by
+    /// polling"). Sleeps until ``nextDueInstant()`` or until a command or an urge wakes it, then
+    /// runs ``tick()``. Ends on cancellation or graceful shutdown, writing pending urges first.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.sleepUntilDue()
+                guard !Task.isCancelled else { break }
+                do {
+                    try await self.tick()
+                } catch {
+                    // A failed write leaves memory as it was; the next wake retries the same work.
+                    self.logger.error("timer work failed; retrying at the next wake", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            try? await self.flushUrges()
+        }
+    }
+
+    /// The earliest instant anything is due: a wallet's next award, expiry or grant end, the
+    /// snapshot's `validUntil` (window and grant edges), a curfew reminder, a local midnight, or
+    /// the pending urge batch. Nil when nothing is scheduled (then only a wake ends the sleep).
+    public func nextDueInstant() -> Instant? {
+        var due: Instant?
+        func consider(_ t: Instant?) { if let t, due.map({ t < $0 }) ?? true { due = t } }
+        let now = clock.now
+        for p in profiles {
+            consider(p.account.wallet.nextDueInstant)
+            consider(p.rules.nextCurfewReminder(after: p.reminderCursor)?.remindAt)
+            consider(p.calendar.nextMidnight(after: now))
+        }
+        consider(box.enforcement.snapshot.validUntil)
+        consider(urges.flushDue)
+        return due
+    }
+
+    /// One wake: advances the trusted clock by the boot clock (recording a tamper event on a
+    /// jump), settles every wallet (awards, expiries, grant ends at zero credit), emits due curfew
+    /// reminders, writes the urge batch, commits, and publishes the new enforcement at once, so a
+    /// spend running out blocks again within the 250 ms of SPEC §4.
+    public func tick() throws(EngineError) {
+        let now = advanceClock()
+        var change = StateChange()
+        var work = profiles
+        for i in work.indices {
+            var cursor = work[i].reminderCursor
+            while let r = work[i].rules.nextCurfewReminder(after: cursor), r.remindAt <= now {
+                // A reminder whose curfew already started (the helper was asleep) has no use any more.
+                if now < r.occurrence.start { change.append(.appendEvent(StoredEvent(r, profile: work[i].name))) }
+                cursor = r.remindAt
+            }
+            work[i].reminderCursor = max(cursor, now)
+        }
+        let batch = urges.drain()
+        for u in batch {
+            guard work.contains(where: { $0.name == u.profile }) else { continue }
+            change.append(.appendEvent(StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
+                                                   message: "An urge for \(u.entry), let pass.")))
+        }
+        do {
+            try commit(&change, profiles: &work, now: now)
+        } catch {
+            urges.restore(batch)
+            throw error
+        }
+    }
+
+    /// Writes the pending urges now (before `events` or `stats` read them).
+    func flushUrges() throws(EngineError) {
+        let batch = urges.drain()
+        guard !batch.isEmpty else { return }
+        var change = StateChange()
+        for u in batch where profiles.contains(where: { $0.name == u.profile }) {
+            change.append(.appendEvent(StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
+                                                   message: "An urge for \(u.entry), let pass.")))
+        }
+        do { _ = try commitReturning(change, now: advanceClock()) } catch {
+            urges.restore(batch)
+            throw error
+        }
+    }
+
+    /// Ends the timer's sleep early: a command changed what is due.
+    public func wake() {
+        if let c = wakeContinuation {
+            wakeContinuation = nil
+            c.resume()
+        } else {
+            wakeRequested = true
+        }
+    }
+
+    /// Sleeps until the next due instant (measured on the trusted clock, which runs on the boot
+    /// clock like `ContinuousClock`), a wake, or cancellation.
+    func sleepUntilDue() async {
+        if wakeRequested {
+            wakeRequested = false
+            return
+        }
+        let now = advanceClock()
+        let timer: Task<Void, Never>? = nextDueInstant().map { due in
+            let delay = max(0, (due - now).milliseconds)
+            return Task { [weak self] in
+                guard (try? await Task.sleep(for: .milliseconds(delay))) != nil else { return }
+                await self?.wake()
+            }
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in wakeContinuation = c }
+        } onCancel: {
+            Task { [weak self] in await self?.wake() }
+        }
+        timer?.cancel()
+    }
+}

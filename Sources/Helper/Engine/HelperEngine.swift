@@ -1,0 +1,267 @@
+import DomainLists
+import Logging
+import ScrollOffCore
+import Store
+
+/// What the engine needs to start.
+public struct EngineConfiguration: Sendable {
+    /// Where `scrolloff.sqlite` lives (SPEC §12).
+    public var stateDirectory: String
+    /// The curated catalog (`Catalog.load(folder: "blocklists")`).
+    public var catalog: Catalog
+    /// Hosts that are always allowed besides the allow lists: the hosts of configured list URLs,
+    /// the helper's own names (SPEC §1).
+    public var extraAllowedHosts: [String]
+    /// The build date; a wall clock earlier than this is not trusted (SPEC §11).
+    public var buildDate: Instant
+    /// The zone of the default profile on first setup; nil = the system's.
+    public var defaultTimeZoneID: String?
+    public var defaultPreset: Preset
+
+    public init(stateDirectory: String, catalog: Catalog, extraAllowedHosts: [String] = [], buildDate: Instant,
+                defaultTimeZoneID: String? = nil, defaultPreset: Preset = .default) {
+        self.stateDirectory = stateDirectory
+        self.catalog = catalog
+        self.extraAllowedHosts = extraAllowedHosts
+        self.buildDate = buildDate
+        self.defaultTimeZoneID = defaultTimeZoneID
+        self.defaultPreset = defaultPreset
+    }
+}
+
+/// The single owner of state in the helper process (issue 5 "The helper"): it holds every profile's
+/// rules and credit account, runs every command on the trusted clock (SPEC §11), commits each change
+/// with the clock anchor before answering, and publishes the enforcement the DNS path reads.
+///
+/// Commands run on a copy of the profiles; the copy replaces the held state only after the store
+/// has committed, so a refused command or a failed write changes nothing, in memory or on disk.
+public actor HelperEngine {
+    /// Name of the profile that covers every client no other profile claims (SPEC §9).
+    public static let defaultProfile = "default"
+
+    /// What the DNS side reads for every query.
+    public nonisolated let box: EnforcementBox
+    /// Where the DNS side reports blocked queries on managed names.
+    public nonisolated let urges: UrgeRecorder
+
+    let store: Store
+    let timeSource: any TimeSource
+    let catalog: Catalog
+    let logger: Logger
+    var extraAllowed: [String]
+    var clock: TrustedClock
+    /// Index 0 is the default profile; the others follow by name.
+    var profiles: [ProfileRuntime]
+    var plans: [Plan]
+    var alternatives: [Alternative]
+    var tables: MatcherTables
+    /// Tamper events seen by the clock and not committed yet.
+    var pendingJumps: [ClockJump] = []
+
+    // Timer loop (HelperEngine+Timers.swift).
+    var wakeContinuation: CheckedContinuation<Void, Never>?
+    var wakeRequested = false
+
+    /// Opens the store, loads the state, sets the trusted clock from the saved anchor, and does the
+    /// start-up work of SPEC §4 and §11 in one commit: a tamper event when the clock moved while the
+    /// helper was stopped, starter credit on first setup, wallets resumed (the downtime earns
+    /// nothing), then retention (SPEC §12). The enforcement is published before this returns.
+    public static func start(configuration: EngineConfiguration, timeSource: any TimeSource,
+                             logger: Logger = Logger(label: "scrolloff.engine")) async throws(EngineError) -> HelperEngine {
+        let store: Store
+        let loaded: StoredState
+        do {
+            store = try Store(directory: configuration.stateDirectory)
+            loaded = try store.load()
+        } catch { throw EngineError(error) }
+        let clock = TrustedClock(anchor: loaded.anchor, buildDate: configuration.buildDate, reading: timeSource.read())
+        let engine = try HelperEngine(configuration: configuration, store: store, loaded: loaded, clock: clock,
+                                      timeSource: timeSource, logger: logger)
+        try await engine.finishStart(defaultTimeZoneID: configuration.defaultTimeZoneID, preset: configuration.defaultPreset)
+        return engine
+    }
+
+    private init(configuration: EngineConfiguration, store: Store, loaded: StoredState, clock: TrustedClock,
+                 timeSource: any TimeSource, logger: Logger) throws(EngineError) {
+        let box = EnforcementBox(.empty(clock: clock))
+        self.box = box
+        let wakeTarget = WakeTarget()
+        urges = UrgeRecorder(wake: { wakeTarget.wake() })
+        self.store = store
+        self.timeSource = timeSource
+        catalog = configuration.catalog
+        self.logger = logger
+        extraAllowed = configuration.extraAllowedHosts
+        self.clock = clock
+        let now = clock.now
+        var runtimes: [ProfileRuntime] = []
+        for p in loaded.profiles { runtimes.append(try ProfileRuntime.make(p, now: now)) }
+        profiles = Self.ordered(runtimes)
+        plans = loaded.plans
+        alternatives = loaded.alternatives
+        tables = MatcherTables.build(catalog: configuration.catalog, customDomains: Self.customDomains(runtimes, catalog: configuration.catalog),
+                                     extraAllowed: configuration.extraAllowedHosts)
+        wakeTarget.engine = self
+    }
+
+    private func finishStart(defaultTimeZoneID: String?, preset: Preset) throws(EngineError) {
+        let now = clock.now
+        var change = StateChange()
+        if let jump = clock.startJump { pendingJumps.append(jump) }
+        if profiles.isEmpty {
+            let settings = ProfileSettings(name: Self.defaultProfile, timeZoneID: defaultTimeZoneID ?? ProfileRuntime.systemTimeZoneID, preset: preset)
+            change.append(.saveProfile(settings))
+            var fresh = try ProfileRuntime.fresh(settings, now: now)
+            let starter = fresh.account.grantStarter(at: now)
+            change.record(starter, account: fresh.account.state, profile: fresh.name)
+            profiles = [fresh]
+        }
+        var work = profiles
+        for i in work.indices {
+            // The gap since the last commit was not enforced, so it earns nothing (SPEC §4, §11).
+            let out = work[i].account.resume(at: now, blockInForce: work[i].blockInForce(at: now))
+            change.record(out, account: work[i].account.state, profile: work[i].name)
+            work[i].protectedSince = nil
+            work[i].reminderCursor = now
+        }
+        try commit(&change, profiles: &work, now: now)
+        do {
+            let report = try store.applyRetention(now: now)
+            if report.ledgerRowsDeleted + report.eventsDeleted > 0 {
+                logger.info("retention rolled up old rows", metadata: ["store.days": "\(report.daysRolledUp)",
+                                                                     "store.ledger_rows": "\(report.ledgerRowsDeleted)"])
+            }
+        } catch {
+            // Retention only tidies; a failure must not keep the helper from enforcing.
+            logger.warning("retention failed; it runs again at the next start", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: The trusted clock
+
+    /// Advances the trusted clock to a fresh reading and keeps any tamper event for the next commit.
+    func advanceClock() -> Instant {
+        if let jump = clock.advance(to: timeSource.read()) { pendingJumps.append(jump) }
+        return clock.now
+    }
+
+    /// The trusted time now, for callers that only read (SPEC §11).
+    public func trustedNow() -> Instant { advanceClock() }
+
+    // MARK: Commands run here
+
+    /// Runs one command: advances the clock, lets `body` change a copy of the profiles and add to
+    /// the change, brings every wallet up to date with whether a block is now in force, commits all
+    /// of it with the clock anchor in one transaction, and only then keeps the copy, rebuilds the
+    /// enforcement and wakes the timers.
+    func perform<T>(_ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> T {
+        let now = advanceClock()
+        var work = Work(now: now, profiles: profiles, change: StateChange())
+        let result = try body(&work)
+        try commit(&work.change, profiles: &work.profiles, now: now)
+        wake()
+        return result
+    }
+
+    /// Shared tail of every state change: tamper events (and the earning freeze a jump back
+    /// brings), wallets settled against the new rules, protected time, then COMMIT, then the state
+    /// kept and the enforcement rebuilt.
+    @discardableResult
+    func commit(_ change: inout StateChange, profiles work: inout [ProfileRuntime], now: Instant) throws(EngineError) -> CommitReceipt {
+        let jumps = pendingJumps
+        for jump in jumps {
+            change.append(.appendEvent(StoredEvent(jump)))
+            for i in work.indices {
+                guard let until = jump.earningFrozenUntil(in: work[i].calendar) else { continue }
+                let out = work[i].account.freezeEarning(until: until, at: now)
+                change.record(out, account: work[i].account.state, profile: work[i].name)
+            }
+        }
+        for i in work.indices { Self.settle(&work[i], at: now, into: &change) }
+        let receipt: CommitReceipt
+        do { receipt = try store.commit(change, anchor: clock.anchor) } catch { throw EngineError(error) }
+        pendingJumps.removeAll()
+        profiles = work
+        rebuild(now: now)
+        return receipt
+    }
+
+    /// Tells the wallet whether a block is in force from `now` on (SPEC §4 abstinence) and writes
+    /// the protected time (SPEC §7) since the last settlement.
+    static func settle(_ p: inout ProfileRuntime, at now: Instant, into change: inout StateChange) {
+        let inForce = p.blockInForce(at: now)
+        let out = p.account.advance(to: now, blockInForce: inForce)
+        change.record(out, account: p.account.state, profile: p.name)
+        if let since = p.protectedSince, now > since {
+            change.append(.addProtectedTime(profile: p.name, from: since, to: now))
+        }
+        p.protectedSince = inForce ? now : nil
+    }
+
+    // MARK: Enforcement
+
+    /// Rebuilds the snapshot (and the matcher when the entries changed) and publishes it.
+    func rebuild(now: Instant) {
+        let custom = Self.customDomains(profiles, catalog: catalog)
+        if custom != tables.customDomains || extraAllowed != tables.extraAllowed {
+            tables = MatcherTables.build(catalog: catalog, customDomains: custom, extraAllowed: extraAllowed)
+        }
+        let states = profiles.map { $0.rules.evaluate(entries: tables.entries, at: now) }
+        let snapshot = EnforcementSnapshot(entrySets: tables.entrySets, profiles: states, builtAt: now)
+        box.publish(Enforcement(tables: tables, snapshot: snapshot, router: ClientRouter(networks: profiles.map(\.networks)),
+                                profileNames: profiles.map(\.name), clock: clock))
+    }
+
+    /// Replaces the always-allowed extra hosts (list URL hosts changed) and rebuilds the matcher.
+    public func setExtraAllowedHosts(_ hosts: [String]) {
+        extraAllowed = hosts
+        rebuild(now: advanceClock())
+    }
+
+    /// Custom domains named by any profile, sorted: the entries past the catalog's services.
+    static func customDomains(_ profiles: [ProfileRuntime], catalog: Catalog) -> [EntryID] {
+        var ids = Set<EntryID>()
+        for p in profiles { ids.formUnion(p.namedEntries) }
+        return ids.filter { catalog.service(id: $0.rawValue) == nil }.sorted()
+    }
+
+    /// The default profile first, then the others by name (profile index = position).
+    static func ordered(_ profiles: [ProfileRuntime]) -> [ProfileRuntime] {
+        profiles.filter { $0.name == defaultProfile } + profiles.filter { $0.name != defaultProfile }.sorted { $0.name < $1.name }
+    }
+
+    /// The index of `name`, or a `notFound` naming the profiles there are.
+    func profileIndex(_ name: String, in profiles: [ProfileRuntime]) throws(EngineError) -> Int {
+        guard let i = profiles.firstIndex(where: { $0.name == name }) else {
+            throw .notFound("There is no profile “\(name)”; profiles: \(profiles.map(\.name).joined(separator: ", ")).")
+        }
+        return i
+    }
+
+    // MARK: DNS path
+
+    /// Counts a blocked query on a managed name as an urge (SPEC §7); repeats from the same client
+    /// for the same entries within 60 s are one episode. Call only for decisions that are
+    /// `blocked && managed`. Synchronous and cheap: the write happens later, in a batch.
+    public nonisolated func recordUrge(_ decision: EnforcementDecision, client: ClientIP, now: Instant) {
+        urges.record(set: decision.entrySet, client: client, profile: decision.profile, now: now, enforcement: box.enforcement)
+    }
+}
+
+/// A command's working copy.
+struct Work {
+    let now: Instant
+    var profiles: [ProfileRuntime]
+    var change: StateChange
+}
+
+/// Lets the urge recorder, created before the engine exists, wake the engine's timer.
+final class WakeTarget: @unchecked Sendable {
+    // @unchecked: written once in the engine's init before any urge can be recorded, read after.
+    weak var engine: HelperEngine?
+
+    func wake() {
+        guard let engine else { return }
+        Task { await engine.wake() }
+    }
+}

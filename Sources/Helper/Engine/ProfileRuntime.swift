@@ -1,0 +1,94 @@
+import Foundation
+import ScrollOffCore
+import Store
+
+/// One profile as the engine holds it between commands: its settings, rules and credit account,
+/// plus the bookkeeping the timers need. Plain value: a command works on a copy and the engine
+/// keeps the copy only after the store has committed it.
+struct ProfileRuntime: Sendable {
+    var settings: ProfileSettings
+    var knobs: Knobs
+    var calendar: LocalCalendar
+    var networks: [ClientNetwork]
+    var entries: [StoredEntry]
+    var blocks: [Block]
+    var schedules: [Schedule]
+    var focusSessions: [FocusSession]
+    var account: CreditAccount
+    /// Start of the stretch with a block in force not yet written as protected time (SPEC §7).
+    var protectedSince: Instant?
+    /// Curfew reminders due after this instant have not been emitted yet (SPEC §2).
+    var reminderCursor: Instant
+
+    var name: String { settings.name }
+
+    /// The rules half, with the wallet's running grants (the two are kept as one list).
+    var rules: ProfileRules {
+        ProfileRules(blocks: blocks, schedules: schedules, focusSessions: focusSessions, grants: account.wallet.grantsInUse)
+    }
+
+    /// Every entry any rule or stored row of the profile names, sorted.
+    var namedEntries: [EntryID] {
+        var ids = Set(entries.map(\.id))
+        ids.formUnion(blocks.map(\.entry))
+        for s in schedules { ids.formUnion(s.entries) }
+        for f in focusSessions { ids.formUnion(f.entries) }
+        return ids.sorted()
+    }
+
+    /// SPEC §4 abstinence input: at least one block is in force for the profile now (an entry
+    /// blocked, in curfew, or blocked-but-opened by a grant; or a strict curfew).
+    func blockInForce(at t: Instant) -> Bool {
+        let rules = self.rules
+        if rules.strictCurfew(at: t) != nil { return true }
+        for id in namedEntries {
+            switch rules.status(of: id, at: t).state {
+            case .blocked, .curfew, .open: return true
+            case .none, .scheduled: continue
+            }
+        }
+        return false
+    }
+
+    /// When a curfew covering `entry` that is in force at `t` ends, for the wallet's and ladder's
+    /// curfew refusal (SPEC §2: nothing opens an entry during a curfew).
+    func curfewEnd(of entry: EntryID, at t: Instant) -> Instant? {
+        var end: Instant?
+        for s in schedules where s.enabled && s.kind.isCurfew && s.covers(entry) {
+            if let o = s.occurrence(containing: t), end.map({ o.end > $0 }) ?? true { end = o.end }
+        }
+        return end
+    }
+
+    /// Builds the runtime from a stored profile; `now` seeds a fresh account.
+    static func make(_ stored: StoredProfile, now: Instant) throws(EngineError) -> ProfileRuntime {
+        var p = try fresh(stored.settings, now: now, account: stored.account)
+        p.entries = stored.entries
+        p.blocks = stored.blocks
+        p.schedules = stored.schedules
+        p.focusSessions = stored.focusSessions
+        return p
+    }
+
+    /// A profile with no rules yet and, unless `account` is given, a fresh account as of `now`.
+    static func fresh(_ s: ProfileSettings, now: Instant, account stored: CreditAccountState? = nil) throws(EngineError) -> ProfileRuntime {
+        let knobs: Knobs
+        do { knobs = try Knobs.resolve(preset: s.preset, overrides: s.overrides) } catch {
+            throw .invalid("Profile \(s.name): \(error.description)")
+        }
+        guard let calendar = LocalCalendar(identifier: s.timeZoneID) else {
+            throw .invalid("Profile \(s.name): “\(s.timeZoneID)” is not a known IANA time zone; use a name like Europe/Berlin.")
+        }
+        var networks: [ClientNetwork] = []
+        for text in s.clientCIDRs { networks.append(try ClientNetwork(parsing: text)) }
+        let account = CreditAccount(state: stored ?? CreditAccountState(asOf: now),
+                                    policy: CreditPolicy(knobs: knobs, calendar: calendar))
+        return ProfileRuntime(
+            settings: s, knobs: knobs, calendar: calendar, networks: networks, entries: [],
+            blocks: [], schedules: [], focusSessions: [],
+            account: account, protectedSince: nil, reminderCursor: now)
+    }
+
+    /// The default profile's zone when none is configured: the system's (SPEC §2).
+    static var systemTimeZoneID: String { TimeZone.current.identifier }
+}
