@@ -1,0 +1,170 @@
+import Helper
+import ScrollOffCore
+import Testing
+
+@Suite("Engine: spending, peeks, tokens and curfews")
+struct EngineCreditTests {
+    @Test func first_setup_gives_two_minutes_of_starter_credit() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 120)
+        #expect(wallet.batches.map(\.origin) == ["starter"])
+    }
+
+    @Test func use_for_2m_opens_with_ttl_cap_at_most_120_and_stop_blocks_again() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        let result = try await engine.use("instagram", for: .minutes(2), task: "reply to Sam")
+        #expect(result.grant.end == Fixture.noon + .minutes(2))
+        #expect(result.grant.task == "reply to Sam")
+
+        let open = await engine.decision("www.instagram.com")
+        #expect(open.blocked == false)
+        #expect(open.managed)
+        #expect(open.ttlCap <= 120 && open.ttlCap >= 1)
+
+        time.pass(.seconds(45))
+        #expect(await engine.decision("www.instagram.com").ttlCap <= 75)
+        let status = try await engine.status()
+        #expect(status.entries.first?.state == "open")
+        #expect(status.grants.first?.task == "reply to Sam")
+
+        let stopped = try await engine.stop()
+        #expect(stopped.stopped.count == 1)
+        #expect(stopped.balanceSeconds == 75)
+        let after = await engine.decision("www.instagram.com")
+        #expect(after.blocked)
+        #expect(after.ttlCap <= 10)
+    }
+
+    @Test func balance_falls_by_one_second_per_second_while_spending() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        _ = try await engine.use("instagram")
+        var seen: [Int64] = []
+        for _ in 0..<4 {
+            time.pass(.seconds(1))
+            seen.append(try await engine.wallet().balanceSeconds)
+        }
+        #expect(seen == [119, 118, 117, 116])
+        time.pass(.seconds(10))
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 106)
+        #expect(wallet.spentTodaySeconds == 14)
+    }
+
+    @Test func spending_on_an_entry_that_is_not_blocked_is_refused() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let r = await refusal { () async throws(EngineError) in try await engine.use("instagram") }
+        #expect(r?.rule == .notBlocked)
+        #expect(try await engine.wallet().balanceSeconds == 120)
+    }
+
+    @Test func peek_ladder_free_then_paid_then_used_up() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        _ = try await engine.addPlan(when: "I feel bored", then: "I will take a short walk")
+
+        let first = try await engine.peek("instagram", task: "check a message")
+        #expect(first.grant.end == Fixture.noon + .seconds(60))
+        #expect(first.balanceSeconds == 120)
+        #expect(first.peeksLeftToday == 2)
+        #expect(first.plan?.when == "I feel bored")
+        #expect(await engine.decision("www.instagram.com").blocked == false)
+
+        // Locked for twice the peek after it ends (SPEC §5).
+        time.pass(.seconds(61))
+        try await engine.tick()
+        #expect(await engine.decision("www.instagram.com").blocked)
+        let locked = await refusal { () async throws(EngineError) in try await engine.peek("instagram") }
+        #expect(locked?.rule == .bypassLockout)
+        #expect(locked?.opensAt == Fixture.noon + .seconds(180))
+
+        time.pass(.seconds(120))
+        let second = try await engine.peek("instagram")
+        #expect(second.balanceSeconds == 60)
+        time.pass(.seconds(181))
+        let third = try await engine.peek("instagram")
+        #expect(third.balanceSeconds == 0)
+        #expect(third.peeksLeftToday == 0)
+        time.pass(.seconds(181))
+        let none = await refusal { () async throws(EngineError) in try await engine.peek("instagram") }
+        #expect(none?.rule == .peeksUsedUp)
+        #expect(none?.opensAt == Fixture.noon + .hours(12)) // local midnight, UTC
+
+        #expect(engine_planShownCount(await engine.planList()) == 3)
+    }
+
+    private func engine_planShownCount(_ plans: [PlanReport]) -> Int { plans.first?.shownCount ?? -1 }
+
+    @Test func token_opens_ten_minutes_and_counts_down_the_month() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time, preset: .flexible)
+        _ = try await engine.block(["tiktok"])
+        let token = try await engine.token("tiktok", task: "send the video to Mum")
+        #expect(token.grant.end == Fixture.noon + .minutes(10))
+        #expect(token.tokensLeftMonth == 2)
+        #expect(await engine.decision("www.tiktok.com").blocked == false)
+        #expect(try await engine.status().tokensLeftMonth == 2)
+    }
+
+    @Test func strict_preset_has_no_tokens() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["tiktok"])
+        let r = await refusal { () async throws(EngineError) in try await engine.token("tiktok") }
+        #expect(r?.rule == .tokensUsedUp)
+    }
+
+    @Test func nothing_opens_an_entry_during_a_curfew() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time, preset: .flexible)
+        _ = try await engine.addSchedule(ScheduleRequest(name: "night", from: "11:00", to: "14:00", curfew: true, entries: ["instagram"],
+                                                         reason: "sleep"))
+        let d = await engine.decision("www.instagram.com")
+        #expect(d.blocked)
+        #expect(try await engine.status().entries.first?.state == "curfew")
+        let curfewEnd = Fixture.noon + .hours(2)
+        let use = await refusal { () async throws(EngineError) in try await engine.use("instagram") }
+        let peek = await refusal { () async throws(EngineError) in try await engine.peek("instagram") }
+        let token = await refusal { () async throws(EngineError) in try await engine.token("instagram") }
+        for r in [use, peek, token] {
+            #expect(r?.rule == .curfew)
+            #expect(r?.opensAt == curfewEnd)
+        }
+        #expect(try await engine.wallet().balanceSeconds == 120)
+    }
+
+    @Test func curfew_edit_lock_refuses_removal_and_edits_until_it_ends() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        // Starts in 20 minutes: inside the 30-minute lead of the edit lock (SPEC §2).
+        _ = try await engine.addSchedule(ScheduleRequest(name: "lunch", from: "12:20", to: "13:00", curfew: true, entries: ["reddit"]))
+        let rm = await refusal { () async throws(EngineError) in try await engine.removeSchedule("lunch") }
+        #expect(rm?.rule == .curfewEditLock)
+        #expect(rm?.opensAt == Fixture.noon + .minutes(60))
+        let edit = await refusal { () async throws(EngineError) in
+            try await engine.addSchedule(ScheduleRequest(name: "lunch", from: "12:30", to: "13:00", curfew: true, entries: ["reddit"]))
+        }
+        #expect(edit?.rule == .curfewEditLock)
+        // A stronger edit is refused too while locked; after the curfew the cooldown (2 h from adding) still holds.
+        time.pass(.minutes(61))
+        let later = await refusal { () async throws(EngineError) in try await engine.removeSchedule("lunch") }
+        #expect(later?.rule == .cooldown)
+        #expect(later?.opensAt == Fixture.noon + .hours(2))
+        time.pass(.minutes(60))
+        try await engine.removeSchedule("lunch")
+        #expect(try await engine.schedules().isEmpty)
+    }
+
+    @Test(arguments: [("12:00", "12:00"), ("20:00", "14:00")])
+    func invalid_schedules_are_refused(from: String, to: String) async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let r = await refusal { () async throws(EngineError) in
+            try await engine.addSchedule(ScheduleRequest(name: "x", from: from, to: to, curfew: true, entries: ["reddit"]))
+        }
+        #expect(r?.rule == .invalidSchedule)
+    }
+}
