@@ -12,19 +12,23 @@ public struct MatcherTables: Sendable {
     /// `entrySets[id]` = the entry indices of matcher set `id`, in the form the snapshot takes.
     public let entrySets: [[ScrollOffCore.EntryIndex]]
     /// The inputs the matcher was built from, to tell whether a rebuild is needed.
-    let customDomains: [EntryID]
-    let extraAllowed: [String]
+    let inputs: MatcherInputs
 
-    /// Builds the matcher: every catalog service and custom domain blocks for its own entry index;
-    /// every always-allow list and every host in `extraAllowed` (list URL hosts, the helper's own
-    /// names) is allowed, and allow beats block (SPEC §1).
-    static func build(catalog: Catalog, customDomains: [EntryID], extraAllowed: [String]) -> MatcherTables {
+    /// Builds the matcher: every catalog service, fetched list and custom domain blocks for its own
+    /// entry index (in that order); every always-allow list and every host in `extraAllowed` (list
+    /// URL hosts, the helper's own names) is allowed, and allow beats block (SPEC §1).
+    static func build(catalog: Catalog, lists: [String: RuleList], inputs: MatcherInputs) -> MatcherTables {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
         for service in catalog.services {
             builder.add(service.rules, entry: DomainLists.EntryIndex(UInt32(entries.count)))
             entries.append(EntryID(service.id))
         }
+        for name in inputs.listNames {
+            if let rules = lists[name] { builder.add(rules, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
+            entries.append(EntryID(name))
+        }
+        let customDomains = inputs.customDomains, extraAllowed = inputs.extraAllowed
         for domain in customDomains {
             // Custom domains were normalized when they were blocked; one that no longer parses
             // (a stored row edited by hand) keeps its index but matches nothing.
@@ -40,9 +44,18 @@ public struct MatcherTables: Sendable {
         let matcher = builder.build()
         return MatcherTables(
             matcher: matcher, entries: entries,
-            entrySets: matcher.entrySets.map { $0.map(\.rawValue) },
-            customDomains: customDomains, extraAllowed: extraAllowed)
+            entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs)
     }
+}
+
+/// What a matcher is built from besides the catalog; equal inputs give an equal matcher, so the
+/// engine rebuilds only when these change (issue 5: matcher rebuilds stay off the rule-change path).
+struct MatcherInputs: Equatable, Sendable {
+    /// Fetched lists in force, by name (sorted); their rules change only with `listGeneration`.
+    var listNames: [String] = []
+    var listGeneration = 0
+    var customDomains: [EntryID] = []
+    var extraAllowed: [String] = []
 }
 
 /// Everything the DNS path needs to answer one query, immutable once built (ARCHITECTURE "data
@@ -69,7 +82,7 @@ public final class Enforcement: Sendable {
     /// An enforcement that blocks nothing, in force until the engine has loaded its state.
     public static func empty(clock: TrustedClock) -> Enforcement {
         Enforcement(
-            tables: MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], customDomains: [], extraAllowed: []),
+            tables: MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs()),
             snapshot: EnforcementSnapshot(entrySets: [[]], profiles: [], builtAt: clock.now),
             router: ClientRouter(networks: []), profileNames: ["default"], clock: clock)
     }

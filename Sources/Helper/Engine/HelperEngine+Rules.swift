@@ -43,6 +43,9 @@ extension HelperEngine {
             var found: [(EntryID, StoredEntry.Kind)]
             if let services = catalog.resolve(trimmed) {
                 found = services.map { (EntryID($0.id), .service) }
+            } else if lists[trimmed.lowercased()] != nil {
+                // A fetched list is blocked by its name, like a service (the store has two kinds).
+                found = [(EntryID(trimmed), .service)]
             } else if trimmed.contains("."), let name = try? DomainName(trimmed) {
                 found = [(EntryID(name.text), .domain)]
             } else {
@@ -57,6 +60,7 @@ extension HelperEngine {
     /// The entry id `word` names for a single-entry command (`use`, `peek`, `unblock`).
     func resolveOne(_ word: String) throws(EngineError) -> EntryID {
         if let service = catalog.service(id: word) { return EntryID(service.id) }
+        if lists[word.lowercased()] != nil { return EntryID(word) }
         if word.contains("."), let name = try? DomainName(word) { return EntryID(name.text) }
         throw .notFound("“\(word)” is not a service or a domain. Try `scrolloff services` for the list.")
     }
@@ -104,6 +108,11 @@ extension HelperEngine {
                     p.blocks.removeAll { $0.entry == id }
                     w.change.append(.removeBlock(profile: p.name, id))
                     removed.append(id)
+                    // An entry no rule names any more leaves the profile (and a custom domain the matcher).
+                    if !p.namedEntriesOfRules.contains(id), p.entries.contains(where: { $0.id == id }) {
+                        p.entries.removeAll { $0.id == id }
+                        w.change.append(.removeEntry(profile: p.name, id))
+                    }
                 }
                 guard !removed.isEmpty else {
                     throw .refused(Refusal(rule: .notBlocked, subject: resolved.map(\.0.rawValue).joined(separator: ","),

@@ -70,6 +70,7 @@ extension HelperEngine: Service {
             urges.restore(batch)
             throw error
         }
+        if now >= nextRetentionAt { applyRetention(now: now) }
     }
 
     /// Writes the pending urges now (before `events` or `stats` read them).

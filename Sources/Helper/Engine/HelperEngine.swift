@@ -1,4 +1,5 @@
 import DomainLists
+import Foundation
 import Logging
 import ScrollOffCore
 import Store
@@ -48,7 +49,12 @@ public actor HelperEngine {
     let timeSource: any TimeSource
     let catalog: Catalog
     let logger: Logger
-    var extraAllowed: [String]
+    /// Always-allowed hosts from the configuration; the hosts of list URLs are added to them.
+    var configuredAllowed: [String]
+    var listSources: [ListSource]
+    /// Fetched lists in force (`setLists`), by name: each is an entry people can block by name.
+    var lists: [String: RuleList] = [:]
+    var listGeneration = 0
     var clock: TrustedClock
     /// Index 0 is the default profile; the others follow by name.
     var profiles: [ProfileRuntime]
@@ -57,6 +63,8 @@ public actor HelperEngine {
     var tables: MatcherTables
     /// Tamper events seen by the clock and not committed yet.
     var pendingJumps: [ClockJump] = []
+    /// Retention (SPEC §12) runs at start and then once a day from the timer.
+    var nextRetentionAt = Instant(millisecondsSince1970: .max)
 
     // Timer loop (HelperEngine+Timers.swift).
     var wakeContinuation: CheckedContinuation<Void, Never>?
@@ -91,7 +99,8 @@ public actor HelperEngine {
         self.timeSource = timeSource
         catalog = configuration.catalog
         self.logger = logger
-        extraAllowed = configuration.extraAllowedHosts
+        configuredAllowed = configuration.extraAllowedHosts
+        listSources = loaded.listSources
         self.clock = clock
         let now = clock.now
         var runtimes: [ProfileRuntime] = []
@@ -99,8 +108,7 @@ public actor HelperEngine {
         profiles = Self.ordered(runtimes)
         plans = loaded.plans
         alternatives = loaded.alternatives
-        tables = MatcherTables.build(catalog: configuration.catalog, customDomains: Self.customDomains(runtimes, catalog: configuration.catalog),
-                                     extraAllowed: configuration.extraAllowedHosts)
+        tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.engine = self
     }
 
@@ -125,6 +133,12 @@ public actor HelperEngine {
             work[i].reminderCursor = now
         }
         try commit(&change, profiles: &work, now: now)
+        applyRetention(now: now)
+    }
+
+    /// Rolls rows older than 90 days into daily totals (SPEC §12) and schedules the next run.
+    func applyRetention(now: Instant) {
+        nextRetentionAt = now + .hours(24)
         do {
             let report = try store.applyRetention(now: now)
             if report.ledgerRowsDeleted + report.eventsDeleted > 0 {
@@ -202,9 +216,9 @@ public actor HelperEngine {
 
     /// Rebuilds the snapshot (and the matcher when the entries changed) and publishes it.
     func rebuild(now: Instant) {
-        let custom = Self.customDomains(profiles, catalog: catalog)
-        if custom != tables.customDomains || extraAllowed != tables.extraAllowed {
-            tables = MatcherTables.build(catalog: catalog, customDomains: custom, extraAllowed: extraAllowed)
+        let inputs = matcherInputs()
+        if inputs != tables.inputs {
+            tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)
         }
         let states = profiles.map { $0.rules.evaluate(entries: tables.entries, at: now) }
         let snapshot = EnforcementSnapshot(entrySets: tables.entrySets, profiles: states, builtAt: now)
@@ -212,17 +226,27 @@ public actor HelperEngine {
                                 profileNames: profiles.map(\.name), clock: clock))
     }
 
-    /// Replaces the always-allowed extra hosts (list URL hosts changed) and rebuilds the matcher.
+    /// Replaces the always-allowed hosts of the configuration (a reload) and rebuilds the matcher.
     public func setExtraAllowedHosts(_ hosts: [String]) {
-        extraAllowed = hosts
+        configuredAllowed = hosts
         rebuild(now: advanceClock())
     }
 
-    /// Custom domains named by any profile, sorted: the entries past the catalog's services.
-    static func customDomains(_ profiles: [ProfileRuntime], catalog: Catalog) -> [EntryID] {
-        var ids = Set<EntryID>()
-        for p in profiles { ids.formUnion(p.namedEntries) }
-        return ids.filter { catalog.service(id: $0.rawValue) == nil }.sorted()
+    /// Puts freshly fetched lists in force (the list refresh calls this after a parse within its
+    /// bad-line budget). Each list is an entry named like its source, blocked like a service.
+    public func setLists(_ lists: [String: RuleList]) {
+        self.lists = Dictionary(lists.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        listGeneration += 1
+        rebuild(now: advanceClock())
+    }
+
+    func matcherInputs() -> MatcherInputs {
+        var named = Set<EntryID>()
+        for p in profiles { named.formUnion(p.namedEntries) }
+        let custom = named.filter { catalog.service(id: $0.rawValue) == nil && lists[$0.rawValue] == nil }.sorted()
+        let urlHosts = listSources.compactMap { URLComponents(string: $0.url)?.host }
+        return MatcherInputs(listNames: lists.keys.sorted(), listGeneration: listGeneration, customDomains: custom,
+                             extraAllowed: Array(Set(configuredAllowed + urlHosts)).sorted())
     }
 
     /// The default profile first, then the others by name (profile index = position).

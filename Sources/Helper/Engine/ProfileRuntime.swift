@@ -36,6 +36,14 @@ struct ProfileRuntime: Sendable {
         return ids.sorted()
     }
 
+    /// Entries named by a block, a schedule or a focus session that is not over (stored entry rows aside).
+    var namedEntriesOfRules: Set<EntryID> {
+        var ids = Set(blocks.map(\.entry))
+        for s in schedules { ids.formUnion(s.entries) }
+        for f in focusSessions { ids.formUnion(f.entries) }
+        return ids
+    }
+
     /// SPEC §4 abstinence input: at least one block is in force for the profile now (an entry
     /// blocked, in curfew, or blocked-but-opened by a grant; or a strict curfew).
     func blockInForce(at t: Instant) -> Bool {

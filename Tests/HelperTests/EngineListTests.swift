@@ -1,0 +1,50 @@
+import DomainLists
+import Helper
+import ScrollOffCore
+import Testing
+
+@Suite("Engine: strict curfews and fetched lists")
+struct EngineListTests {
+    @Test func strict_curfew_blocks_every_name_but_the_allow_list() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.addSchedule(ScheduleRequest(name: "lights-out", from: "13:00", to: "15:00", curfew: true, strict: true,
+                                                         entries: []))
+        #expect(await engine.decision("www.example.com").blocked == false)
+        time.pass(.minutes(60))
+        try await engine.tick() // the window edge is the snapshot's validUntil
+        let d = await engine.decision("www.example.com")
+        #expect(d.blocked)
+        #expect(d.ttlCap <= 10)
+        #expect(engine.box.enforcement.isStrictCurfew(profile: 0))
+        #expect(await engine.decision("pool.ntp.org").blocked == false)
+        #expect(await engine.decision("lists.example.org").blocked == false)
+        #expect(try await engine.status().strictCurfewUntil == Fixture.noon + .hours(3))
+    }
+
+    @Test func a_fetched_list_is_an_entry_and_its_url_host_is_always_allowed() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let source = try await engine.addListSource(url: "https://feeds.example.net/doom.txt", name: "doom")
+        #expect(source.inForce == false)
+        let parsed = try ListParser.parse("||doomscroll.example^\n0.0.0.0 feeds.example.net\n")
+        await engine.setLists(["doom": parsed.rules])
+        #expect(await engine.decision("m.doomscroll.example").blocked == false) // listed, not blocked yet
+
+        _ = try await engine.block(["doom"])
+        #expect(await engine.decision("m.doomscroll.example").blocked)
+        // The list names its own host, but a source's host is never blocked (SPEC §1).
+        #expect(await engine.decision("feeds.example.net").blocked == false)
+        #expect(await engine.listSourceList().map(\.inForce) == [true])
+    }
+
+    @Test func unblocking_a_custom_domain_drops_it_from_status_and_the_matcher() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["news.example.com"])
+        time.pass(.hours(2))
+        _ = try await engine.unblock(["news.example.com"])
+        #expect(try await engine.status().entries.isEmpty)
+        #expect(await engine.decision("news.example.com").managed == false)
+        #expect(engine.box.enforcement.tables.entries.contains("news.example.com") == false)
+    }
+}
