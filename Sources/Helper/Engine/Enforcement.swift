@@ -92,6 +92,9 @@ public final class Enforcement: Sendable {
     /// The trusted time at a `CLOCK_BOOTTIME` reading (SPEC §11); never earlier than the build.
     @inlinable public func now(bootNanoseconds: UInt64) -> Instant { clock.instant(atBootNanoseconds: bootNanoseconds) }
 
+    /// The trusted time now, from one `CLOCK_BOOTTIME` reading: what the DNS side passes to `decide`.
+    public func now() -> Instant { clock.instant(atBootNanoseconds: BootClock.nanoseconds()) }
+
     /// Whether a strict curfew blocks every unlisted name of `profile` now.
     public func isStrictCurfew(profile: Int) -> Bool { snapshot.isStrictCurfew(profile: profile) }
 

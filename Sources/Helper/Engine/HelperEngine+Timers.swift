@@ -106,6 +106,8 @@ extension HelperEngine: Service {
             return
         }
         let now = advanceClock()
+        // A jump seen just now is recorded at once rather than at the next due instant.
+        guard pendingJumps.isEmpty else { return }
         let timer: Task<Void, Never>? = nextDueInstant().map { due in
             let delay = max(0, (due - now).milliseconds)
             return Task { [weak self] in

@@ -28,6 +28,12 @@ public struct EngineConfiguration: Sendable {
         self.defaultTimeZoneID = defaultTimeZoneID
         self.defaultPreset = defaultPreset
     }
+
+    /// Loads the curated catalog (`blocklists/`), turning a bad file into a start-up error that
+    /// names the file and line (ARCHITECTURE principle 5: fatal at start-up).
+    public static func loadCatalog(folder: String) throws(EngineError) -> Catalog {
+        do { return try Catalog.load(folder: folder) } catch { throw .catalog(error.description) }
+    }
 }
 
 /// The single owner of state in the helper process (issue 5 "The helper"): it holds every profile's

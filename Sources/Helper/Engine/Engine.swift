@@ -1,0 +1,24 @@
+// The helper's state engine (issue 5 "The helper"): the piece between the control API and the
+// DNS path. One actor, `HelperEngine`, owns every profile's rules and credit account; nothing else
+// writes the store.
+//
+// Control side (every command validates, applies the ScrollOffCore rules on the trusted clock,
+// commits with the clock anchor in one transaction, then publishes the new enforcement):
+//   let engine = try await HelperEngine.start(configuration:timeSource:logger:)
+//   block / unblock / addSchedule / schedules / removeSchedule / focus
+//   use / stop / peek / token / nextBypassStep / recordExercise
+//   addPlan / planList / archivePlan / addAlternative / alternativeList
+//   status / wallet / events / stats
+//   addProfile / profileList / profileOwners
+//   addListSource / removeListSource / listSourceList / configuredListSources / setLists
+// Results are Codable values (EngineResults.swift); failures are `EngineError`, whose `.refused`
+// carries the core's `Refusal` (CLI exit code 1).
+//
+// DNS side (no allocation per query):
+//   let e = engine.box.enforcement                 // once per query
+//   let now = e.now()                              // trusted time from CLOCK_BOOTTIME
+//   let d = decide(e, wire: name, client: ip, now: now)
+//   if d.blocked && d.managed { engine.recordUrge(d, client: ip, now: now) }
+//
+// Timers: `HelperEngine` is a swift-service-lifecycle `Service`; put it in the ServiceGroup. Its
+// `run()` sleeps until `nextDueInstant()` and is woken early by every command.
