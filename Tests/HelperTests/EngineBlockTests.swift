@@ -1,5 +1,6 @@
 import Helper
 import ScrollOffCore
+import Synchronization
 import Testing
 
 @Suite("Engine: blocks, entries and routing")
@@ -108,4 +109,20 @@ struct EngineBlockTests {
         #expect((try? ClientNetwork(parsing: "fd00::/8"))?.prefixLength == 8)
         #expect((try? ClientNetwork(parsing: "192.168.1.1"))?.prefixLength == 32)
     }
+
+    @Test func every_publish_reaches_the_handler_with_the_blocking_entries() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let seen = PublishLog()
+        await engine.setPublishHandler { seen.append($0.blockingEntries(profile: 0)) }
+        _ = try await engine.block(["instagram", "tiktok"])
+        #expect(seen.values.first == [])
+        #expect(seen.values.last == ["instagram", "tiktok"])
+    }
+}
+
+/// Collects what the publish handler saw.
+final class PublishLog: Sendable {
+    private let storage = Mutex<[[EntryID]]>([])
+    func append(_ v: [EntryID]) { storage.withLock { $0.append(v) } }
+    var values: [[EntryID]] { storage.withLock { $0 } }
 }

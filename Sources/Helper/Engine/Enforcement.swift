@@ -64,6 +64,9 @@ struct MatcherInputs: Equatable, Sendable {
 public final class Enforcement: Sendable {
     public let tables: MatcherTables
     public let snapshot: EnforcementSnapshot
+    /// Each profile's entry states the snapshot was built from (index = entry index), for consumers
+    /// that need whole entries rather than one name: hosts mode, `doctor`, logs.
+    public let states: [ProfileState]
     public let router: ClientRouter
     /// Profile index → name; index 0 is the default profile.
     public let profileNames: [String]
@@ -71,9 +74,11 @@ public final class Enforcement: Sendable {
     /// (`now(bootNanoseconds:)`) without asking the engine.
     public let clock: TrustedClock
 
-    init(tables: MatcherTables, snapshot: EnforcementSnapshot, router: ClientRouter, profileNames: [String], clock: TrustedClock) {
+    init(tables: MatcherTables, snapshot: EnforcementSnapshot, states: [ProfileState], router: ClientRouter,
+         profileNames: [String], clock: TrustedClock) {
         self.tables = tables
         self.snapshot = snapshot
+        self.states = states
         self.router = router
         self.profileNames = profileNames
         self.clock = clock
@@ -83,7 +88,7 @@ public final class Enforcement: Sendable {
     public static func empty(clock: TrustedClock) -> Enforcement {
         Enforcement(
             tables: MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs()),
-            snapshot: EnforcementSnapshot(entrySets: [[]], profiles: [], builtAt: clock.now),
+            snapshot: EnforcementSnapshot(entrySets: [[]], profiles: [], builtAt: clock.now), states: [],
             router: ClientRouter(networks: []), profileNames: ["default"], clock: clock)
     }
 
@@ -97,6 +102,14 @@ public final class Enforcement: Sendable {
 
     /// Whether a strict curfew blocks every unlisted name of `profile` now.
     public func isStrictCurfew(profile: Int) -> Bool { snapshot.isStrictCurfew(profile: profile) }
+
+    /// The entries blocking now for `profile` (blocked or in curfew), as of the build.
+    public func blockingEntries(profile: Int) -> [EntryID] {
+        guard profile >= 0, profile < states.count else { return [] }
+        return states[profile].entries.enumerated().compactMap { i, status in
+            status.state.isBlocking && i < tables.entries.count ? tables.entries[i] : nil
+        }
+    }
 
     /// The entry ids of a matcher set, for urge recording and logs (allocates: not for every query).
     public func entries(ofSet set: UInt32) -> [EntryID] {

@@ -67,6 +67,7 @@ public actor HelperEngine {
     var plans: [Plan]
     var alternatives: [Alternative]
     var tables: MatcherTables
+    var publishHandler: (@Sendable (Enforcement) -> Void)?
     /// Tamper events seen by the clock and not committed yet.
     var pendingJumps: [ClockJump] = []
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
@@ -228,8 +229,18 @@ public actor HelperEngine {
         }
         let states = profiles.map { $0.rules.evaluate(entries: tables.entries, at: now) }
         let snapshot = EnforcementSnapshot(entrySets: tables.entrySets, profiles: states, builtAt: now)
-        box.publish(Enforcement(tables: tables, snapshot: snapshot, router: ClientRouter(networks: profiles.map(\.networks)),
-                                profileNames: profiles.map(\.name), clock: clock))
+        let enforcement = Enforcement(tables: tables, snapshot: snapshot, states: states,
+                                      router: ClientRouter(networks: profiles.map(\.networks)), profileNames: profiles.map(\.name), clock: clock)
+        box.publish(enforcement)
+        publishHandler?(enforcement)
+    }
+
+    /// Calls `handler` with every enforcement published from now on, and once with the current one:
+    /// for consumers that keep their own copy (a sinkhole `PolicyStore`, hosts mode rewriting its
+    /// section at every rule change and window edge, SPEC §10). Runs on the engine; keep it short.
+    public func setPublishHandler(_ handler: @escaping @Sendable (Enforcement) -> Void) {
+        publishHandler = handler
+        handler(box.enforcement)
     }
 
     /// Replaces the always-allowed hosts of the configuration (a reload) and rebuilds the matcher.
