@@ -84,4 +84,39 @@ struct EngineTimerTests {
         #expect(wallet.grants.isEmpty)
         #expect(try await engine.events().contains { $0.kind == "grantEnded" })
     }
+
+    @Test func urges_wait_for_one_batch_that_the_timer_writes_five_seconds_later() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram", "tiktok"])
+        for (i, name) in ["www.instagram.com", "www.tiktok.com"].enumerated() {
+            let d = await engine.decision(name)
+            engine.recordUrge(d, client: .v4(0x0A00_0001), now: Fixture.noon + .seconds(Int64(i)))
+        }
+        #expect(await engine.nextDueInstant() == Fixture.noon + .seconds(5))
+        time.pass(.seconds(5))
+        try await engine.tick()
+        #expect(await engine.nextDueInstant() == Fixture.noon + .minutes(60)) // the next award
+        let urges = try await engine.events().filter { $0.kind == "urge" }
+        #expect(urges.compactMap(\.entry).sorted() == ["instagram", "tiktok"])
+    }
+
+    @Test func a_command_wakes_the_sleeping_timer_so_a_short_spend_ends_on_time() async throws {
+        let time = TestTimeSource(wall: Fixture.noon, followsRealTime: true)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        let loop = Task { try await engine.run() }
+        defer { loop.cancel() }
+        try await Task.sleep(for: .milliseconds(100)) // the loop is asleep until the next award, an hour away
+        _ = try await engine.use("instagram", for: .seconds(1))
+        var blocked = false
+        for _ in 0..<60 where !blocked {
+            try await Task.sleep(for: .milliseconds(50))
+            let e = engine.box.enforcement
+            let now = await engine.trustedNow()
+            blocked = Fixture.wire("www.instagram.com").withUnsafeBytes { decide(e, wire: $0, client: .unknown, now: now).blocked }
+        }
+        #expect(blocked)
+        #expect(try await engine.wallet().balanceSeconds == 119)
+    }
 }

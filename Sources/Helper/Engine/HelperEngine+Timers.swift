@@ -59,11 +59,7 @@ extension HelperEngine: Service {
             work[i].reminderCursor = max(cursor, now)
         }
         let batch = urges.drain()
-        for u in batch {
-            guard work.contains(where: { $0.name == u.profile }) else { continue }
-            change.append(.appendEvent(StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
-                                                   message: "An urge for \(u.entry), let pass.")))
-        }
+        for u in batch where work.contains(where: { $0.name == u.profile }) { change.append(.appendEvent(Self.event(u))) }
         do {
             try commit(&change, profiles: &work, now: now)
         } catch {
@@ -78,14 +74,18 @@ extension HelperEngine: Service {
         let batch = urges.drain()
         guard !batch.isEmpty else { return }
         var change = StateChange()
-        for u in batch where profiles.contains(where: { $0.name == u.profile }) {
-            change.append(.appendEvent(StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
-                                                   message: "An urge for \(u.entry), let pass.")))
-        }
+        for u in batch where profiles.contains(where: { $0.name == u.profile }) { change.append(.appendEvent(Self.event(u))) }
         do { _ = try commitReturning(change, now: advanceClock()) } catch {
             urges.restore(batch)
             throw error
         }
+    }
+
+    /// The stored form of an urge (SPEC §7); the client address is kept for urges only (SPEC §9 privacy).
+    /// Urges of a profile removed meanwhile are dropped by the callers.
+    static func event(_ u: PendingUrge) -> StoredEvent {
+        StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
+                    message: "\(u.entry) was asked for and stayed blocked.")
     }
 
     /// Ends the timer's sleep early: a command changed what is due.
