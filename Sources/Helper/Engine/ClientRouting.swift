@@ -147,15 +147,25 @@ public struct ClientRouter: Sendable {
         }
     }
 
+    // Index loops rather than `for rule in rules where …`: the iterator form allocates per call
+    // in unoptimized builds, and this runs for every query.
     @usableFromInline func v4Profile(_ a: UInt32) -> Int {
-        for rule in v4 where a & rule.mask == rule.network { return rule.profile }
+        var i = 0
+        while i < v4.count {
+            if a & v4[i].mask == v4[i].network { return v4[i].profile }
+            i += 1
+        }
         return 0
     }
 
     @usableFromInline func v6Profile(_ high: UInt64, _ low: UInt64) -> Int {
         // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 client it stands for.
         if high == 0, low >> 32 == 0xFFFF { return v4Profile(UInt32(truncatingIfNeeded: low)) }
-        for rule in v6 where high & rule.maskHigh == rule.high && low & rule.maskLow == rule.low { return rule.profile }
+        var i = 0
+        while i < v6.count {
+            if high & v6[i].maskHigh == v6[i].high && low & v6[i].maskLow == v6[i].low { return v6[i].profile }
+            i += 1
+        }
         return 0
     }
 }
