@@ -167,4 +167,47 @@ struct EngineCreditTests {
         }
         #expect(r?.rule == .invalidSchedule)
     }
+
+    @Test func a_bypass_shows_alternatives_and_the_exercise_outcome_is_recorded() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["youtube"])
+        _ = try await engine.addAlternative("make tea")
+        _ = try await engine.addAlternative("text a friend")
+        #expect(try await engine.nextBypassStep() == .freePeek)
+        try await engine.recordExercise("grounding", entry: "youtube", outcome: .completed)
+        let peek = try await engine.peek("youtube")
+        #expect(peek.alternatives == ["text a friend", "make tea"])
+        #expect(peek.plan == nil)
+        #expect(try await engine.nextBypassStep() == .paidPeek(costSeconds: 60))
+        let exercises = try await engine.events().filter { $0.kind == "exercise" }
+        #expect(exercises.count == 1)
+        #expect(exercises.first?.entry == "youtube")
+    }
+
+    @Test func archived_plans_are_not_shown_and_the_newest_active_plan_is() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["reddit"])
+        let old = try await engine.addPlan(when: "I am waiting around", then: "I will look out of the window")
+        let newer = try await engine.addPlan(when: "I feel bored", then: "I will tidy one shelf")
+        try await engine.archivePlan(newer.id)
+        let peek = try await engine.peek("reddit")
+        #expect(peek.plan?.id == old.id)
+        #expect(await engine.planList().map(\.id) == [old.id])
+        #expect(await engine.planList(includeArchived: true).count == 2)
+    }
+
+    @Test func focus_session_blocks_now_and_ends_by_itself() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        let focus = try await engine.focus(length: .minutes(45), entries: ["tiktok", "news.example.com"], reason: "essay")
+        #expect(focus.end == Fixture.noon + .minutes(45))
+        #expect(await engine.decision("www.tiktok.com").blocked)
+        #expect(await engine.decision("news.example.com").blocked)
+        #expect(try await engine.status().entries.allSatisfy { $0.lockedUntil == focus.end && $0.reason == "essay" })
+        #expect(await engine.nextDueInstant() == focus.end)
+        time.pass(.minutes(45))
+        try await engine.tick()
+        #expect(await engine.decision("www.tiktok.com").blocked == false)
+    }
 }
