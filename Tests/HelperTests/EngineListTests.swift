@@ -26,6 +26,8 @@ struct EngineListTests {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         let source = try await engine.addListSource(url: "https://feeds.example.net/doom.txt", name: "doom")
         #expect(source.inForce == false)
+        let unnamed = try await engine.addListSource(url: "https://other.example.net/x.txt")
+        #expect(unnamed.name == "other-example-net")
         let parsed = try ListParser.parse("||doomscroll.example^\n0.0.0.0 feeds.example.net\n")
         await engine.setLists(["doom": parsed.rules])
         #expect(await engine.decision("m.doomscroll.example").blocked == false) // listed, not blocked yet
@@ -34,7 +36,10 @@ struct EngineListTests {
         #expect(await engine.decision("m.doomscroll.example").blocked)
         // The list names its own host, but a source's host is never blocked (SPEC §1).
         #expect(await engine.decision("feeds.example.net").blocked == false)
-        #expect(await engine.listSourceList().map(\.inForce) == [true])
+        #expect(await engine.listSourceList().map(\.inForce) == [true, false])
+        // A source not fetched yet can be blocked by name; it blocks nothing until its list arrives.
+        _ = try await engine.block(["other-example-net"])
+        #expect(await engine.decision("other-example-net").blocked == false)
     }
 
     @Test func unblocking_a_custom_domain_drops_it_from_status_and_the_matcher() async throws {

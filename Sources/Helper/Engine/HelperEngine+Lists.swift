@@ -21,9 +21,10 @@ extension HelperEngine {
               scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty else {
             throw .invalid("“\(url)” is not an http(s) URL; write it like https://example.org/list.txt.")
         }
-        let chosen = (name ?? host).lowercased()
-        guard !chosen.isEmpty, chosen.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
-            throw .invalid("“\(chosen)” cannot name a list; use letters, digits, '.', '-' and '_'.")
+        // Named after its host with dashes by default, so the name never reads as a domain to block.
+        let chosen = (name ?? host.replacingOccurrences(of: ".", with: "-")).lowercased()
+        guard !chosen.isEmpty, chosen.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw .invalid("“\(chosen)” cannot name a list; use letters, digits, '-' and '_' (a dot would read as a domain).")
         }
         guard catalog.service(id: chosen) == nil else {
             throw .invalid("“\(chosen)” is already a service of the catalog; pick another --name.")

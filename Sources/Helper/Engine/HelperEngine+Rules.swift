@@ -43,7 +43,7 @@ extension HelperEngine {
             var found: [(EntryID, StoredEntry.Kind)]
             if let services = catalog.resolve(trimmed) {
                 found = services.map { (EntryID($0.id), .service) }
-            } else if lists[trimmed.lowercased()] != nil {
+            } else if isListName(trimmed) {
                 // A fetched list is blocked by its name, like a service (the store has two kinds).
                 found = [(EntryID(trimmed), .service)]
             } else if trimmed.contains("."), let name = try? DomainName(trimmed) {
@@ -57,10 +57,16 @@ extension HelperEngine {
         return out
     }
 
+    /// Whether `word` names a configured list source (fetched yet or not).
+    func isListName(_ word: String) -> Bool {
+        let name = word.lowercased()
+        return lists[name] != nil || listSources.contains { $0.name == name }
+    }
+
     /// The entry id `word` names for a single-entry command (`use`, `peek`, `unblock`).
     func resolveOne(_ word: String) throws(EngineError) -> EntryID {
         if let service = catalog.service(id: word) { return EntryID(service.id) }
-        if lists[word.lowercased()] != nil { return EntryID(word) }
+        if isListName(word) { return EntryID(word) }
         if word.contains("."), let name = try? DomainName(word) { return EntryID(name.text) }
         throw .notFound("“\(word)” is not a service or a domain. Try `scrolloff services` for the list.")
     }
@@ -262,10 +268,10 @@ extension HelperEngine {
                 w.change.append(.saveProfile(w.profiles[i].settings))
             } else {
                 let zone = timeZoneID ?? w.profiles.first?.settings.timeZoneID ?? ProfileRuntime.systemTimeZoneID
-                let settings = ProfileSettings(name: name, clientCIDRs: clients, timeZoneID: zone, preset: preset ?? .default)
-                let p0 = try ProfileRuntime.fresh(settings, now: w.now)
+                let settings = ProfileSettings(name: name, clientCIDRs: clients, timeZoneID: zone,
+                                               preset: preset ?? w.profiles.first?.settings.preset ?? .default)
+                var p = try ProfileRuntime.fresh(settings, now: w.now)
                 w.change.append(.saveProfile(settings))
-                var p = p0
                 let starter = p.account.grantStarter(at: w.now)
                 w.change.record(starter, account: p.account.state, profile: name)
                 w.profiles = Self.ordered(w.profiles + [p])

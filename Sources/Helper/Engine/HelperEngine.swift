@@ -260,9 +260,11 @@ public actor HelperEngine {
     func matcherInputs() -> MatcherInputs {
         var named = Set<EntryID>()
         for p in profiles { named.formUnion(p.namedEntries) }
-        let custom = named.filter { catalog.service(id: $0.rawValue) == nil && lists[$0.rawValue] == nil }.sorted()
+        // A configured source not fetched yet is still an entry (with no names), never a custom domain.
+        let listNames = Set(lists.keys).union(listSources.map(\.name))
+        let custom = named.filter { catalog.service(id: $0.rawValue) == nil && !listNames.contains($0.rawValue) }.sorted()
         let urlHosts = listSources.compactMap { URLComponents(string: $0.url)?.host }
-        return MatcherInputs(listNames: lists.keys.sorted(), listGeneration: listGeneration, customDomains: custom,
+        return MatcherInputs(listNames: listNames.sorted(), listGeneration: listGeneration, customDomains: custom,
                              extraAllowed: Array(Set(configuredAllowed + urlHosts)).sorted())
     }
 
