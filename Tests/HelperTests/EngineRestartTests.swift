@@ -56,7 +56,8 @@ struct EngineRestartTests {
         #expect(wallet.earnedTodaySeconds == 300)
     }
 
-    @Test func clock_moved_back_across_a_restart_earns_nothing_twice_and_is_recorded() async throws {
+    @Test(arguments: [false, true])
+    func clock_moved_back_across_a_restart_earns_nothing_twice_and_is_recorded(rebooted: Bool) async throws {
         let dir = Fixture.temporaryDirectory()
         let time = TestTimeSource(wall: Fixture.noon)
         do {
@@ -69,9 +70,12 @@ struct EngineRestartTests {
         // Stopped for a minute, and the system clock set back by an hour meanwhile.
         time.pass(.minutes(1))
         time.setWall(by: .minutes(-60))
+        if rebooted { time.reboot(as: "boot-2") }
         let engine = try await Fixture.start(dir, time)
         let now = await engine.trustedNow()
-        #expect(now == Fixture.noon + .minutes(61)) // the boot clock says 61 min passed, whatever the wall says
+        // Same boot: the boot clock says 61 min passed. New boot: the last trusted instant is the
+        // latest time known, whatever the wall says.
+        #expect(now == Fixture.noon + .minutes(rebooted ? 60 : 61))
         let tamper = try await engine.events().filter { $0.kind == "tamper" }
         #expect(tamper.count == 1)
 
@@ -82,6 +86,21 @@ struct EngineRestartTests {
         }
         let wallet = try await engine.wallet()
         #expect(wallet.balanceSeconds == 420)
+        #expect(wallet.earningFrozenUntil == Fixture.noon + .hours(12))
+    }
+
+    @Test func clock_moved_back_while_running_is_recorded_and_stops_earning_for_the_day() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        time.pass(.minutes(30))
+        time.setWall(by: .hours(-2))
+        try await engine.tick()
+        #expect(try await engine.events().filter { $0.kind == "tamper" }.count == 1)
+        time.pass(.minutes(90))
+        try await engine.tick()
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 120)
         #expect(wallet.earningFrozenUntil == Fixture.noon + .hours(12))
     }
 

@@ -43,6 +43,14 @@ final class TestTimeSource: TimeSource {
         }
     }
 
+    /// The machine restarts: a new boot id and a boot clock counting from a few seconds.
+    func reboot(as bootID: String) {
+        state.withLock { s in
+            s.bootID = bootID
+            s.bootNanoseconds = 3_000_000_000
+        }
+    }
+
     /// Someone sets the system clock; the boot clock does not move.
     func setWall(by span: Span) {
         state.withLock { $0.wall += span.milliseconds }
