@@ -110,6 +110,17 @@ struct EngineBlockTests {
         #expect((try? ClientNetwork(parsing: "192.168.1.1"))?.prefixLength == 32)
     }
 
+    @Test func services_list_a_category_with_each_state() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["reddit"])
+        let social = try await engine.services(category: "social")
+        #expect(social.allSatisfy { $0.category == "social" })
+        #expect(social.first { $0.id == "reddit" }?.state == "blocked")
+        #expect(social.first { $0.id == "instagram" }?.state == "none")
+        await #expect(throws: EngineError.self) { _ = try await engine.services(category: "doom") }
+        #expect(try await engine.ledgerProblems().isEmpty)
+    }
+
     @Test func every_publish_reaches_the_handler_with_the_blocking_entries() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         let seen = PublishLog()

@@ -96,6 +96,7 @@ struct EngineCreditTests {
         #expect(none?.opensAt == Fixture.noon + .hours(12)) // local midnight, UTC
 
         #expect(engine_planShownCount(await engine.planList()) == 3)
+        #expect(try await engine.ledgerProblems().isEmpty)
     }
 
     private func engine_planShownCount(_ plans: [PlanReport]) -> Int { plans.first?.shownCount ?? -1 }

@@ -83,6 +83,7 @@ struct EngineTimerTests {
         #expect(wallet.balanceSeconds == 0)
         #expect(wallet.grants.isEmpty)
         #expect(try await engine.events().contains { $0.kind == "grantEnded" })
+        #expect(try await engine.ledgerProblems().isEmpty) // balance == sum of the ledger
     }
 
     @Test func urges_wait_for_one_batch_that_the_timer_writes_five_seconds_later() async throws {
