@@ -1,4 +1,5 @@
 import DomainLists
+import Foundation
 import Helper
 import ScrollOffCore
 import Testing
@@ -51,5 +52,16 @@ struct EngineListTests {
         #expect(try await engine.status().entries.isEmpty)
         #expect(await engine.decision("news.example.com").managed == false)
         #expect(engine.box.enforcement.tables.entries.contains("news.example.com") == false)
+    }
+
+    @Test func list_files_parse_off_the_engine_and_a_broken_one_is_reported() throws {
+        let dir = Fixture.temporaryDirectory()
+        let good = dir + "/good.txt", bad = dir + "/bad.txt"
+        try "||doomscroll.example^\nfeeds.example.net\n".write(toFile: good, atomically: true, encoding: .utf8)
+        try "<html><body>Not found</body></html>\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let parsed = HelperEngine.parseLists(files: ["good": good, "bad": bad])
+        #expect(parsed.lists["good"]?.count == 2)
+        #expect(parsed.lists["bad"] == nil)
+        #expect(parsed.failures["bad"] != nil)
     }
 }

@@ -1,3 +1,4 @@
+import DomainLists
 import Foundation
 import ScrollOffCore
 import Store
@@ -37,6 +38,18 @@ extension HelperEngine {
         listSources.sort { $0.name < $1.name }
         rebuild(now: now)
         return report(source)
+    }
+
+    /// Parses fetched list copies (name → file path) for `setLists`, off the engine so that a large
+    /// list never holds up commands. A list over its bad-line budget is left out and reported; the
+    /// caller keeps its previous copy in force (ARCHITECTURE principle 5).
+    public nonisolated static func parseLists(files: [String: String]) -> (lists: [String: RuleList], failures: [String: String]) {
+        var lists: [String: RuleList] = [:]
+        var failures: [String: String] = [:]
+        for (name, path) in files {
+            do { lists[name] = try ListParser.parse(contentsOfFile: path).rules } catch { failures[name] = error.description }
+        }
+        return (lists, failures)
     }
 
     /// `scrolloff lists rm NAME`.
