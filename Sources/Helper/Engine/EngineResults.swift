@@ -18,6 +18,20 @@ public struct EntryReport: Hashable, Sendable, Codable {
     public var nextChange: Instant?
     /// For `open`: when the block returns.
     public var openUntil: Instant?
+
+    enum CodingKeys: String, CodingKey { case id, state, lockedUntil, reason, nextChange, openUntil }
+
+    /// `locked_until` is written as `null` when nothing is locked rather than left out: SPEC §13
+    /// says the field must exist.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(state, forKey: .state)
+        try c.encode(lockedUntil, forKey: .lockedUntil)
+        try c.encodeIfPresent(reason, forKey: .reason)
+        try c.encodeIfPresent(nextChange, forKey: .nextChange)
+        try c.encodeIfPresent(openUntil, forKey: .openUntil)
+    }
 }
 
 /// A running grant (spend, peek, token) with its stated task (SPEC §5).
