@@ -191,6 +191,9 @@ public actor HelperEngine {
     func commit(_ change: inout StateChange, profiles work: inout [ProfileRuntime], now: Instant) throws(EngineError) -> CommitReceipt {
         let jumps = pendingJumps
         for jump in jumps {
+            logger.warning("system clock and trusted clock differ; rules keep the trusted clock", metadata: [
+                "clock.direction": "\(jump.direction.rawValue)", "clock.offset_ms": "\(jump.offset.milliseconds)",
+            ])
             change.append(.appendEvent(StoredEvent(jump)))
             for i in work.indices {
                 guard let until = jump.earningFrozenUntil(in: work[i].calendar) else { continue }
