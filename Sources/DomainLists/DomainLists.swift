@@ -1,1 +1,0 @@
-// DomainLists: see README.md and ../shared/ARCHITECTURE.md.

@@ -1,1 +1,0 @@
-// ListFetch: see README.md and ../shared/ARCHITECTURE.md.

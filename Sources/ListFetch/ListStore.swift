@@ -1,0 +1,205 @@
+import Foundation
+import ScrollOffCore
+
+/// The result of one `ListStore.refresh`.
+public struct RefreshReport: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
+        /// A new copy downloaded whole, passed validation and is now in force.
+        case updated(entryCount: Int, sizeBytes: Int64)
+        /// The server answered 304: the copy in force is current (a successful refresh).
+        case unchanged
+        /// Nothing changed on disk except the metadata, which records the error.
+        case failed(ListFetchError)
+    }
+
+    public var name: ListName
+    public var outcome: Outcome
+    /// The metadata as written after this refresh.
+    public var metadata: ListMetadata
+    /// Transfer details (attempts, redirects) when the download itself succeeded.
+    public var fetch: FetchResult?
+}
+
+/// Keeps the downloaded lists under `<state>/lists/`: `<name>.list` is the copy in force and
+/// `<name>.json` its `ListMetadata`.
+///
+/// A new copy replaces the old only when it downloaded whole and the validator accepted it; it is
+/// written to a temporary file in the same folder, fsynced, renamed over the old copy and the
+/// folder fsynced (`DurableFile`). Any failure leaves the old copy byte for byte and records why,
+/// so blocking keeps working on the last good list. Two refreshes of one list never overlap: a
+/// second request for the same URL joins the one in flight (and gets no progress reports).
+public actor ListStore {
+    public nonisolated let listsDirectory: String
+    private let fetcher: ListFetcher
+    private let validator: ListValidator
+    private let clock: @Sendable () -> Instant
+    private var inFlight: [ListName: InFlight] = [:]
+    private var nextTicket = 0
+
+    private struct InFlight {
+        var ticket: Int
+        var url: String
+        var task: Task<RefreshReport, Never>
+    }
+
+    /// - Parameters:
+    ///   - stateDirectory: the helper's state folder; lists go to its `lists` subfolder (0700).
+    ///   - validator: decides whether a downloaded copy may be used (the DomainLists parser).
+    ///   - clock: the trusted clock (SPEC §11); nothing here reads the wall clock itself.
+    public init(
+        stateDirectory: String,
+        fetcher: ListFetcher = ListFetcher(),
+        validator: @escaping ListValidator,
+        clock: @escaping @Sendable () -> Instant
+    ) {
+        let trimmed = stateDirectory.hasSuffix("/") && stateDirectory.count > 1 ? String(stateDirectory.dropLast()) : stateDirectory
+        listsDirectory = trimmed + "/lists"
+        self.fetcher = fetcher
+        self.validator = validator
+        self.clock = clock
+    }
+
+    /// The copy in force for `name` (it may not exist yet).
+    public nonisolated func copyPath(for name: ListName) -> String { "\(listsDirectory)/\(name.rawValue).list" }
+    public nonisolated func metadataPath(for name: ListName) -> String { "\(listsDirectory)/\(name.rawValue).json" }
+
+    /// Refreshes `name` from `url` and returns what happened; never throws, because a failure is
+    /// an outcome to record and report, not a reason to drop the copy in force.
+    public func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil) async -> RefreshReport {
+        while let running = inFlight[name] {
+            let report = await running.task.value
+            finish(name, ticket: running.ticket)
+            if running.url == url { return report }
+        }
+        nextTicket += 1
+        let ticket = nextTicket
+        let task = Task { await self.performRefresh(name, from: url, progress: progress) }
+        inFlight[name] = InFlight(ticket: ticket, url: url, task: task)
+        let report = await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+        finish(name, ticket: ticket)
+        return report
+    }
+
+    private func finish(_ name: ListName, ticket: Int) {
+        if inFlight[name]?.ticket == ticket { inFlight[name] = nil }
+    }
+
+    /// The metadata of `name`, or nil when it was never refreshed.
+    public func metadata(for name: ListName) throws(ListFetchError) -> ListMetadata? {
+        let path = metadataPath(for: name)
+        guard let bytes = try DurableFile.readAll(path) else { return nil }
+        do {
+            return try JSONDecoder().decode(ListMetadata.self, from: Data(bytes))
+        } catch {
+            throw .localFile(path: path, operation: "decode (\(error))", errno: EINVAL)
+        }
+    }
+
+    /// Metadata of every stored list, by name.
+    public func allMetadata() throws(ListFetchError) -> [ListMetadata] {
+        var all: [ListMetadata] = []
+        for entry in DurableFile.entries(of: listsDirectory) where entry.hasSuffix(".json") && !entry.hasPrefix(".") {
+            guard let name = try? ListName(String(entry.dropLast(".json".count))) else { continue }
+            if let metadata = try metadata(for: name) { all.append(metadata) }
+        }
+        return all.sorted { $0.name < $1.name }
+    }
+
+    /// Deletes the copy and metadata of `name`, cancelling a refresh in flight.
+    public func remove(_ name: ListName) throws(ListFetchError) {
+        inFlight[name]?.task.cancel()
+        for path in [copyPath(for: name), metadataPath(for: name)] where DurableFile.exists(path) {
+            if unlink(path) != 0 { throw .localFile(path: path, operation: "delete", errno: lastErrno()) }
+        }
+        if DurableFile.exists(listsDirectory) { try DurableFile.flushDirectory(of: copyPath(for: name)) }
+    }
+
+    private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?) async -> RefreshReport {
+        let started = clock()
+        // Unreadable metadata must not block refreshing: start over, the copy itself is untouched.
+        var metadata = (try? metadata(for: name)) ?? ListMetadata(name: name, url: url)
+        if metadata.url != url {
+            // Validators belong to the old URL's resource (RFC 9110 §8.8); a new URL starts fresh.
+            metadata.url = url
+            metadata.validators = ConditionalValidators()
+        }
+        let copyPath = copyPath(for: name)
+        // Without a copy on disk a 304 would leave nothing to serve, so ask unconditionally.
+        let validators = DurableFile.exists(copyPath) ? metadata.validators : ConditionalValidators()
+
+        var outcome: RefreshReport.Outcome
+        var fetchResult: FetchResult?
+        do throws(ListFetchError) {
+            try DurableFile.ensureDirectory(listsDirectory)
+            removeLeftoverTemporaries(of: name)
+            let temporary = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
+            // After a successful rename this unlink finds nothing, which is fine.
+            defer { DurableFile.remove(temporary) }
+            let result = try await fetcher.fetch(url, into: temporary, conditional: validators, progress: progress)
+            fetchResult = result
+            switch result.kind {
+            case .notModified:
+                metadata.recordSuccess(at: started, finished: clock(), validators: result.validators)
+                outcome = .unchanged
+            case .downloaded:
+                let summary = try await validate(temporary, name: name)
+                guard summary.entryCount > 0 else { throw .emptyList(name: name.rawValue) }
+                try await DedicatedThread.run(name: "scrolloff-list-store") {
+                    Result { () throws(ListFetchError) in try DurableFile.replace(copyPath, with: temporary) }
+                }.get()
+                let finished = clock()
+                metadata.recordSuccess(at: started, finished: finished, validators: result.validators)
+                metadata.recordNewCopy(at: finished, sizeBytes: result.bytesWritten, summary: summary)
+                outcome = .updated(entryCount: summary.entryCount, sizeBytes: result.bytesWritten)
+            }
+        } catch {
+            metadata.recordFailure(error, at: started)
+            outcome = .failed(error)
+        }
+        do {
+            try saveMetadata(metadata)
+        } catch {
+            // The copy in force is still consistent; only the record is behind. Report it.
+            if case .failed = outcome {} else { outcome = .failed(error) }
+        }
+        return RefreshReport(name: name, outcome: outcome, metadata: metadata, fetch: fetchResult)
+    }
+
+    private func validate(_ path: String, name: ListName) async throws(ListFetchError) -> ValidationSummary {
+        let validator = self.validator
+        return try await DedicatedThread.run(name: "scrolloff-list-validate") { () -> Result<ValidationSummary, ListFetchError> in
+            do {
+                return .success(try validator(path))
+            } catch {
+                return .failure(.rejectedByValidation(name: name.rawValue, reason: String(describing: error)))
+            }
+        }.get()
+    }
+
+    private func saveMetadata(_ metadata: ListMetadata) throws(ListFetchError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data: Data
+        do {
+            data = try encoder.encode(metadata)
+        } catch {
+            throw .localFile(path: metadataPath(for: metadata.name), operation: "encode (\(error))", errno: EINVAL)
+        }
+        try DurableFile.ensureDirectory(listsDirectory)
+        try DurableFile.write([UInt8](data), to: metadataPath(for: metadata.name))
+    }
+
+    /// Temporary files of `name` left by a crash mid-download (`.<name>.XXXXXX.part`). Exact
+    /// length matching keeps `a` from touching the files of `a.b`.
+    private func removeLeftoverTemporaries(of name: ListName) {
+        let prefix = ".\(name.rawValue)."
+        for entry in DurableFile.entries(of: listsDirectory)
+        where entry.hasPrefix(prefix) && entry.hasSuffix(".part") && entry.utf8.count == prefix.utf8.count + 6 + 5 {
+            DurableFile.remove("\(listsDirectory)/\(entry)")
+        }
+    }
+}
