@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         .target(name: "ListFetch", dependencies: ["CCurlShim", "DomainLists"], swiftSettings: swiftSettings),
+        // Control API shared by helper and CLI: wire types, default paths, the blocking Unix-socket client.
+        .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
         // Store (SQLite through GRDB) joins with the helper issue; the dependency is declared now.
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
@@ -50,7 +52,8 @@ let package = Package(
         .target(
             name: "Helper",
             dependencies: [
-                "ScrollOffCore", "Sinkhole", "DomainLists",
+                "ScrollOffCore", "Sinkhole", "DomainLists", "ControlAPI", "ListFetch",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -70,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff",
             dependencies: [
-                "ScrollOffCore",
+                "ScrollOffCore", "ControlAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -92,6 +95,16 @@ let package = Package(
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "DomainLists"], swiftSettings: swiftSettings),
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ControlEndToEndTests",
+            dependencies: [
+                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
     ]
 )
