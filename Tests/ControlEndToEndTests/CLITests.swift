@@ -151,3 +151,75 @@ struct CLITests {
     }
 }
 }
+
+extension ControlEndToEnd {
+/// `lists update` on a real terminal (util-linux `script` gives it a pty): a progress bar, and
+/// colours only without NO_COLOR.
+@Suite
+struct CLITerminalTests {
+    func runOnTerminal(_ command: String, noColor: Bool) async throws -> ProcessResult {
+        var environment = ["PATH": "/usr/bin:/bin", "HOME": "/tmp", "TERM": "xterm"]
+        if noColor { environment["NO_COLOR"] = "1" }
+        return try await run("/usr/bin/script", ["-qfec", command, "/dev/null"], environment: environment)
+    }
+
+    @Test func update_on_a_terminal_draws_progress_and_colours_unless_no_color() async throws {
+        let server = try await RunningServer()
+        defer { Task { await server.stop() } }
+        let webRoot = server.directory + "/www"
+        try FileManager.default.createDirectory(atPath: webRoot, withIntermediateDirectories: true)
+        try writeList(webRoot + "/big.txt", names: 50_000)
+        let web = try await ListHTTPServer.start(directory: webRoot)
+        defer { web.stop() }
+        #expect(try await cli(["lists", "add", web.url("big.txt"), "--name", "big"], socket: server.socketPath).status == 0)
+        try writeList(webRoot + "/big.txt", names: 60_000)
+
+        let command = "\(scrolloffBinary) lists update --socket \(server.socketPath)"
+        let coloured = try await runOnTerminal(command, noColor: false)
+        #expect(coloured.status == 0, "\(coloured)")
+        #expect(coloured.stdout.contains("[########################] 100%"), "\(coloured.stdout)")
+        #expect(coloured.stdout.contains("\u{1B}[32mupdated\u{1B}[0m"))
+        #expect(coloured.stdout.contains("60,000 names"))
+
+        let plain = try await runOnTerminal(command, noColor: true)
+        #expect(plain.status == 0)
+        #expect(plain.stdout.contains("big: unchanged, 60,000 names") || plain.stdout.contains("big: updated, 60,000 names"), "\(plain.stdout)")
+        #expect(!plain.stdout.contains("\u{1B}[3"), "no colour codes with NO_COLOR")
+
+        // Not a terminal: no bar at all.
+        let piped = try await cli(["lists", "update"], socket: server.socketPath)
+        #expect(!piped.stdout.contains("%"))
+        #expect(!piped.stdout.contains("\u{1B}"))
+    }
+}
+}
+
+extension ControlEndToEnd {
+/// The CLI run as an unprivileged user (uid 65534, no groups) through `setpriv`.
+@Suite
+struct CLIPermissionTests {
+    func cliAsNobody(_ arguments: [String]) async throws -> ProcessResult {
+        try await run(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", scrolloffBinary] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": "/tmp", "NO_COLOR": "1"]
+        )
+    }
+
+    @Test func socket_closed_to_the_user_exits_3_and_names_the_group() async throws {
+        let server = try await RunningServer(socketMode: 0o660, directoryMode: 0o755)
+        defer { Task { await server.stop() } }
+        let result = try await cliAsNobody(["lists", "list", "--socket", server.socketPath])
+        #expect(result.status == 3, "\(result)")
+        #expect(result.stderr.contains("group 'scrolloff'"))
+    }
+
+    @Test func caller_outside_the_group_is_refused_with_exit_1_and_a_reason() async throws {
+        let server = try await RunningServer(socketMode: 0o666, directoryMode: 0o755)
+        defer { Task { await server.stop() } }
+        let result = try await cliAsNobody(["lists", "list", "--socket", server.socketPath])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("uid 65534"))
+        #expect(result.stderr.contains("may not act on profile 'default'"))
+    }
+}
+}
