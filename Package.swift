@@ -32,7 +32,7 @@ let package = Package(
         // libcurl through the Debian package; the shim wraps variadic curl_easy_setopt.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        .target(name: "ListFetch", dependencies: ["CCurlShim", "DomainLists"], swiftSettings: swiftSettings),
+        .target(name: "ListFetch", dependencies: ["CCurlShim", "ScrollOffCore"], swiftSettings: swiftSettings),
         // Control API shared by helper and CLI: wire types, default paths, the blocking Unix-socket client.
         .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
         // Store (SQLite through GRDB) joins with the helper issue; the dependency is declared now.
@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "DomainLists"], swiftSettings: swiftSettings),
+        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(

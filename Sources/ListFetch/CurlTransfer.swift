@@ -59,8 +59,14 @@ enum CurlTransfer {
         if let conditional = request.conditional {
             // RFC 9110 §13.1.3: a server that understands If-None-Match ignores If-Modified-Since,
             // so sending both is safe and helps servers that only keep dates.
-            if let etag = conditional.etag { headerList = curl_slist_append(headerList, "If-None-Match: \(etag)") }
-            if let date = conditional.lastModified { headerList = curl_slist_append(headerList, "If-Modified-Since: \(date)") }
+            // Checked again here because the values come back from a metadata file on disk; a CR
+            // or LF in them would inject headers.
+            if let etag = conditional.etag, CapturedHeaders.isSafeValue(etag) {
+                headerList = curl_slist_append(headerList, "If-None-Match: \(etag)")
+            }
+            if let date = conditional.lastModified, CapturedHeaders.isSafeValue(date) {
+                headerList = curl_slist_append(headerList, "If-Modified-Since: \(date)")
+            }
         }
 
         var optionFailure: OptionFailure?

@@ -72,6 +72,13 @@ public struct ListFetcher: Sendable {
         }
     }
 
+    /// The host a list URL names (nil for file:// URLs), for the always-allow list: the helper
+    /// must never sink the names it downloads its own lists from (SPEC §1).
+    public static func host(of url: String) -> String? {
+        guard scheme(of: url) != "file", let host = CurlTransfer.hostOf(url), !host.isEmpty else { return nil }
+        return host.lowercased()
+    }
+
     /// The lowercased scheme before `://`, or nil when there is none.
     static func scheme(of url: String) -> String? {
         guard let range = url.range(of: "://") else { return nil }

@@ -14,7 +14,7 @@ public struct RefreshReport: Sendable, Equatable {
 
     public var name: ListName
     public var outcome: Outcome
-    /// The metadata as written after this refresh.
+    /// The metadata as written after this refresh (as it was, after a cancelled one).
     public var metadata: ListMetadata
     /// Transfer details (attempts, redirects) when the download itself succeeded.
     public var fetch: FetchResult?
@@ -99,12 +99,22 @@ public actor ListStore {
         }
     }
 
-    /// Metadata of every stored list, by name.
-    public func allMetadata() throws(ListFetchError) -> [ListMetadata] {
+    /// Metadata of every stored list, by name. An unreadable record appears with an empty URL and
+    /// the reason in `lastError`.
+    public func allMetadata() -> [ListMetadata] {
         var all: [ListMetadata] = []
         for entry in DurableFile.entries(of: listsDirectory) where entry.hasSuffix(".json") && !entry.hasPrefix(".") {
             guard let name = try? ListName(String(entry.dropLast(".json".count))) else { continue }
-            if let metadata = try metadata(for: name) { all.append(metadata) }
+            do {
+                if let metadata = try metadata(for: name) { all.append(metadata) }
+            } catch {
+                // One unreadable record must not hide the others; show it with the reason. The
+                // next refresh of that list writes a fresh record.
+                var placeholder = ListMetadata(name: name, url: "")
+                placeholder.lastError = error.description
+                placeholder.lastErrorCode = error.code
+                all.append(placeholder)
+            }
         }
         return all.sorted { $0.name < $1.name }
     }
@@ -121,7 +131,8 @@ public actor ListStore {
     private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?) async -> RefreshReport {
         let started = clock()
         // Unreadable metadata must not block refreshing: start over, the copy itself is untouched.
-        var metadata = (try? metadata(for: name)) ?? ListMetadata(name: name, url: url)
+        let stored = try? metadata(for: name)
+        var metadata = stored ?? ListMetadata(name: name, url: url)
         if metadata.url != url {
             // Validators belong to the old URL's resource (RFC 9110 §8.8); a new URL starts fresh.
             metadata.url = url
@@ -148,6 +159,8 @@ public actor ListStore {
             case .downloaded:
                 let summary = try await validate(temporary, name: name)
                 guard summary.entryCount > 0 else { throw .emptyList(name: name.rawValue) }
+                // `remove` cancels a refresh in flight; it must not bring the list back afterwards.
+                if Task.isCancelled { throw .cancelled(url: url) }
                 try await DedicatedThread.run(name: "scrolloff-list-store") {
                     Result { () throws(ListFetchError) in try DurableFile.replace(copyPath, with: temporary) }
                 }.get()
@@ -157,6 +170,11 @@ public actor ListStore {
                 outcome = .updated(entryCount: summary.entryCount, sizeBytes: result.bytesWritten)
             }
         } catch {
+            if case .cancelled = error {
+                // Someone stopped the refresh (Ctrl-C on `lists update`, shutdown): nothing about
+                // the list is known, so its record and failure count stay as they were.
+                return RefreshReport(name: name, outcome: .failed(error), metadata: stored ?? ListMetadata(name: name, url: url), fetch: fetchResult)
+            }
             metadata.recordFailure(error, at: started)
             outcome = .failed(error)
         }

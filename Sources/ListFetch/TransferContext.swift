@@ -23,6 +23,11 @@ struct CapturedHeaders {
     /// need a wall clock to interpret.
     var retryAfterSeconds: Int64?
 
+    /// Non-empty printable ASCII of at most 1 KiB: the only values stored and sent back.
+    static func isSafeValue(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= 1024 && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
     /// Feeds one header line as libcurl delivers it (CRLF included). A status line starts a new
     /// response (after a redirect or a 100 Continue), so earlier validators are dropped: only the
     /// final response's ETag describes the bytes we keep.
@@ -36,8 +41,7 @@ struct CapturedHeaders {
         let value = line[line.index(after: colon)...].trimmingSpaces()
         // Only printable ASCII is stored and echoed back; anything else cannot be a valid
         // entity tag or HTTP-date (RFC 9110 §8.8.3, §5.6.7) and must not reach a request header.
-        guard !value.isEmpty, value.utf8.count <= 1024,
-              value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return }
+        guard Self.isSafeValue(value) else { return }
         switch name {
         case "etag": etag = value
         case "last-modified": lastModified = value
@@ -48,15 +52,19 @@ struct CapturedHeaders {
 }
 
 extension StringProtocol {
+    /// Drops leading and trailing spaces, tabs, CR and LF. Works on Unicode scalars because in
+    /// Swift "\r\n" is one Character, equal to neither "\r" nor "\n".
     func trimmingSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }),
-              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
+        let scalars = unicodeScalars
+        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+              let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 }
 
-/// Emits at most one progress report per interval, and a final one when asked.
+/// Emits at most one progress report per interval, and a final one when asked. It reads the
+/// monotonic clock only to pace a display, never to decide anything about a list.
 final class ProgressThrottle {
     private let handler: ProgressHandler?
     private let attempt: Int
