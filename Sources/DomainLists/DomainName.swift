@@ -6,10 +6,10 @@ public struct DomainName: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// Normalizes `input` (any case, optional trailing dot, Unicode or A-labels).
     public init(_ input: some StringProtocol) throws(DomainNameError) {
-        var utf8 = Array(input.utf8)
+        let utf8 = Array(input.utf8)
         var output: [UInt8] = []
-        try utf8.withUnsafeMutableBufferPointer { (buffer) throws(DomainNameError) in
-            try DomainNormalizer.normalize(UnsafeBufferPointer(buffer), into: &output)
+        try utf8.withUnsafeBufferPointer { (buffer) throws(DomainNameError) in
+            try DomainNormalizer.normalize(buffer, into: &output)
         }
         text = String(decoding: output, as: UTF8.self)
     }
@@ -128,7 +128,11 @@ enum DomainNormalizer {
             } else {
                 guard label.count <= maxLabelLength else { throw .labelTooLong(length: label.count) }
                 let encoded: String
-                do { encoded = try Punycode.encode(label) } catch { throw .labelTooLong(length: label.count) }
+                do {
+                    encoded = try Punycode.encode(label)
+                } catch {
+                    throw .invalidPunycode(label: String(String.UnicodeScalarView(label)), error)
+                }
                 output.append(contentsOf: "xn--".utf8)
                 output.append(contentsOf: encoded.utf8)
             }

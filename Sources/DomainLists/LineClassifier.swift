@@ -33,6 +33,10 @@ struct LineClassifier {
             return .skipped
         }
         let line = UnsafeBufferPointer(rebasing: raw[start..<end])
+        if Self.isCosmetic(line) {
+            skipped.cosmetic += 1
+            return .skipped
+        }
         switch line[0] {
         case UInt8(ascii: "#"), UInt8(ascii: "!"):
             skipped.comments += 1
@@ -43,10 +47,6 @@ struct LineClassifier {
             return .skipped
         default:
             break
-        }
-        if Self.isCosmetic(line) {
-            skipped.cosmetic += 1
-            return .skipped
         }
         if line.count >= 2, line[0] == UInt8(ascii: "@"), line[1] == UInt8(ascii: "@") {
             return adblock(UnsafeBufferPointer(rebasing: line[2...]), action: .allow)
@@ -70,10 +70,11 @@ struct LineClassifier {
             let rest = UnsafeBufferPointer(rebasing: line[restStart...])
             return .bad(.unexpectedText(Self.excerpt(rest)))
         }
-        if let reason = addName(token, scope: .nameAndSubdomains, action: .block) {
-            return reason == .localName ? .skipped : .bad(reason.badLineReason)
+        switch addName(token, scope: .nameAndSubdomains, action: .block) {
+        case .added: return .rules(Self.hasWildcardPrefix(token) ? .wildcard : .plain)
+        case .local: return .skipped
+        case .bad(let reason): return .bad(reason)
         }
-        return .rules(Self.hasWildcardPrefix(token) ? .wildcard : .plain)
     }
 
     // MARK: hosts
@@ -88,12 +89,18 @@ struct LineClassifier {
             let name = UnsafeBufferPointer(rebasing: line[position..<end])
             sawName = true
             if Self.isAddress(name) {
-                // `0.0.0.0 0.0.0.0`: hosts boilerplate that names the sink address itself.
-                skipped.localNames += 1
-            } else if let problem = addName(name, scope: .nameAndSubdomains, action: .block) {
-                if problem != .localName, firstBad == nil { firstBad = problem.badLineReason }
+                if Self.isSinkAddress(name) {
+                    // `0.0.0.0 0.0.0.0`: boilerplate of popular hosts lists naming the sink address.
+                    skipped.localNames += 1
+                } else if firstBad == nil {
+                    firstBad = .invalidName(Self.excerpt(name), .ipAddress)
+                }
             } else {
-                added += 1
+                switch addName(name, scope: .nameAndSubdomains, action: .block) {
+                case .added: added += 1
+                case .local: break
+                case .bad(let reason): if firstBad == nil { firstBad = reason }
+                }
             }
             position = Self.skipSpaces(line, from: end)
         }
@@ -156,30 +163,31 @@ struct LineClassifier {
             hasOptions = !options.isEmpty
         }
         let name = UnsafeBufferPointer(rebasing: body[position..<nameEnd])
-        if let problem = addName(name, scope: scope, action: action, wildcardAllowed: false) {
-            return problem == .localName ? .skipped : .bad(problem.badLineReason)
+        switch addName(name, scope: scope, action: action, wildcardAllowed: false) {
+        case .added:
+            if hasOptions { skipped.optionsIgnored += 1 }
+            return .rules(.adblock)
+        case .local:
+            return .skipped
+        case .bad(let reason):
+            return .bad(reason)
         }
-        if hasOptions { skipped.optionsIgnored += 1 }
-        return .rules(.adblock)
     }
 
     // MARK: names
 
-    private enum NameProblem: Equatable {
-        case localName
-        case invalid(BadLineReason)
-        var badLineReason: BadLineReason {
-            switch self {
-            case .localName: .unexpectedText("localhost")
-            case .invalid(let reason): reason
-            }
-        }
+    /// What became of one name.
+    private enum NameOutcome: Equatable {
+        case added
+        /// A name of the machine itself (`localhost`), counted and set aside.
+        case local
+        case bad(BadLineReason)
     }
 
     /// Normalizes `token` and appends it as a rule; `*.name` becomes a subdomains-only rule.
     private mutating func addName(
         _ token: UnsafeBufferPointer<UInt8>, scope: MatchScope, action: RuleAction, wildcardAllowed: Bool = true
-    ) -> NameProblem? {
+    ) -> NameOutcome {
         var name = token
         var scope = scope
         if wildcardAllowed, Self.hasWildcardPrefix(token) {
@@ -189,14 +197,17 @@ struct LineClassifier {
         do {
             try DomainNormalizer.normalize(name, into: &scratch)
         } catch {
-            return .invalid(.invalidName(Self.excerpt(token), error))
+            return .bad(.invalidName(Self.excerpt(token), error))
         }
-        if Self.isLocalName(scratch) { skipped.localNames += 1; return .localName }
+        if Self.isLocalName(scratch) {
+            skipped.localNames += 1
+            return .local
+        }
         if !scratch.contains(UInt8(ascii: ".")) {
-            return .invalid(.singleLabel(String(decoding: scratch, as: UTF8.self)))
+            return .bad(.singleLabel(String(decoding: scratch, as: UTF8.self)))
         }
         rules.append(normalizedName: scratch, scope: scope, action: action)
-        return nil
+        return .added
     }
 
     /// Names every hosts file gives the machine itself (Debian's and StevenBlack's headers).
@@ -233,15 +244,26 @@ struct LineClassifier {
         token.count > 2 && token[0] == UInt8(ascii: "*") && token[1] == UInt8(ascii: ".")
     }
 
-    /// An element-hiding rule: `example.com##.ad`, `##.banner`, `example.com#@#.ad`, `#?#`, `#$#`, `#%#`.
+    /// An element-hiding rule: `example.com##.ad`, `##.banner`, `###banner-id`, `example.com#@#.ad`,
+    /// `#?#`, `#$#`, `#%#`. A line that starts with `##` followed by a space or more `#`
+    /// (`## section ##`, `#####`) is a comment, as hosts files write them.
     private static func isCosmetic(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while index + 1 < line.count {
             if isSpace(line[index]) { return false }
             if line[index] == UInt8(ascii: "#") {
                 switch line[index + 1] {
-                case UInt8(ascii: "#"), UInt8(ascii: "@"), UInt8(ascii: "?"), UInt8(ascii: "$"), UInt8(ascii: "%"):
-                    return true
+                case UInt8(ascii: "@"), UInt8(ascii: "?"), UInt8(ascii: "$"), UInt8(ascii: "%"):
+                    return index + 2 < line.count && line[index + 2] == UInt8(ascii: "#")
+                case UInt8(ascii: "#"):
+                    guard index == 0 else { return true }
+                    // At the start of the line: `##.ad` and `###id` select; `## text` and `####` comment.
+                    guard index + 2 < line.count else { return false }
+                    let third = line[index + 2]
+                    if third == UInt8(ascii: "#") {
+                        return index + 3 < line.count && line[index + 3] != UInt8(ascii: "#") && !isSpace(line[index + 3])
+                    }
+                    return !isSpace(third)
                 default:
                     return false
                 }
@@ -249,6 +271,11 @@ struct LineClassifier {
             index += 1
         }
         return false
+    }
+
+    /// The addresses hosts block lists point names at.
+    private static func isSinkAddress(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
+        ["0.0.0.0", "127.0.0.1", "::", "::1"].contains { token.elementsEqual($0.utf8) }
     }
 
     /// An IPv4 dotted quad or an IPv6 address (hex digits, colons, an embedded IPv4, a `%zone`).
