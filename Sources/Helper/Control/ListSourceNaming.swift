@@ -23,14 +23,6 @@ enum ListSourceNaming {
         return components
     }
 
-    /// The host of an http(s) URL, lowercased, without IPv6 brackets; nil for file URLs.
-    static func host(of url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-        else { return nil }
-        return host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-    }
-
     /// A name from the URL: the host without `www.` (`blocklist.example.org`), or for a file URL
     /// the file name without its extension. Characters a list name cannot hold become `-`.
     static func derivedName(from components: URLComponents) -> String {

@@ -41,14 +41,15 @@ public actor ListsController {
     }
 
     public func snapshot() async -> ListsSnapshot {
-        let all = (try? await store.allMetadata()) ?? []
+        let all = await store.allMetadata()
         let lists = all.map { meta in
             ListsSnapshot.ActiveList(
                 name: meta.name.rawValue, url: meta.url,
                 copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount
             )
         }
-        let hosts = (all.map(\.url) + adding.values).compactMap(ListSourceNaming.host(of:))
+        // libcurl's own URL parser names the host, so the allowed host is the one actually fetched.
+        let hosts = (all.map(\.url) + adding.values).compactMap(ListFetcher.host(of:))
         return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted())
     }
 
@@ -65,15 +66,11 @@ public actor ListsController {
 
     public func listsResponse() async throws(ControlFailure) -> ListsResponse {
         let now = clock()
-        return ListsResponse(now: now.date, lists: try await allMetadata().map { info(for: $0, now: now) })
+        return ListsResponse(now: now.date, lists: await allMetadata().map { info(for: $0, now: now) })
     }
 
-    private func allMetadata() async throws(ControlFailure) -> [ListMetadata] {
-        do {
-            return try await store.allMetadata()
-        } catch {
-            throw .internalError(error.description)
-        }
+    private func allMetadata() async -> [ListMetadata] {
+        await store.allMetadata()
     }
 
     func info(for meta: ListMetadata, now: Instant) -> ListInfo {
@@ -101,7 +98,7 @@ public actor ListsController {
     public func add(_ request: AddListRequest, progress: ProgressHandler? = nil) async throws(ControlFailure) -> AddListResponse {
         let url = request.url.trimmingCharacters(in: .whitespaces)
         let components = try ListSourceNaming.validate(url)
-        let existing = try await allMetadata()
+        let existing = await allMetadata()
         if let same = existing.first(where: { $0.url == url }) {
             throw ControlFailure(
                 status: .conflict, code: ControlErrorCode.listExists,
@@ -156,7 +153,7 @@ public actor ListsController {
 
     /// The lists `name` selects (all of them when nil), with their URLs.
     func sources(named name: String?) async throws(ControlFailure) -> [ListMetadata] {
-        let all = try await allMetadata()
+        let all = await allMetadata()
         guard let name else { return all }
         let wanted: ListName
         do {
@@ -180,6 +177,18 @@ public actor ListsController {
     ) async throws(ControlFailure) -> [RefreshResult] {
         var results: [RefreshResult] = []
         for source in try await sources(named: name) {
+            guard !source.url.isEmpty else {
+                results.append(RefreshResult(
+                    outcome: RefreshOutcome.failed, name: source.name.rawValue,
+                    error: ControlError(
+                        code: source.lastErrorCode ?? "unreadable-record",
+                        message: (source.lastError ?? "The list's record cannot be read.")
+                            + " Remove it with `scrolloff lists rm \(source.name)` and add it again."
+                    ),
+                    list: info(for: source, now: clock())
+                ))
+                continue
+            }
             var perList: ProgressHandler?
             if let progress {
                 let listName = source.name
@@ -212,14 +221,15 @@ public actor ListsController {
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
         var changed = false
-        for source in (try? await store.allMetadata()) ?? [] where plan.isDue(source.name, history: source.history, now: clock()) {
+        // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
+        for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
             if Task.isCancelled { break }
             let report = await store.refresh(source.name, from: source.url)
             log(report, trigger: "timer")
             if case .updated = report.outcome { changed = true }
         }
         if changed { await publish() }
-        let all = (try? await store.allMetadata()) ?? []
+        let all = await store.allMetadata().filter { !$0.url.isEmpty }
         // A list that was never tried plans "now"; that only happens for lists added while offline.
         return all.map { plan.nextRefresh(for: $0.name, history: $0.history) ?? clock() }.min()
     }
