@@ -6,6 +6,7 @@ import Foundation
 import Helper
 import ListFetch
 import Logging
+import NIOCore
 import ScrollOffCore
 import Synchronization
 import Testing
@@ -41,7 +42,10 @@ final class RunningServer: Sendable {
     let bound: BoundControlServer
     private let serving: Task<Void, any Error>
 
-    init(socketMode: mode_t = 0o660, directoryMode: mode_t = 0o700, fetchPolicy: FetchPolicy = FetchPolicy(attempts: 1)) async throws {
+    init(
+        socketMode: mode_t = 0o660, directoryMode: mode_t = 0o700, fetchPolicy: FetchPolicy = FetchPolicy(attempts: 1),
+        idleTimeout: TimeAmount = .seconds(30)
+    ) async throws {
         directory = try makeTemporaryDirectory(mode: directoryMode)
         socketPath = directory + "/ctl.sock"
         var logger = Logger(label: "control-test")
@@ -52,7 +56,7 @@ final class RunningServer: Sendable {
         )
         let router = ControlRoutes.router(context: ControlContext(version: "test", lists: lists, clock: wallClock), logger: logger)
         let server = ControlServer(
-            configuration: ControlServerConfiguration(socket: ControlSocketFile(path: socketPath, mode: socketMode)),
+            configuration: ControlServerConfiguration(socket: ControlSocketFile(path: socketPath, mode: socketMode), idleTimeout: idleTimeout),
             router: router, logger: logger
         )
         bound = try await server.bind()

@@ -48,10 +48,15 @@ public struct ControlServer: Service {
 
     public func run() async throws {
         let bound = try await bind()
-        // Cancellation closes the listener and every connection; a request cut short changes
-        // nothing half-way (list copies are replaced atomically).
-        try await cancelWhenGracefulShutdown {
-            try await bound.serve()
+        // Shutdown cancels: the listener and every connection close at once. A request cut short
+        // changes nothing half-way (list copies are replaced atomically), and the CLI must not
+        // keep a stopping helper alive for the length of a download.
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await bound.serve()
+            }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+            logger.info("control socket closed", metadata: ["control.socket": "\(configuration.socket.path)"])
         }
     }
 
