@@ -84,8 +84,8 @@ struct ProcessResult: CustomStringConvertible {
 func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
     let outPath = NSTemporaryDirectory() + "/soc-out-\(UUID().uuidString)"
     let errPath = NSTemporaryDirectory() + "/soc-err-\(UUID().uuidString)"
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     defer {
         try? FileManager.default.removeItem(atPath: outPath)
         try? FileManager.default.removeItem(atPath: errPath)
@@ -140,7 +140,7 @@ func curl(_ socket: String, _ method: String, _ path: String, body: String? = ni
     arguments.append("http://localhost\(path)")
     let result: ProcessResult
     if let asUser {
-        FileManager.default.createFile(atPath: headerFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: headerFile, contents: nil)
         chmod(headerFile, 0o666)
         result = try await run("/usr/bin/setpriv", ["--reuid=\(asUser)", "--regid=\(asUser)", "--clear-groups", "/usr/bin/curl"] + arguments)
     } else {
