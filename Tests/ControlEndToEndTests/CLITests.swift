@@ -223,3 +223,22 @@ struct CLIPermissionTests {
     }
 }
 }
+
+extension ControlEndToEnd.CLITests {
+    @Test func bad_lines_within_the_budget_are_counted_and_shown_with_their_line_number() async throws {
+        let server = try await RunningServer()
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/mixed.txt"
+        var text = ""
+        for index in 0..<999 { text += "ok\(index).example.com\n" }
+        text += "not a domain at all!\n"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let added = try await cli(["lists", "add", "file://" + file], socket: server.socketPath)
+        #expect(added.status == 0, "\(added)")
+        #expect(added.stdout.contains("Added mixed: 999 names"))
+        #expect(added.stdout.contains("1 line was skipped (first: line 1000:"))
+        let listed = try decode(ListsResponse.self, try await cli(["lists", "list", "--json"], socket: server.socketPath).stdout)
+        #expect(listed.lists.first?.badLineCount == 1)
+        #expect(listed.lists.first?.badLines.first?.lineNumber == 1000)
+    }
+}
