@@ -41,6 +41,8 @@ let package = Package(
         ),
         // Appends ledger rows in a loop for the kill -9 consistency test of StoreTests.
         .executableTarget(name: "store-crash-probe", dependencies: ["Store", "ScrollOffCore"], swiftSettings: swiftSettings),
+        // Control API shared by helper and CLI: wire types, default paths, the blocking Unix-socket client.
+        .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
             name: "Sinkhole",
@@ -57,7 +59,8 @@ let package = Package(
         .target(
             name: "Helper",
             dependencies: [
-                "ScrollOffCore", "Sinkhole", "DomainLists", "Store",
+                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -77,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff",
             dependencies: [
-                "ScrollOffCore",
+                "ScrollOffCore", "ControlAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -101,6 +104,16 @@ let package = Package(
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(name: "HelperTests", dependencies: ["Helper", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ControlEndToEndTests",
+            dependencies: [
+                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
     ]
 )

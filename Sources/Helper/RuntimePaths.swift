@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ControlAPI
 import Foundation
 
 /// Where the helper keeps its state, its control socket and its configuration, and where it listens,
@@ -18,24 +19,13 @@ public struct RuntimePaths: Sendable, Equatable {
     ///   - isRoot: whether the process runs with effective uid 0.
     ///   - environment: the process environment (injected so tests can vary it).
     public static func defaults(isRoot: Bool, environment: [String: String]) -> RuntimePaths {
-        if isRoot {
-            return RuntimePaths(
-                configFile: "/etc/scrolloff/scrolloff.toml",
-                stateDirectory: "/var/lib/scrolloff",
-                controlSocket: "/run/scrolloff/control.sock",
-                listen: ["127.0.0.1:53", "[::1]:53"]
-            )
-        }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let stateBase = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "\(home)/.local/state"
-        let state = "\(stateBase)/scrolloff"
-        let configBase = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "\(home)/.config"
-        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        // The file locations live in ControlAPI so the CLI finds the same socket without linking the helper.
+        let locations = DefaultLocations.defaults(isRoot: isRoot, environment: environment)
         return RuntimePaths(
-            configFile: "\(configBase)/scrolloff/scrolloff.toml",
-            stateDirectory: state,
-            controlSocket: runtime.map { "\($0)/scrolloff/control.sock" } ?? "\(state)/control.sock",
-            listen: ["127.0.0.1:5300"]
+            configFile: locations.configFile,
+            stateDirectory: locations.stateDirectory,
+            controlSocket: locations.controlSocket,
+            listen: isRoot ? ["127.0.0.1:53", "[::1]:53"] : ["127.0.0.1:5300"]
         )
     }
 

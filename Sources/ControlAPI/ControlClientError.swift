@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a call to the helper did not produce an answer, or the helper's refusal. Each message says
+/// what to do next; the CLI maps them to the exit codes of SPEC §13.
+public enum ControlClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum UnreachableReason: Sendable, Equatable {
+        /// No socket file: the helper is not running, or uses another path.
+        case socketMissing
+        /// A socket file without a listener: the helper stopped without cleaning up.
+        case nobodyListening
+    }
+
+    case helperUnreachable(path: String, reason: UnreachableReason)
+    /// The socket exists but this user may not connect (not in group `scrolloff`).
+    case permissionDenied(path: String)
+    case timedOut(path: String, seconds: Double)
+    case socketPathInvalid(path: String, limit: Int)
+    case io(path: String, operation: String, errno: Int32)
+    case badAnswer(path: String, detail: String)
+    /// The helper answered with an error body.
+    case refused(status: Int, error: ControlError)
+
+    /// Exit code per SPEC §13: 3 when the helper cannot be reached, 1 when it refused.
+    public var exitCode: Int32 {
+        switch self {
+        case .helperUnreachable, .permissionDenied, .timedOut, .socketPathInvalid, .io, .badAnswer: return 3
+        case .refused(let status, _):
+            // A request the helper could not parse is a usage error of the caller.
+            return status == 400 ? 2 : 1
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .helperUnreachable(let path, let reason):
+            let what = reason == .socketMissing
+                ? "There is no helper socket at \(path)."
+                : "Nothing answers on \(path); the helper seems to have stopped."
+            return what + " Start the helper with `sudo systemctl start scrolloff-dns` (or `make run` "
+                + "from the source tree), or point to its socket with --socket PATH or SCROLLOFF_SOCKET."
+        case .permissionDenied(let path):
+            return "You may not use the helper socket \(path). Members of group 'scrolloff' may: "
+                + "`sudo usermod -aG scrolloff $USER`, then log in again."
+        case .timedOut(let path, let seconds):
+            return "The helper at \(path) did not answer within \(Int(seconds.rounded())) s. Check it with "
+                + "`systemctl status scrolloff-dns` or its log."
+        case .socketPathInvalid(let path, let limit):
+            return "'\(path)' cannot be a socket path: it must be 1 to \(limit) bytes long. Use a shorter path."
+        case .io(let path, let operation, let code):
+            return "Could not \(operation) the helper at \(path): \(String(cString: strerror(code))) (errno \(code))."
+        case .badAnswer(let path, let detail):
+            return "The helper at \(path) sent an answer this CLI cannot read (\(detail)). Are the CLI "
+                + "and the helper the same version?"
+        case .refused(_, let error):
+            return error.message
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import DomainLists
+import ListFetch
+import ScrollOffCore
+
+/// Knobs of the downloaded lists.
+public struct ListsConfiguration: Sendable {
+    /// When each list is refreshed; the period defaults to 24 h (issue 4).
+    public var refreshPlan: RefreshPlan
+    /// Bad lines a source may carry before an update is rejected (default 5 per 1,000).
+    public var badLineBudget: BadLineBudget
+    public var fetchPolicy: FetchPolicy
+
+    public init(refreshPlan: RefreshPlan = RefreshPlan(), badLineBudget: BadLineBudget = .default, fetchPolicy: FetchPolicy = FetchPolicy()) {
+        self.refreshPlan = refreshPlan
+        self.badLineBudget = badLineBudget
+        self.fetchPolicy = fetchPolicy
+    }
+
+    /// A configuration with only the refresh period changed.
+    public static func refreshing(every period: Span) -> ListsConfiguration {
+        ListsConfiguration(refreshPlan: RefreshPlan(period: period))
+    }
+}
+
+/// What the rest of the helper needs to know about the downloaded lists after a change.
+public struct ListsSnapshot: Sendable, Equatable {
+    public struct ActiveList: Sendable, Equatable {
+        public var name: String
+        public var url: String
+        /// The copy in force (absent until the first good download).
+        public var copyPath: String?
+        public var entryCount: Int?
+    }
+
+    public var lists: [ActiveList]
+    /// Hosts of the configured list URLs (and of a URL being added right now): always allowed, so
+    /// the helper never blocks its own updates (SPEC §1).
+    public var allowedHosts: [String]
+}

@@ -1,0 +1,272 @@
+import ControlAPI
+import DomainLists
+import Foundation
+import ListFetch
+import Logging
+import ScrollOffCore
+
+/// The downloaded lists as the control API and the refresh timer see them: add, refresh, remove,
+/// report. Sources persist as the ListStore's metadata files (one per list) until the SQLite
+/// state lands.
+///
+/// After every change it tells its observers (the DNS snapshot builder: new copies to load, list
+/// hosts to allow) and wakes the refresh service, which then recomputes when to refresh next.
+public actor ListsController {
+    public nonisolated let store: ListStore
+    public nonisolated let plan: RefreshPlan
+    /// Signalled when a list is added, updated or removed by a person.
+    public nonisolated let changes = ChangeSignal()
+    private let clock: @Sendable () -> Instant
+    private let logger: Logger
+    private var observers: [@Sendable (ListsSnapshot) async -> Void] = []
+    /// Names being added right now, so two adds of one name cannot race.
+    private var adding: [ListName: String] = [:]
+
+    public init(
+        stateDirectory: String, configuration: ListsConfiguration = ListsConfiguration(),
+        clock: @escaping @Sendable () -> Instant, logger: Logger
+    ) {
+        store = ListStore(
+            stateDirectory: stateDirectory, fetcher: ListFetcher(policy: configuration.fetchPolicy),
+            validator: DomainListValidator.make(budget: configuration.badLineBudget), clock: clock
+        )
+        plan = configuration.refreshPlan
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Calls `observer` after every change with the new snapshot.
+    public func onChange(_ observer: @escaping @Sendable (ListsSnapshot) async -> Void) {
+        observers.append(observer)
+    }
+
+    public func snapshot() async -> ListsSnapshot {
+        let all = await store.allMetadata()
+        let lists = all.map { meta in
+            ListsSnapshot.ActiveList(
+                name: meta.name.rawValue, url: meta.url,
+                copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount
+            )
+        }
+        // libcurl's own URL parser names the host, so the allowed host is the one actually fetched.
+        let hosts = (all.map(\.url) + adding.values).compactMap(ListFetcher.host(of:))
+        return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted())
+    }
+
+    /// Hosts of every configured list URL, for the always-allow policy (SPEC §1).
+    public func allowedHosts() async -> [String] { await snapshot().allowedHosts }
+
+    /// Sends the current snapshot to every observer.
+    public func publish() async {
+        let current = await snapshot()
+        for observer in observers { await observer(current) }
+    }
+
+    // MARK: reading
+
+    public func listsResponse() async throws(ControlFailure) -> ListsResponse {
+        let now = clock()
+        return ListsResponse(now: now.date, lists: await allMetadata().map { info(for: $0, now: now) })
+    }
+
+    private func allMetadata() async -> [ListMetadata] {
+        await store.allMetadata()
+    }
+
+    func info(for meta: ListMetadata, now: Instant) -> ListInfo {
+        let state: String
+        switch plan.health(of: meta, now: now) {
+        case .neverFetched: state = ListState.neverFetched
+        case .fresh: state = ListState.fresh
+        case .failing: state = ListState.failing
+        case .stale: state = ListState.stale
+        }
+        return ListInfo(
+            state: state, name: meta.name.rawValue, url: meta.url, servingCopy: meta.hasCopy,
+            entryCount: meta.entryCount, sizeBytes: meta.sizeBytes, badLineCount: meta.badLineCount,
+            badLines: meta.badLines.map { BadLineInfo(lineNumber: $0.lineNumber, text: $0.text, reason: $0.reason) },
+            lastSuccess: meta.lastSuccess?.date, lastAttempt: meta.lastAttempt?.date, lastChanged: meta.lastChanged?.date,
+            nextRefresh: (plan.nextRefresh(for: meta.name, history: meta.history) ?? now).date,
+            lastError: meta.lastError, lastErrorCode: meta.lastErrorCode, consecutiveFailures: meta.consecutiveFailures
+        )
+    }
+
+    // MARK: changing
+
+    /// Adds a list and downloads it once. A list whose first download fails is not kept: the
+    /// person sees why at once and can fix the URL, instead of a dead entry lingering.
+    public func add(_ request: AddListRequest, progress: ProgressHandler? = nil) async throws(ControlFailure) -> AddListResponse {
+        let url = request.url.trimmingCharacters(in: .whitespaces)
+        let components = try ListSourceNaming.validate(url)
+        let existing = await allMetadata()
+        if let same = existing.first(where: { $0.url == url }) {
+            throw ControlFailure(
+                status: .conflict, code: ControlErrorCode.listExists,
+                message: "That URL is already in use as list '\(same.name)'. Refresh it with `scrolloff lists update \(same.name)`."
+            )
+        }
+        let name: ListName
+        if let requested = request.name {
+            do {
+                name = try ListName(requested)
+            } catch {
+                throw .invalidArgument(error.description)
+            }
+            if existing.contains(where: { $0.name == name }) || adding[name] != nil {
+                throw ControlFailure(
+                    status: .conflict, code: ControlErrorCode.listExists,
+                    message: "A list named '\(name)' already exists. Pick another --name, or remove it first with `scrolloff lists rm \(name)`."
+                )
+            }
+        } else {
+            name = try freeName(base: ListSourceNaming.derivedName(from: components), taken: Set(existing.map(\.name)))
+        }
+        adding[name] = url
+        defer { adding[name] = nil }
+        // Allow the list's host before fetching it, or a blocking policy could stop the download.
+        await publish()
+        let report = await store.refresh(name, from: url, progress: progress)
+        if case .failed(let error) = report.outcome {
+            try? await store.remove(name)
+            adding[name] = nil
+            await publish()
+            logger.notice("list not added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "error": "\(error.code)"])
+            throw ControlFailure(
+                status: .unprocessableEntity, code: ControlErrorCode.fetchFailed,
+                message: "List '\(name)' was not added: \(error.description)"
+            )
+        }
+        adding[name] = nil
+        logger.info("list added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "list.entries": "\(report.metadata.entryCount ?? 0)"])
+        await publish()
+        changes.notify()
+        return AddListResponse(now: clock().date, result: result(of: report))
+    }
+
+    private func freeName(base: String, taken: Set<ListName>) throws(ControlFailure) -> ListName {
+        for suffix in 1...100 {
+            let candidate = suffix == 1 ? base : "\(base)-\(suffix)"
+            if let name = try? ListName(candidate), !taken.contains(name), adding[name] == nil { return name }
+        }
+        throw .invalidArgument("Could not derive a free list name from '\(base)'; give one with --name.")
+    }
+
+    /// The lists `name` selects (all of them when nil), with their URLs.
+    func sources(named name: String?) async throws(ControlFailure) -> [ListMetadata] {
+        let all = await allMetadata()
+        guard let name else { return all }
+        let wanted: ListName
+        do {
+            wanted = try ListName(name)
+        } catch {
+            throw .invalidArgument(error.description)
+        }
+        guard let found = all.first(where: { $0.name == wanted }) else {
+            throw ControlFailure(
+                status: .notFound, code: ControlErrorCode.listNotFound,
+                message: "There is no list named '\(name)'. `scrolloff lists list` shows the lists you have."
+            )
+        }
+        return [found]
+    }
+
+    /// Refreshes the selected lists one after another and reports each outcome. A failure keeps
+    /// the copy in force and is recorded for `lists list`.
+    public func update(
+        name: String?, progress: (@Sendable (ListName, FetchProgress) -> Void)? = nil
+    ) async throws(ControlFailure) -> [RefreshResult] {
+        var results: [RefreshResult] = []
+        for source in try await sources(named: name) {
+            guard !source.url.isEmpty else {
+                results.append(RefreshResult(
+                    outcome: RefreshOutcome.failed, name: source.name.rawValue,
+                    error: ControlError(
+                        code: source.lastErrorCode ?? "unreadable-record",
+                        message: (source.lastError ?? "The list's record cannot be read.")
+                            + " Remove it with `scrolloff lists rm \(source.name)` and add it again."
+                    ),
+                    list: info(for: source, now: clock())
+                ))
+                continue
+            }
+            var perList: ProgressHandler?
+            if let progress {
+                let listName = source.name
+                perList = { report in progress(listName, report) }
+            }
+            let report = await store.refresh(source.name, from: source.url, progress: perList)
+            log(report, trigger: "request")
+            results.append(result(of: report))
+        }
+        await publish()
+        changes.notify()
+        return results
+    }
+
+    /// Removes a list's copy and metadata.
+    public func remove(_ name: String) async throws(ControlFailure) -> RemoveListResponse {
+        let source = try await sources(named: name)[0]
+        do {
+            try await store.remove(source.name)
+        } catch {
+            throw .internalError(error.description)
+        }
+        logger.info("list removed", metadata: ["list.name": "\(source.name)"])
+        await publish()
+        changes.notify()
+        return RemoveListResponse(removed: source.name.rawValue)
+    }
+
+    /// Refreshes every list whose planned instant has come and returns the next planned instant
+    /// (nil when there is no list). Used by `ListRefreshService`.
+    func refreshDueLists() async -> Instant? {
+        var changed = false
+        // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
+        for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
+            if Task.isCancelled { break }
+            let report = await store.refresh(source.name, from: source.url)
+            log(report, trigger: "timer")
+            if case .updated = report.outcome { changed = true }
+        }
+        if changed { await publish() }
+        let all = await store.allMetadata().filter { !$0.url.isEmpty }
+        // A list that was never tried plans "now"; that only happens for lists added while offline.
+        return all.map { plan.nextRefresh(for: $0.name, history: $0.history) ?? clock() }.min()
+    }
+
+    private func log(_ report: RefreshReport, trigger: String) {
+        var metadata: Logger.Metadata = ["list.name": "\(report.name)", "list.trigger": "\(trigger)"]
+        switch report.outcome {
+        case .updated(let entries, let bytes):
+            metadata["list.entries"] = "\(entries)"
+            metadata["list.bytes"] = "\(bytes)"
+            logger.info("list updated", metadata: metadata)
+        case .unchanged:
+            logger.info("list unchanged", metadata: metadata)
+        case .failed(let error):
+            metadata["error.code"] = "\(error.code)"
+            metadata["list.serving_last_good"] = "\(report.metadata.hasCopy)"
+            logger.warning("list refresh failed: \(error.description)", metadata: metadata)
+        }
+    }
+
+    func result(of report: RefreshReport) -> RefreshResult {
+        let list = info(for: report.metadata, now: clock())
+        switch report.outcome {
+        case .updated:
+            return RefreshResult(outcome: RefreshOutcome.updated, name: report.name.rawValue, list: list)
+        case .unchanged:
+            return RefreshResult(outcome: RefreshOutcome.unchanged, name: report.name.rawValue, list: list)
+        case .failed(let error):
+            return RefreshResult(
+                outcome: RefreshOutcome.failed, name: report.name.rawValue,
+                error: ControlError(code: error.code, message: error.description), list: list
+            )
+        }
+    }
+}
+
+extension Instant {
+    /// The same instant as a Foundation date, for the JSON of the control API.
+    var date: Date { Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000) }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import ControlAPI
+import Foundation
+
+/// Options every command takes (SPEC §13).
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The helper's control socket (default: $SCROLLOFF_SOCKET, else the helper's default).", valueName: "PATH"))
+    var socket: String?
+
+    @Option(name: .long, help: ArgumentHelp("The profile to act on (default: the default profile).", valueName: "NAME"))
+    var profile: String?
+
+    @Flag(name: .long, help: "Print the helper's answer as JSON.")
+    var json = false
+
+    /// The socket to use: the flag, then `SCROLLOFF_SOCKET`, then where the helper puts it.
+    var socketPath: String {
+        if let socket, !socket.isEmpty { return socket }
+        return DefaultLocations.cliControlSocket(
+            environment: ProcessInfo.processInfo.environment, isRoot: geteuid() == 0,
+            fileExists: { FileManager.default.fileExists(atPath: $0) }
+        )
+    }
+
+    func client(timeoutSeconds: Double = 15) -> ControlClient {
+        ControlClient(socketPath: socketPath, timeoutSeconds: timeoutSeconds, profile: profile)
+    }
+
+    func validate() throws {
+        if let socket, socket.isEmpty { throw ValidationError("--socket needs a path.") }
+        if let profile, profile.isEmpty { throw ValidationError("--profile needs a name.") }
+    }
+}
+
+/// Exit codes of SPEC §13.
+enum CLIExit {
+    static let done: Int32 = 0
+    static let refused: Int32 = 1
+    static let usage: Int32 = 2
+    static let unreachable: Int32 = 3
+}
+
+extension GlobalOptions {
+    /// Runs one exchange with the helper. A failure is printed (as JSON with `--json`) and ends
+    /// the command with the exit code SPEC §13 gives it.
+    func talk<T>(_ body: () throws(ControlClientError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            report(error)
+            throw ExitCode(error.exitCode)
+        }
+    }
+
+    func report(_ error: ControlClientError) {
+        if json {
+            let wire: ControlError
+            switch error {
+            case .refused(_, let refusal): wire = refusal
+            case .helperUnreachable, .permissionDenied, .timedOut, .socketPathInvalid, .io, .badAnswer:
+                wire = ControlError(code: "helper_unreachable", message: error.description)
+            }
+            Terminal.printJSON(ControlErrorEnvelope(error: wire))
+        } else {
+            Terminal.printError(error.description)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import ControlAPI
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Output helpers: colour only on a terminal and never with NO_COLOR (https://no-color.org).
+enum Terminal {
+    static let stdoutIsTerminal = isatty(1) == 1
+
+    static let colours: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["NO_COLOR"].map({ !$0.isEmpty }) == true { return false }
+        if environment["TERM"] == "dumb" { return false }
+        return stdoutIsTerminal
+    }()
+
+    static func green(_ text: String) -> String { colours ? "\u{1B}[32m\(text)\u{1B}[0m" : text }
+    static func yellow(_ text: String) -> String { colours ? "\u{1B}[33m\(text)\u{1B}[0m" : text }
+    static func bold(_ text: String) -> String { colours ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+    static func dim(_ text: String) -> String { colours ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    static func printJSON(_ value: some Encodable) {
+        var data = ControlJSON.encode(value, pretty: true)
+        data.append(0x0A)
+        FileHandle.standardOutput.write(data)
+    }
+
+    /// Writes without a newline and flushes, for the progress line.
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// Numbers first, in plain words (the SPEC's style: "12,408 names, refreshed 3 min ago").
+enum Format {
+    /// 12408 → "12,408" (no locale: output must be the same for every user and in tests).
+    static func count(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return value < 0 ? "-" + grouped : grouped
+    }
+
+    static func names(_ value: Int) -> String { "\(count(value)) \(value == 1 ? "name" : "names")" }
+
+    /// "just now", "3 min ago", "2 h ago", "4 d ago".
+    static func ago(_ date: Date, now: Date) -> String {
+        let seconds = Int(now.timeIntervalSince(date).rounded(.down))
+        if seconds < 60 { return "just now" }
+        return span(seconds) + " ago"
+    }
+
+    /// "in 3 min", "in 23 h"; "now" when due.
+    static func until(_ date: Date, now: Date) -> String {
+        let seconds = Int(date.timeIntervalSince(now).rounded(.up))
+        if seconds <= 0 { return "now" }
+        if seconds < 60 { return "in \(seconds) s" }
+        return "in " + span(seconds)
+    }
+
+    private static func span(_ seconds: Int) -> String {
+        if seconds < 3600 { return "\(seconds / 60) min" }
+        if seconds < 2 * 86400 {
+            let hours = seconds / 3600, minutes = seconds % 3600 / 60
+            return minutes == 0 || hours >= 10 ? "\(hours) h" : "\(hours) h \(minutes) min"
+        }
+        return "\(seconds / 86400) d"
+    }
+
+    /// Bytes in binary units with one decimal.
+    static func bytes(_ value: Int64) -> String {
+        func tenths(_ unit: Int64) -> String {
+            let t = value / unit * 10 + value % unit * 10 / unit
+            return t % 10 == 0 ? "\(t / 10)" : "\(t / 10).\(t % 10)"
+        }
+        if value >= 1 << 30 { return tenths(1 << 30) + " GiB" }
+        if value >= 1 << 20 { return tenths(1 << 20) + " MiB" }
+        if value >= 1 << 10 { return tenths(1 << 10) + " KiB" }
+        return "\(value) bytes"
+    }
+}

@@ -1,0 +1,51 @@
+import ControlAPI
+import Foundation
+import Helper
+import Logging
+import ServiceLifecycle
+import Testing
+
+extension ControlEndToEnd {
+/// The control pieces run the way HelperMain runs them: as services of one ServiceGroup.
+@Suite
+struct HelperServicesTests {
+    @Test func control_services_serve_in_a_service_group_and_clean_up_on_shutdown() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var paths = RuntimePaths.defaults(isRoot: false, environment: ["HOME": directory])
+        paths.stateDirectory = directory + "/state"
+        paths.controlSocket = directory + "/run/ctl.sock"
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let control = HelperControl(paths: paths, version: "9.9.9", clock: wallClock, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: control.services.map { .init(service: $0) }, logger: logger))
+        let running = Task { try await group.run() }
+
+        #expect(await eventually { FileManager.default.fileExists(atPath: paths.controlSocket) })
+        var info = stat()
+        #expect(stat(directory + "/run", &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o755, "the socket's folder is created 0755")
+        let health = try await cli(["lists", "list", "--json"], socket: paths.controlSocket)
+        #expect(health.status == 0, "\(health)")
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(!FileManager.default.fileExists(atPath: paths.controlSocket), "the socket is removed on shutdown")
+        let after = try await cli(["lists", "list"], socket: paths.controlSocket)
+        #expect(after.status == 3)
+    }
+
+    @Test func idle_connection_is_closed_but_a_request_on_it_is_answered_first() async throws {
+        let server = try await RunningServer(idleTimeout: .milliseconds(300))
+        defer { Task { await server.stop() } }
+        // Nothing sent: the server hangs up after the idle timeout (rawExchange reads until close).
+        let started = ContinuousClock.now
+        let silent = try await rawExchange(server.socketPath, [])
+        #expect(silent.isEmpty)
+        #expect(ContinuousClock.now - started < .seconds(4), "closed by the idle timeout, not the 5 s read timeout")
+        // A keep-alive request is answered, then the idle connection is closed.
+        let answered = try await rawExchange(server.socketPath, Array("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(answered.hasPrefix("HTTP/1.1 200"))
+    }
+}
+}

@@ -1,0 +1,106 @@
+import ControlAPI
+import Foundation
+import Helper
+import ListFetch
+import Logging
+import ScrollOffCore
+import ServiceLifecycle
+import Testing
+
+/// The refresh service with a hand-moved clock: it must sleep until exactly the planned instant,
+/// refresh then (and not before), and re-plan when a list is added.
+extension ControlEndToEnd {
+@Suite
+struct ListRefreshServiceTests {
+    let start = Instant(millisecondsSince1970: 1_800_000_000_000)
+
+    @Test func refreshes_a_list_at_its_planned_instant_and_not_before() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let timer = ManualTimer(now: start)
+        let plan = RefreshPlan(period: .hours(6), jitterWindow: .minutes(10))
+        let lists = ListsController(
+            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
+            clock: { timer.now() }, logger: Logger(label: "test")
+        )
+        let file = directory + "/list.txt"
+        try writeList(file, names: 3)
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let name = try ListName("kids")
+        let planned = try #require(plan.nextRefresh(for: name, history: RefreshHistory(lastSuccess: start)))
+        #expect(planned >= start + .hours(6) && planned < start + .hours(6) + .minutes(10))
+
+        let service = ListRefreshService(lists: lists, timer: timer, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { timer.pendingDeadlines == [planned] }, "sleeps until \(planned), saw \(timer.pendingDeadlines)")
+
+        try writeList(file, names: 7)
+        timer.advance(to: planned - Span(milliseconds: 1))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await lists.store.metadata(for: name)?.entryCount == 3, "nothing refreshes 1 ms early")
+        #expect(timer.pendingDeadlines == [planned])
+
+        timer.advance(to: planned)
+        #expect(await eventually { (try? await lists.store.metadata(for: name)?.entryCount) == 7 })
+        #expect(try await lists.store.metadata(for: name)?.lastSuccess == planned)
+        // And it plans the next one a period later.
+        let following = try #require(plan.nextRefresh(for: name, history: RefreshHistory(lastSuccess: planned)))
+        #expect(await eventually { timer.pendingDeadlines == [following] })
+    }
+
+    @Test func wakes_early_when_a_list_is_added_and_replans() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let timer = ManualTimer(now: start)
+        let plan = RefreshPlan(period: .hours(24))
+        let lists = ListsController(
+            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
+            clock: { timer.now() }, logger: Logger(label: "test")
+        )
+        let service = ListRefreshService(lists: lists, timer: timer, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        // With no list there is nothing to sleep until: the service waits for a change only.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(timer.sleepCalls.isEmpty)
+
+        let file = directory + "/a.txt"
+        try writeList(file, names: 2)
+        timer.advance(to: start + .minutes(5))
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "a"))
+        let planned = try #require(plan.nextRefresh(for: try ListName("a"), history: RefreshHistory(lastSuccess: start + .minutes(5))))
+        #expect(await eventually { timer.pendingDeadlines == [planned] })
+    }
+
+    @Test func a_failed_timer_refresh_keeps_the_copy_and_retries_sooner() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let timer = ManualTimer(now: start)
+        let plan = RefreshPlan(period: .hours(24), retryAfterFailure: .hours(1))
+        let lists = ListsController(
+            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
+            clock: { timer.now() }, logger: Logger(label: "test")
+        )
+        let file = directory + "/b.txt"
+        try writeList(file, names: 4)
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "b"))
+        let name = try ListName("b")
+        let planned = try #require(plan.nextRefresh(for: name, history: RefreshHistory(lastSuccess: start)))
+        let service = ListRefreshService(lists: lists, timer: timer, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { timer.pendingDeadlines == [planned] })
+
+        try FileManager.default.removeItem(atPath: file)
+        timer.advance(to: planned)
+        #expect(await eventually { (try? await lists.store.metadata(for: name)?.consecutiveFailures) == 1 })
+        let meta = try #require(try await lists.store.metadata(for: name))
+        #expect(meta.entryCount == 4)
+        #expect(FileManager.default.fileExists(atPath: lists.store.copyPath(for: name)))
+        let retry = try #require(plan.nextRefresh(for: name, history: meta.history))
+        #expect(retry < planned + .hours(2))
+        #expect(await eventually { timer.pendingDeadlines == [retry] })
+    }
+}
+}
