@@ -315,10 +315,22 @@ func eventually(within seconds: Double = 10, _ condition: () async throws -> Boo
 }
 
 /// Writes a list file with `count` names `n<i>.example.com`.
+/// The modification time the next written list gets; see `writeList`.
+private let nextListDate = Mutex(Date())
+
 func writeList(_ path: String, names count: Int, prefix: String = "n") throws {
     var text = "# test list\n"
     for index in 0..<count { text += "\(prefix)\(index).example.com\n" }
     try text.write(toFile: path, atomically: true, encoding: .utf8)
+    // HTTP dates have one-second resolution: a list rewritten within the same second (or deleted and
+    // written again) would look unchanged to a conditional GET (If-Modified-Since). So every written
+    // list is dated at least 2 s after the one written before it.
+    let date = nextListDate.withLock { next -> Date in
+        let date = max(Date(), next)
+        next = date.addingTimeInterval(2)
+        return date
+    }
+    try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: path)
 }
 
 func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
