@@ -86,8 +86,8 @@ public struct DNSQuery: Sendable {
         optCount = 0
         for index in 0..<(ancount + nscount + arcount) {
             let start = reader.offset
-            let ownerIsRoot = reader.remaining > 0 && packet[start] == 0
-            try reader.skipName()
+            // Root by length, not by first octet: a pointer to a root label is the root too.
+            let ownerIsRoot = try reader.skipName() == 1
             let type = DNSType(try reader.u16())
             let classField = try reader.u16()
             let ttl = try reader.u32()

@@ -99,6 +99,29 @@ public struct DNSResponseBuilder: Sendable {
         }
     }
 
+    /// The SOA of a negative answer (RFC 2308 §3) owned by the question name, for a sinkhole that
+    /// answers NODATA/NXDOMAIN as if each blocked name were its own zone. The owner is a pointer to
+    /// the question and `soa` can be built once per configuration, so nothing is allocated.
+    public mutating func appendAuthoritySOA(ttl: UInt32, _ soa: SOAData) throws(DNSWireError) {
+        try enter(1)
+        if questionName.isEmpty { writer.u8(0) } else { writer.name(wire: questionName, compress: true) }
+        writer.u16(DNSType.soa.rawValue)
+        writer.u16(DNSClass.in.rawValue)
+        writer.u32(ttl)
+        let lengthOffset = writer.bytes.count
+        writer.u16(0)
+        writer.name(soa.primaryNameServer)
+        writer.name(soa.responsibleMailbox)
+        writer.u32(soa.serial)
+        writer.u32(soa.refresh)
+        writer.u32(soa.retry)
+        writer.u32(soa.expire)
+        writer.u32(soa.minimum)
+        writer.patchU16(UInt16(writer.bytes.count - lengthOffset - 2), at: lengthOffset)
+        try count(1)
+        additionalStart = writer.bytes.count
+    }
+
     /// A record in the authority section, such as the SOA of a negative answer (RFC 2308 §3).
     public mutating func appendAuthority(_ record: DNSRecord) throws(DNSWireError) {
         try append(record, section: 1)

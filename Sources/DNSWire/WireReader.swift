@@ -45,13 +45,16 @@ struct WireReader {
 
     /// Reads the name at the current offset and moves past it in place (not past pointer targets).
     @inlinable mutating func name(into out: inout [UInt8]) throws(DNSWireError) {
-        offset = try NameCodec.read(buffer, at: offset, into: &out, store: true)
+        offset = try NameCodec.read(buffer, at: offset, into: &out, store: true).end
     }
 
     /// Moves past the name at the current offset, validating it with the same limits as `name`.
-    @inlinable mutating func skipName() throws(DNSWireError) {
+    /// Returns the name's uncompressed length, so 1 means the root however it was written.
+    @inlinable mutating func skipName() throws(DNSWireError) -> Int {
         var unused: [UInt8] = []
-        offset = try NameCodec.read(buffer, at: offset, into: &unused, store: false)
+        let (end, length) = try NameCodec.read(buffer, at: offset, into: &unused, store: false)
+        offset = end
+        return length
     }
 }
 
@@ -67,11 +70,11 @@ enum NameCodec {
 
     /// Reads the name starting at `start`, appending its uncompressed wire form to `out` when
     /// `store` is set. Returns the offset just past the name where it sits (after the first pointer
-    /// if it is compressed), per RFC 1035 §4.1.4.
+    /// if it is compressed), per RFC 1035 §4.1.4, and the uncompressed length.
     @inlinable
     static func read(
         _ buffer: UnsafeRawBufferPointer, at start: Int, into out: inout [UInt8], store: Bool
-    ) throws(DNSWireError) -> Int {
+    ) throws(DNSWireError) -> (end: Int, length: Int) {
         var position = start
         var endInPlace = -1
         var pointers = 0
@@ -86,7 +89,7 @@ enum NameCodec {
                 guard length <= maxNameLength else { throw .nameTooLong(offset: start) }
                 if labelLength == 0 {
                     if store { out.append(0) }
-                    return endInPlace < 0 ? position + 1 : endInPlace
+                    return (endInPlace < 0 ? position + 1 : endInPlace, length)
                 }
                 guard labelLength < buffer.count - position else {
                     throw .unexpectedEnd(offset: position + 1, needed: labelLength)

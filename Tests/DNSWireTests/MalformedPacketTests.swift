@@ -226,3 +226,15 @@ func rdata_not_matching_its_type_is_malformedRDATA(name: String, type: DNSType, 
     ]
     for error in errors { #expect(error.description.contains("41")) }
 }
+
+@Test func opt_owner_written_as_a_pointer_to_root_is_accepted_by_both_parsers() throws {
+    let packet = try hex("""
+        12 34 01 00  00 01 00 00 00 00 00 01
+        00 00 01 00 01                           # @12 question: root A IN
+        C0 0C 00 29 04 D0 00 00 00 00 00 00      # OPT whose owner points at the root label at 12
+        """)
+    #expect(try DNSMessage(parsing: packet).edns == EDNS(udpPayloadSize: 1232))
+    var query = DNSQuery()
+    try query.parse(packet)
+    #expect(query.optCount == 1)
+}

@@ -185,3 +185,20 @@ private func query(_ name: String, _ type: DNSType, id: UInt16 = 0xABCD, edns: E
     #expect(reply.answers.isEmpty)
     #expect(reply.questions == [DNSQuestion(name: try DNSName("second.example"), type: .aaaa)])
 }
+
+@Test func soa_owned_by_the_question_is_a_pointer_to_it() throws {
+    var parsed = DNSQuery()
+    try parsed.parse(query("Reels.Instagram.com", .https, edns: EDNS()))
+    let soa = SOAData(
+        primaryNameServer: try DNSName("scrolloff.invalid"), responsibleMailbox: try DNSName("blocked.scrolloff.invalid"),
+        serial: 1, refresh: 60, retry: 60, expire: 60, minimum: 10)
+    var builder = DNSResponseBuilder()
+    builder.start(replyingTo: parsed, rcode: .nameError)
+    try builder.appendAuthoritySOA(ttl: 10, soa)
+    try builder.finish(edns: EDNS(), extendedErrors: [ExtendedDNSError(infoCode: .blocked)])
+    let reply = try DNSMessage(parsing: builder.bytes)
+    #expect(reply.rcode == .nameError)
+    #expect(reply.authorities == [DNSRecord(name: try DNSName("reels.instagram.com"), type: .soa, ttl: 10, rdata: .soa(soa))])
+    let authorityStart = 12 + parsed.name.count + 4
+    #expect(Array(builder.bytes[authorityStart..<authorityStart + 2]) == [0xC0, 0x0C])
+}
