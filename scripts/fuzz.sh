@@ -10,6 +10,7 @@ swift="${SWIFT:-swift}"
 max_len="${FUZZ_MAX_LEN:-4096}"
 work="fuzz-corpus"
 seeds="Tests/DNSWireTests/corpus"
+dictionary="Tests/DNSWireTests/fuzz.dict"
 
 # A separate scratch path: sanitizer flags apply to every module built, so this build must never
 # share objects with the normal one.
@@ -29,6 +30,6 @@ binary="$("$swift" build -c debug --scratch-path .build-fuzz --show-bin-path)/DN
 mkdir -p "$work/corpus" "$work/artifacts"
 # libFuzzer writes new interesting inputs into the first directory only; seeds stay untouched.
 SWIFT_BACKTRACE=enable=no "$binary" "$work/corpus" "$seeds" \
-    -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -dict="$dictionary" \
     -artifact_prefix="$work/artifacts/" -print_final_stats=1
 echo "fuzz: ${seconds}s without a crash (corpus: $work/corpus)"

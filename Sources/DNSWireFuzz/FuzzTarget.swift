@@ -36,6 +36,17 @@ func checkInvariants(_ packet: UnsafeRawBufferPointer) {
             fail("gate refused a well-formed query", packet)
         }
     }
+    // The cache's byte-level view must agree with the parser, and patching must keep it valid.
+    guard let layout = try? DNSMessageLayout(parsing: packet),
+        layout.ttlFields.count == message.answers.count + message.authorities.count + message.additionals.count
+    else { fail("layout disagrees with the parser", packet) }
+    var aged = Array(packet)
+    layout.age(&aged, by: 30)
+    layout.cap(&aged, at: 10)
+    guard let agedMessage = try? DNSMessage(parsing: aged),
+        (agedMessage.answers + agedMessage.authorities + agedMessage.additionals).allSatisfy({ $0.ttl <= 10 })
+    else { fail("aged reply does not parse or kept a TTL over the cap", packet) }
+
     for question in message.questions {
         // Presentation form must parse back to the same name, whatever octets it holds.
         guard (try? DNSName(question.name.description)) == question.name else {

@@ -1,0 +1,128 @@
+/// Where the patchable fields of a message sit, found in one validating pass without building
+/// values: what a cache needs to serve stored reply bytes with a new ID, the client's question
+/// case and aged TTLs, instead of serializing a `DNSMessage` per hit.
+public struct DNSMessageLayout: Hashable, Sendable {
+    /// Which section a record is in (RFC 1035 §4.1).
+    public enum Section: Hashable, Sendable { case answer, authority, additional }
+
+    /// Offset just past the first question's name; the name itself starts at 12. Nil without a
+    /// question.
+    public private(set) var questionNameEnd: Int?
+    /// Offsets of the 32-bit TTL field of every record, in wire order, with its section. OPT is
+    /// left out: its TTL field holds EDNS flags (RFC 6891 §6.1.3).
+    public private(set) var ttlFields: [(offset: Int, section: Section)]
+
+    public static func == (lhs: DNSMessageLayout, rhs: DNSMessageLayout) -> Bool {
+        lhs.questionNameEnd == rhs.questionNameEnd && lhs.ttlFields.elementsEqual(rhs.ttlFields) { $0 == $1 }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(questionNameEnd)
+        for field in ttlFields {
+            hasher.combine(field.offset)
+            hasher.combine(field.section)
+        }
+    }
+
+    /// Walks `packet` with the same limits as the full parser (RFC 9267) but skips RDATA.
+    public init(parsing packet: UnsafeRawBufferPointer) throws(DNSWireError) {
+        guard packet.count >= 12 else { throw .truncatedHeader(length: packet.count) }
+        var reader = WireReader(packet, offset: 4)
+        let qdcount = Int(try reader.u16())
+        let ancount = Int(try reader.u16())
+        let nscount = Int(try reader.u16())
+        let arcount = Int(try reader.u16())
+        try DNSMessage.checkCounts(question: qdcount, records: ancount + nscount + arcount, reader: reader)
+        questionNameEnd = nil
+        for index in 0..<qdcount {
+            _ = try reader.skipName()
+            if index == 0 { questionNameEnd = reader.offset }
+            try reader.require(4)
+            reader.offset += 4
+        }
+        ttlFields = []
+        ttlFields.reserveCapacity(ancount + nscount + arcount)
+        for index in 0..<(ancount + nscount + arcount) {
+            _ = try reader.skipName()
+            let type = DNSType(try reader.u16())
+            try reader.require(6)
+            reader.offset += 2
+            let ttlOffset = reader.offset
+            reader.offset += 4
+            let rdlengthOffset = reader.offset
+            let rdlength = Int(try reader.u16())
+            guard rdlength <= reader.remaining else {
+                throw .rdataPastEnd(offset: rdlengthOffset, rdlength: rdlength, available: reader.remaining)
+            }
+            reader.offset += rdlength
+            guard type != .opt else { continue }
+            let section: Section = index < ancount ? .answer : index < ancount + nscount ? .authority : .additional
+            ttlFields.append((ttlOffset, section))
+        }
+    }
+
+    public init(parsing bytes: [UInt8]) throws(DNSWireError) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(DNSWireError) in try DNSMessageLayout(parsing: buffer) }
+        }
+        self = try result.get()
+    }
+
+    /// Ages every TTL in `bytes` (which must be the packet this layout was made from) by
+    /// `elapsed` seconds, stopping at zero (RFC 1035 §3.2.1: the TTL counts down while cached).
+    public func age(_ bytes: inout [UInt8], by elapsed: UInt32) {
+        for field in ttlFields where field.offset + 3 < bytes.count {
+            let ttl = DNSMessageLayout.readTTL(bytes, at: field.offset)
+            DNSMessageLayout.writeTTL(&bytes, at: field.offset, ttl > elapsed ? ttl - elapsed : 0)
+        }
+    }
+
+    /// Lowers every TTL in `bytes` to at most `cap` (SPEC §9: blocked and managed names are
+    /// capped so a block starts on time).
+    public func cap(_ bytes: inout [UInt8], at cap: UInt32) {
+        for field in ttlFields where field.offset + 3 < bytes.count {
+            if DNSMessageLayout.readTTL(bytes, at: field.offset) > cap {
+                DNSMessageLayout.writeTTL(&bytes, at: field.offset, cap)
+            }
+        }
+    }
+
+    /// Sets the message ID (RFC 1035 §4.1.1), for serving a stored reply to a new query.
+    public static func setID(_ id: UInt16, in bytes: inout [UInt8]) {
+        guard bytes.count >= 2 else { return }
+        bytes[0] = UInt8(id >> 8)
+        bytes[1] = UInt8(truncatingIfNeeded: id)
+    }
+
+    @inlinable static func readTTL(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+            | UInt32(bytes[offset + 3])
+    }
+
+    @inlinable static func writeTTL(_ bytes: inout [UInt8], at offset: Int, _ ttl: UInt32) {
+        bytes[offset] = UInt8(ttl >> 24)
+        bytes[offset + 1] = UInt8(truncatingIfNeeded: ttl >> 16)
+        bytes[offset + 2] = UInt8(truncatingIfNeeded: ttl >> 8)
+        bytes[offset + 3] = UInt8(truncatingIfNeeded: ttl)
+    }
+}
+
+extension DNSMessage {
+    /// How long this reply may be cached, or nil when it says nothing cacheable.
+    ///
+    /// Positive (answers present): the smallest answer TTL. Negative (NXDOMAIN, or NOERROR with no
+    /// answer): min(SOA TTL, SOA MINIMUM) of the authority SOA (RFC 2308 §5); without an SOA a
+    /// negative reply is not cached (RFC 2308 §5). TTLs with the top bit set count as 0
+    /// (RFC 2181 §8).
+    public var cacheTTL: UInt32? {
+        func sane(_ ttl: UInt32) -> UInt32 { ttl & 0x8000_0000 != 0 ? 0 : ttl }
+        if !answers.isEmpty {
+            return answers.map { sane($0.ttl) }.min()
+        }
+        guard rcode == .noError || rcode == .nameError else { return nil }
+        for record in authorities {
+            if case .soa(let soa) = record.rdata { return min(sane(record.ttl), sane(soa.minimum)) }
+        }
+        return nil
+    }
+}
