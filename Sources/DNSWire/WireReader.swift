@@ -79,6 +79,9 @@ enum NameCodec {
         var endInPlace = -1
         var pointers = 0
         var length = 0
+        // Octets are copied a run at a time (a run ends at a pointer or at the root), so an
+        // uncompressed name costs one append, not one per label.
+        var runStart = start
         while true {
             guard position < buffer.count else { throw .unexpectedEnd(offset: position, needed: 1) }
             let first = buffer[position]
@@ -88,14 +91,11 @@ enum NameCodec {
                 length += labelLength + 1
                 guard length <= maxNameLength else { throw .nameTooLong(offset: start) }
                 if labelLength == 0 {
-                    if store { out.append(0) }
+                    if store { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[runStart...position])) }
                     return (endInPlace < 0 ? position + 1 : endInPlace, length)
                 }
                 guard labelLength < buffer.count - position else {
                     throw .unexpectedEnd(offset: position + 1, needed: labelLength)
-                }
-                if store {
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position..<position + 1 + labelLength]))
                 }
                 position += 1 + labelLength
             case 0xC0:
@@ -106,7 +106,11 @@ enum NameCodec {
                 pointers += 1
                 guard pointers <= maxPointers else { throw .tooManyPointers(offset: start) }
                 if endInPlace < 0 { endInPlace = position + 2 }
+                if store, position > runStart {
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[runStart..<position]))
+                }
                 position = target
+                runStart = target
             default:
                 // 0x40 (extended label, RFC 6891 §5 deprecated it) and 0x80 (reserved).
                 throw .unsupportedLabelType(offset: position, byte: first)
