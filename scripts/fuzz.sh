@@ -17,8 +17,17 @@ dictionary="Tests/DNSWireTests/fuzz.dict"
 mkdir -p .build-fuzz
 log=.build-fuzz/fuzz-build.log
 status=0
-"$swift" build --product DNSWireFuzz -c debug --sanitize=fuzzer --sanitize=address \
+# Why not `--sanitize=fuzzer --sanitize=address`: SwiftPM passes them as two `-sanitize=` flags in
+# no fixed order and swiftc keeps only the last, so a build gets either coverage or ASan, not both.
+# `--sanitize=fuzzer` makes SwiftPM link libFuzzer's main; the combined flag instruments for both.
+"$swift" build --product DNSWireFuzz -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     --scratch-path .build-fuzz -Xswiftc -DDNSWIRE_LIBFUZZER >"$log" 2>&1 || status=$?
+# A build without coverage fuzzes blind ("no interesting inputs"); refuse to run one.
+sections="$(objdump -h .build-fuzz/*/debug/DNSWire.build/Parser.swift.o 2>/dev/null || true)"
+if [[ $status -eq 0 && "$sections" != *sancov* ]]; then
+    echo "fuzz: DNSWire was built without coverage instrumentation; check the sanitizer flags above" >&2
+    exit 1
+fi
 # ld.gold warns about every ASan symbol it cannot export; the lines carry no information.
 grep -v "Cannot export local symbol" "$log" | tail -n 20
 if [[ $status -ne 0 ]]; then

@@ -24,40 +24,112 @@ public struct DNSMessageLayout: Hashable, Sendable {
         }
     }
 
-    /// Walks `packet` with the same limits as the full parser (RFC 9267) but skips RDATA.
+    /// Walks `packet` with the same limits as the full parser (RFC 9267) but skips RDATA other
+    /// than the names of the RFC 1035 types. Throws `pointerReadsTTL` when a compression pointer
+    /// reads a TTL field as name octets: rewriting that TTL would change a name, so such a reply
+    /// (never sent by an honest server) must be re-serialized rather than patched.
     public init(parsing packet: UnsafeRawBufferPointer) throws(DNSWireError) {
         guard packet.count >= 12 else { throw .truncatedHeader(length: packet.count) }
-        var reader = WireReader(packet, offset: 4)
-        let qdcount = Int(try reader.u16())
-        let ancount = Int(try reader.u16())
-        let nscount = Int(try reader.u16())
-        let arcount = Int(try reader.u16())
+        var reader = WireReader(packet, offset: 12)
+        let qdcount = Int(packet.headerWord(4))
+        let ancount = Int(packet.headerWord(6))
+        let nscount = Int(packet.headerWord(8))
+        let arcount = Int(packet.headerWord(10))
         try DNSMessage.checkCounts(question: qdcount, records: ancount + nscount + arcount, reader: reader)
         questionNameEnd = nil
+        ttlFields = []
         for index in 0..<qdcount {
             _ = try reader.skipName()
             if index == 0 { questionNameEnd = reader.offset }
             try reader.require(4)
             reader.offset += 4
         }
-        ttlFields = []
         ttlFields.reserveCapacity(ancount + nscount + arcount)
         for index in 0..<(ancount + nscount + arcount) {
+            let ownerStart = reader.offset
             _ = try reader.skipName()
+            try checkPointerRuns(packet, nameAt: ownerStart)
             let type = DNSType(try reader.u16())
-            try reader.require(6)
-            reader.offset += 2
+            let klass = DNSClass(try reader.u16())
             let ttlOffset = reader.offset
+            try reader.require(4)
             reader.offset += 4
             let rdlengthOffset = reader.offset
             let rdlength = Int(try reader.u16())
             guard rdlength <= reader.remaining else {
                 throw .rdataPastEnd(offset: rdlengthOffset, rdlength: rdlength, available: reader.remaining)
             }
-            reader.offset += rdlength
-            guard type != .opt else { continue }
-            let section: Section = index < ancount ? .answer : index < ancount + nscount ? .authority : .additional
-            ttlFields.append((ttlOffset, section))
+            let rdataEnd = reader.offset + rdlength
+            if type != .opt {
+                let section: Section = index < ancount ? .answer : index < ancount + nscount ? .authority : .additional
+                ttlFields.append((ttlOffset, section))
+                try checkRDATANames(packet, type: type, class: klass, at: reader.offset, end: rdataEnd)
+            }
+            reader.offset = rdataEnd
+        }
+    }
+
+    /// Checks the names inside RDATA that the parser decompresses (RFC 3597 §4), since rewriting
+    /// a TTL they read through a pointer would change them too.
+    private func checkRDATANames(
+        _ packet: UnsafeRawBufferPointer, type: DNSType, class klass: DNSClass, at start: Int, end: Int
+    ) throws(DNSWireError) {
+        var reader = WireReader(UnsafeRawBufferPointer(rebasing: packet[0..<end]), offset: start)
+        func name() throws(DNSWireError) {
+            let nameStart = reader.offset
+            _ = try reader.skipName()
+            try checkPointerRuns(packet, nameAt: nameStart)
+        }
+        switch DNSRData.kind(type: type, class: klass) {
+        case .cname, .ns, .ptr:
+            try name()
+        case .mx:
+            try reader.require(2)
+            reader.offset += 2
+            try name()
+        case .soa:
+            try name()
+            try name()
+        case .a, .aaaa, .txt, .opaque:
+            break
+        }
+    }
+
+    /// Follows the pointers of an already validated name and throws if any octet read through a
+    /// pointer lies in a TTL field recorded so far. Pointers only go backward, so every field
+    /// they could reach is already recorded.
+    private func checkPointerRuns(_ packet: UnsafeRawBufferPointer, nameAt start: Int) throws(DNSWireError) {
+        var position = start
+        var runStart = -1
+        var hops = 0
+        while position < packet.count, hops <= NameCodec.maxPointers {
+            let first = packet[position]
+            if first & 0xC0 == 0xC0 {
+                guard position + 1 < packet.count else { return }
+                if runStart >= 0 { try checkRun(runStart..<position + 2) }
+                position = Int(first & 0x3F) << 8 | Int(packet[position + 1])
+                runStart = position
+                hops += 1
+                continue
+            }
+            if first == 0 {
+                if runStart >= 0 { try checkRun(runStart..<position + 1) }
+                return
+            }
+            position += 1 + Int(first)
+        }
+    }
+
+    /// Binary search: TTL fields are recorded in increasing offset order.
+    private func checkRun(_ run: Range<Int>) throws(DNSWireError) {
+        var low = 0
+        var high = ttlFields.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ttlFields[middle].offset + 4 <= run.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        if low < ttlFields.count, ttlFields[low].offset < run.upperBound {
+            throw .pointerReadsTTL(ttlOffset: ttlFields[low].offset)
         }
     }
 

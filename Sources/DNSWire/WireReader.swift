@@ -103,6 +103,9 @@ enum NameCodec {
                 let target = Int(first & 0x3F) << 8 | Int(buffer[position + 1])
                 // Strictly backward: together with the hop limit this makes every chain finite.
                 guard target < position else { throw .pointerNotBackward(offset: position, target: target) }
+                // The first name starts at 12; header octets read as labels would change meaning
+                // whenever the ID is rewritten, as a cache or a forwarder does.
+                guard target >= 12 else { throw .pointerIntoHeader(offset: position, target: target) }
                 pointers += 1
                 guard pointers <= maxPointers else { throw .tooManyPointers(offset: start) }
                 if endInPlace < 0 { endInPlace = position + 2 }

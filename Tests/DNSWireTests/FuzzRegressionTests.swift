@@ -1,0 +1,48 @@
+import DNSWire
+import Testing
+
+// Inputs found by `make fuzz`, kept as named cases (ARCHITECTURE.md principle 10). The artifact
+// name is libFuzzer's SHA-1 of the input.
+
+/// crash-c1af5cc31dc294fcf344a17f186edafdf0fbd41a: an answer owner `C0 00` read the ID's first
+/// octet (0x00) as the root, so rewriting the ID for a cached reply changed the name. Pointers into
+/// the header are now refused by every reader.
+@Test func fuzz_c1af5cc3_pointer_into_the_header_is_rejected() throws {
+    let packet = try hex("""
+        00 01 81 00 00 01 00 04 00 00 00 01                  # ID 1, 1 question, 4 answers, 1 additional
+        03 77 77 77 07 65 78 61 6D 70 6C 65 03 63 6F 6D 00   # @12 www.example.com
+        00 01 00 01                                          # A IN
+        C0 0C 00 05 00 01 00 00 01 2C 00 12                  # @33 CNAME, TTL 300, RDLENGTH 18
+        04 65 64 67 65 07 65 78 61 6D 70 6C 65 03 6E 45 74 00  # edge.example.nEt
+        C0 00                                                # @63 owner: pointer to offset 0
+        FF FF FF FF FF FF FF 01 00 09 02 65 32 24 63 64 6E C0 32
+        C0 4B 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+        20 00 00 00 00 00
+        """)
+    #expect(throws: DNSWireError.pointerIntoHeader(offset: 63, target: 0)) { try DNSMessage(parsing: packet) }
+    #expect(throws: DNSWireError.pointerIntoHeader(offset: 63, target: 0)) { try DNSMessageLayout(parsing: packet) }
+}
+
+@Test func pointer_reading_a_ttl_field_makes_the_reply_unpatchable() throws {
+    let packet = try hex("""
+        12 34 81 80 00 01 00 02 00 00 00 00
+        00 00 01 00 01                                       # @12 question: root A IN
+        00 FF 00 00 01 01 61 00 00 00 00                     # @17 TYPE65280, TTL octets @22 = "a" + root
+        C0 16 FF 00 00 01 00 00 00 3C 00 00                  # @28 owner: pointer to 22, inside that TTL
+        """)
+    let message = try DNSMessage(parsing: packet)
+    #expect(message.answers.map(\.name) == [.root, try DNSName("a")])
+    #expect(throws: DNSWireError.pointerReadsTTL(ttlOffset: 22)) { try DNSMessageLayout(parsing: packet) }
+    // Re-serialized, the same message is patchable: our writer points only at names.
+    #expect(try DNSMessageLayout(parsing: message.serialize()).ttlFields.count == 2)
+}
+
+@Test func pointer_reading_a_ttl_from_cname_rdata_is_caught_too() throws {
+    let packet = try hex("""
+        12 34 81 80 00 01 00 02 00 00 00 00
+        00 00 01 00 01                                       # @12 question: root A IN
+        00 FF 00 00 01 01 61 00 00 00 00                     # @17 TTL octets @22 = "a" + root
+        00 00 05 00 01 00 00 00 3C 00 02 C0 16               # @28 CNAME whose target points to 22
+        """)
+    #expect(throws: DNSWireError.pointerReadsTTL(ttlOffset: 22)) { try DNSMessageLayout(parsing: packet) }
+}
