@@ -45,10 +45,12 @@ public struct DNSMessageLayout: Hashable, Sendable {
             reader.offset += 4
         }
         ttlFields.reserveCapacity(ancount + nscount + arcount)
+        // Names are checked against TTL fields only once all fields are known: a pointer goes
+        // backward, but the labels read from its target may run forward over any later octet.
+        var compressedNames: [Int] = []
         for index in 0..<(ancount + nscount + arcount) {
             let ownerStart = reader.offset
-            _ = try reader.skipName()
-            try checkPointerRuns(packet, nameAt: ownerStart)
+            if try reader.skipNameReportingPointer() { compressedNames.append(ownerStart) }
             let type = DNSType(try reader.u16())
             let klass = DNSClass(try reader.u16())
             let ttlOffset = reader.offset
@@ -63,22 +65,24 @@ public struct DNSMessageLayout: Hashable, Sendable {
             if type != .opt {
                 let section: Section = index < ancount ? .answer : index < ancount + nscount ? .authority : .additional
                 ttlFields.append((ttlOffset, section))
-                try checkRDATANames(packet, type: type, class: klass, at: reader.offset, end: rdataEnd)
+                try Self.findRDATANames(
+                    packet, type: type, class: klass, at: reader.offset, end: rdataEnd, into: &compressedNames)
             }
             reader.offset = rdataEnd
         }
+        for start in compressedNames { try checkPointerRuns(packet, nameAt: start) }
     }
 
-    /// Checks the names inside RDATA that the parser decompresses (RFC 3597 §4), since rewriting
-    /// a TTL they read through a pointer would change them too.
-    private func checkRDATANames(
-        _ packet: UnsafeRawBufferPointer, type: DNSType, class klass: DNSClass, at start: Int, end: Int
+    /// Collects the compressed names inside RDATA that the parser decompresses (RFC 3597 §4),
+    /// since rewriting a TTL they read through a pointer would change them too.
+    private static func findRDATANames(
+        _ packet: UnsafeRawBufferPointer, type: DNSType, class klass: DNSClass, at start: Int, end: Int,
+        into names: inout [Int]
     ) throws(DNSWireError) {
         var reader = WireReader(UnsafeRawBufferPointer(rebasing: packet[0..<end]), offset: start)
         func name() throws(DNSWireError) {
             let nameStart = reader.offset
-            _ = try reader.skipName()
-            try checkPointerRuns(packet, nameAt: nameStart)
+            if try reader.skipNameReportingPointer() { names.append(nameStart) }
         }
         switch DNSRData.kind(type: type, class: klass) {
         case .cname, .ns, .ptr:
@@ -96,8 +100,7 @@ public struct DNSMessageLayout: Hashable, Sendable {
     }
 
     /// Follows the pointers of an already validated name and throws if any octet read through a
-    /// pointer lies in a TTL field recorded so far. Pointers only go backward, so every field
-    /// they could reach is already recorded.
+    /// pointer lies in a TTL field.
     private func checkPointerRuns(_ packet: UnsafeRawBufferPointer, nameAt start: Int) throws(DNSWireError) {
         var position = start
         var runStart = -1

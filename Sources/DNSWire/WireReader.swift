@@ -43,6 +43,16 @@ struct WireReader {
         return Array(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count]))
     }
 
+    /// As `skipName`, returning whether the name ends in a compression pointer.
+    @inlinable mutating func skipNameReportingPointer() throws(DNSWireError) -> Bool {
+        var unused: [UInt8] = []
+        let start = offset
+        let (end, length) = try NameCodec.read(buffer, at: offset, into: &unused, store: false)
+        offset = end
+        // An uncompressed name occupies exactly its length in place.
+        return end - start != length
+    }
+
     /// Reads the name at the current offset and moves past it in place (not past pointer targets).
     @inlinable mutating func name(into out: inout [UInt8]) throws(DNSWireError) {
         offset = try NameCodec.read(buffer, at: offset, into: &out, store: true).end
