@@ -79,16 +79,19 @@ public struct DNSMessageLayout: Hashable, Sendable {
         _ packet: UnsafeRawBufferPointer, type: DNSType, class klass: DNSClass, at start: Int, end: Int,
         into names: inout [Int]
     ) throws(DNSWireError) {
-        var reader = WireReader(UnsafeRawBufferPointer(rebasing: packet[0..<end]), offset: start)
+        // The whole packet, as in the parser: labels reached through a pointer may lie anywhere
+        // after the target, also past this RDATA; only the in-place part must end inside it.
+        var reader = WireReader(packet, offset: start)
         func name() throws(DNSWireError) {
             let nameStart = reader.offset
             if try reader.skipNameReportingPointer() { names.append(nameStart) }
+            guard reader.offset <= end else { throw .malformedRDATA(offset: start, type: type) }
         }
         switch DNSRData.kind(type: type, class: klass) {
         case .cname, .ns, .ptr:
             try name()
         case .mx:
-            try reader.require(2)
+            guard end - start >= 3 else { throw .malformedRDATA(offset: start, type: type) }
             reader.offset += 2
             try name()
         case .soa:

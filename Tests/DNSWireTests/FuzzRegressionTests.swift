@@ -64,3 +64,25 @@ import Testing
     #expect(message.answers.count == 1)
     #expect(throws: DNSWireError.pointerReadsTTL(ttlOffset: 25)) { try DNSMessageLayout(parsing: packet) }
 }
+
+/// crash-7b884562a1f43c1a2b6bf4a884ba9011c2929e6b: an MX exchange pointed back to a label that runs
+/// on past the end of the MX RDATA. The parser reads pointed-to labels from the whole message; the
+/// layout read them from the RDATA alone and refused a message the parser accepted.
+@Test func fuzz_7b884562_rdata_name_read_through_a_pointer_may_run_past_the_rdata() throws {
+    let packet = try hex("""
+        00 04 81 00 00 01 00 01 00 00 00 00
+        00 00 0F 00 01                                      # @12 question: root MX IN
+        00 00 0F 00 01 00 00 00 3C 00 04                    # @17 MX IN TTL 60, RDLENGTH 4
+        00 0A C0 1D                                         # @28 preference 10, whose 0A is also a
+                                                            #     10-octet label at 29; pointer to it
+        61 61 61 61 61 61 61 61 00                          # @32 trailing: rest of that label, root
+        """)
+    let message = try DNSMessage(parsing: packet)
+    guard case .mx(let preference, let exchange)? = message.answers.first?.rdata else {
+        Issue.record("no MX parsed")
+        return
+    }
+    #expect(preference == 10)
+    #expect(exchange.wireBytes == [10, 0xC0, 0x1D] + Array(repeating: 0x61, count: 8) + [0])
+    #expect(try DNSMessageLayout(parsing: packet).ttlFields.map(\.offset) == [22])
+}
