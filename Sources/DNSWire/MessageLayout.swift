@@ -38,16 +38,18 @@ public struct DNSMessageLayout: Hashable, Sendable {
         try DNSMessage.checkCounts(question: qdcount, records: ancount + nscount + arcount, reader: reader)
         questionNameEnd = nil
         ttlFields = []
+        // Names are checked against TTL fields only once all fields are known: a pointer goes
+        // backward, but the labels read from its target may run forward over any later octet,
+        // even from a question name.
+        var compressedNames: [Int] = []
         for index in 0..<qdcount {
-            _ = try reader.skipName()
+            let nameStart = reader.offset
+            if try reader.skipNameReportingPointer() { compressedNames.append(nameStart) }
             if index == 0 { questionNameEnd = reader.offset }
             try reader.require(4)
             reader.offset += 4
         }
         ttlFields.reserveCapacity(ancount + nscount + arcount)
-        // Names are checked against TTL fields only once all fields are known: a pointer goes
-        // backward, but the labels read from its target may run forward over any later octet.
-        var compressedNames: [Int] = []
         for index in 0..<(ancount + nscount + arcount) {
             let ownerStart = reader.offset
             if try reader.skipNameReportingPointer() { compressedNames.append(ownerStart) }

@@ -86,3 +86,19 @@ import Testing
     #expect(exchange.wireBytes == [10, 0xC0, 0x1D] + Array(repeating: 0x61, count: 8) + [0])
     #expect(try DNSMessageLayout(parsing: packet).ttlFields.map(\.offset) == [22])
 }
+
+/// crash-dfdda023e9794c5043a07321fa018aed2ba224e0: a question name whose pointer led to labels
+/// running forward over the TTL of a later record. Question names are now checked as well.
+@Test func fuzz_dfdda023_question_name_read_through_a_pointer_over_a_ttl_is_unpatchable() throws {
+    let packet = try hex("""
+        12 34 81 80 00 02 00 01 00 00 00 00
+        01 61 00 00 01 00 10                             # @12 question 1: a, A, CLASS16; the 10 at
+                                                         #     18 doubles as a 16-octet label
+        C0 12 00 01 00 01                                # @19 question 2: pointer to 18
+        00 FF 00 00 01 00 00 00 3C 00 00                 # @25 answer TYPE65280, TTL @30, RDLENGTH 0
+        """)
+    let message = try DNSMessage(parsing: packet)
+    #expect(message.questions.count == 2)
+    #expect(message.questions[1].name.wireBytes.count == 18)
+    #expect(throws: DNSWireError.pointerReadsTTL(ttlOffset: 30)) { try DNSMessageLayout(parsing: packet) }
+}
