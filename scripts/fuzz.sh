@@ -22,10 +22,13 @@ status=0
 # `--sanitize=fuzzer` makes SwiftPM link libFuzzer's main; the combined flag instruments for both.
 "$swift" build --product DNSWireFuzz -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     --scratch-path .build-fuzz -Xswiftc -DDNSWIRE_LIBFUZZER >"$log" 2>&1 || status=$?
-# A build without coverage fuzzes blind ("no interesting inputs"); refuse to run one.
-sections="$(objdump -h .build-fuzz/*/debug/DNSWire.build/Parser.swift.o 2>/dev/null || true)"
-if [[ $status -eq 0 && "$sections" != *sancov* ]]; then
-    echo "fuzz: DNSWire was built without coverage instrumentation; check the sanitizer flags above" >&2
+# A build without coverage fuzzes blind ("no interesting inputs"), one without ASan misses memory
+# errors in the unsafe-pointer writer; refuse to run either.
+object="$(ls .build-fuzz/*/debug/DNSWire.build/Parser.swift.o 2>/dev/null | head -n 1 || true)"
+sections="$(objdump -h "$object" 2>/dev/null || true)"
+symbols="$(nm "$object" 2>/dev/null || true)"
+if [[ $status -eq 0 && ( "$sections" != *sancov* || "$symbols" != *__asan_* ) ]]; then
+    echo "fuzz: DNSWire was built without coverage or ASan instrumentation; check the sanitizer flags" >&2
     exit 1
 fi
 # ld.gold warns about every ASan symbol it cannot export; the lines carry no information.
