@@ -92,13 +92,16 @@ func subdomain_check_respects_label_boundaries(name: String, ancestor: String, e
     #expect(DNSName.root.labelCount == 0)
 }
 
-@Test func addresses_parse_and_print() {
+@Test func addresses_parse_and_print() throws {
     #expect(IPv4Address("192.0.2.1")?.description == "192.0.2.1")
     #expect(IPv4Address("256.0.0.1") == nil)
     #expect(IPv4Address("1.2.3") == nil)
+    #expect(IPv4Address("+1.2.3.4") == nil)
+    #expect(IPv6Address("+1::") == nil)
     #expect(IPv6Address("2001:db8::1")?.description == "2001:db8::1")
     #expect(IPv6Address("::")?.description == "::")
     #expect(IPv6Address("1:0:0:2:0:0:0:3")?.description == "1:0:0:2::3")
     #expect(IPv6Address("1::2::3") == nil)
-    #expect(IPv6Address(bytes: IPv6Address("2001:db8::ff")!.bytes) == IPv6Address("2001:db8::ff"))
+    let address = try #require(IPv6Address("2001:db8::ff"))
+    #expect(IPv6Address(bytes: address.bytes) == address)
 }

@@ -60,7 +60,7 @@ private func response(to question: DNSQuestion, id: UInt16 = 0xBEEF) -> DNSMessa
         DNSRecord(name: try name("1.2.0.192.in-addr.arpa"), type: .ptr, ttl: 300, rdata: .ptr(try name("host.example.net"))),
     ]
     message.authorities = [DNSRecord(name: try name("example.net"), type: .ns, ttl: 300, rdata: .ns(try name("ns.example.net")))]
-    message.additionals = [.aaaa(try name("mail.example.net"), ttl: 300, IPv6Address("2001:db8::25")!)]
+    message.additionals = [.aaaa(try name("mail.example.net"), ttl: 300, try #require(IPv6Address("2001:db8::25")))]
     try roundTrip(message)
 }
 
