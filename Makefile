@@ -29,6 +29,7 @@ run: release
 # Builds everything and runs every test (unit, property, end to end with real DNS clients).
 test: test-deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	/usr/bin/python3 scripts/check-catalog.py
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS) && $(MAKE) --no-print-directory fuzz-smoke
 
 # libFuzzer on the DNS codec (parse → serialize → parse) for FUZZ_SECONDS; fails on any crash.
