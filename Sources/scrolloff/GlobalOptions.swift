@@ -61,6 +61,8 @@ extension GlobalOptions {
                 wire = ControlError(code: "helper_unreachable", message: error.description)
             }
             Terminal.printJSON(ControlErrorEnvelope(error: wire))
+        } else if case .refused(_, let refusal) = error, refusal.rule != nil {
+            for line in RefusalWords.lines(refusal, now: TimeWords.now()) { Terminal.printError(line) }
         } else {
             Terminal.printError(error.description)
         }

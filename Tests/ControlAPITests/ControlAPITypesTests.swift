@@ -5,7 +5,7 @@ import Testing
 struct ControlAPITypesTests {
     @Test func error_body_always_carries_rule_and_opens_at() throws {
         let plain = String(decoding: ControlJSON.encode(ControlErrorEnvelope(error: ControlError(code: "x", message: "m"))), as: UTF8.self)
-        #expect(plain == #"{"error":{"code":"x","message":"m","opens_at":null,"rule":null}}"#)
+        #expect(plain == #"{"error":{"code":"x","message":"m","opens_at":null,"reason":null,"rule":null}}"#)
         let refusal = ControlError(code: "refused", message: "cooldown", rule: "cooldown", opensAt: Date(timeIntervalSince1970: 1_800_000_000))
         let text = String(decoding: ControlJSON.encode(ControlErrorEnvelope(error: refusal)), as: UTF8.self)
         #expect(text.contains(#""opens_at":"2027-01-15T08:00:00Z""#))
