@@ -50,7 +50,7 @@ enum TimeWords {
 }
 
 /// A duration argument: `45m`, `2h`, `1h30m`, `90s` (units h, m, s, in that order, each once).
-struct Duration: ExpressibleByArgument, Sendable {
+struct DurationArgument: ExpressibleByArgument, Sendable {
     let seconds: Int64
 
     init?(argument: String) {
