@@ -15,6 +15,9 @@ public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringCon
     public var rule: String?
     /// When that rule stops refusing.
     public var opensAt: Date?
+    /// The helper's trusted time when it refused, so the CLI says "1 h 12 min" from the helper's
+    /// clock, not its own; written only on refusals.
+    public var now: Date?
     /// What the rule is about (an entry, a schedule's name); written only on refusals.
     public var subject: String?
     /// The person's own reason for the rule (SPEC §3: shown back when they try to undo it).
@@ -30,7 +33,7 @@ public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringCon
     }
 
     enum CodingKeys: String, CodingKey {
-        case code, message, rule, reason, subject
+        case code, message, rule, reason, subject, now
         case opensAt = "opens_at"
     }
 
@@ -42,6 +45,7 @@ public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringCon
         opensAt = try container.decodeIfPresent(Date.self, forKey: .opensAt)
         reason = try container.decodeIfPresent(String.self, forKey: .reason)
         subject = try container.decodeIfPresent(String.self, forKey: .subject)
+        now = try container.decodeIfPresent(Date.self, forKey: .now)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,6 +57,7 @@ public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringCon
         try container.encode(opensAt, forKey: .opensAt)
         try container.encode(reason, forKey: .reason)
         try container.encodeIfPresent(subject, forKey: .subject)
+        try container.encodeIfPresent(now, forKey: .now)
     }
 
     public var description: String { message }

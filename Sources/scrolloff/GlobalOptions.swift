@@ -1,6 +1,7 @@
 import ArgumentParser
 import ControlAPI
 import Foundation
+import ScrollOffCore
 
 /// Options every command takes (SPEC §13).
 struct GlobalOptions: ParsableArguments {
@@ -62,7 +63,7 @@ extension GlobalOptions {
             }
             Terminal.printJSON(ControlErrorEnvelope(error: wire))
         } else if case .refused(_, let refusal) = error, refusal.rule != nil {
-            for line in RefusalWords.lines(refusal, now: TimeWords.now()) { Terminal.printError(line) }
+            for line in RefusalWords.lines(refusal, now: refusal.now.map(Instant.init(date:)) ?? TimeWords.now()) { Terminal.printError(line) }
         } else {
             Terminal.printError(error.description)
         }

@@ -8,7 +8,8 @@ enum GrantWords {
         if !planShown, let plan = result.plan { PlanWords.printPlan(plan) }
         if !planShown, !result.alternatives.isEmpty { PlanWords.printAlternatives(result.alternatives) }
         let grant = result.grant
-        let now = TimeWords.now()
+        // The grant has just started: count from its start, on the helper's clock.
+        let now = grant.start
         Swift.print(result.message)
         let task = grant.task.map { " · task “\($0)”" } ?? ""
         Swift.print("\(Terminal.bold(grant.entry)) is open until \(TimeWords.until(grant.end, now: now))\(task)")

@@ -32,11 +32,13 @@ public struct HelperControl: Sendable {
     /// Builds the pieces and puts the lists already on disk in force before returning.
     public init(
         paths: RuntimePaths, version: String, engine: HelperEngine, lists configuration: ListsConfiguration = ListsConfiguration(),
-        authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), socketMode: mode_t = 0o660, logger: Logger
+        authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), socketMode: mode_t = 0o660,
+        clock: (@Sendable () -> Instant)? = nil, logger: Logger
     ) async {
         self.engine = engine
-        // The engine's trusted clock (SPEC §11): read from the published enforcement, no actor hop.
-        let clock: @Sendable () -> Instant = { engine.box.enforcement.now() }
+        // The engine's trusted clock (SPEC §11), read from the published enforcement without an
+        // actor hop; tests that move the engine's time source pass their own.
+        let clock: @Sendable () -> Instant = clock ?? { engine.box.enforcement.now() }
         lists = ListsController(stateDirectory: paths.stateDirectory, configuration: configuration, clock: clock, logger: logger)
         let router = ControlRoutes.router(
             context: ControlContext(version: version, lists: lists, clock: clock, engine: engine), authorizer: authorizer, logger: logger
