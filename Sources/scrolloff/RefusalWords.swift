@@ -28,6 +28,8 @@ enum RefusalWords {
         case "curfew": return "\(subject) is in curfew until \(when)"
         case "bypass_lockout": return "\(subject) can be opened again at \(when)"
         case "earning_frozen": return "Earning is paused until \(when)"
+        case "peeks_used_up": return "Peeks come back at \(when)"
+        case "tokens_used_up": return "New tokens arrive at \(when)"
         default: return "Opens again at \(when)"
         }
     }

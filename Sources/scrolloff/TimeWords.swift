@@ -5,13 +5,14 @@ import ScrollOffCore
 
 /// Durations and clock times in the CLI's words: numbers first, local time, no locale surprises.
 enum TimeWords {
-    /// 4332 → "1 h 12 min"; 270 → "4 min 30 s"; 40 → "40 s" (rounded to what a person reads).
+    /// 4332 → "1 h 12 min"; 270 → "4 min 30 s"; 40 → "40 s"; past two days "12 d 12 h".
     static func span(seconds: Int64) -> String {
         let s = max(0, seconds)
         if s < 60 { return "\(s) s" }
         let minutes = s / 60, rest = s % 60
         if minutes < 60 { return rest == 0 ? "\(minutes) min" : "\(minutes) min \(rest) s" }
         let hours = minutes / 60, m = minutes % 60
+        if hours >= 48 { return hours % 24 == 0 ? "\(hours / 24) d" : "\(hours / 24) d \(hours % 24) h" }
         return m == 0 ? "\(hours) h" : "\(hours) h \(m) min"
     }
 

@@ -40,7 +40,7 @@ struct CreditVerbTests {
         #expect(nothing.status == 1, "\(nothing)")
     }
 
-    @Test func peek_ladder_free_then_paid_then_token() async throws {
+    @Test func peek_ladder_free_then_paid_then_used_up() async throws {
         let server = try await EngineServer()
         defer { Task { await server.stop() } }
         _ = try await server.cli(["block", "instagram"])
@@ -72,16 +72,32 @@ struct CreditVerbTests {
         #expect(used.status == 1, "\(used)")
         #expect(try decode(ControlErrorEnvelope.self, used.stdout).error.rule == "peeks_used_up")
 
+        #expect(used.stderr.isEmpty)
+        let usedWords = try await server.cli(["peek", "instagram"])
+        #expect(usedWords.stderr.contains("Peeks come back at Thu 00:00 — 11 h"), "\(usedWords.stderr)")
+
+        // The strict preset includes no emergency tokens (SPEC §6).
+        let token = try await server.cli(["token", "instagram", "--json"])
+        #expect(token.status == 1, "\(token)")
+        #expect(try decode(ControlErrorEnvelope.self, token.stdout).error.rule == "tokens_used_up")
+    }
+
+    @Test func a_token_opens_for_ten_minutes_with_its_task() async throws {
+        // The flexible preset includes 3 tokens a month (SPEC §6).
+        let server = try await EngineServer(preset: .flexible)
+        defer { Task { await server.stop() } }
+        _ = try await server.cli(["block", "instagram"])
         let token = try await server.cli(["token", "instagram", "--task", "check the event time"])
         #expect(token.status == 0, "\(token)")
-        #expect(token.stdout.contains("instagram is open until"), "\(token.stdout)")
-        #expect(token.stdout.contains("— 10 min · task “check the event time”"), "\(token.stdout)")
-        #expect(token.stdout.contains("4 tokens left this month"))
+        #expect(token.stdout.contains("instagram is open until 12:10 — 10 min · task “check the event time”"), "\(token.stdout)")
+        #expect(token.stdout.contains("2 tokens left this month"), "\(token.stdout)")
         #expect(await server.blocks("www.instagram.com") == false)
+        server.time.shift(.minutes(11))
+        #expect(await server.blocks("www.instagram.com"))
     }
 
     @Test func without_a_terminal_the_exercise_is_never_offered_or_recorded() async throws {
-        let server = try await EngineServer()
+        let server = try await EngineServer(preset: .flexible)
         defer { Task { await server.stop() } }
         _ = try await server.cli(["block", "instagram"])
         let token = try await server.cli(["token", "instagram"])
