@@ -20,7 +20,7 @@ struct Focus: ParsableCommand {
         let answer = try options.send(FocusReport.self, "POST", "/v1/focus",
                                       FocusRequest(seconds: duration.seconds, entries: splitList(entries), reason: reason))
         options.emit(answer) {
-            print("Focus until \(TimeWords.until(answer.end, now: answer.start)): \(answer.entries.joined(separator: ", ")) stay blocked. Good luck!")
+            print("Focus until \(TimeWords.until(answer.end, now: answer.start)): \(shortList(answer.entries)) stay blocked. Good luck!")
         }
     }
 }

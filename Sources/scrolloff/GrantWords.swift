@@ -10,7 +10,7 @@ enum GrantWords {
         let grant = result.grant
         // The grant has just started: count from its start, on the helper's clock.
         let now = grant.start
-        Swift.print(result.message)
+        // `result.message` says the same in the engine's words; it is in `--json` for scripts.
         let task = grant.task.map { " · task “\($0)”" } ?? ""
         Swift.print("\(Terminal.bold(grant.entry)) is open until \(TimeWords.until(grant.end, now: now))\(task)")
         Swift.print("Balance \(TimeWords.balance(seconds: result.balanceSeconds)) · \(Plural.count(result.peeksLeftToday, "peek")) left today · "

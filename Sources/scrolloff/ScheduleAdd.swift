@@ -55,7 +55,7 @@ struct ScheduleAdd: ParsableCommand {
 enum ScheduleWords {
     /// "curfew 22:00–07:00 daily · instagram, tiktok".
     static func line(_ s: ScheduleReport) -> String {
-        let what = s.kind == "strict-curfew" ? "everything but the allow list" : s.entries.joined(separator: ", ")
+        let what = s.kind == "strict-curfew" ? "everything but the allow list" : shortList(s.entries)
         return "\(s.kind) \(s.from)–\(s.to) \(s.daysText) · \(what)"
     }
 }

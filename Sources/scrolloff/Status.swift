@@ -22,7 +22,7 @@ struct Status: ParsableCommand {
                 print("Nothing is blocked yet. `scrolloff block instagram` blocks it and starts earning you credit.")
                 return
             }
-            for entry in status.entries { print(EntryWords.line(entry, now: now)) }
+            for line in EntryWords.groupedLines(status.entries, now: now) { print(line) }
             for grant in status.grants {
                 let task = grant.task.map { " · task “\($0)”" } ?? ""
                 print("Open now: \(grant.entry) (\(grant.kind)) until \(TimeWords.until(grant.end, now: now))\(task)")
@@ -33,13 +33,33 @@ struct Status: ParsableCommand {
 
 /// One entry's line in `status`, `block` and `unblock`.
 enum EntryWords {
+    /// Entries that read the same (a category blocked by one schedule) share one line, so a
+    /// status of twenty services stays a few lines long.
+    static func groupedLines(_ entries: [EntryReport], now: Instant) -> [String] {
+        var order: [String] = []
+        var names: [String: [String]] = [:]
+        for entry in entries {
+            let key = details(entry, now: now).joined(separator: " · ")
+            if names[key] == nil { order.append(key) }
+            names[key, default: []].append(entry.id)
+        }
+        return order.map { key in
+            let ids = names[key] ?? []
+            return ([Terminal.bold(shortList(ids))] + [key]).joined(separator: " · ")
+        }
+    }
+
     static func line(_ entry: EntryReport, now: Instant) -> String {
-        var parts = [Terminal.bold(entry.id), state(entry.state)]
+        ([Terminal.bold(entry.id)] + details(entry, now: now)).joined(separator: " · ")
+    }
+
+    static func details(_ entry: EntryReport, now: Instant) -> [String] {
+        var parts = [state(entry.state)]
         if let open = entry.openUntil { parts.append("until \(TimeWords.until(open, now: now))") }
         else if let next = entry.nextChange { parts.append("changes at \(TimeWords.until(next, now: now))") }
         if let locked = entry.lockedUntil { parts.append("locked until \(TimeWords.until(locked, now: now))") }
         if let reason = entry.reason, !reason.isEmpty { parts.append("“\(reason)”") }
-        return parts.joined(separator: " · ")
+        return parts
     }
 
     static func state(_ state: String) -> String {
@@ -49,6 +69,12 @@ enum EntryWords {
         default: state
         }
     }
+}
+
+/// "instagram, tiktok", or "9gag, bereal, bluesky, douyin and 17 more" for a long list.
+func shortList(_ names: [String], keep: Int = 4) -> String {
+    guard names.count > keep + 1 else { return names.joined(separator: ", ") }
+    return names.prefix(keep).joined(separator: ", ") + " and \(names.count - keep) more"
 }
 
 /// "1 peek", "0 tokens".
