@@ -47,6 +47,10 @@ struct ControlAPITypesTests {
         (.refused(status: 400, error: ControlError(code: "invalid_argument", message: "m")), 2),
         (.refused(status: 403, error: ControlError(code: "forbidden", message: "m")), 1),
         (.refused(status: 409, error: ControlError(code: "list_exists", message: "m")), 1),
+        (.refused(status: 409, error: ControlError(code: "refused", message: "m", rule: "cooldown")), 1),
+        (.refused(status: 404, error: ControlError(code: "unknown_name", message: "m")), 2),
+        (.refused(status: 404, error: ControlError(code: "profile_not_found", message: "m")), 2),
+        (.refused(status: 404, error: ControlError(code: "list_not_found", message: "m")), 1),
     ])
     func client_errors_map_to_the_exit_codes_of_spec_13(error: ControlClientError, code: Int32) {
         #expect(error.exitCode == code)
