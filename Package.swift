@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
-        .testTarget(name: "HelperTests", dependencies: ["Helper", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HelperTests", dependencies: ["Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",

@@ -28,9 +28,12 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
     public var exitCode: Int32 {
         switch self {
         case .helperUnreachable, .permissionDenied, .timedOut, .socketPathInvalid, .io, .badAnswer: return 3
-        case .refused(let status, _):
-            // A request the helper could not parse is a usage error of the caller.
-            return status == 400 ? 2 : 1
+        case .refused(let status, let error):
+            // A request the helper could not parse, or one naming nothing that exists (a misspelt
+            // entry, an unknown profile), is a usage error of the caller; a rule saying no is 1.
+            if status == 400 { return 2 }
+            if status == 404, error.code == ControlErrorCode.unknownName || error.code == ControlErrorCode.profileNotFound { return 2 }
+            return 1
         }
     }
 

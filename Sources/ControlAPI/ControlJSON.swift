@@ -26,7 +26,7 @@ public enum ControlJSON {
             let fallback = ControlErrorEnvelope(error: ControlError(
                 code: ControlErrorCode.internalError, message: "could not encode the answer: \(error)"
             ))
-            return (try? encoder().encode(fallback)) ?? Data(#"{"error":{"code":"internal","message":"encoding failed","opens_at":null,"rule":null}}"#.utf8)
+            return (try? encoder().encode(fallback)) ?? Data(#"{"error":{"code":"internal","message":"encoding failed","opens_at":null,"reason":null,"rule":null}}"#.utf8)
         }
     }
 

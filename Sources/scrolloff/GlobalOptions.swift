@@ -1,6 +1,7 @@
 import ArgumentParser
 import ControlAPI
 import Foundation
+import ScrollOffCore
 
 /// Options every command takes (SPEC §13).
 struct GlobalOptions: ParsableArguments {
@@ -61,6 +62,8 @@ extension GlobalOptions {
                 wire = ControlError(code: "helper_unreachable", message: error.description)
             }
             Terminal.printJSON(ControlErrorEnvelope(error: wire))
+        } else if case .refused(_, let refusal) = error, refusal.rule != nil {
+            for line in RefusalWords.lines(refusal, now: refusal.now.map(Instant.init(date:)) ?? TimeWords.now()) { Terminal.printError(line) }
         } else {
             Terminal.printError(error.description)
         }

@@ -9,7 +9,12 @@ struct ScrollOff: ParsableCommand {
         commandName: "scrolloff",
         abstract: "Block doomscrolling at the DNS layer and earn your time back.",
         version: "0.1.0",
-        subcommands: [Lists.self]
+        subcommands: [
+            Status.self, Services.self, Block.self, Unblock.self, Schedule.self, Focus.self,
+            Wallet.self, Use.self, Stop.self, Peek.self, Token.self,
+            Plan.self, Alternatives.self, Stats.self, Events.self, Export.self,
+            Lists.self, Profile.self,
+        ]
     )
 }
 

@@ -5,7 +5,7 @@ import Testing
 struct ControlAPITypesTests {
     @Test func error_body_always_carries_rule_and_opens_at() throws {
         let plain = String(decoding: ControlJSON.encode(ControlErrorEnvelope(error: ControlError(code: "x", message: "m"))), as: UTF8.self)
-        #expect(plain == #"{"error":{"code":"x","message":"m","opens_at":null,"rule":null}}"#)
+        #expect(plain == #"{"error":{"code":"x","message":"m","opens_at":null,"reason":null,"rule":null}}"#)
         let refusal = ControlError(code: "refused", message: "cooldown", rule: "cooldown", opensAt: Date(timeIntervalSince1970: 1_800_000_000))
         let text = String(decoding: ControlJSON.encode(ControlErrorEnvelope(error: refusal)), as: UTF8.self)
         #expect(text.contains(#""opens_at":"2027-01-15T08:00:00Z""#))
@@ -47,6 +47,10 @@ struct ControlAPITypesTests {
         (.refused(status: 400, error: ControlError(code: "invalid_argument", message: "m")), 2),
         (.refused(status: 403, error: ControlError(code: "forbidden", message: "m")), 1),
         (.refused(status: 409, error: ControlError(code: "list_exists", message: "m")), 1),
+        (.refused(status: 409, error: ControlError(code: "refused", message: "m", rule: "cooldown")), 1),
+        (.refused(status: 404, error: ControlError(code: "unknown_name", message: "m")), 2),
+        (.refused(status: 404, error: ControlError(code: "profile_not_found", message: "m")), 2),
+        (.refused(status: 404, error: ControlError(code: "list_not_found", message: "m")), 1),
     ])
     func client_errors_map_to_the_exit_codes_of_spec_13(error: ControlClientError, code: Int32) {
         #expect(error.exitCode == code)

@@ -2,6 +2,7 @@ import ControlAPI
 import Foundation
 import Helper
 import Logging
+import ScrollOffCore
 import ServiceLifecycle
 import Testing
 
@@ -17,7 +18,12 @@ struct HelperServicesTests {
         paths.controlSocket = directory + "/run/ctl.sock"
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let control = HelperControl(paths: paths, version: "9.9.9", clock: wallClock, logger: logger)
+        let engine = try await HelperEngine.start(
+            configuration: EngineConfiguration(stateDirectory: paths.stateDirectory, catalog: try EngineServer.catalog(),
+                                               buildDate: Instant(secondsSince1970: 1_767_225_600), defaultTimeZoneID: "UTC"),
+            timeSource: SystemTimeSource(), logger: logger
+        )
+        let control = await HelperControl(paths: paths, version: "9.9.9", engine: engine, logger: logger)
         let group = ServiceGroup(configuration: .init(services: control.services.map { .init(service: $0) }, logger: logger))
         let running = Task { try await group.run() }
 

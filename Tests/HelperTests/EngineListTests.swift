@@ -1,3 +1,4 @@
+import ControlAPI
 import DomainLists
 import Foundation
 import Helper
@@ -25,22 +26,29 @@ struct EngineListTests {
 
     @Test func a_fetched_list_is_an_entry_and_its_url_host_is_always_allowed() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
-        let source = try await engine.addListSource(url: "https://feeds.example.net/doom.txt", name: "doom")
-        #expect(source.inForce == false)
-        let unnamed = try await engine.addListSource(url: "https://other.example.net/x.txt")
-        #expect(unnamed.name == "other-example-net")
         let parsed = try ListParser.parse("||doomscroll.example^\n0.0.0.0 feeds.example.net\n")
-        await engine.setLists(["doom": parsed.rules])
+        // "doom" is fetched; "other-example-net" is configured but has no copy yet.
+        await engine.setLists(["doom": parsed.rules], names: ["doom", "other-example-net"], hosts: ["feeds.example.net"])
         #expect(await engine.decision("m.doomscroll.example").blocked == false) // listed, not blocked yet
 
         _ = try await engine.block(["doom"])
         #expect(await engine.decision("m.doomscroll.example").blocked)
         // The list names its own host, but a source's host is never blocked (SPEC §1).
         #expect(await engine.decision("feeds.example.net").blocked == false)
-        #expect(await engine.listSourceList().map(\.inForce) == [true, false])
         // A source not fetched yet can be blocked by name; it blocks nothing until its list arrives.
         _ = try await engine.block(["other-example-net"])
         #expect(await engine.decision("other-example-net").blocked == false)
+        #expect(try await engine.status().entries.map(\.id).sorted() == ["doom", "other-example-net"])
+    }
+
+    @Test func a_list_whose_new_copy_failed_keeps_its_previous_copy() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        await engine.setLists(["doom": try ListParser.parse("doomscroll.example\n").rules])
+        _ = try await engine.block(["doom"])
+        await engine.setLists([:], names: ["doom"], keeping: ["doom"])
+        #expect(await engine.decision("doomscroll.example").blocked)
+        await engine.setLists([:], names: ["doom"])
+        #expect(await engine.decision("doomscroll.example").blocked == false)
     }
 
     @Test func unblocking_a_custom_domain_drops_it_from_status_and_the_matcher() async throws {

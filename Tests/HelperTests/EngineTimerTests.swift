@@ -1,3 +1,4 @@
+import ControlAPI
 import Helper
 import ScrollOffCore
 import Testing

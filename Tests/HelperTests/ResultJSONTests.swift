@@ -1,15 +1,13 @@
+import ControlAPI
 import Foundation
 import Helper
 import Testing
 
-/// The `--json` names SPEC §13 says scripts rely on, as the control API will encode them
-/// (`JSONEncoder` with `.convertToSnakeCase`).
+/// The `--json` names SPEC §13 says scripts rely on, as the control API encodes them (`ControlJSON`).
 @Suite("Result JSON names")
 struct ResultJSONTests {
     static func keys(_ value: some Encodable) throws -> Set<String> {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        let object = try JSONSerialization.jsonObject(with: encoder.encode(value))
+        let object = try JSONSerialization.jsonObject(with: ControlJSON.encoder().encode(value))
         return Set((object as? [String: Any] ?? [:]).keys)
     }
 

@@ -3,10 +3,11 @@ import Glibc
 #endif
 import ControlAPI
 
-/// Decides who may act on which profile (SPEC §11). Profiles arrive with the state issue; until
-/// then only `default` exists and this is the seam where per-profile owners will be checked.
+/// Decides who may act on which profile (SPEC §11: "the caller's uid (SO_PEERCRED) decides which
+/// profiles they may act on"). `owners` are the uids the profile lists (`HelperEngine.profileOwners()`);
+/// empty means the profile names no owner.
 public protocol ControlAuthorizer: Sendable {
-    func decide(_ caller: CallerIdentity, profile: String) -> AuthorizationDecision
+    func decide(_ caller: CallerIdentity, profile: String, owners: [UInt32]) -> AuthorizationDecision
 }
 
 public enum AuthorizationDecision: Sendable, Equatable {
@@ -14,8 +15,10 @@ public enum AuthorizationDecision: Sendable, Equatable {
     case denied(reason: String)
 }
 
-/// Root, the helper's own user (a helper started with `make run` serves the user who started it)
-/// and members of group `scrolloff` may act on the default profile; everyone else is refused.
+/// Root and the helper's own user (a helper started with `make run` serves the user who started
+/// it) may act on every profile. Anyone else may act on a profile that lists their uid as an
+/// owner, or on a profile with no owners when they are a member of group `scrolloff`; everyone
+/// else is refused with a reason that says who may.
 ///
 /// Membership counts the caller's primary group from SO_PEERCRED and the supplementary groups of
 /// its user in the group database (getgrouplist), because SO_PEERCRED carries no supplementary
@@ -29,8 +32,15 @@ public struct GroupMembershipAuthorizer: ControlAuthorizer {
         self.helperUID = helperUID
     }
 
-    public func decide(_ caller: CallerIdentity, profile: String) -> AuthorizationDecision {
+    public func decide(_ caller: CallerIdentity, profile: String, owners: [UInt32]) -> AuthorizationDecision {
         if caller.uid == 0 || caller.uid == helperUID { return .allowed }
+        if !owners.isEmpty {
+            if owners.contains(caller.uid) { return .allowed }
+            let names = owners.map { uid in SystemGroups.userName(ofUID: uid).map { "'\($0)'" } ?? "uid \(uid)" }
+            let who = SystemGroups.userName(ofUID: caller.uid).map { "user '\($0)' (uid \(caller.uid))" } ?? "uid \(caller.uid)"
+            return .denied(reason: "\(who) may not act on profile '\(profile)': it belongs to \(names.joined(separator: ", ")). "
+                + "Its owner or root can make the change, or pick your own profile with --profile NAME.")
+        }
         let groupID = SystemGroups.groupID(named: groupName)
         if let groupID, caller.gid == groupID || SystemGroups.groups(ofUID: caller.uid, primary: caller.gid).contains(groupID) {
             return .allowed

@@ -23,10 +23,14 @@ public struct ControlRouter: Sendable {
     private var routes: [Route] = []
     private let authorizer: any ControlAuthorizer
     private let logger: Logger
+    /// Which uids own which profile (`HelperEngine.profileOwners()`); nil = only `default` exists
+    /// and it names no owner (a control server without the engine, as in the list tests).
+    private let profileOwners: (@Sendable () async -> [String: [UInt32]])?
 
-    public init(authorizer: any ControlAuthorizer, logger: Logger) {
+    public init(authorizer: any ControlAuthorizer, logger: Logger, profileOwners: (@Sendable () async -> [String: [UInt32]])? = nil) {
         self.authorizer = authorizer
         self.logger = logger
+        self.profileOwners = profileOwners
     }
 
     /// Adds a route; `pattern` is like `/v1/lists/{name}`.
@@ -51,13 +55,15 @@ public struct ControlRouter: Sendable {
         }
         request.parameters = parameters
         if !route.open {
-            if request.profile != "default" {
+            let owners = await profileOwners?() ?? ["default": []]
+            guard let profileOwners = owners[request.profile] else {
                 return .failure(ControlFailure(
                     status: .notFound, code: ControlErrorCode.profileNotFound,
-                    message: "There is no profile '\(request.profile)'; only the default profile exists so far."
+                    message: "There is no profile '\(request.profile)'; profiles: \(owners.keys.sorted().joined(separator: ", ")). "
+                        + "`scrolloff profile add NAME --clients CIDR` makes one."
                 ))
             }
-            if case .denied(let reason) = authorizer.decide(request.caller, profile: request.profile) {
+            if case .denied(let reason) = authorizer.decide(request.caller, profile: request.profile, owners: profileOwners) {
                 logger.notice("control request refused", metadata: [
                     "client.uid": "\(request.caller.uid)", "client.pid": "\(request.caller.pid)", "http.path": "\(request.path)",
                 ])

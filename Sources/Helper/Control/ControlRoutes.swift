@@ -12,11 +12,17 @@ public struct ControlContext: Sendable {
     /// The trusted clock (SPEC §11).
     public var clock: @Sendable () -> Instant
     public var startedAt: ContinuousClock.Instant
+    /// The state engine behind the verb endpoints (EngineRoutes); nil serves health and lists only.
+    public var engine: HelperEngine?
 
-    public init(version: String, lists: ListsController, clock: @escaping @Sendable () -> Instant, startedAt: ContinuousClock.Instant = .now) {
+    public init(
+        version: String, lists: ListsController, clock: @escaping @Sendable () -> Instant, engine: HelperEngine? = nil,
+        startedAt: ContinuousClock.Instant = .now
+    ) {
         self.version = version
         self.lists = lists
         self.clock = clock
+        self.engine = engine
         self.startedAt = startedAt
     }
 }
@@ -26,7 +32,11 @@ public enum ControlRoutes {
     public static func router(
         context: ControlContext, authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), logger: Logger
     ) -> ControlRouter {
-        var router = ControlRouter(authorizer: authorizer, logger: logger)
+        let engine = context.engine
+        // With the engine, profiles and their owners come from its state (SPEC §9, §11).
+        var owners: (@Sendable () async -> [String: [UInt32]])?
+        if let engine { owners = { await engine.profileOwners() } }
+        var router = ControlRouter(authorizer: authorizer, logger: logger, profileOwners: owners)
         // Health answers anyone who can reach the socket: `doctor` and monitoring need it, and it
         // tells nothing private.
         router.add(.GET, "/v1/health", open: true) { request in health(request, context) }
@@ -36,6 +46,7 @@ public enum ControlRoutes {
         router.add(.DELETE, "/v1/lists/{name}") { request in
             .ok(try await context.lists.remove(request.parameters["name"] ?? ""))
         }
+        if let engine { EngineRoutes.add(to: &router, engine: engine) }
         return router
     }
 

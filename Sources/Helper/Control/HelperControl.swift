@@ -1,41 +1,70 @@
 import ControlAPI
+import DomainLists
 import Foundation
 import ListFetch
 import Logging
 import ScrollOffCore
 import ServiceLifecycle
 
-/// The control socket and the list refresh timer, built together for `HelperMain`.
+/// The control socket and the list refresh timer over the state engine, built together for
+/// `HelperMain`.
 ///
 /// Wiring (HelperMain):
 /// ```swift
-/// let control = try HelperControl(paths: paths, version: "0.1.0", clock: trustedClock, logger: logger)
-/// await control.lists.onChange { snapshot in
-///     await policy.setAlwaysAllowed(listHosts: snapshot.allowedHosts)   // SPEC §1
-///     await blocklists.reload(snapshot.lists)                          // copies in force
-/// }
-/// services += control.services   // [ControlServer, ListRefreshService]
+/// let engine = try await HelperEngine.start(configuration: configuration, timeSource: SystemTimeSource())
+/// let control = await HelperControl(paths: paths, version: "0.1.0", engine: engine, logger: logger)
+/// services += [engine] + control.services   // [ControlServer, ListRefreshService]
 /// ```
+///
+/// There is one list system: the `ListsController` downloads, validates and keeps the copies
+/// (files and metadata under the state directory) and refreshes them. After each of its changes
+/// the copies are parsed once, off both actors (`HelperEngine.parseLists`), and put in force with
+/// `HelperEngine.setLists`, together with every configured list's name (an entry, never a custom
+/// domain) and the hosts of the list URLs, which stay allowed (SPEC §1).
 public struct HelperControl: Sendable {
+    public let engine: HelperEngine
     public let lists: ListsController
     public let server: ControlServer
     public let refresh: ListRefreshService
 
     public var services: [any Service] { [server, refresh] }
 
+    /// Builds the pieces and puts the lists already on disk in force before returning.
     public init(
-        paths: RuntimePaths, version: String, lists configuration: ListsConfiguration = ListsConfiguration(),
-        clock: @escaping @Sendable () -> Instant, authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(),
-        logger: Logger
-    ) {
+        paths: RuntimePaths, version: String, engine: HelperEngine, lists configuration: ListsConfiguration = ListsConfiguration(),
+        authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), socketMode: mode_t = 0o660,
+        clock: (@Sendable () -> Instant)? = nil, logger: Logger
+    ) async {
+        self.engine = engine
+        // The engine's trusted clock (SPEC §11), read from the published enforcement without an
+        // actor hop; tests that move the engine's time source pass their own.
+        let clock: @Sendable () -> Instant = clock ?? { engine.box.enforcement.now() }
         lists = ListsController(stateDirectory: paths.stateDirectory, configuration: configuration, clock: clock, logger: logger)
         let router = ControlRoutes.router(
-            context: ControlContext(version: version, lists: lists, clock: clock), authorizer: authorizer, logger: logger
+            context: ControlContext(version: version, lists: lists, clock: clock, engine: engine), authorizer: authorizer, logger: logger
         )
         server = ControlServer(
-            configuration: ControlServerConfiguration(socket: ControlSocketFile(path: paths.controlSocket)),
+            configuration: ControlServerConfiguration(socket: ControlSocketFile(path: paths.controlSocket, mode: socketMode)),
             router: router, logger: logger
         )
         refresh = ListRefreshService(lists: lists, timer: SystemRefreshTimer(clock: clock), logger: logger)
+        await lists.onChange { snapshot in await Self.apply(snapshot, to: engine, logger: logger) }
+        await lists.publish()
+    }
+
+    /// Parses the copies in force and hands them to the engine. A copy that no longer parses
+    /// within its budget (it passed validation when stored, so the file changed under us) keeps
+    /// the previous copy in force and is logged.
+    static func apply(_ snapshot: ListsSnapshot, to engine: HelperEngine, logger: Logger) async {
+        var files: [String: String] = [:]
+        for list in snapshot.lists { if let path = list.copyPath { files[list.name] = path } }
+        // Parsing a large list takes a while: not on the lists actor, not on the engine.
+        let parsed = await Task.detached { HelperEngine.parseLists(files: files) }.value
+        for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
+            logger.warning("a stored list copy did not parse; its previous copy stays in force",
+                           metadata: ["list.name": "\(name)", "error": "\(failure)"])
+        }
+        await engine.setLists(parsed.lists, names: snapshot.lists.map(\.name), hosts: snapshot.allowedHosts,
+                              keeping: Set(parsed.failures.keys))
     }
 }

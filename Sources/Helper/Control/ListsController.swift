@@ -265,8 +265,3 @@ public actor ListsController {
         }
     }
 }
-
-extension Instant {
-    /// The same instant as a Foundation date, for the JSON of the control API.
-    var date: Date { Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000) }
-}

@@ -10,8 +10,8 @@
 //   addPlan / planList / archivePlan / addAlternative / alternativeList
 //   status / wallet / events / stats
 //   addProfile / profileList / profileOwners
-//   addListSource / removeListSource / listSourceList / configuredListSources / setLists
-// Results are Codable values (EngineResults.swift); failures are `EngineError`, whose `.refused`
+//   setLists (lists come from the control side's ListsController; HelperControl wires them)
+// Results are the control API's Codable wire types (Sources/ControlAPI); failures are `EngineError`, whose `.refused`
 // carries the core's `Refusal` (CLI exit code 1).
 //
 // DNS side (no allocation per query):

@@ -1,16 +1,7 @@
+import ControlAPI
 import DomainLists
 import ScrollOffCore
 import Store
-
-/// One curated service in `scrolloff services` (SPEC §13).
-public struct ServiceReport: Hashable, Sendable, Codable {
-    public var id: String
-    public var name: String
-    public var category: String
-    public var note: String?
-    /// The entry's state in the asking profile (`blocked`, `open`, `curfew`, `scheduled`, `none`).
-    public var state: String
-}
 
 /// The trusted clock for `doctor` (SPEC §11).
 public struct ClockReport: Hashable, Sendable, Codable {

@@ -1,34 +1,8 @@
+import ControlAPI
 import DomainLists
 import Foundation
 import ScrollOffCore
 import Store
-
-/// `schedule add` as the control API receives it (SPEC §13); the engine parses and validates it.
-public struct ScheduleRequest: Hashable, Sendable, Codable {
-    public var name: String
-    /// `HH:MM`.
-    public var from: String
-    public var to: String
-    /// `daily`, `weekdays`, `weekends` or `mon,tue,…`.
-    public var days: String
-    public var curfew: Bool
-    public var strict: Bool
-    /// Service ids, categories or domains.
-    public var entries: [String]
-    public var reason: String?
-
-    public init(name: String, from: String, to: String, days: String = "daily", curfew: Bool = false, strict: Bool = false,
-                entries: [String], reason: String? = nil) {
-        self.name = name
-        self.from = from
-        self.to = to
-        self.days = days
-        self.curfew = curfew
-        self.strict = strict
-        self.entries = entries
-        self.reason = reason
-    }
-}
 
 extension HelperEngine {
     // MARK: Entries
@@ -60,7 +34,7 @@ extension HelperEngine {
     /// Whether `word` names a configured list source (fetched yet or not).
     func isListName(_ word: String) -> Bool {
         let name = word.lowercased()
-        return lists[name] != nil || listSources.contains { $0.name == name }
+        return lists[name] != nil || listNames.contains(name)
     }
 
     /// The entry id `word` names for a single-entry command (`use`, `peek`, `unblock`).

@@ -1,3 +1,4 @@
+import ControlAPI
 import Logging
 import ScrollOffCore
 import ServiceLifecycle

@@ -1,3 +1,4 @@
+import ControlAPI
 import DomainLists
 import Foundation
 import Logging
@@ -57,9 +58,12 @@ public actor HelperEngine {
     let logger: Logger
     /// Always-allowed hosts from the configuration; the hosts of list URLs are added to them.
     var configuredAllowed: [String]
-    var listSources: [ListSource]
     /// Fetched lists in force (`setLists`), by name: each is an entry people can block by name.
     var lists: [String: RuleList] = [:]
+    /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
+    var listNames: Set<String> = []
+    /// Hosts of the configured list URLs, always allowed (SPEC §1), from `setLists`.
+    var listHosts: [String] = []
     var listGeneration = 0
     var clock: TrustedClock
     /// Index 0 is the default profile; the others follow by name.
@@ -107,7 +111,6 @@ public actor HelperEngine {
         catalog = configuration.catalog
         self.logger = logger
         configuredAllowed = configuration.extraAllowedHosts
-        listSources = loaded.listSources
         self.clock = clock
         let now = clock.now
         var runtimes: [ProfileRuntime] = []
@@ -252,10 +255,23 @@ public actor HelperEngine {
         rebuild(now: advanceClock())
     }
 
-    /// Puts freshly fetched lists in force (the list refresh calls this after a parse within its
-    /// bad-line budget). Each list is an entry named like its source, blocked like a service.
-    public func setLists(_ lists: [String: RuleList]) {
-        self.lists = Dictionary(lists.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+    /// Puts freshly fetched lists in force (`HelperControl` calls this after every change of the
+    /// `ListsController`, with the copies parsed by `parseLists`). Each list is an entry named like
+    /// its source, blocked like a service.
+    ///
+    /// - Parameters:
+    ///   - names: every configured list, fetched or not; nil = the names of `lists`. A configured
+    ///     list not fetched yet is still an entry (blocking it blocks nothing until it arrives).
+    ///   - hosts: the hosts of the list URLs, always allowed so blocking can never cut off its own
+    ///     list updates (SPEC §1); nil = keep the hosts set before.
+    ///   - keeping: lists whose new copy failed to parse: their previous copy stays in force
+    ///     (ARCHITECTURE principle 5).
+    public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = []) {
+        var next = Dictionary(lists.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        for name in keeping { if next[name.lowercased()] == nil, let old = self.lists[name.lowercased()] { next[name.lowercased()] = old } }
+        self.lists = next
+        listNames = Set((names ?? Array(next.keys)).map { $0.lowercased() }).union(next.keys)
+        if let hosts { listHosts = hosts }
         listGeneration += 1
         rebuild(now: advanceClock())
     }
@@ -264,11 +280,10 @@ public actor HelperEngine {
         var named = Set<EntryID>()
         for p in profiles { named.formUnion(p.namedEntries) }
         // A configured source not fetched yet is still an entry (with no names), never a custom domain.
-        let listNames = Set(lists.keys).union(listSources.map(\.name))
+        let listNames = Set(lists.keys).union(self.listNames)
         let custom = named.filter { catalog.service(id: $0.rawValue) == nil && !listNames.contains($0.rawValue) }.sorted()
-        let urlHosts = listSources.compactMap { URLComponents(string: $0.url)?.host }
         return MatcherInputs(listNames: listNames.sorted(), listGeneration: listGeneration, customDomains: custom,
-                             extraAllowed: Array(Set(configuredAllowed + urlHosts)).sorted())
+                             extraAllowed: Array(Set(configuredAllowed + listHosts)).sorted())
     }
 
     /// The default profile first, then the others by name (profile index = position).

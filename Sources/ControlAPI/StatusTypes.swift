@@ -1,0 +1,115 @@
+import Foundation
+import ScrollOffCore
+
+// The answers of the helper's engine commands, shared by the helper (which builds them) and the
+// CLI (which decodes and prints them). Keys are spelled out in snake_case in each `CodingKeys`:
+// these are the `--json` names SPEC §13 says scripts rely on. Instants travel as RFC 3339
+// timestamps (`WireTime`); the CLI formats them in the person's zone.
+
+/// One entry in `status` (SPEC §13 `entries[]`).
+public struct EntryReport: Hashable, Sendable, Codable {
+    public var id: String
+    /// `blocked`, `open`, `curfew`, `scheduled` (or `none` for an entry with no rule left).
+    public var state: String
+    /// Until when a weakening is refused (cooldown, edit lock, focus session); null = not locked.
+    /// Always written, even as null: SPEC §13 says the field must exist.
+    @WireOptionalTime public var lockedUntil: Instant?
+    public var reason: String?
+    /// When the state next changes (window edge, grant end); nil = nothing scheduled.
+    @WireOptionalTime public var nextChange: Instant?
+    /// For `open`: when the block returns.
+    @WireOptionalTime public var openUntil: Instant?
+
+    public init(id: String, state: String, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?) {
+        self.id = id
+        self.state = state
+        self.lockedUntil = lockedUntil
+        self.reason = reason
+        self.nextChange = nextChange
+        self.openUntil = openUntil
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, state, reason
+        case lockedUntil = "locked_until"
+        case nextChange = "next_change"
+        case openUntil = "open_until"
+    }
+}
+
+/// A running grant (spend, peek, token) with its stated task (SPEC §5).
+public struct GrantReport: Hashable, Sendable, Codable {
+    public var id: Int64
+    public var entry: String
+    /// `spend`, `peek` or `token`.
+    public var kind: String
+    @WireTime public var start: Instant
+    @WireTime public var end: Instant
+    public var task: String?
+
+    public init(id: Int64, entry: String, kind: String, start: Instant, end: Instant, task: String?) {
+        self.id = id
+        self.entry = entry
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.task = task
+    }
+}
+
+/// `scrolloff status` (SPEC §13).
+public struct StatusReport: Hashable, Sendable, Codable {
+    public var profile: String
+    @WireTime public var now: Instant
+    public var entries: [EntryReport]
+    public var peeksLeftToday: Int
+    public var tokensLeftMonth: Int
+    public var balanceSeconds: Int64
+    public var grants: [GrantReport]
+    /// The end of a strict curfew in force (every name but the allow list blocked).
+    @WireOptionalTime public var strictCurfewUntil: Instant?
+
+    public init(profile: String, now: Instant, entries: [EntryReport], peeksLeftToday: Int, tokensLeftMonth: Int,
+                balanceSeconds: Int64, grants: [GrantReport], strictCurfewUntil: Instant?) {
+        self.profile = profile
+        self.now = now
+        self.entries = entries
+        self.peeksLeftToday = peeksLeftToday
+        self.tokensLeftMonth = tokensLeftMonth
+        self.balanceSeconds = balanceSeconds
+        self.grants = grants
+        self.strictCurfewUntil = strictCurfewUntil
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case profile, now, entries, grants
+        case peeksLeftToday = "peeks_left_today"
+        case tokensLeftMonth = "tokens_left_month"
+        case balanceSeconds = "balance_seconds"
+        case strictCurfewUntil = "strict_curfew_until"
+    }
+}
+
+/// One curated service in `scrolloff services` (SPEC §13).
+public struct ServiceReport: Hashable, Sendable, Codable {
+    public var id: String
+    public var name: String
+    public var category: String
+    public var note: String?
+    /// The entry's state in the asking profile (`blocked`, `open`, `curfew`, `scheduled`, `none`).
+    public var state: String
+
+    public init(id: String, name: String, category: String, note: String?, state: String) {
+        self.id = id
+        self.name = name
+        self.category = category
+        self.note = note
+        self.state = state
+    }
+}
+
+/// `GET /v1/services`.
+public struct ServicesResponse: Hashable, Sendable, Codable {
+    public var services: [ServiceReport]
+    public init(services: [ServiceReport]) { self.services = services }
+}

@@ -1,0 +1,180 @@
+import ControlAPI
+import Foundation
+import NIOHTTP1
+import ScrollOffCore
+
+/// The `/v1` verb endpoints over `HelperEngine` (SPEC §13), one per CLI verb. Every one acts on
+/// `?profile=` (default `default`), which the router has already checked the caller may use
+/// (SPEC §11). Bodies are strict JSON (`ControlRequestBody`); answers are the wire types of
+/// `ControlAPI`.
+///
+/// | Verb | Endpoint |
+/// |---|---|
+/// | status | GET /v1/status |
+/// | services [--category C] | GET /v1/services?category=C |
+/// | block / unblock | POST /v1/block, POST /v1/unblock |
+/// | schedule add / list / rm | POST /v1/schedules, GET /v1/schedules, DELETE /v1/schedules/{name} |
+/// | focus | POST /v1/focus |
+/// | wallet | GET /v1/wallet |
+/// | use / stop / peek / token | POST /v1/use, /v1/stop, /v1/peek, /v1/token |
+/// | (exercise offer) | GET /v1/bypass/next |
+/// | (exercise outcome) | POST /v1/exercises |
+/// | plan add / list / archive | POST /v1/plans, GET /v1/plans[?archived=true], POST /v1/plans/{id}/archive |
+/// | alternatives add / list | POST /v1/alternatives, GET /v1/alternatives |
+/// | stats | GET /v1/stats?period=day|week|month |
+/// | events | GET /v1/events[?since=RFC3339] |
+/// | export --csv | GET /v1/export (text/csv) |
+/// | profile add / list | POST /v1/profiles, GET /v1/profiles |
+enum EngineRoutes {
+    static func add(to router: inout ControlRouter, engine: HelperEngine) {
+        router.add(.GET, "/v1/status") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
+        router.add(.GET, "/v1/services") { r in
+            try await engineAnswer(engine) { () async throws(EngineError) in
+                ServicesResponse(services: try await engine.services(category: r.query["category"].flatMap { $0.isEmpty ? nil : $0 }, profile: r.profile))
+            }
+        }
+        router.add(.POST, "/v1/block") { r in
+            let body = try r.decodeBody(EntriesRequest.self)
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.block(body.entries, reason: body.reason, profile: r.profile) }
+        }
+        router.add(.POST, "/v1/unblock") { r in
+            let body = try r.decodeBody(EntriesRequest.self)
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.unblock(body.entries, profile: r.profile) }
+        }
+        addSchedules(to: &router, engine: engine)
+        addCredit(to: &router, engine: engine)
+        addInsights(to: &router, engine: engine)
+        router.add(.GET, "/v1/profiles") { _ in .ok(await profiles(engine)) }
+        router.add(.POST, "/v1/profiles") { r in
+            let body = try r.decodeBody(ProfileRequest.self)
+            _ = try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addProfile(body.name, clients: body.clients) }
+            return .created(await profiles(engine))
+        }
+    }
+
+    static func profiles(_ engine: HelperEngine) async -> ProfilesResponse {
+        ProfilesResponse(profiles: await engine.profileList().map { ProfileInfo(name: $0.name, clients: $0.clients) })
+    }
+
+    static func addSchedules(to router: inout ControlRouter, engine: HelperEngine) {
+        router.add(.POST, "/v1/schedules") { r in
+            let body = try r.decodeBody(ScheduleRequest.self)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addSchedule(body, profile: r.profile) }
+        }
+        router.add(.GET, "/v1/schedules") { r in
+            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile)) }
+        }
+        router.add(.DELETE, "/v1/schedules/{name}") { r in
+            let name = r.parameters["name"] ?? ""
+            return try await engineAnswer(engine) { () async throws(EngineError) in
+                try await engine.removeSchedule(name, profile: r.profile)
+                return DoneResponse(message: "Removed the schedule “\(name)”.")
+            }
+        }
+        router.add(.POST, "/v1/focus") { r in
+            let body = try r.decodeBody(FocusRequest.self)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in
+                try await engine.focus(length: .seconds(body.seconds), entries: body.entries, reason: body.reason, profile: r.profile)
+            }
+        }
+    }
+
+    static func addCredit(to router: inout ControlRouter, engine: HelperEngine) {
+        router.add(.GET, "/v1/wallet") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.wallet(profile: r.profile) } }
+        router.add(.POST, "/v1/use") { r in
+            let body = try r.decodeBody(GrantRequest.self)
+            let entry = try required(body.entry)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in
+                try await engine.use(entry, for: body.forSeconds.map { .seconds($0) }, task: body.task, profile: r.profile)
+            }
+        }
+        router.add(.POST, "/v1/peek") { r in
+            let body = try r.decodeBody(GrantRequest.self)
+            let entry = try required(body.entry)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.peek(entry, task: body.task, profile: r.profile) }
+        }
+        router.add(.POST, "/v1/token") { r in
+            let body = try r.decodeBody(GrantRequest.self)
+            let entry = try required(body.entry)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.token(entry, task: body.task, profile: r.profile) }
+        }
+        router.add(.POST, "/v1/stop") { r in
+            let body = try r.decodeBody(GrantRequest.self)
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
+        }
+        router.add(.GET, "/v1/bypass/next") { r in
+            try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile) }
+        }
+        router.add(.POST, "/v1/exercises") { r in
+            let body = try r.decodeBody(ExerciseOutcomeRequest.self)
+            guard let outcome = ExerciseRecord.Outcome(rawValue: body.outcome) else {
+                throw ControlFailure.invalidArgument("“\(body.outcome)” is not an outcome; use \(ExerciseRecord.Outcome.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in
+                try await engine.recordExercise(body.exercise, entry: body.entry, outcome: outcome, profile: r.profile)
+                return DoneResponse(message: "Recorded.")
+            }
+        }
+    }
+
+    static func addInsights(to router: inout ControlRouter, engine: HelperEngine) {
+        router.add(.POST, "/v1/plans") { r in
+            let body = try r.decodeBody(PlanRequest.self)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
+        }
+        router.add(.GET, "/v1/plans") { r in
+            let archived = r.query["archived"] == "true"
+            return try await engineAnswer(engine) { () async throws(EngineError) in
+                PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile))
+            }
+        }
+        router.add(.POST, "/v1/plans/{id}/archive") { r in
+            guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
+                throw ControlFailure.invalidArgument("A plan id is a number, as `scrolloff plan list` shows it.")
+            }
+            return try await engineAnswer(engine) { () async throws(EngineError) in
+                try await engine.archivePlan(id, profile: r.profile)
+                return DoneResponse(message: "Archived plan \(id). It stays in your history and is no longer shown.")
+            }
+        }
+        router.add(.POST, "/v1/alternatives") { r in
+            let body = try r.decodeBody(AlternativeRequest.self)
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addAlternative(body.text, profile: r.profile) }
+        }
+        router.add(.GET, "/v1/alternatives") { r in
+            try await engineAnswer(engine) { () async throws(EngineError) in AlternativesResponse(alternatives: await engine.alternativeList(profile: r.profile)) }
+        }
+        router.add(.GET, "/v1/stats") { r in
+            let word = r.query["period"] ?? StatsPeriod.day.rawValue
+            guard let period = StatsPeriod(rawValue: word) else {
+                throw ControlFailure.invalidArgument("“\(word)” is not a period; use day, week or month.")
+            }
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stats(period, profile: r.profile) }
+        }
+        router.add(.GET, "/v1/events") { r in
+            var since: Instant?
+            if let text = r.query["since"], !text.isEmpty {
+                guard let date = ISO8601DateFormatter().date(from: text) else {
+                    throw ControlFailure.invalidArgument("“\(text)” is not an RFC 3339 time such as 2026-11-21T18:00:00Z.")
+                }
+                since = Instant(date: date)
+            }
+            return try await engineAnswer(engine) { () async throws(EngineError) in EventsResponse(events: try await engine.events(since: since, profile: r.profile)) }
+        }
+        router.add(.GET, "/v1/export") { _ in
+            let csv: String
+            do throws(EngineError) { csv = try await engine.exportCSV() } catch { throw ControlFailure(error) }
+            // The export can be large; it goes out as one chunked text/csv body (SPEC §12).
+            return .stream(status: .ok, contentType: "text/csv; charset=utf-8") { writer in
+                try await writer.writeBytes(Data(csv.utf8))
+            }
+        }
+    }
+
+    static func required(_ entry: String?) throws(ControlFailure) -> String {
+        guard let entry, !entry.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw .invalidArgument("Name the entry, such as “instagram”.")
+        }
+        return entry
+    }
+}

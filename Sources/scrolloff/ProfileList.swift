@@ -1,0 +1,19 @@
+import ArgumentParser
+import ControlAPI
+
+/// `scrolloff profile list`: names and client networks, the default profile first.
+struct ProfileList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Show the profiles and the clients each covers.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let answer = try options.get(ProfilesResponse.self, "/v1/profiles")
+        options.emit(answer) {
+            for profile in answer.profiles {
+                let clients = profile.clients.isEmpty ? "every client no other profile covers" : profile.clients.joined(separator: ", ")
+                print("\(Terminal.bold(profile.name)): \(clients)")
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import ControlAPI
+import Foundation
+import ScrollOffCore
+
+/// How a rule's refusal reads (SPEC §13: "the message says which rule and until when"): a
+/// headline with the local time it opens again and how long that is, then the helper's own
+/// explanation, then the person's reason for the rule, when they gave one.
+///
+///     instagram is in cooldown until 21:42 — 1 h 12 min
+///     instagram stays blocked for 1 h 12 min more: a new block has a cooldown, …
+///     Your reason: “evenings are for the kids”
+enum RefusalWords {
+    static func lines(_ refusal: ControlError, now: Instant) -> [String] {
+        var lines: [String] = []
+        if let headline = headline(refusal, now: now) { lines.append(Terminal.bold(headline)) }
+        lines.append(refusal.message)
+        if let reason = refusal.reason, !reason.isEmpty { lines.append("Your reason: “\(reason)”") }
+        return lines
+    }
+
+    static func headline(_ refusal: ControlError, now: Instant) -> String? {
+        guard let opensAt = refusal.opensAt.map(Instant.init(date:)) else { return nil }
+        let when = TimeWords.until(opensAt, now: now)
+        let subject = refusal.subject ?? "This"
+        switch refusal.rule {
+        case "cooldown": return "\(subject) is in cooldown until \(when)"
+        case "curfew_edit_lock": return "The curfew “\(subject)” is locked until \(when)"
+        case "curfew": return "\(subject) is in curfew until \(when)"
+        case "bypass_lockout": return "\(subject) can be opened again at \(when)"
+        case "earning_frozen": return "Earning is paused until \(when)"
+        case "peeks_used_up": return "Peeks come back at \(when)"
+        case "tokens_used_up": return "New tokens arrive at \(when)"
+        default: return "Opens again at \(when)"
+        }
+    }
+}

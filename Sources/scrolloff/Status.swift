@@ -1,0 +1,83 @@
+import ArgumentParser
+import ControlAPI
+import ScrollOffCore
+
+/// `scrolloff status`: what is blocked, what opens when, and what is left (SPEC §13).
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what is blocked, what opens when, and your balance.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let status = try options.get(StatusReport.self, "/v1/status")
+        options.emit(status) {
+            let now = status.now
+            print("Balance \(Terminal.bold(TimeWords.balance(seconds: status.balanceSeconds))) · "
+                + "\(Plural.count(status.peeksLeftToday, "peek")) left today · "
+                + "\(Plural.count(status.tokensLeftMonth, "token")) left this month")
+            if let until = status.strictCurfewUntil {
+                print(Terminal.yellow("Strict curfew: everything but the allow list is blocked until \(TimeWords.until(until, now: now))."))
+            }
+            guard !status.entries.isEmpty else {
+                print("Nothing is blocked yet. `scrolloff block instagram` blocks it and starts earning you credit.")
+                return
+            }
+            for line in EntryWords.groupedLines(status.entries, now: now) { print(line) }
+            for grant in status.grants {
+                let task = grant.task.map { " · task “\($0)”" } ?? ""
+                print("Open now: \(grant.entry) (\(grant.kind)) until \(TimeWords.until(grant.end, now: now))\(task)")
+            }
+        }
+    }
+}
+
+/// One entry's line in `status`, `block` and `unblock`.
+enum EntryWords {
+    /// Entries that read the same (a category blocked by one schedule) share one line, so a
+    /// status of twenty services stays a few lines long.
+    static func groupedLines(_ entries: [EntryReport], now: Instant) -> [String] {
+        var order: [String] = []
+        var names: [String: [String]] = [:]
+        for entry in entries {
+            let key = details(entry, now: now).joined(separator: " · ")
+            if names[key] == nil { order.append(key) }
+            names[key, default: []].append(entry.id)
+        }
+        return order.map { key in
+            let ids = names[key] ?? []
+            return ([Terminal.bold(shortList(ids))] + [key]).joined(separator: " · ")
+        }
+    }
+
+    static func line(_ entry: EntryReport, now: Instant) -> String {
+        ([Terminal.bold(entry.id)] + details(entry, now: now)).joined(separator: " · ")
+    }
+
+    static func details(_ entry: EntryReport, now: Instant) -> [String] {
+        var parts = [state(entry.state)]
+        if let open = entry.openUntil { parts.append("until \(TimeWords.until(open, now: now))") }
+        else if let next = entry.nextChange { parts.append("changes at \(TimeWords.until(next, now: now))") }
+        if let locked = entry.lockedUntil { parts.append("locked until \(TimeWords.until(locked, now: now))") }
+        if let reason = entry.reason, !reason.isEmpty { parts.append("“\(reason)”") }
+        return parts
+    }
+
+    static func state(_ state: String) -> String {
+        switch state {
+        case "blocked", "curfew": Terminal.green(state)
+        case "open": Terminal.yellow(state)
+        default: state
+        }
+    }
+}
+
+/// "instagram, tiktok", or "9gag, bereal, bluesky, douyin and 17 more" for a long list.
+func shortList(_ names: [String], keep: Int = 4) -> String {
+    guard names.count > keep + 1 else { return names.joined(separator: ", ") }
+    return names.prefix(keep).joined(separator: ", ") + " and \(names.count - keep) more"
+}
+
+/// "1 peek", "0 tokens".
+enum Plural {
+    static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import ControlAPI
+import Foundation
+import ScrollOffCore
+
+/// Durations and clock times in the CLI's words: numbers first, local time, no locale surprises.
+enum TimeWords {
+    /// 4332 → "1 h 12 min"; 270 → "4 min 30 s"; 40 → "40 s"; past two days "12 d 12 h".
+    static func span(seconds: Int64) -> String {
+        let s = max(0, seconds)
+        if s < 60 { return "\(s) s" }
+        let minutes = s / 60, rest = s % 60
+        if minutes < 60 { return rest == 0 ? "\(minutes) min" : "\(minutes) min \(rest) s" }
+        let hours = minutes / 60, m = minutes % 60
+        if hours >= 48 { return hours % 24 == 0 ? "\(hours / 24) d" : "\(hours / 24) d \(hours % 24) h" }
+        return m == 0 ? "\(hours) h" : "\(hours) h \(m) min"
+    }
+
+    /// A balance in minutes and seconds, even above an hour: "75 min 20 s", "0 s".
+    static func balance(seconds: Int64) -> String {
+        let s = max(0, seconds)
+        if s < 60 { return "\(s) s" }
+        return s % 60 == 0 ? "\(s / 60) min" : "\(s / 60) min \(s % 60) s"
+    }
+
+    /// "21:42" today, "Mon 07:00" within a week, "2026-12-24 07:00" further away; in the local zone.
+    static func clock(_ instant: Instant, now: Instant) -> String {
+        let calendar = Calendar.current
+        let date = instant.date
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = calendar.timeZone
+        if calendar.isDate(date, inSameDayAs: now.date) {
+            formatter.dateFormat = "HH:mm"
+        } else if abs(instant.millisecondsSince1970 - now.millisecondsSince1970) < 6 * 86_400_000 {
+            formatter.dateFormat = "EEE HH:mm"
+        } else {
+            formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        }
+        return formatter.string(from: date)
+    }
+
+    /// "21:42 — 1 h 12 min": when, then how long from now.
+    static func until(_ instant: Instant, now: Instant) -> String {
+        let seconds = (instant.millisecondsSince1970 - now.millisecondsSince1970 + 999) / 1000
+        return "\(clock(instant, now: now)) — \(span(seconds: seconds))"
+    }
+
+    /// Now on this machine, for formatting answers that carry no `now`.
+    static func now() -> Instant { Instant(date: Date()) }
+}
+
+/// A duration argument: `45m`, `2h`, `1h30m`, `90s` (units h, m, s, in that order, each once).
+struct DurationArgument: ExpressibleByArgument, Sendable {
+    let seconds: Int64
+
+    init?(argument: String) {
+        guard let seconds = Self.parse(argument) else { return nil }
+        self.seconds = seconds
+    }
+
+    static func parse(_ text: String) -> Int64? {
+        var total: Int64 = 0
+        var number = ""
+        var lastUnit = 0 // 0 none, then 1 h, 2 m, 3 s: units in order, each at most once
+        for character in text.lowercased() {
+            if character.isASCII, character.isNumber {
+                number.append(character)
+                continue
+            }
+            let (rank, factor): (Int, Int64) = switch character {
+            case "h": (1, 3600)
+            case "m": (2, 60)
+            case "s": (3, 1)
+            default: (0, 0)
+            }
+            guard rank > lastUnit, let value = Int64(number), value <= 1_000_000 else { return nil }
+            total += value * factor
+            lastUnit = rank
+            number = ""
+        }
+        guard number.isEmpty, lastUnit > 0, total > 0 else { return nil }
+        return total
+    }
+
+    static var defaultValueDescription: String { "45m" }
+}
