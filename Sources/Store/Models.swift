@@ -80,21 +80,6 @@ public struct Alternative: Hashable, Sendable, Codable {
     }
 }
 
-/// A blocklist fetched from a URL (SPEC §13 `lists add`).
-public struct ListSource: Hashable, Sendable, Codable {
-    public var name: String
-    public var url: String
-    public var added: Instant
-    public var enabled: Bool
-
-    public init(name: String, url: String, added: Instant, enabled: Bool = true) {
-        self.name = name
-        self.url = url
-        self.added = added
-        self.enabled = enabled
-    }
-}
-
 /// Everything stored about one profile that the helper needs to rebuild its rules and wallet.
 public struct StoredProfile: Hashable, Sendable {
     public var settings: ProfileSettings
@@ -121,7 +106,6 @@ public struct StoredState: Hashable, Sendable {
     public var profiles: [StoredProfile]
     public var plans: [Plan]
     public var alternatives: [Alternative]
-    public var listSources: [ListSource]
 
     public func profile(named name: String) -> StoredProfile? { profiles.first { $0.settings.name == name } }
 }

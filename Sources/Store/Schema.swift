@@ -219,5 +219,10 @@ enum Schema {
             boot_id TEXT NOT NULL
         ) STRICT;
         """),
+        // The downloaded lists are kept by the helper's ListsController (metadata files beside
+        // each copy), never in SQLite; the table "v1 list sources" made was never read.
+        ("v2 drop list sources", """
+        DROP TABLE IF EXISTS list_sources;
+        """),
     ]
 }

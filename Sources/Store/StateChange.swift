@@ -34,8 +34,6 @@ public struct StateChange: Sendable {
         case addAlternative(profile: String, text: String, created: Instant)
         case removeAlternative(id: Int64)
         case recordExercise(profile: String, ExerciseRecord)
-        case saveListSource(ListSource)
-        case removeListSource(name: String)
         /// Protected time (SPEC §7): a block was in force over `[from, to)`; added to the daily
         /// totals of the profile's local days.
         case addProtectedTime(profile: String, from: Instant, to: Instant)

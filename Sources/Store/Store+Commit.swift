@@ -106,11 +106,6 @@ struct ChangeWriter {
         case .recordExercise(let profile, let r):
             try db.execute(sql: "INSERT INTO exercise_sessions (profile, time, exercise_id, entry, outcome) VALUES (?, ?, ?, ?, ?)",
                            arguments: [profile, r.time.millisecondsSince1970, r.exerciseID, r.entry.rawValue, r.outcome.rawValue])
-        case .saveListSource(let s):
-            try db.execute(sql: "INSERT OR REPLACE INTO list_sources (name, url, added, enabled) VALUES (?, ?, ?, ?)",
-                           arguments: [s.name, s.url, s.added.millisecondsSince1970, s.enabled])
-        case .removeListSource(let name):
-            try db.execute(sql: "DELETE FROM list_sources WHERE name = ?", arguments: [name])
         case .addProtectedTime(let profile, let from, let to):
             try addProtectedTime(profile: profile, from: from, to: to)
         }

@@ -21,9 +21,6 @@ extension Store {
                 },
                 alternatives: try Row.fetchAll(db, sql: "SELECT * FROM alternatives ORDER BY id").map { r in
                     Alternative(id: r["id"], profile: r["profile"], text: r["text"], created: Instant(millisecondsSince1970: r["created"]))
-                },
-                listSources: try Row.fetchAll(db, sql: "SELECT * FROM list_sources ORDER BY name").map { r in
-                    ListSource(name: r["name"], url: r["url"], added: Instant(millisecondsSince1970: r["added"]), enabled: r["enabled"])
                 })
         }
     }

@@ -79,7 +79,7 @@ import Testing
             }
         }
         #expect(!counts.isEmpty && counts.allSatisfy { $0 == 0 })
-        #expect(try store.load() == StoredState(anchor: nil, profiles: [], plans: [], alternatives: [], listSources: []))
+        #expect(try store.load() == StoredState(anchor: nil, profiles: [], plans: [], alternatives: []))
         #expect(mode(of: dir.databasePath) == 0o600)
         // Starting afresh works, ids included.
         let reopened = try Fixture.store(in: dir)

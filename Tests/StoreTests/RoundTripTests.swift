@@ -61,13 +61,11 @@ import Testing
                      timeZoneID: "UTC", entries: [], kind: .strictCurfew),
         ]
         let focus = try FocusSession(id: 7, entries: ["reddit", "x"], startingAt: t, length: .minutes(45), reason: "essay")
-        let source = ListSource(name: "ads", url: "https://example.org/list.txt?a=1,b=2", added: t, enabled: false)
         var change = StateChange([
             .saveEntry(profile: Fixture.profile, StoredEntry(id: "instagram", kind: .service, added: t)),
             .saveEntry(profile: Fixture.profile, StoredEntry(id: "news.example.com", kind: .domain, added: t + .seconds(1))),
             .saveBlock(profile: Fixture.profile, block),
             .saveFocusSession(profile: Fixture.profile, focus),
-            .saveListSource(source),
             .addPlan(profile: Fixture.profile, when: "I'm bored, waiting", then: "read \"two\" pages", created: t),
             .addAlternative(profile: Fixture.profile, text: "walk around the block", created: t),
         ])
@@ -86,7 +84,6 @@ import Testing
         #expect(p.focusSessions == [focus])
         #expect(p.entries.map(\.id) == ["instagram", "news.example.com"])
         #expect(p.entries.map(\.kind) == [.service, .domain])
-        #expect(loaded.listSources == [source])
         #expect(loaded.plans == [Plan(id: planID, profile: Fixture.profile, when: "I'm bored, waiting", then: "read \"two\" pages",
                                       created: t, archived: true, shownCount: 2)])
         #expect(loaded.alternatives.map(\.text) == ["walk around the block"])
