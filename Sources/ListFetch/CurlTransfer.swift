@@ -254,7 +254,7 @@ enum CurlTransfer {
         case CURLE_URL_MALFORMAT:
             return .unsupportedURL(url: url)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return .hostNotFound(url: url, host: hostOf(url) ?? url)
+            return .hostNotFound(url: url, host: ListSourceURL(url)?.host ?? url)
         case CURLE_COULDNT_CONNECT, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_SSL_CONNECT_ERROR:
             return .connectionFailed(url: url, detail: detail)
         case CURLE_FILE_COULDNT_READ_FILE:
@@ -267,15 +267,6 @@ enum CurlTransfer {
         default:
             return .transfer(url: url, curlCode: Int(code.rawValue), detail: detail)
         }
-    }
-
-    static func hostOf(_ url: String) -> String? {
-        guard let start = url.range(of: "://")?.upperBound else { return nil }
-        let rest = url[start...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.split(separator: "@").last.map(String.init) ?? ""
-        if hostPort.hasPrefix("[") { return hostPort.split(separator: "]").first.map { String($0.dropFirst()) } }
-        return hostPort.split(separator: ":").first.map(String.init)
     }
 
     static func filePath(of url: String) -> String {

@@ -74,9 +74,9 @@ public struct ListFetcher: Sendable {
 
     /// The host a list URL names (nil for file:// URLs), for the always-allow list: the helper
     /// must never sink the names it downloads its own lists from (SPEC §1).
+    /// Read by libcurl's URL parser (`ListSourceURL`), so it is the host the transfer connects to.
     public static func host(of url: String) -> String? {
-        guard scheme(of: url) != "file", let host = CurlTransfer.hostOf(url), !host.isEmpty else { return nil }
-        return host.lowercased()
+        ListSourceURL(url)?.fetchedHost
     }
 
     /// The lowercased scheme before `://`, or nil when there is none.

@@ -3,35 +3,37 @@ import ListFetch
 
 /// Checks list URLs and derives list names from them.
 enum ListSourceNaming {
-    /// Accepts http and https URLs with a host, and file URLs with an absolute path.
-    static func validate(_ url: String) throws(ControlFailure) -> URLComponents {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+    /// Accepts http and https URLs with a host, and file URLs with an absolute path. The URL is
+    /// read by libcurl's parser (`ListSourceURL`), the one that fetches it, so the host checked and
+    /// allowed is the host fetched.
+    static func validate(_ url: String) throws(ControlFailure) -> ListSourceURL {
+        guard let parsed = ListSourceURL(url) else {
             throw .invalidArgument("'\(url)' is not a URL. Give a full URL such as https://example.org/hosts.txt or file:///srv/list.txt.")
         }
-        switch scheme {
+        switch parsed.scheme {
         case "http", "https":
-            guard let host = components.host, !host.isEmpty else {
+            guard parsed.host != nil else {
                 throw .invalidArgument("'\(url)' has no host. Give a full URL such as https://example.org/hosts.txt.")
             }
         case "file":
-            guard components.path.hasPrefix("/"), components.host.map({ $0.isEmpty || $0 == "localhost" }) ?? true else {
+            guard parsed.path.hasPrefix("/"), parsed.host.map({ $0 == "localhost" }) ?? true else {
                 throw .invalidArgument("'\(url)' is not a local file URL. Write it as file:///absolute/path/list.txt.")
             }
         default:
-            throw .invalidArgument("'\(url)' uses \(scheme)://; lists can come from http://, https:// or file:// URLs only.")
+            throw .invalidArgument("'\(url)' uses \(parsed.scheme)://; lists can come from http://, https:// or file:// URLs only.")
         }
-        return components
+        return parsed
     }
 
     /// A name from the URL: the host without `www.` (`blocklist.example.org`), or for a file URL
     /// the file name without its extension. Characters a list name cannot hold become `-`.
-    static func derivedName(from components: URLComponents) -> String {
+    static func derivedName(from url: ListSourceURL) -> String {
         var base: String
-        if let host = components.host, !host.isEmpty {
-            base = host.lowercased()
+        if let host = url.fetchedHost {
+            base = host
             if base.hasPrefix("www.") { base.removeFirst(4) }
         } else {
-            let file = (components.path as NSString).lastPathComponent
+            let file = (url.path as NSString).lastPathComponent
             let stem = (file as NSString).deletingPathExtension
             base = (stem.isEmpty ? file : stem).lowercased()
         }
