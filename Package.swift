@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "Helper",
             dependencies: [
-                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch",
+                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

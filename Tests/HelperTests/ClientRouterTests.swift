@@ -39,8 +39,19 @@ struct ClientRouterTests {
         #expect(Self.router.profile(for: .unknown) == 0)
     }
 
-    @Test(arguments: ["10.0.0", "1.2.3.256", "fd00:::1", "1:2:3:4:5:6:7:8:9", "example.com", ""])
+    @Test(arguments: ["10.0.0", "1.2.3.256", "fd00:::1", "1:2:3:4:5:6:7:8:9", "example.com", "",
+                      "+1.2.3.4", "1.2.3.04x", "1.+2.3.4", "::ffff:+1.2.3.4", "fd00::+1", "::ffff:1.2.3"])
     func malformed_addresses_are_rejected(text: String) {
         #expect(ClientIP(text) == nil)
+    }
+
+    @Test(arguments: ["+1.2.3.4/32", "1.2.3.04x", "10.0.0.0/+8", "10.0.0.0/", "fd00::/+8", "1.2.3.4/32/1"])
+    func malformed_client_networks_are_rejected(text: String) {
+        #expect(throws: EngineError.self) { try ClientNetwork(parsing: text) }
+    }
+
+    @Test func an_ipv4_tail_in_an_ipv6_address_is_read_as_its_two_groups() {
+        #expect(ClientIP("::ffff:10.5.1.1") == .v6(high: 0, low: 0xFFFF_0A05_0101))
+        #expect(ClientIP("64:ff9b::192.0.2.1") == .v6(high: 0x0064_FF9B_0000_0000, low: 0xC000_0201))
     }
 }

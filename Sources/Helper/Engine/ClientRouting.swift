@@ -1,3 +1,5 @@
+import DNSWire
+
 /// A querying address in the compact form CIDR matching needs (SPEC §9 "per-client profiles").
 /// Same representation as the sinkhole's `ClientAddress`, so the DNS side converts with a switch.
 public enum ClientIP: Hashable, Sendable, CustomStringConvertible {
@@ -8,15 +10,26 @@ public enum ClientIP: Hashable, Sendable, CustomStringConvertible {
     /// No address (a Unix socket): the default profile.
     case unknown
 
-    /// Parses `192.168.1.7` or `fd00::1` (no brackets, no zone id). Nil when it is neither.
+    /// Parses `192.168.1.7` or `fd00::1` (no brackets, no zone id) with DNSWire's address
+    /// parsers, the ones the DNS side reads its own addresses with: strict dotted-quad digits
+    /// (no sign, no suffix) and RFC 4291 §2.2 hex groups. Nil when it is neither.
     public init?(_ text: String) {
-        if let v4 = Self.parseV4(Substring(text)) {
-            self = .v4(v4)
-        } else if let (high, low) = Self.parseV6(Substring(text)) {
-            self = .v6(high: high, low: low)
+        if let v4 = IPv4Address(text) {
+            self = .v4(v4.rawValue)
+        } else if text.contains(":"), let v6 = Self.parseV6(text) {
+            self = .v6(high: v6.high, low: v6.low)
         } else {
             return nil
         }
+    }
+
+    /// RFC 4291 §2.2 form 3 (`::ffff:10.5.1.1`) is rewritten to hex groups for `IPv6Address`,
+    /// the IPv4 tail read by `IPv4Address`, so both halves go through the same strict parsers.
+    private static func parseV6(_ text: String) -> IPv6Address? {
+        guard let colon = text.lastIndex(of: ":"), text[colon...].contains(".") else { return IPv6Address(text) }
+        guard let tail = IPv4Address(String(text[text.index(after: colon)...])) else { return nil }
+        let hex = String(tail.rawValue >> 16, radix: 16) + ":" + String(tail.rawValue & 0xFFFF, radix: 16)
+        return IPv6Address(String(text[...colon]) + hex)
     }
 
     public var description: String {
@@ -30,51 +43,6 @@ public enum ClientIP: Hashable, Sendable, CustomStringConvertible {
         case .unknown:
             return "unknown"
         }
-    }
-
-    static func parseV4(_ text: Substring) -> UInt32? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var value: UInt32 = 0
-        for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let octet = UInt32(part), octet <= 255 else { return nil }
-            value = value << 8 | octet
-        }
-        return value
-    }
-
-    /// RFC 4291 §2.2 text forms: full, `::`-compressed, and a trailing dotted IPv4.
-    static func parseV6(_ text: Substring) -> (UInt64, UInt64)? {
-        guard text.contains(":") else { return nil }
-        let halves = text.components(separatedBy: "::")
-        guard halves.count <= 2 else { return nil }
-        func groups(_ part: String) -> [UInt16]? {
-            if part.isEmpty { return [] }
-            var out: [UInt16] = []
-            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
-            for (i, piece) in pieces.enumerated() {
-                if i == pieces.count - 1, piece.contains("."), let v4 = parseV4(piece) {
-                    out.append(UInt16(v4 >> 16))
-                    out.append(UInt16(v4 & 0xFFFF))
-                } else {
-                    guard !piece.isEmpty, piece.count <= 4, let g = UInt16(piece, radix: 16) else { return nil }
-                    out.append(g)
-                }
-            }
-            return out
-        }
-        guard let head = groups(halves[0]) else { return nil }
-        var all: [UInt16]
-        if halves.count == 2 {
-            guard let tail = groups(halves[1]), head.count + tail.count <= 7 else { return nil }
-            all = head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
-        } else {
-            guard head.count == 8 else { return nil }
-            all = head
-        }
-        let high = all[0..<4].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
-        let low = all[4..<8].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
-        return (high, low)
     }
 }
 
@@ -92,7 +60,9 @@ public struct ClientNetwork: Hashable, Sendable, CustomStringConvertible {
         let maxLength = if case .v4 = address { 32 } else { 128 }
         var length = maxLength
         if parts.count == 2 {
-            guard let l = Int(parts[1]), (0...maxLength).contains(l) else {
+            // Digits only: Int("+24") would pass a sign the way the old address parser passed "+1".
+            guard !parts[1].isEmpty, parts[1].utf8.allSatisfy({ $0 &- 0x30 < 10 }), let l = Int(parts[1]),
+                  (0...maxLength).contains(l) else {
                 throw .invalid("“\(text)”: the prefix length must be 0…\(maxLength).")
             }
             length = l
