@@ -48,7 +48,8 @@ final class EngineServer: Sendable {
     private let serving: Task<Void, any Error>
 
     init(startingAt start: Instant = EngineServer.noon, preset: Preset = .strict, socketMode: mode_t = 0o660,
-         directoryMode: mode_t = 0o700) async throws {
+         directoryMode: mode_t = 0o700, authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(),
+         lists: ListsConfiguration = ListsConfiguration()) async throws {
         directory = try makeTemporaryDirectory(mode: directoryMode)
         socketPath = directory + "/ctl.sock"
         var logger = Logger(label: "verbs-test")
@@ -63,7 +64,7 @@ final class EngineServer: Sendable {
         var paths = RuntimePaths.defaults(isRoot: false, environment: ["HOME": directory])
         paths.stateDirectory = directory + "/state"
         paths.controlSocket = socketPath
-        control = await HelperControl(paths: paths, version: "test", engine: engine, socketMode: socketMode,
+        control = await HelperControl(paths: paths, version: "test", engine: engine, lists: lists, authorizer: authorizer, socketMode: socketMode,
                                       clock: { time.now }, logger: logger)
         bound = try await control.server.bind()
         let bound = self.bound

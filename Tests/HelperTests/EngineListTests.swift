@@ -62,12 +62,27 @@ struct EngineListTests {
         #expect(engine.box.enforcement.tables.entries.contains("news.example.com") == false)
     }
 
+    @Test func a_custom_domain_a_finished_focus_session_named_leaves_once_unblocked() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["news.example.com"])
+        _ = try await engine.focus(length: .minutes(30), entries: ["news.example.com"])
+        time.pass(.hours(2) + .minutes(1)) // the focus session and the cooldown are both over
+        _ = try await engine.unblock(["news.example.com"])
+        #expect(try await engine.status().entries.isEmpty)
+        #expect(await engine.decision("news.example.com").managed == false)
+        #expect(engine.box.enforcement.tables.entries.contains("news.example.com") == false)
+        // A new focus session without entries names nothing: the finished one's entries are gone.
+        let refused = await #expect(throws: EngineError.self) { try await engine.focus(length: .minutes(10)) }
+        #expect(refused?.description.contains("needs entries") == true, "\(String(describing: refused))")
+    }
+
     @Test func list_files_parse_off_the_engine_and_a_broken_one_is_reported() throws {
         let dir = Fixture.temporaryDirectory()
         let good = dir + "/good.txt", bad = dir + "/bad.txt"
         try "||doomscroll.example^\nfeeds.example.net\n".write(toFile: good, atomically: true, encoding: .utf8)
         try "<html><body>Not found</body></html>\n".write(toFile: bad, atomically: true, encoding: .utf8)
-        let parsed = HelperEngine.parseLists(files: ["good": good, "bad": bad])
+        let parsed = HelperEngine.parseLists(files: ["good": good, "bad": bad], budget: .default)
         #expect(parsed.lists["good"]?.count == 2)
         #expect(parsed.lists["bad"] == nil)
         #expect(parsed.failures["bad"] != nil)

@@ -13,14 +13,14 @@ struct EngineTimerTests {
             let now = Fixture.noon + .seconds(seconds)
             let d = await engine.decision("www.instagram.com", client: "192.168.1.20")
             #expect(d.blocked && d.managed)
-            engine.recordUrge(d, client: ClientIP("192.168.1.20") ?? .unknown, now: now)
+            engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("192.168.1.20") ?? .unknown, now: now)
         }
         #expect(try await engine.events().filter { $0.kind == "urge" }.count == 1)
 
         // Another client is its own episode; the first client after 60 s starts a new one.
         let d = await engine.decision("www.instagram.com", client: "192.168.1.21")
-        engine.recordUrge(d, client: ClientIP("192.168.1.21") ?? .unknown, now: Fixture.noon + .seconds(30))
-        engine.recordUrge(d, client: ClientIP("192.168.1.20") ?? .unknown, now: Fixture.noon + .seconds(61))
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("192.168.1.21") ?? .unknown, now: Fixture.noon + .seconds(30))
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("192.168.1.20") ?? .unknown, now: Fixture.noon + .seconds(61))
         let urges = try await engine.events().filter { $0.kind == "urge" }
         #expect(urges.count == 3)
         #expect(urges.allSatisfy { $0.entry == "instagram" })
@@ -37,7 +37,7 @@ struct EngineTimerTests {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
         _ = try await engine.block(["instagram"])
         let d = await engine.decision("www.instagram.com")
-        engine.recordUrge(d, client: .v4(0x7F00_0001), now: Fixture.noon)
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: .v4(0x7F00_0001), now: Fixture.noon)
         time.pass(.minutes(2))
         _ = try await engine.use("instagram", for: .seconds(30))
         let stats = try await engine.stats(.week)
@@ -93,7 +93,7 @@ struct EngineTimerTests {
         _ = try await engine.block(["instagram", "tiktok"])
         for (i, name) in ["www.instagram.com", "www.tiktok.com"].enumerated() {
             let d = await engine.decision(name)
-            engine.recordUrge(d, client: .v4(0x0A00_0001), now: Fixture.noon + .seconds(Int64(i)))
+            engine.recordUrge(d, enforcement: engine.box.enforcement, client: .v4(0x0A00_0001), now: Fixture.noon + .seconds(Int64(i)))
         }
         #expect(await engine.nextDueInstant() == Fixture.noon + .seconds(5))
         time.pass(.seconds(5))

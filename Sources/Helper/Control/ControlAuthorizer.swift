@@ -8,6 +8,28 @@ import ControlAPI
 /// empty means the profile names no owner.
 public protocol ControlAuthorizer: Sendable {
     func decide(_ caller: CallerIdentity, profile: String, owners: [UInt32]) -> AuthorizationDecision
+    /// Whether `caller` may create profiles and change which clients a profile covers. A member of
+    /// the group who could claim their own address for a new profile would escape every rule of
+    /// the profile that covers them (SPEC §9, §11), so this is for administrators only.
+    func mayManageProfiles(_ caller: CallerIdentity) -> AuthorizationDecision
+}
+
+extension ControlAuthorizer {
+    /// Root and the helper's own user.
+    public func mayManageProfiles(_ caller: CallerIdentity) -> AuthorizationDecision {
+        ProfileAdministration.decide(caller, helperUID: geteuid())
+    }
+}
+
+/// Who may create profiles and change their clients: root and the helper's own user.
+enum ProfileAdministration {
+    static func decide(_ caller: CallerIdentity, helperUID: UInt32) -> AuthorizationDecision {
+        if caller.uid == 0 || caller.uid == helperUID { return .allowed }
+        let who = SystemGroups.userName(ofUID: caller.uid).map { "user '\($0)' (uid \(caller.uid))" } ?? "uid \(caller.uid)"
+        return .denied(reason: "\(who) may not create profiles or change which devices a profile covers: only root can, "
+            + "because moving a device to another profile changes which rules it follows. Ask an administrator to run "
+            + "`sudo scrolloff profile add NAME --clients CIDR`.")
+    }
 }
 
 public enum AuthorizationDecision: Sendable, Equatable {
@@ -50,6 +72,10 @@ public struct GroupMembershipAuthorizer: ControlAuthorizer {
             ? "This machine has no group '\(groupName)' yet: an administrator can create it with `sudo groupadd \(groupName)`"
             : "An administrator can add you with `sudo usermod -aG \(groupName) \(SystemGroups.userName(ofUID: caller.uid) ?? "USER")`, then log in again"
         return .denied(reason: "\(who) may not act on profile '\(profile)': only root and members of group '\(groupName)' may. \(how).")
+    }
+
+    public func mayManageProfiles(_ caller: CallerIdentity) -> AuthorizationDecision {
+        ProfileAdministration.decide(caller, helperUID: helperUID)
     }
 }
 

@@ -46,7 +46,7 @@ public enum ControlRoutes {
         router.add(.DELETE, "/v1/lists/{name}") { request in
             .ok(try await context.lists.remove(request.parameters["name"] ?? ""))
         }
-        if let engine { EngineRoutes.add(to: &router, engine: engine) }
+        if let engine { EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer) }
         return router
     }
 

@@ -24,9 +24,9 @@ import ScrollOffCore
 /// | stats | GET /v1/stats?period=day|week|month |
 /// | events | GET /v1/events[?since=RFC3339] |
 /// | export --csv | GET /v1/export (text/csv) |
-/// | profile add / list | POST /v1/profiles, GET /v1/profiles |
+/// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles |
 enum EngineRoutes {
-    static func add(to router: inout ControlRouter, engine: HelperEngine) {
+    static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
         router.add(.GET, "/v1/status") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
         router.add(.GET, "/v1/services") { r in
             try await engineAnswer(engine) { () async throws(EngineError) in
@@ -46,6 +46,9 @@ enum EngineRoutes {
         addInsights(to: &router, engine: engine)
         router.add(.GET, "/v1/profiles") { _ in .ok(await profiles(engine)) }
         router.add(.POST, "/v1/profiles") { r in
+            // Creating a profile or moving clients between profiles decides which rules a device
+            // follows, so it is the administrator's call, not a group member's (SPEC §9, §11).
+            if case .denied(let reason) = authorizer.mayManageProfiles(r.caller) { throw ControlFailure.forbidden(reason) }
             let body = try r.decodeBody(ProfileRequest.self)
             _ = try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addProfile(body.name, clients: body.clients) }
             return .created(await profiles(engine))

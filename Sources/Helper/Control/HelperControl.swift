@@ -48,18 +48,20 @@ public struct HelperControl: Sendable {
             router: router, logger: logger
         )
         refresh = ListRefreshService(lists: lists, timer: SystemRefreshTimer(clock: clock), logger: logger)
-        await lists.onChange { snapshot in await Self.apply(snapshot, to: engine, logger: logger) }
+        await lists.setGuard(.rules(of: engine))
+        let budget = configuration.badLineBudget
+        await lists.onChange { snapshot in await Self.apply(snapshot, to: engine, budget: budget, logger: logger) }
         await lists.publish()
     }
 
     /// Parses the copies in force and hands them to the engine. A copy that no longer parses
     /// within its budget (it passed validation when stored, so the file changed under us) keeps
-    /// the previous copy in force and is logged.
-    static func apply(_ snapshot: ListsSnapshot, to engine: HelperEngine, logger: Logger) async {
+    /// the previous copy in force and is logged. `budget` is the one the store validated with.
+    static func apply(_ snapshot: ListsSnapshot, to engine: HelperEngine, budget: BadLineBudget, logger: Logger) async {
         var files: [String: String] = [:]
         for list in snapshot.lists { if let path = list.copyPath { files[list.name] = path } }
         // Parsing a large list takes a while: not on the lists actor, not on the engine.
-        let parsed = await Task.detached { HelperEngine.parseLists(files: files) }.value
+        let parsed = await Task.detached { HelperEngine.parseLists(files: files, budget: budget) }.value
         for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
             logger.warning("a stored list copy did not parse; its previous copy stays in force",
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])

@@ -45,9 +45,9 @@ public struct ListRefreshService: Service {
         self.logger = logger
     }
 
+    /// The lists already on disk were put in force when `HelperControl` was built (it publishes
+    /// once before returning), so the service starts straight with the first due refresh.
     public func run() async throws {
-        // Hand the lists already on disk to the DNS side before the first refresh.
-        await lists.publish()
         await cancelWhenGracefulShutdown {
             await loop()
         }

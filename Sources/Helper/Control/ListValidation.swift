@@ -7,7 +7,7 @@ import ListFetch
 public enum DomainListValidator {
     public static func make(budget: BadLineBudget = .default) -> ListValidator {
         { path in
-            let parsed = try ListParser.parse(contentsOfFile: path, options: ListParseOptions(budget: budget))
+            let parsed = try parse(contentsOfFile: path, budget: budget)
             return ValidationSummary(
                 entryCount: parsed.rules.count,
                 badLineCount: parsed.badLineCount,
@@ -15,5 +15,12 @@ public enum DomainListValidator {
                 badLines: parsed.badLines.map { .init(lineNumber: $0.lineNumber, text: "", reason: $0.reason.description) }
             )
         }
+    }
+
+    /// The one way a list copy is parsed, when it is stored and when it is put in force
+    /// (`HelperEngine.parseLists`), so a copy accepted under the configured budget is never
+    /// rejected when applied.
+    public static func parse(contentsOfFile path: String, budget: BadLineBudget) throws(ListParseError) -> ParsedList {
+        try ListParser.parse(contentsOfFile: path, options: ListParseOptions(budget: budget))
     }
 }

@@ -21,6 +21,8 @@ public actor ListsController {
     private var observers: [@Sendable (ListsSnapshot) async -> Void] = []
     /// Names being added right now, so two adds of one name cannot race.
     private var adding: [ListName: String] = [:]
+    /// The rules' say on list changes (`HelperControl` wires the engine in); nil allows everything.
+    private var guardrail: ListGuard?
 
     public init(
         stateDirectory: String, configuration: ListsConfiguration = ListsConfiguration(),
@@ -35,6 +37,9 @@ public actor ListsController {
         self.logger = logger
     }
 
+    /// Sets the checks asked before a list is added or removed.
+    public func setGuard(_ guardrail: ListGuard) { self.guardrail = guardrail }
+
     /// Calls `observer` after every change with the new snapshot.
     public func onChange(_ observer: @escaping @Sendable (ListsSnapshot) async -> Void) {
         observers.append(observer)
@@ -48,7 +53,7 @@ public actor ListsController {
                 copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount
             )
         }
-        // libcurl's own URL parser names the host, so the allowed host is the one actually fetched.
+        // libcurl's own URL parser (`ListSourceURL`) names the host, so the allowed host is the one fetched.
         let hosts = (all.map(\.url) + adding.values).compactMap(ListFetcher.host(of:))
         return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted())
     }
@@ -97,7 +102,9 @@ public actor ListsController {
     /// person sees why at once and can fix the URL, instead of a dead entry lingering.
     public func add(_ request: AddListRequest, progress: ProgressHandler? = nil) async throws(ControlFailure) -> AddListResponse {
         let url = request.url.trimmingCharacters(in: .whitespaces)
-        let components = try ListSourceNaming.validate(url)
+        let source = try ListSourceNaming.validate(url)
+        // Checked before anything is published: the host becomes always-allowed (SPEC §1).
+        if let host = source.fetchedHost, let guardrail { try await guardrail.checkSourceHost(host) }
         let existing = await allMetadata()
         if let same = existing.first(where: { $0.url == url }) {
             throw ControlFailure(
@@ -119,7 +126,7 @@ public actor ListsController {
                 )
             }
         } else {
-            name = try freeName(base: ListSourceNaming.derivedName(from: components), taken: Set(existing.map(\.name)))
+            name = try freeName(base: ListSourceNaming.derivedName(from: source), taken: Set(existing.map(\.name)))
         }
         adding[name] = url
         defer { adding[name] = nil }
@@ -203,9 +210,11 @@ public actor ListsController {
         return results
     }
 
-    /// Removes a list's copy and metadata.
+    /// Removes a list's copy and metadata, unless a rule that names the list forbids it now.
     public func remove(_ name: String) async throws(ControlFailure) -> RemoveListResponse {
         let source = try await sources(named: name)[0]
+        // Removing a list opens every name on it, so a rule holding it must allow that (SPEC §3).
+        if let guardrail { try await guardrail.checkRemoval(source.name) }
         do {
             try await store.remove(source.name)
         } catch {

@@ -13,6 +13,41 @@ public struct MatcherTables: Sendable {
     public let entrySets: [[ScrollOffCore.EntryIndex]]
     /// The inputs the matcher was built from, to tell whether a rebuild is needed.
     let inputs: MatcherInputs
+    /// Entry id → entry index, so a rule's entries find their slot without a scan.
+    let indexOfEntry: [EntryID: Int]
+    /// Every entry with no rule: `.none` for good. A profile's states start as a copy of it.
+    let unruled: [EntryStatus]
+
+    init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs) {
+        self.matcher = matcher
+        self.entries = entries
+        self.entrySets = entrySets
+        self.inputs = inputs
+        indexOfEntry = Dictionary(entries.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        unruled = entries.map { EntryStatus(entry: $0, state: .none, nextChange: nil, reason: nil) }
+    }
+
+    /// The state of every entry for one profile's rules at `t`: the same answer as
+    /// `rules.evaluate(entries: entries, at: t)`, but only the entries a rule names are evaluated.
+    /// An entry no block, schedule, focus session or grant names is `.none` with no next change
+    /// whatever the time, and the catalog's entries are mostly that, so a rule change costs the
+    /// profile's few rules rather than every entry (issue 5). A strict curfew covers every entry,
+    /// so a profile with one is evaluated in full.
+    public func evaluate(_ rules: ProfileRules, at t: Instant) -> ProfileState {
+        if rules.schedules.contains(where: { $0.kind.isStrict }) { return rules.evaluate(entries: entries, at: t) }
+        var named = Set(rules.blocks.map(\.entry))
+        for s in rules.schedules { named.formUnion(s.entries) }
+        for f in rules.focusSessions { named.formUnion(f.entries) }
+        for g in rules.grants { named.insert(g.entry) }
+        var statuses = unruled
+        for id in named {
+            if let i = indexOfEntry[id] { statuses[i] = rules.status(of: id, at: t) }
+        }
+        // No entries: only the profile-wide strict-curfew fields are computed.
+        let whole = rules.evaluate(entries: [], at: t)
+        return ProfileState(entries: statuses, strictCurfewUntil: whole.strictCurfewUntil,
+                            strictCurfewNextEdge: whole.strictCurfewNextEdge, evaluatedAt: t)
+    }
 
     /// Builds the matcher: every catalog service, fetched list and custom domain blocks for its own
     /// entry index (in that order); every always-allow list and every host in `extraAllowed` (list

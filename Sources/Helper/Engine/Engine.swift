@@ -18,7 +18,7 @@
 //   let e = engine.box.enforcement                 // once per query
 //   let now = e.now()                              // trusted time from CLOCK_BOOTTIME
 //   let d = decide(e, wire: name, client: ip, now: now)
-//   if d.blocked && d.managed { engine.recordUrge(d, client: ip, now: now) }
+//   if d.blocked && d.managed { engine.recordUrge(d, enforcement: e, client: ip, now: now) }
 //
 // Timers: `HelperEngine` is a swift-service-lifecycle `Service`; put it in the ServiceGroup. Its
 // `run()` sleeps until `nextDueInstant()` and is woken early by every command.

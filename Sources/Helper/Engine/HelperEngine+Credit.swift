@@ -49,7 +49,7 @@ extension HelperEngine {
     /// recent active plan (SPEC §8), counting that it was shown, in the same commit.
     private func openGrant(_ entry: EntryID, profile: String,
                            _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
-        let plan = plans.filter { $0.profile == profile && !$0.archived }.max { ($0.created, $0.id) < ($1.created, $1.id) }
+        let plan = activePlan(profile: profile)
         let result = try perform { (w: inout Work) throws(EngineError) -> GrantResult in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
@@ -133,6 +133,13 @@ extension HelperEngine {
     /// `scrolloff plan list`: active plans, most recent first; archived ones with `includeArchived`.
     public func planList(includeArchived: Bool = false, profile: String = HelperEngine.defaultProfile) -> [PlanReport] {
         plans.filter { $0.profile == profile && (includeArchived || !$0.archived) }.sorted { $0.id > $1.id }.map(PlanReport.init)
+    }
+
+    /// The plan shown before a bypass (SPEC §8) and counted as shown: the profile's newest active
+    /// plan, by when it was made (ties, which only a hand-edited store has, by id). The bypass
+    /// preview and the grant both ask here, so the plan offered is the plan counted.
+    func activePlan(profile: String) -> Plan? {
+        plans.filter { $0.profile == profile && !$0.archived }.max { ($0.created, $0.id) < ($1.created, $1.id) }
     }
 
     /// `scrolloff plan archive ID`: hidden, never deleted (SPEC §12).

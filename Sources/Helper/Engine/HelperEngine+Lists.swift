@@ -4,18 +4,22 @@ import ScrollOffCore
 
 // Lists downloaded from URLs have one owner: the control side's `ListsController` (files,
 // metadata, refresh). `HelperControl` parses its copies with `parseLists` after every change and
-// hands them to `setLists` (HelperEngine.swift). The store's `list_sources` table is left as it
-// is and no longer read or written by the engine.
+// hands them to `setLists` (HelperEngine.swift). The store keeps no list rows.
 
 extension HelperEngine {
     /// Parses fetched list copies (name → file path) for `setLists`, off the engine so that a large
     /// list never holds up commands. A list over its bad-line budget is left out and reported; the
-    /// caller keeps its previous copy in force (ARCHITECTURE principle 5).
-    public nonisolated static func parseLists(files: [String: String]) -> (lists: [String: RuleList], failures: [String: String]) {
+    /// caller keeps its previous copy in force (ARCHITECTURE principle 5). `budget` must be the one
+    /// the copies were validated with when stored (`ListsConfiguration.badLineBudget`).
+    public nonisolated static func parseLists(
+        files: [String: String], budget: BadLineBudget
+    ) -> (lists: [String: RuleList], failures: [String: String]) {
         var lists: [String: RuleList] = [:]
         var failures: [String: String] = [:]
         for (name, path) in files {
-            do { lists[name] = try ListParser.parse(contentsOfFile: path).rules } catch { failures[name] = error.description }
+            do { lists[name] = try DomainListValidator.parse(contentsOfFile: path, budget: budget).rules } catch {
+                failures[name] = error.description
+            }
         }
         return (lists, failures)
     }

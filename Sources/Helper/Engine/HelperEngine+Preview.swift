@@ -16,7 +16,7 @@ extension HelperEngine {
         case .paidPeek(let seconds): (BypassPreview.paidPeek, seconds)
         case .tokenOnly: (BypassPreview.tokenOnly, nil)
         }
-        let plan = planList(profile: profile).first
+        let plan = activePlan(profile: profile).map(PlanReport.init)
         return BypassPreview(step: step, costSeconds: cost, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
                              peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth)
     }

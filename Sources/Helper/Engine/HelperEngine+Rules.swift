@@ -89,7 +89,7 @@ extension HelperEngine {
                     w.change.append(.removeBlock(profile: p.name, id))
                     removed.append(id)
                     // An entry no rule names any more leaves the profile (and a custom domain the matcher).
-                    if !p.namedEntriesOfRules.contains(id), p.entries.contains(where: { $0.id == id }) {
+                    if !p.namedEntriesOfRules(at: w.now).contains(id), p.entries.contains(where: { $0.id == id }) {
                         p.entries.removeAll { $0.id == id }
                         w.change.append(.removeEntry(profile: p.name, id))
                     }
@@ -203,7 +203,7 @@ extension HelperEngine {
         return try perform { (w: inout Work) throws(EngineError) -> FocusReport in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
-            let ids = resolved.isEmpty ? Set(p.namedEntries) : Set(resolved.map(\.0))
+            let ids = resolved.isEmpty ? Set(p.namedEntries(at: w.now)) : Set(resolved.map(\.0))
             guard !ids.isEmpty else {
                 throw .invalid("A focus session needs entries: block something first, or name them with --entries instagram,tiktok.")
             }

@@ -229,11 +229,11 @@ public actor HelperEngine {
 
     /// Rebuilds the snapshot (and the matcher when the entries changed) and publishes it.
     func rebuild(now: Instant) {
-        let inputs = matcherInputs()
+        let inputs = matcherInputs(now: now)
         if inputs != tables.inputs {
             tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)
         }
-        let states = profiles.map { $0.rules.evaluate(entries: tables.entries, at: now) }
+        let states = profiles.map { tables.evaluate($0.rules, at: now) }
         let snapshot = EnforcementSnapshot(entrySets: tables.entrySets, profiles: states, builtAt: now)
         let enforcement = Enforcement(tables: tables, snapshot: snapshot, states: states,
                                       router: ClientRouter(networks: profiles.map(\.networks)), profileNames: profiles.map(\.name), clock: clock)
@@ -276,9 +276,9 @@ public actor HelperEngine {
         rebuild(now: advanceClock())
     }
 
-    func matcherInputs() -> MatcherInputs {
+    func matcherInputs(now: Instant) -> MatcherInputs {
         var named = Set<EntryID>()
-        for p in profiles { named.formUnion(p.namedEntries) }
+        for p in profiles { named.formUnion(p.namedEntries(at: now)) }
         // A configured source not fetched yet is still an entry (with no names), never a custom domain.
         let listNames = Set(lists.keys).union(self.listNames)
         let custom = named.filter { catalog.service(id: $0.rawValue) == nil && !listNames.contains($0.rawValue) }.sorted()
@@ -301,11 +301,12 @@ public actor HelperEngine {
 
     // MARK: DNS path
 
-    /// Counts a blocked query on a managed name as an urge (SPEC §7); repeats from the same client
-    /// for the same entries within 60 s are one episode. Call only for decisions that are
-    /// `blocked && managed`. Synchronous and cheap: the write happens later, in a batch.
-    public nonisolated func recordUrge(_ decision: EnforcementDecision, client: ClientIP, now: Instant) {
-        urges.record(set: decision.entrySet, client: client, profile: decision.profile, now: now, enforcement: box.enforcement)
+    /// Counts a blocked query on a managed name as an urge (SPEC §7), once per entry that blocks
+    /// for the client's profile; repeats from the same client for the same entry within 60 s are
+    /// one episode. Call only for decisions that are `blocked && managed`, with the `enforcement`
+    /// the decision was made with. Synchronous and cheap: the write happens later, in a batch.
+    public nonisolated func recordUrge(_ decision: EnforcementDecision, enforcement: Enforcement, client: ClientIP, now: Instant) {
+        urges.record(set: decision.entrySet, client: client, profile: decision.profile, now: now, enforcement: enforcement)
     }
 }
 

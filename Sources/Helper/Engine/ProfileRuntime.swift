@@ -7,8 +7,6 @@ import Store
 /// keeps the copy only after the store has committed it.
 struct ProfileRuntime: Sendable {
     var settings: ProfileSettings
-    var knobs: Knobs
-    var calendar: LocalCalendar
     var networks: [ClientNetwork]
     var entries: [StoredEntry]
     var blocks: [Block]
@@ -21,26 +19,32 @@ struct ProfileRuntime: Sendable {
     var reminderCursor: Instant
 
     var name: String { settings.name }
+    /// The profile's knobs, as its wallet holds them: one copy, so the cooldown and the wallet
+    /// can never disagree after a reload.
+    var knobs: Knobs { account.policy.knobs }
+    /// The profile's zone (SPEC §2, §4), as its wallet holds it.
+    var calendar: LocalCalendar { account.policy.calendar }
 
     /// The rules half, with the wallet's running grants (the two are kept as one list).
     var rules: ProfileRules {
         ProfileRules(blocks: blocks, schedules: schedules, focusSessions: focusSessions, grants: account.wallet.grantsInUse)
     }
 
-    /// Every entry any rule or stored row of the profile names, sorted.
-    var namedEntries: [EntryID] {
+    /// Every entry a stored row or a rule in force of the profile names at `t`, sorted. A focus
+    /// session that is over names nothing any more: it blocks nothing (SPEC §2), so its entries
+    /// need no status line, no matcher slot (a custom domain) and no place in a new focus session.
+    func namedEntries(at t: Instant) -> [EntryID] {
         var ids = Set(entries.map(\.id))
-        ids.formUnion(blocks.map(\.entry))
-        for s in schedules { ids.formUnion(s.entries) }
-        for f in focusSessions { ids.formUnion(f.entries) }
+        ids.formUnion(namedEntriesOfRules(at: t))
         return ids.sorted()
     }
 
-    /// Entries named by a block, a schedule or a focus session that is not over (stored entry rows aside).
-    var namedEntriesOfRules: Set<EntryID> {
+    /// Entries named by a block, a schedule or a focus session that is not over at `t` (stored
+    /// entry rows aside): an entry none of these names may leave the profile.
+    func namedEntriesOfRules(at t: Instant) -> Set<EntryID> {
         var ids = Set(blocks.map(\.entry))
         for s in schedules { ids.formUnion(s.entries) }
-        for f in focusSessions { ids.formUnion(f.entries) }
+        for f in focusSessions where f.end > t { ids.formUnion(f.entries) }
         return ids
     }
 
@@ -49,7 +53,7 @@ struct ProfileRuntime: Sendable {
     func blockInForce(at t: Instant) -> Bool {
         let rules = self.rules
         if rules.strictCurfew(at: t) != nil { return true }
-        for id in namedEntries {
+        for id in namedEntries(at: t) {
             switch rules.status(of: id, at: t).state {
             case .blocked, .curfew, .open: return true
             case .none, .scheduled: continue
@@ -92,7 +96,7 @@ struct ProfileRuntime: Sendable {
         let account = CreditAccount(state: stored ?? CreditAccountState(asOf: now),
                                     policy: CreditPolicy(knobs: knobs, calendar: calendar))
         return ProfileRuntime(
-            settings: s, knobs: knobs, calendar: calendar, networks: networks, entries: [],
+            settings: s, networks: networks, entries: [],
             blocks: [], schedules: [], focusSessions: [],
             account: account, protectedSince: nil, reminderCursor: now)
     }

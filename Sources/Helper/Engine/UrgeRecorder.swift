@@ -19,9 +19,12 @@ public final class UrgeRecorder: Sendable {
     public static let maximumTracked = 4096
     public static let maximumPending = 10_000
 
+    /// One episode: one entry of one profile, from one client (SPEC §7). Keyed by entry rather
+    /// than by the matcher's entry set, so a name listed by two entries and another name of one of
+    /// them do not start separate episodes for the same entry.
     struct Key: Hashable {
         var profile: Int
-        var set: UInt32
+        var entry: UInt32
         var client: ClientIP
     }
 
@@ -29,6 +32,8 @@ public final class UrgeRecorder: Sendable {
         var episodeStart: [Key: Instant] = [:]
         var pending: [PendingUrge] = []
         var dropped = 0
+        /// When ended episodes were last swept out of `episodeStart`; see `pruneIfDue`.
+        var lastPrune = Instant(millisecondsSince1970: 0)
     }
 
     private let state = Mutex(State())
@@ -37,39 +42,73 @@ public final class UrgeRecorder: Sendable {
 
     init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
 
-    /// Records a blocked query on a managed entry set.
-    /// - Returns: whether this query started a new episode (was counted as an urge).
+    /// Records a blocked query on a managed entry set, for the entries of the set that block for
+    /// `profile` in `enforcement` (the one the decision was made with, so the entry indices and
+    /// states agree with it even if a newer one was published since). An entry of the set that is
+    /// open or not ruled for this profile is no urge: the query was blocked for another entry.
+    /// - Returns: how many entries started a new episode (were counted as urges).
     @discardableResult
-    func record(set: UInt32, client: ClientIP, profile: Int, now: Instant, enforcement: Enforcement) -> Bool {
-        let key = Key(profile: profile, set: set, client: client)
-        let isNew = state.withLock { s -> Bool in
-            if let start = s.episodeStart[key], now - start < Self.episode, now >= start { return false }
-            return true
+    func record(set: UInt32, client: ClientIP, profile: Int, now: Instant, enforcement: Enforcement) -> Int {
+        let sets = enforcement.tables.entrySets
+        guard Int(set) < sets.count, profile >= 0, profile < enforcement.states.count else { return 0 }
+        let statuses = enforcement.states[profile].entries
+        // Under a strict curfew every listed name is blocked, so each entry of the set counts.
+        let strict = enforcement.isStrictCurfew(profile: profile)
+        var started = 0
+        for index in sets[Int(set)] {
+            let i = Int(index)
+            guard i < statuses.count, i < enforcement.tables.entries.count, strict || statuses[i].state.isBlocking else { continue }
+            if recordEpisode(Key(profile: profile, entry: index, client: client), entry: enforcement.tables.entries[i],
+                             now: now, enforcement: enforcement) {
+                started += 1
+            }
         }
+        return started
+    }
+
+    /// Starts an episode for `key` unless one is running. A repeat within the episode takes the
+    /// lock once and allocates nothing.
+    private func recordEpisode(_ key: Key, entry: EntryID, now: Instant, enforcement: Enforcement) -> Bool {
+        let isNew = state.withLock { s -> Bool in !Self.isRunning(s.episodeStart[key], now: now) }
         guard isNew else { return false }
         // Resolving names allocates; it happens once per episode, not per query.
-        let entries = enforcement.entries(ofSet: set)
-        let profileName = profile < enforcement.profileNames.count ? enforcement.profileNames[profile] : enforcement.profileNames.first ?? "default"
-        let clientText = client.description
-        let shouldWake = state.withLock { s -> Bool in
-            if let start = s.episodeStart[key], now - start < Self.episode, now >= start { return false } // raced
+        let profileName = key.profile < enforcement.profileNames.count
+            ? enforcement.profileNames[key.profile] : enforcement.profileNames.first ?? "default"
+        let clientText = key.client.description
+        let outcome = state.withLock { s -> (counted: Bool, wake: Bool) in
+            if Self.isRunning(s.episodeStart[key], now: now) { return (false, false) } // raced
             if s.episodeStart.count >= Self.maximumTracked {
-                s.episodeStart = s.episodeStart.filter { now - $0.value < Self.episode }
+                Self.pruneIfDue(&s, now: now)
+                // Still full: a flood of distinct clients. Count it rather than grow.
                 if s.episodeStart.count >= Self.maximumTracked {
                     s.dropped += 1
-                    return false
+                    return (false, false)
                 }
+            }
+            guard s.pending.count < Self.maximumPending else {
+                s.dropped += 1
+                return (false, false)
             }
             s.episodeStart[key] = now
             let wasEmpty = s.pending.isEmpty
-            for entry in entries {
-                guard s.pending.count < Self.maximumPending else { s.dropped += 1; break }
-                s.pending.append(PendingUrge(profile: profileName, entry: entry, client: clientText, time: now))
-            }
-            return wasEmpty || s.pending.count == Self.flushCount
+            s.pending.append(PendingUrge(profile: profileName, entry: entry, client: clientText, time: now))
+            return (true, wasEmpty || s.pending.count == Self.flushCount)
         }
-        if shouldWake { wake() }
-        return true
+        if outcome.wake { wake() }
+        return outcome.counted
+    }
+
+    private static func isRunning(_ start: Instant?, now: Instant) -> Bool {
+        guard let start else { return false }
+        return now >= start && now - start < episode
+    }
+
+    /// Sweeps ended episodes out, at most once a second: a full table under a flood would
+    /// otherwise be walked on every query. `drain()` sweeps too, every batch.
+    private static func pruneIfDue(_ s: inout State, now: Instant) {
+        guard now - s.lastPrune >= .seconds(1) || now < s.lastPrune else { return }
+        s.lastPrune = now
+        s.episodeStart = s.episodeStart.filter { isRunning($0.value, now: now) }
     }
 
     /// When the pending batch should be written: `flushDelay` after its oldest urge, or now when it is full.
@@ -80,14 +119,18 @@ public final class UrgeRecorder: Sendable {
         }
     }
 
-    /// Takes the pending batch.
+    /// Takes the pending batch and sweeps ended episodes out (as of the newest urge taken).
     func drain() -> [PendingUrge] {
         state.withLock { s in
             let batch = s.pending
             s.pending = []
+            if let newest = batch.last?.time { Self.pruneIfDue(&s, now: newest) }
             return batch
         }
     }
+
+    /// Episodes tracked now (for tests of the bound).
+    var trackedCount: Int { state.withLock { $0.episodeStart.count } }
 
     /// Puts a batch back after a failed write, ahead of newer urges.
     func restore(_ batch: [PendingUrge]) {

@@ -1,0 +1,108 @@
+import ControlAPI
+import DomainLists
+import Helper
+import Foundation
+import ScrollOffCore
+import Testing
+
+extension ControlEndToEnd {
+/// A list is an entry people block and its URL's host is always allowed (SPEC §1), so `lists rm`
+/// and `lists add` must not open names a rule holds (SPEC §2, §3, §11).
+@Suite
+struct ListGuardTests {
+    @Test func removing_a_blocked_list_is_refused_during_the_cooldown_and_its_names_stay_blocked() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/doom.txt"
+        try writeList(file, names: 20, prefix: "doom")
+        #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "doom"]).status == 0)
+        #expect(try await server.cli(["block", "doom", "--reason", "sleep first"]).status == 0)
+
+        let refused = try await server.cli(["lists", "rm", "doom", "--json"])
+        #expect(refused.status == 1, "\(refused)")
+        let error = try decode(ControlErrorEnvelope.self, refused.stdout).error
+        #expect(error.rule == "cooldown")
+        #expect(error.opensAt.map(Instant.init(date:)) == EngineServer.noon + .hours(2))
+        #expect(error.reason == "sleep first")
+        #expect(await server.blocks("doom3.example.com"), "the list is still in force")
+        #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.count == 1)
+
+        // After the cooldown the block may be undone, and so may the list go.
+        server.time.shift(.hours(2) + .minutes(1))
+        let removed = try await server.cli(["lists", "rm", "doom"])
+        #expect(removed.status == 0, "\(removed)")
+    }
+
+    @Test func removing_a_list_a_running_curfew_names_is_refused_until_the_curfew_ends() async throws {
+        let server = try await EngineServer(preset: .flexible)
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/doom.txt"
+        try writeList(file, names: 20, prefix: "doom")
+        #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "doom"]).status == 0)
+        let added = try await server.cli(["schedule", "add", "afternoon", "--from", "13:00", "--to", "15:00", "--curfew",
+                                          "--entries", "doom,tiktok"])
+        #expect(added.status == 0, "\(added)")
+
+        server.time.shift(.minutes(90)) // 13:30, inside the curfew
+        let refused = try await server.cli(["lists", "rm", "doom", "--json"])
+        #expect(refused.status == 1, "\(refused)")
+        let error = try decode(ControlErrorEnvelope.self, refused.stdout).error
+        #expect(error.rule == "curfew_edit_lock")
+        #expect(error.opensAt.map(Instant.init(date:)) == EngineServer.noon + .hours(3))
+        #expect(await server.blocks("doom3.example.com"))
+
+        server.time.shift(.minutes(95)) // 15:05
+        #expect(try await server.cli(["lists", "rm", "doom"]).status == 0)
+    }
+
+    @Test func a_list_no_rule_names_is_removed_at_once() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/quiet.txt"
+        try writeList(file, names: 5, prefix: "quiet")
+        #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "quiet"]).status == 0)
+        #expect(try await server.cli(["block", "instagram"]).status == 0)
+        #expect(try await server.cli(["lists", "rm", "quiet"]).status == 0)
+    }
+
+    @Test(arguments: [
+        (url: "https://www.instagram.com/x/list.txt", host: "www.instagram.com"),
+        (url: "https://user@i.instagram.com:8443/list.txt", host: "i.instagram.com"),
+        (url: "http://cdn.news.example.net/l.txt", host: "cdn.news.example.net"),
+    ])
+    func a_list_url_on_a_host_scroll_off_can_block_is_refused_before_it_is_allowed(url: String, host: String) async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        // A catalog service and a custom domain, both blocked.
+        #expect(try await server.cli(["block", "instagram", "news.example.net"]).status == 0)
+
+        let refused = try await server.cli(["lists", "add", url])
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.stderr.contains("\(host) is a name Scroll Off can block; a list can't be fetched from it"), "\(refused.stderr)")
+        #expect(await server.control.lists.allowedHosts().contains(host) == false)
+        #expect(await server.blocks(host), "the host stays blocked")
+        #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.isEmpty == true)
+    }
+}
+}
+
+extension ControlEndToEnd {
+/// The bad-line budget a list is stored under is the one it is put in force under (issue 4).
+@Suite
+struct ListBudgetTests {
+    @Test func a_list_within_a_configured_larger_budget_is_accepted_and_in_force() async throws {
+        let server = try await EngineServer(lists: ListsConfiguration(badLineBudget: BadLineBudget(perThousandLines: 200)))
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/rough.txt"
+        // 10 bad lines in about 110: over the default 5 per 1,000, within 200 per 1,000.
+        var text = ""
+        for i in 0..<100 { text += "rough\(i).example.com\n" }
+        for i in 0..<10 { text += "this is not a domain \(i) !!\n" }
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let added = try await server.cli(["lists", "add", "file://" + file, "--name", "rough"])
+        #expect(added.status == 0, "\(added)")
+        #expect(try await server.cli(["block", "rough"]).status == 0)
+        #expect(await server.blocks("rough42.example.com"), "the stored copy is the one in force")
+    }
+}
+}

@@ -1,0 +1,51 @@
+import Helper
+import ScrollOffCore
+import Testing
+
+/// SPEC §7: an urge is one episode per entry, per client, per 60 s, and only for an entry that
+/// blocks for the client's profile.
+@Suite("Engine: urge episodes")
+struct UrgeEpisodeTests {
+    /// Records one blocked query with the enforcement it was decided with.
+    static func query(_ engine: HelperEngine, _ name: String, client: UInt32, at now: Instant) async {
+        let d = await engine.decision(name)
+        #expect(d.blocked && d.managed, "\(name) should be blocked")
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: .v4(client), now: now)
+    }
+
+    @Test func a_name_two_entries_list_counts_an_urge_only_for_the_entry_that_blocks() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        // The custom domain blocks; the instagram service, which lists the same name, does not.
+        _ = try await engine.block(["www.instagram.com"])
+        await Self.query(engine, "www.instagram.com", client: 0x0A00_0001, at: Fixture.noon)
+        let urges = try await engine.events().filter { $0.kind == "urge" }
+        #expect(urges.compactMap(\.entry) == ["www.instagram.com"])
+    }
+
+    @Test func two_names_of_one_entry_within_60_s_are_one_episode_for_that_entry() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["instagram", "www.instagram.com"])
+        // www.instagram.com is in both entries' sets; instagram.com only in instagram's.
+        await Self.query(engine, "www.instagram.com", client: 0x0A00_0001, at: Fixture.noon)
+        await Self.query(engine, "instagram.com", client: 0x0A00_0001, at: Fixture.noon + .seconds(10))
+        let urges = try await engine.events().filter { $0.kind == "urge" }
+        #expect(urges.compactMap(\.entry).sorted() == ["instagram", "www.instagram.com"])
+    }
+
+    @Test func a_flood_of_clients_is_bounded_and_ended_episodes_make_room_again() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["tiktok"])
+        let d = await engine.decision("www.tiktok.com")
+        let enforcement = engine.box.enforcement
+        let limit = UrgeRecorder.maximumTracked
+        for client in 0..<UInt32(limit + 10) {
+            engine.recordUrge(d, enforcement: enforcement, client: .v4(0x0A00_0000 + client), now: Fixture.noon)
+        }
+        #expect(engine.urges.droppedCount == 10)
+        // A minute later the old episodes are over: a new client is counted again.
+        engine.recordUrge(d, enforcement: enforcement, client: .v4(0x0B00_0001), now: Fixture.noon + .seconds(61))
+        #expect(engine.urges.droppedCount == 10)
+        let urges = try await engine.events().filter { $0.kind == "urge" }
+        #expect(urges.count == limit + 1)
+    }
+}
