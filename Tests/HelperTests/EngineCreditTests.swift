@@ -1,6 +1,7 @@
 import ControlAPI
 import Helper
 import ScrollOffCore
+import Store
 import Testing
 
 @Suite("Engine: spending, peeks, tokens and curfews")
@@ -211,5 +212,28 @@ struct EngineCreditTests {
         time.pass(.minutes(45))
         try await engine.tick()
         #expect(await engine.decision("www.tiktok.com").blocked == false)
+    }
+}
+
+/// SPEC §8: the plan the bypass preview offers is the plan the grant shows and counts.
+@Suite("Engine: the plan shown before a bypass")
+struct ActivePlanTests {
+    @Test func preview_and_grant_show_the_plan_made_last_even_when_ids_run_the_other_way() async throws {
+        let dir = Fixture.temporaryDirectory()
+        let time = TestTimeSource(wall: Fixture.noon)
+        let first = try await Fixture.start(dir, time)
+        _ = try await first.block(["instagram"])
+        let newest = try await first.addPlan(when: "I feel bored", then: "I will walk")
+        // A row with a higher id made earlier (a restored backup, a hand edit): ids and times disagree.
+        let store = try Store(directory: dir)
+        let anchor = try store.load().anchor
+        try store.commit(StateChange([.addPlan(profile: "default", when: "old", then: "older", created: Fixture.noon - .hours(5))]),
+                         anchor: try #require(anchor))
+
+        let engine = try await Fixture.start(dir, time)
+        let preview = try await engine.bypassPreview()
+        let grant = try await engine.peek("instagram")
+        #expect(preview.plan?.id == newest.id)
+        #expect(grant.plan?.id == newest.id)
     }
 }
