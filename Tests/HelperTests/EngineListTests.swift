@@ -24,6 +24,15 @@ struct EngineListTests {
         #expect(try await engine.status().strictCurfewUntil == Fixture.noon + .hours(3))
     }
 
+    @Test func a_list_url_host_is_allowed_as_that_name_only_not_the_names_below_it() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["news.example.net"])
+        await engine.setLists([:], names: ["feed"], hosts: ["example.net"])
+        #expect(await engine.decision("example.net").blocked == false)
+        #expect(await engine.decision("news.example.net").blocked, "a blocked name below the list host stays blocked")
+        #expect(await engine.decision("www.news.example.net").blocked)
+    }
+
     @Test func a_fetched_list_is_an_entry_and_its_url_host_is_always_allowed() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         let parsed = try ListParser.parse("||doomscroll.example^\n0.0.0.0 feeds.example.net\n")

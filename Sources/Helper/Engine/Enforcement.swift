@@ -50,8 +50,9 @@ public struct MatcherTables: Sendable {
     }
 
     /// Builds the matcher: every catalog service, fetched list and custom domain blocks for its own
-    /// entry index (in that order); every always-allow list and every host in `extraAllowed` (list
-    /// URL hosts, the helper's own names) is allowed, and allow beats block (SPEC §1).
+    /// entry index (in that order); every always-allow list and every host in `extraAllowed` (the
+    /// helper's own names) is allowed with its subdomains, each list URL host as that exact name,
+    /// and allow beats block (SPEC §1).
     static func build(catalog: Catalog, lists: [String: RuleList], inputs: MatcherInputs) -> MatcherTables {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
@@ -76,6 +77,11 @@ public struct MatcherTables: Sendable {
         for host in extraAllowed {
             if let name = try? DomainName(host) { builder.allow(name) }
         }
+        // A list URL's host is allowed as that one name: a list fetched from example.net must not
+        // open a blocked news.example.net below it (SPEC §1 allows the host the list comes from).
+        for host in inputs.listHosts {
+            if let name = try? DomainName(host) { builder.allow(name, scope: .exactName) }
+        }
         let matcher = builder.build()
         return MatcherTables(
             matcher: matcher, entries: entries,
@@ -91,6 +97,8 @@ struct MatcherInputs: Equatable, Sendable {
     var listGeneration = 0
     var customDomains: [EntryID] = []
     var extraAllowed: [String] = []
+    /// Hosts of the list URLs, allowed by exact name only.
+    var listHosts: [String] = []
 }
 
 /// Everything the DNS path needs to answer one query, immutable once built (ARCHITECTURE "data

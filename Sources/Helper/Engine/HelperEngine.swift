@@ -283,7 +283,7 @@ public actor HelperEngine {
         let listNames = Set(lists.keys).union(self.listNames)
         let custom = named.filter { catalog.service(id: $0.rawValue) == nil && !listNames.contains($0.rawValue) }.sorted()
         return MatcherInputs(listNames: listNames.sorted(), listGeneration: listGeneration, customDomains: custom,
-                             extraAllowed: Array(Set(configuredAllowed + listHosts)).sorted())
+                             extraAllowed: Array(Set(configuredAllowed)).sorted(), listHosts: Array(Set(listHosts)).sorted())
     }
 
     /// The default profile first, then the others by name (profile index = position).
