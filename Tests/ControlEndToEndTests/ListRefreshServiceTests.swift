@@ -5,6 +5,7 @@ import ListFetch
 import Logging
 import ScrollOffCore
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The refresh service with a hand-moved clock: it must sleep until exactly the planned instant,
@@ -47,6 +48,30 @@ struct ListRefreshServiceTests {
         // And it plans the next one a period later.
         let following = try #require(plan.nextRefresh(for: name, history: RefreshHistory(lastSuccess: planned)))
         #expect(await eventually { timer.pendingDeadlines == [following] })
+    }
+
+    /// `HelperControl` puts the lists on disk in force once when it is built; the service starting
+    /// must not parse and hand them over a second time.
+    @Test func starting_the_service_with_nothing_due_publishes_nothing() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let timer = ManualTimer(now: start)
+        let plan = RefreshPlan(period: .hours(6), jitterWindow: .minutes(10))
+        let lists = ListsController(
+            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
+            clock: { timer.now() }, logger: Logger(label: "test")
+        )
+        let file = directory + "/list.txt"
+        try writeList(file, names: 3)
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let published = Mutex(0)
+        await lists.onChange { _ in published.withLock { $0 += 1 } }
+
+        let service = ListRefreshService(lists: lists, timer: timer, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { timer.pendingDeadlines.count == 1 }, "the service sleeps until the planned refresh")
+        #expect(published.withLock { $0 } == 0)
     }
 
     @Test func wakes_early_when_a_list_is_added_and_replans() async throws {
