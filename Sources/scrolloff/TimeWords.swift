@@ -41,7 +41,8 @@ enum TimeWords {
         return "\(clock(instant, now: now)) — \(SpanWords.describe(wait < .zero ? .zero : wait, rounding: .up))"
     }
 
-    /// Now on this machine, for formatting answers that carry no `now`.
+    /// Now on this machine: only the fallback for an answer from a helper that sends no `now`;
+    /// the helper's trusted time is the one to measure against (SPEC §11).
     static func now() -> Instant { Instant(date: Date()) }
 }
 

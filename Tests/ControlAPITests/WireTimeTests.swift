@@ -64,4 +64,24 @@ struct WireTimeTests {
         let json = #"{"id":"x","state":"blocked","locked_until":"tomorrow"}"#
         #expect(throws: DecodingError.self) { try ControlJSON.decoder().decode(EntryReport.self, from: Data(json.utf8)) }
     }
+
+    /// The CLI measures "until" against the helper's clock: answers that feed such lines carry the
+    /// helper's `now`, and an answer from a helper that leaves it out still decodes (nil).
+    @Test func answers_carry_the_helpers_now_and_decode_without_it() throws {
+        let block = BlockResult(entries: [], message: "Blocked x.", now: Self.noon)
+        let wallet = WalletReport(profile: "default", balanceSeconds: 0, earnedTodaySeconds: 0, spentTodaySeconds: 0, batches: [],
+                                  nextAwardAt: nil, earningFrozenUntil: nil, grants: [], now: Self.noon)
+        let schedules = SchedulesResponse(schedules: [], now: Self.noon)
+        let events = EventsResponse(events: [], now: Self.noon)
+        for text in [ControlJSON.encode(block), ControlJSON.encode(wallet), ControlJSON.encode(schedules), ControlJSON.encode(events)]
+            .map({ String(decoding: $0, as: UTF8.self) }) {
+            #expect(text.contains(#""now":"2026-11-18T12:00:00Z""#), "\(text)")
+        }
+        #expect(try ControlJSON.decoder().decode(BlockResult.self, from: ControlJSON.encode(block)).now == Self.noon)
+        #expect(try ControlJSON.decoder().decode(WalletReport.self, from: ControlJSON.encode(wallet)).now == Self.noon)
+        #expect(try ControlJSON.decoder().decode(SchedulesResponse.self, from: ControlJSON.encode(schedules)).now == Self.noon)
+        #expect(try ControlJSON.decoder().decode(EventsResponse.self, from: ControlJSON.encode(events)).now == Self.noon)
+        let old = try ControlJSON.decoder().decode(EventsResponse.self, from: Data(#"{"events":[]}"#.utf8))
+        #expect(old.now == nil)
+    }
 }
