@@ -88,8 +88,9 @@ struct BypassLadderTests {
         } catch {
             #expect(error.rule == .tokensUsedUp)
             #expect(error.opensAt == nil, "no 1st of a month brings tokens on this preset")
-            #expect(error.message.contains("included_tokens_per_month"))
-            #expect(error.message.contains("flexible"))
+            // The knob as spelled in the configuration, and the preset that includes tokens.
+            #expect(error.message.contains("set tokens_per_month (up to 5)"), "\(error.message)")
+            #expect(error.message.contains("flexible preset, which includes 3 a month"), "\(error.message)")
             #expect(!error.message.contains("0 of 0"))
         }
     }
