@@ -1,21 +1,59 @@
 import Foundation
+import ScrollOffCore
 
 /// The one JSON dialect of the control API: snake_case keys (spelled out in each type's
-/// `CodingKeys`, so the contract is visible in the source), RFC 3339 UTC timestamps, sorted keys
-/// so `--json` output diffs cleanly.
+/// `CodingKeys`, so the contract is visible in the source), RFC 3339 UTC timestamps in whole
+/// seconds, sorted keys so `--json` output diffs cleanly.
+///
+/// Timestamps are rounded **up** to the whole second, never down. Most times on the wire are
+/// "opens at" / "locked until" / "open until" values (SPEC §13), and a script that waits until
+/// `opens_at` and retries must not be refused again for the up to 999 ms a truncated second would
+/// hide. A rounded-up `now` or event time is at most 999 ms late, which no reader acts on.
+/// Decoding also accepts fractional seconds, so other clients may send them.
 public enum ControlJSON {
     public static func encoder(pretty: Bool = false) -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(wireText(date))
+        }
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = date(fromWire: text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an RFC 3339 timestamp such as 2026-11-21T21:42:00Z")
+            }
+            return date
+        }
         return decoder
     }
+
+    /// The RFC 3339 text for `date`: UTC, the whole second at or after it (see the type's note).
+    public static func wireText(_ date: Date) -> String {
+        wholeSecondStyle.format(wireSecond(date))
+    }
+
+    /// `date` rounded up to the whole second: the instant the wire text names.
+    public static func wireSecond(_ date: Date) -> Date {
+        let ms = Instant(date: date).millisecondsSince1970
+        // Integer division truncates toward zero, which is already "up" for negative values.
+        let seconds = ms / 1000 + (ms % 1000 > 0 ? 1 : 0)
+        return Instant(secondsSince1970: seconds).date
+    }
+
+    /// Parses an RFC 3339 timestamp with or without fractional seconds.
+    public static func date(fromWire text: String) -> Date? {
+        (try? wholeSecondStyle.parse(text)) ?? (try? fractionalStyle.parse(text))
+    }
+
+    private static let wholeSecondStyle = Date.ISO8601FormatStyle()
+    private static let fractionalStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// Encodes a value the API defines; these types encode without failing, so a failure here is
     /// a programming error reported as an internal error body rather than a crash.

@@ -36,9 +36,12 @@ public struct WalletReport: Hashable, Sendable, Codable {
     @WireOptionalTime public var nextAwardAt: Instant?
     @WireOptionalTime public var earningFrozenUntil: Instant?
     public var grants: [GrantReport]
+    /// The helper's trusted time when it answered (SPEC §11), so the CLI measures "until" and
+    /// "today" against the helper's clock rather than its own. Nil from a helper that does not say.
+    @WireOptionalTime public var now: Instant?
 
     public init(profile: String, balanceSeconds: Int64, earnedTodaySeconds: Int64, spentTodaySeconds: Int64, batches: [BatchReport],
-                nextAwardAt: Instant?, earningFrozenUntil: Instant?, grants: [GrantReport]) {
+                nextAwardAt: Instant?, earningFrozenUntil: Instant?, grants: [GrantReport], now: Instant? = nil) {
         self.profile = profile
         self.balanceSeconds = balanceSeconds
         self.earnedTodaySeconds = earnedTodaySeconds
@@ -47,10 +50,11 @@ public struct WalletReport: Hashable, Sendable, Codable {
         self.nextAwardAt = nextAwardAt
         self.earningFrozenUntil = earningFrozenUntil
         self.grants = grants
+        self.now = now
     }
 
     enum CodingKeys: String, CodingKey {
-        case profile, batches, grants
+        case profile, batches, grants, now
         case balanceSeconds = "balance_seconds"
         case earnedTodaySeconds = "earned_today_seconds"
         case spentTodaySeconds = "spent_today_seconds"

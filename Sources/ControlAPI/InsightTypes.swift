@@ -72,7 +72,18 @@ public struct EventReport: Hashable, Sendable, Codable {
 /// `GET /v1/events`.
 public struct EventsResponse: Hashable, Sendable, Codable {
     public var events: [EventReport]
-    public init(events: [EventReport]) { self.events = events }
+    /// The helper's trusted time when it answered (SPEC §11), so the CLI measures "until" and
+    /// "today" against the helper's clock rather than its own. Nil from a helper that does not say.
+    @WireOptionalTime public var now: Instant?
+
+    public init(events: [EventReport], now: Instant? = nil) {
+        self.events = events
+        self.now = now
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case events, now
+    }
 }
 
 /// The period `stats` covers (SPEC §7, §13 `--day|--week|--month`).

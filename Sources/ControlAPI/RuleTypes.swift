@@ -5,10 +5,18 @@ import ScrollOffCore
 public struct BlockResult: Hashable, Sendable, Codable {
     public var entries: [EntryReport]
     public var message: String
+    /// The helper's trusted time when it answered (SPEC §11), so the CLI measures "until" and
+    /// "today" against the helper's clock rather than its own. Nil from a helper that does not say.
+    @WireOptionalTime public var now: Instant?
 
-    public init(entries: [EntryReport], message: String) {
+    public init(entries: [EntryReport], message: String, now: Instant? = nil) {
         self.entries = entries
         self.message = message
+        self.now = now
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case entries, message, now
     }
 }
 
@@ -27,9 +35,12 @@ public struct ScheduleReport: Hashable, Sendable, Codable {
     public var reason: String?
     public var enabled: Bool
     @WireOptionalTime public var lockedUntil: Instant?
+    /// The helper's trusted time when it answered (SPEC §11), so the CLI measures "until" and
+    /// "today" against the helper's clock rather than its own. Nil from a helper that does not say.
+    @WireOptionalTime public var now: Instant?
 
     public init(name: String, from: String, to: String, days: Int, daysText: String, timeZone: String, kind: String,
-                entries: [String], reason: String?, enabled: Bool, lockedUntil: Instant?) {
+                entries: [String], reason: String?, enabled: Bool, lockedUntil: Instant?, now: Instant? = nil) {
         self.name = name
         self.from = from
         self.to = to
@@ -41,10 +52,11 @@ public struct ScheduleReport: Hashable, Sendable, Codable {
         self.reason = reason
         self.enabled = enabled
         self.lockedUntil = lockedUntil
+        self.now = now
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, from, to, days, kind, entries, reason, enabled
+        case name, from, to, days, kind, entries, reason, enabled, now
         case daysText = "days_text"
         case timeZone = "time_zone"
         case lockedUntil = "locked_until"
@@ -54,7 +66,18 @@ public struct ScheduleReport: Hashable, Sendable, Codable {
 /// `GET /v1/schedules`.
 public struct SchedulesResponse: Hashable, Sendable, Codable {
     public var schedules: [ScheduleReport]
-    public init(schedules: [ScheduleReport]) { self.schedules = schedules }
+    /// The helper's trusted time when it answered (SPEC §11), so the CLI measures "until" and
+    /// "today" against the helper's clock rather than its own. Nil from a helper that does not say.
+    @WireOptionalTime public var now: Instant?
+
+    public init(schedules: [ScheduleReport], now: Instant? = nil) {
+        self.schedules = schedules
+        self.now = now
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schedules, now
+    }
 }
 
 /// A focus session (SPEC §2): a one-off block window from now.

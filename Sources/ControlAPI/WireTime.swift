@@ -1,14 +1,6 @@
 import Foundation
 import ScrollOffCore
 
-extension Instant {
-    /// The same instant as a Foundation date, for the JSON of the control API.
-    public var date: Date { Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000) }
-
-    /// The instant of a Foundation date, to the millisecond.
-    public init(date: Date) { self.init(millisecondsSince1970: Int64((date.timeIntervalSince1970 * 1000).rounded())) }
-}
-
 /// An `Instant` written on the wire as an RFC 3339 timestamp (through `ControlJSON`'s date
 /// strategy) rather than as `Instant`'s own `{"millisecondsSince1970": …}` object, so scripts
 /// reading `--json` see `"locked_until": "2026-11-21T21:42:00Z"`.

@@ -6,4 +6,4 @@
 //   budget (ARCHITECTURE principle 5). `ListFetch` calls it on downloaded files.
 // - `Catalog`: the curated `blocklists/` folder (services by id and category, always-allow lists).
 // - `MatcherBuilder` → `DomainMatcher`: the compact suffix matcher the query path asks, published
-//   whole through `MatcherBox`. Figures: `bench/matcher.sh`.
+//   whole by the helper's `EnforcementBox`. Figures: `bench/matcher.sh`.

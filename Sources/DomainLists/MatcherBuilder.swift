@@ -1,5 +1,5 @@
-/// Collects rules and builds a `DomainMatcher`. Runs off the hot path; publish the result with
-/// `MatcherBox`.
+/// Collects rules and builds a `DomainMatcher`. Runs off the hot path; the helper
+/// publishes the result whole in its `EnforcementBox`.
 ///
 /// Build cost is linear in the labels added: each label is one probe in a growing hash table,
 /// then one pass over the nodes in creation order (parents always come before their children)

@@ -38,11 +38,8 @@ public struct LocalCalendar: Sendable {
         public static func < (a: Month, b: Month) -> Bool { (a.year, a.month) < (b.year, b.month) }
     }
 
-    private func date(_ t: Instant) -> Date { Date(timeIntervalSince1970: Double(t.millisecondsSince1970) / 1000) }
-    private func instant(_ d: Date) -> Instant { Instant(millisecondsSince1970: Int64((d.timeIntervalSince1970 * 1000).rounded())) }
-
     public func day(of t: Instant) -> Day {
-        let c = calendar.dateComponents([.year, .month, .day], from: date(t))
+        let c = calendar.dateComponents([.year, .month, .day], from: t.date)
         return Day(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1)
     }
 
@@ -52,11 +49,11 @@ public struct LocalCalendar: Sendable {
     }
 
     /// Weekday of the local day containing `t`, 1 = Sunday … 7 = Saturday (the SPEC §2 bitmask is `1 << (weekday-1)`).
-    public func weekday(of t: Instant) -> Int { calendar.component(.weekday, from: date(t)) }
+    public func weekday(of t: Instant) -> Int { calendar.component(.weekday, from: t.date) }
 
     /// The first instant of the local day containing `t`. On a day whose midnight is skipped by DST,
     /// this is the first instant that exists on that day.
-    public func startOfDay(containing t: Instant) -> Instant { instant(calendar.startOfDay(for: date(t))) }
+    public func startOfDay(containing t: Instant) -> Instant { Instant(date: calendar.startOfDay(for: t.date)) }
 
     /// The first instant of `day`.
     public func startOfDay(_ day: Day) -> Instant {
@@ -64,7 +61,7 @@ public struct LocalCalendar: Sendable {
         c.year = day.year; c.month = day.month; c.day = day.day
         c.hour = 12 // noon always exists; startOfDay then finds the real first instant
         let noon = calendar.date(from: c) ?? Date(timeIntervalSince1970: 0)
-        return instant(calendar.startOfDay(for: noon))
+        return Instant(date: calendar.startOfDay(for: noon))
     }
 
     /// The next local midnight strictly after `t`: where peeks reset and same-day credit expires.

@@ -10,7 +10,6 @@ public struct Refusal: Error, Hashable, Sendable, Codable {
         case tokensUsedUp        // SPEC §5: at most 5 per calendar month
         case insufficientCredit  // SPEC §4
         case entryDailySpendCap  // SPEC §4 per-entry daily cap
-        case earningFrozen       // SPEC §11 after a clock jump back
         case invalidSchedule     // SPEC §2 validation (start == end, curfew > 960 min, …)
         case notBlocked          // nothing to open or stop
     }

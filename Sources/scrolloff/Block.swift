@@ -21,7 +21,7 @@ struct Block: ParsableCommand {
         let answer = try options.send(BlockResult.self, "POST", "/v1/block", EntriesRequest(entries: entries, reason: reason))
         options.emit(answer) {
             print(answer.message)
-            let now = TimeWords.now()
+            let now = answer.now ?? TimeWords.now()
             for entry in answer.entries { print(EntryWords.line(entry, now: now)) }
         }
     }

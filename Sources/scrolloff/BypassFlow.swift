@@ -5,10 +5,10 @@ import ScrollOffCore
 import Glibc
 #endif
 
-/// The shared path of `peek` and `token` (SPEC §5): on a terminal, before any paid bypass (a paid
-/// peek or a token), the plan and alternatives are shown and a short exercise is offered; its
-/// outcome is recorded through the API. Without a terminal (scripts, pipes, `--json`) it is never
-/// offered and nothing is recorded for it.
+/// The shared path of `peek` and `token` (SPEC §5): on a terminal the plan and alternatives are
+/// shown before anything opens (SPEC §8), and before any paid bypass (a paid peek or a token) a
+/// short exercise is offered; its outcome is recorded through the API. Without a terminal
+/// (scripts, pipes, `--json`) it is never offered and nothing is recorded for it.
 struct BypassFlow {
     enum Kind: String {
         case peek, token
@@ -23,15 +23,23 @@ struct BypassFlow {
     /// Both ends are a terminal: someone is there to do the exercise.
     static var interactive: Bool { isatty(0) == 1 && isatty(1) == 1 }
 
+    /// SPEC §8: "a peek or a spend shows the person's matching plan first". On a terminal the plan
+    /// and alternatives are fetched and printed before the bypass is asked for, so they are read at
+    /// the moment of the urge, even when the bypass is then refused. Returns the preview, or nil
+    /// when nobody is at a terminal (the answer's own plan is printed with it then).
+    static func showPlanFirst(_ options: GlobalOptions) throws -> BypassPreview? {
+        guard interactive && !options.json else { return nil }
+        let preview = try options.get(BypassPreview.self, "/v1/bypass/next")
+        if let plan = preview.plan { PlanWords.printPlan(plan) }
+        if !preview.alternatives.isEmpty { PlanWords.printAlternatives(preview.alternatives) }
+        return preview
+    }
+
     func run() throws {
-        var planShown = false
-        if Self.interactive && !options.json {
-            let preview = try options.get(BypassPreview.self, "/v1/bypass/next")
+        let preview = try Self.showPlanFirst(options)
+        if let preview {
             let paid = kind == .token || preview.step != BypassPreview.freePeek
             if paid {
-                if let plan = preview.plan { PlanWords.printPlan(plan) }
-                if !preview.alternatives.isEmpty { PlanWords.printAlternatives(preview.alternatives) }
-                planShown = true
                 let exercise = ExerciseRunner.choose()
                 let outcome = skipExercise ? ExerciseRecord.Outcome.skipped : ExerciseRunner.offer(exercise, entry: entry)
                 _ = try options.send(DoneResponse.self, "POST", "/v1/exercises",
@@ -43,6 +51,6 @@ struct BypassFlow {
             }
         }
         let answer = try options.send(GrantResult.self, "POST", "/v1/\(kind.rawValue)", GrantRequest(entry: entry, task: task))
-        options.emit(answer) { GrantWords.print(answer, planShown: planShown) }
+        options.emit(answer) { GrantWords.print(answer, planShown: preview != nil) }
     }
 }

@@ -36,7 +36,7 @@ struct Events: ParsableCommand {
                 print("Nothing recorded\(since.map { " since \($0)" } ?? "") yet.")
                 return
             }
-            let now = TimeWords.now()
+            let now = answer.now ?? TimeWords.now()
             for event in answer.events {
                 let entry = event.entry.map { " \($0)" } ?? ""
                 let message = event.message.map { " — \($0)" } ?? ""

@@ -2,7 +2,8 @@ import ControlAPI
 import ScrollOffCore
 
 /// How `use`, `peek` and `token` answer: the person's plan first (SPEC §8), then what opened,
-/// until when, and what is left.
+/// until when, and what is left. On a terminal the plan was already printed before the request
+/// (`BypassFlow.showPlanFirst`); otherwise the answer's plan leads the output.
 enum GrantWords {
     static func print(_ result: GrantResult, planShown: Bool) {
         if !planShown, let plan = result.plan { PlanWords.printPlan(plan) }

@@ -27,7 +27,6 @@ enum RefusalWords {
         case "curfew_edit_lock": return "The curfew “\(subject)” is locked until \(when)"
         case "curfew": return "\(subject) is in curfew until \(when)"
         case "bypass_lockout": return "\(subject) can be opened again at \(when)"
-        case "earning_frozen": return "Earning is paused until \(when)"
         case "peeks_used_up": return "Peeks come back at \(when)"
         case "tokens_used_up": return "New tokens arrive at \(when)"
         default: return "Opens again at \(when)"

@@ -46,7 +46,7 @@ struct ScheduleAdd: ParsableCommand {
         options.emit(answer) {
             print("Saved \(Terminal.bold(answer.name)): \(ScheduleWords.line(answer))")
             if let locked = answer.lockedUntil {
-                print("It can be loosened again from \(TimeWords.until(locked, now: TimeWords.now())); strengthening is always possible.")
+                print("It can be loosened again from \(TimeWords.until(locked, now: answer.now ?? TimeWords.now())); strengthening is always possible.")
             }
         }
     }

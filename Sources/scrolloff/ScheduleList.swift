@@ -14,7 +14,7 @@ struct ScheduleList: ParsableCommand {
                 print("No schedules yet. `scrolloff schedule add evenings --from 21:00 --to 07:00 --entries social` adds one.")
                 return
             }
-            let now = TimeWords.now()
+            let now = answer.now ?? TimeWords.now()
             for s in answer.schedules {
                 let lock = s.lockedUntil.map { " · locked until \(TimeWords.until($0, now: now))" } ?? ""
                 let reason = s.reason.map { " · “\($0)”" } ?? ""

@@ -1,5 +1,6 @@
 import ControlAPI
 import Foundation
+import ScrollOffCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,28 +52,18 @@ enum Format {
 
     static func names(_ value: Int) -> String { "\(count(value)) \(value == 1 ? "name" : "names")" }
 
-    /// "just now", "3 min ago", "2 h ago", "4 d ago".
+    /// "just now", "3 min 20 s ago", "2 h 5 min ago", "4 d 2 h ago": `SpanWords`, rounded down.
     static func ago(_ date: Date, now: Date) -> String {
-        let seconds = Int(now.timeIntervalSince(date).rounded(.down))
+        let seconds = Int64(now.timeIntervalSince(date).rounded(.down))
         if seconds < 60 { return "just now" }
-        return span(seconds) + " ago"
+        return SpanWords.describe(seconds: seconds, rounding: .down) + " ago"
     }
 
-    /// "in 3 min", "in 23 h"; "now" when due.
+    /// "in 3 min", "in 23 h 5 min"; "now" when due. Rounded up: never sooner than true.
     static func until(_ date: Date, now: Date) -> String {
-        let seconds = Int(date.timeIntervalSince(now).rounded(.up))
+        let seconds = Int64(date.timeIntervalSince(now).rounded(.up))
         if seconds <= 0 { return "now" }
-        if seconds < 60 { return "in \(seconds) s" }
-        return "in " + span(seconds)
-    }
-
-    private static func span(_ seconds: Int) -> String {
-        if seconds < 3600 { return "\(seconds / 60) min" }
-        if seconds < 2 * 86400 {
-            let hours = seconds / 3600, minutes = seconds % 3600 / 60
-            return minutes == 0 || hours >= 10 ? "\(hours) h" : "\(hours) h \(minutes) min"
-        }
-        return "\(seconds / 86400) d"
+        return "in " + SpanWords.describe(seconds: seconds, rounding: .up)
     }
 
     /// Bytes in binary units with one decimal.

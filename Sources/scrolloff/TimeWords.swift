@@ -5,15 +5,10 @@ import ScrollOffCore
 
 /// Durations and clock times in the CLI's words: numbers first, local time, no locale surprises.
 enum TimeWords {
-    /// 4332 → "1 h 12 min"; 270 → "4 min 30 s"; 40 → "40 s"; past two days "12 d 12 h".
-    static func span(seconds: Int64) -> String {
-        let s = max(0, seconds)
-        if s < 60 { return "\(s) s" }
-        let minutes = s / 60, rest = s % 60
-        if minutes < 60 { return rest == 0 ? "\(minutes) min" : "\(minutes) min \(rest) s" }
-        let hours = minutes / 60, m = minutes % 60
-        if hours >= 48 { return hours % 24 == 0 ? "\(hours / 24) d" : "\(hours / 24) d \(hours % 24) h" }
-        return m == 0 ? "\(hours) h" : "\(hours) h \(m) min"
+    /// 4332 → "1 h 12 min"; 270 → "4 min 30 s"; 40 → "40 s"; past two days "12 d 12 h", in the
+    /// core's words (`SpanWords`). Lengths used round down; waits (`until`) round up.
+    static func span(seconds: Int64, rounding: SpanWords.Rounding = .down) -> String {
+        SpanWords.describe(seconds: max(0, seconds), rounding: rounding)
     }
 
     /// A balance in minutes and seconds, even above an hour: "75 min 20 s", "0 s".
@@ -42,11 +37,12 @@ enum TimeWords {
 
     /// "21:42 — 1 h 12 min": when, then how long from now.
     static func until(_ instant: Instant, now: Instant) -> String {
-        let seconds = (instant.millisecondsSince1970 - now.millisecondsSince1970 + 999) / 1000
-        return "\(clock(instant, now: now)) — \(span(seconds: seconds))"
+        let wait = instant - now
+        return "\(clock(instant, now: now)) — \(SpanWords.describe(wait < .zero ? .zero : wait, rounding: .up))"
     }
 
-    /// Now on this machine, for formatting answers that carry no `now`.
+    /// Now on this machine: only the fallback for an answer from a helper that sends no `now`;
+    /// the helper's trusted time is the one to measure against (SPEC §11).
     static func now() -> Instant { Instant(date: Date()) }
 }
 

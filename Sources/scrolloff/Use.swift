@@ -17,8 +17,9 @@ struct Use: ParsableCommand {
     var task: String?
 
     func run() throws {
+        let planShown = try BypassFlow.showPlanFirst(options) != nil
         let answer = try options.send(GrantResult.self, "POST", "/v1/use",
                                       GrantRequest(entry: entry, forSeconds: length?.seconds, task: task))
-        options.emit(answer) { GrantWords.print(answer, planShown: false) }
+        options.emit(answer) { GrantWords.print(answer, planShown: planShown) }
     }
 }

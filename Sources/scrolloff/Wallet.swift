@@ -10,7 +10,7 @@ struct Wallet: ParsableCommand {
     func run() throws {
         let wallet = try options.get(WalletReport.self, "/v1/wallet")
         options.emit(wallet) {
-            let now = TimeWords.now()
+            let now = wallet.now ?? TimeWords.now()
             print("Balance \(Terminal.bold(TimeWords.balance(seconds: wallet.balanceSeconds))) · earned today "
                 + "\(TimeWords.balance(seconds: wallet.earnedTodaySeconds)) · spent today \(TimeWords.balance(seconds: wallet.spentTodaySeconds))")
             if let next = wallet.nextAwardAt { print("Next credit at \(TimeWords.until(next, now: now)) while your blocks hold.") }

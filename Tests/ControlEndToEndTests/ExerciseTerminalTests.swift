@@ -49,6 +49,36 @@ struct ExerciseTerminalTests {
         #expect(try await exerciseMessages(server) == ["Exercise skipped this time."])
     }
 
+    @Test func a_free_peek_on_a_terminal_shows_the_plan_once_before_it_opens() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        _ = try await server.cli(["block", "instagram"])
+        _ = try await server.cli(["plan", "add", "--when", "I feel bored", "--then", "I will stretch"])
+        let peek = try await onTerminal(server, ["peek", "instagram"], typing: "")
+        #expect(peek.status == 0, "\(peek)")
+        let plan = try #require(peek.stdout.range(of: "Your plan: when I feel bored, I will stretch."))
+        let opened = try #require(peek.stdout.range(of: "instagram is open until"))
+        #expect(plan.lowerBound < opened.lowerBound, "\(peek.stdout)")
+        #expect(peek.stdout.components(separatedBy: "Your plan:").count == 2, "the plan is shown once")
+    }
+
+    /// SPEC §8: the plan comes first, before the spend is asked for, so even a spend the wallet
+    /// refuses shows it at the moment of the urge.
+    @Test func a_spend_on_a_terminal_shows_the_plan_before_asking_even_when_refused() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        _ = try await server.cli(["block", "instagram"])
+        _ = try await server.cli(["plan", "add", "--when", "I feel bored", "--then", "I will stretch"])
+        let first = try await onTerminal(server, ["use", "instagram"], typing: "")
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout.components(separatedBy: "Your plan:").count == 2, "the plan is shown once: \(first.stdout)")
+        // The 2 min of starter credit run out; the next spend is refused for want of credit.
+        server.time.shift(.minutes(3))
+        let refused = try await onTerminal(server, ["use", "instagram"], typing: "")
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stdout.contains("Your plan: when I feel bored, I will stretch."), "\(refused)")
+    }
+
     @Test func skip_exercise_records_a_skip_without_asking() async throws {
         let server = try await EngineServer(preset: .flexible)
         defer { Task { await server.stop() } }

@@ -79,6 +79,22 @@ struct BypassLadderTests {
         }
     }
 
+    @Test(arguments: [Preset.strict, Preset.balanced])
+    func a_preset_without_tokens_names_the_knob_and_no_reopening_instant(preset: Preset) throws {
+        var (a, _) = account(preset.knobs, at: berlin(2026, 11, 21, 8))
+        do {
+            _ = try a.token("youtube", at: berlin(2026, 11, 21, 9))
+            Issue.record("a token was allowed on a preset that includes none")
+        } catch {
+            #expect(error.rule == .tokensUsedUp)
+            #expect(error.opensAt == nil, "no 1st of a month brings tokens on this preset")
+            // The knob as spelled in the configuration, and the preset that includes tokens.
+            #expect(error.message.contains("set tokens_per_month (up to 5)"), "\(error.message)")
+            #expect(error.message.contains("flexible preset, which includes 3 a month"), "\(error.message)")
+            #expect(!error.message.contains("0 of 0"))
+        }
+    }
+
     @Test func tokens_come_back_on_the_first_of_the_month() throws {
         var (a, _) = account(Self.fiveTokens, at: berlin(2026, 12, 27, 8))
         for i in 0 ..< 5 { _ = try a.token("x", at: berlin(2026, 12, 27 + i, 9)) }

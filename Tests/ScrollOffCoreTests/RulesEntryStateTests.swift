@@ -74,14 +74,42 @@ import ScrollOffCore
         #expect(s.state == .blocked && s.nextChange == Self.at("2026-11-23 22:00"))
     }
 
-    @Test func strict_curfew_covers_every_entry_and_sets_the_profile_flag() {
-        let rules = ProfileRules(schedules: [RulesTime.schedule("23:00", "06:00", entries: [], kind: .strictCurfew)])
+    @Test func strict_curfew_sets_the_profile_flag_and_puts_named_entries_in_curfew() {
+        let rules = ProfileRules(
+            blocks: [Block(entry: "instagram", created: Self.at("2026-11-01 00:00"), cooldownUntil: Self.at("2026-11-01 02:00"))],
+            schedules: [RulesTime.schedule("23:00", "06:00", entries: [], kind: .strictCurfew)])
         let night = rules.evaluate(entries: ["instagram", "news.example.com"], at: Self.at("2026-11-24 01:00"))
         #expect(night.isStrictCurfew && night.strictCurfewUntil == Self.at("2026-11-24 06:00"))
-        #expect(night.entries.allSatisfy { $0.state == .curfew })
+        #expect(night.entries[0].state == .curfew && night.entries[0].nextChange == Self.at("2026-11-24 06:00"))
         let day = rules.evaluate(entries: ["instagram"], at: Self.at("2026-11-24 12:00"))
         #expect(!day.isStrictCurfew && day.strictCurfewNextEdge == Self.at("2026-11-24 23:00"))
-        #expect(day.entries[0].state == .scheduled)
+        #expect(day.entries[0].state == .blocked)
+    }
+
+    @Test func strict_curfew_blocks_an_unnamed_name_through_the_profile_flag_without_managing_it() {
+        let rules = ProfileRules(
+            blocks: [Block(entry: "instagram", created: Self.at("2026-11-01 00:00"), cooldownUntil: Self.at("2026-11-01 02:00"))],
+            schedules: [RulesTime.schedule("23:00", "06:00", entries: [], kind: .strictCurfew)])
+        for time in ["2026-11-24 01:00", "2026-11-24 12:00"] {
+            let state = rules.evaluate(entries: ["instagram", "news.example.com"], at: Self.at(time))
+            let unnamed = state.entries[1]
+            #expect(unnamed.state == .none && !unnamed.state.isManaged, "\(time)")
+            #expect(unnamed.nextChange == nil, "no rule of the entry's own changes it (\(time))")
+            #expect(rules.lockedUntil(of: "news.example.com", at: Self.at(time)) == nil)
+        }
+        // In the snapshot, set 1 = instagram's names, set 2 = the unnamed entry's names.
+        let at = Self.at("2026-11-24 01:00")
+        let snapshot = EnforcementSnapshot(entrySets: [[], [0], [1]],
+                                           profiles: [rules.evaluate(entries: ["instagram", "news.example.com"], at: at)], builtAt: at)
+        let unnamed = snapshot.decide(profile: 0, set: 2, now: at)
+        #expect(unnamed.blocked && !unnamed.managed)
+        let named = snapshot.decide(profile: 0, set: 1, now: at)
+        #expect(named.blocked && named.managed)
+        let noon = Self.at("2026-11-24 12:00")
+        let daySnapshot = EnforcementSnapshot(entrySets: [[], [0], [1]],
+                                              profiles: [rules.evaluate(entries: ["instagram", "news.example.com"], at: noon)], builtAt: noon)
+        let unnamedByDay = daySnapshot.decide(profile: 0, set: 2, now: noon)
+        #expect(!unnamedByDay.blocked && !unnamedByDay.managed)
     }
 
     @Test func focus_session_blocks_now_and_ends_on_time() throws {
@@ -130,13 +158,5 @@ import ScrollOffCore
         var off = RulesTime.schedule("23:00", "07:00", kind: .curfew)
         off.enabled = false
         #expect(ProfileRules(schedules: [off, RulesTime.schedule("23:00", "07:00")]).nextCurfewReminder(after: Self.at("2026-11-23 12:00")) == nil)
-    }
-
-    @Test func focus_session_cannot_be_ended_early() throws {
-        let now = Self.at("2026-11-23 14:00")
-        let focus = try FocusSession(id: 1, entries: ["youtube"], startingAt: now, length: .minutes(45))
-        let refusal = try #require(throws: Refusal.self) { try ChangeRules.checkEndFocus(focus, at: now + .minutes(5)) }
-        #expect(refusal.rule == .cooldown && refusal.opensAt == now + .minutes(45) && refusal.message.contains("40 min to go"))
-        try ChangeRules.checkEndFocus(focus, at: now + .minutes(45))
     }
 }

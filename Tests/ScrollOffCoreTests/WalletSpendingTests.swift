@@ -124,7 +124,7 @@ struct WalletSpendingTests {
         }
     }
 
-    @Test func with_the_daily_cap_full_no_credit_refusal_names_no_reopening_instant() throws {
+    @Test func with_the_daily_cap_full_no_credit_refusal_opens_at_the_first_award_after_midnight() throws {
         let t0 = berlin(2026, 11, 21, 0)
         var h = WalletHarness(Knobs.strict { $0.rolloverDays = 0 }, start: t0)
         h.advance(to: t0)
@@ -138,12 +138,24 @@ struct WalletSpendingTests {
             Issue.record("spend with no credit was allowed")
         } catch {
             #expect(error.refusal?.rule == .insufficientCredit)
-            // The next award (11:15) is over today's cap, so waiting for it would not help.
-            #expect(error.refusal?.opensAt == nil)
+            // Awards at 11:15 … 23:15 are over today's cap; the one at 00:15 is the first that adds credit.
+            #expect(error.refusal?.opensAt == berlin(2026, 11, 22, 0, 15))
         }
-        #expect(h.wallet.nextCreditAt == nil)
+        #expect(h.wallet.nextCreditAt == berlin(2026, 11, 22, 0, 15))
         h.advance(to: berlin(2026, 11, 21, 23, 30))
         #expect(h.wallet.nextCreditAt == berlin(2026, 11, 22, 0, 15))
+        h.advance(to: berlin(2026, 11, 22, 0, 16))
+        #expect(h.balance == 300, "the award named as opensAt really adds credit")
+    }
+
+    @Test func with_the_cap_full_an_award_landing_exactly_on_midnight_is_the_reopening_instant() throws {
+        let t0 = berlin(2026, 11, 21, 0)
+        var h = WalletHarness(Knobs.strict { $0.rolloverDays = 0 }, start: t0)
+        h.advance(to: t0)
+        // Nine hourly awards from 01:00 fill the 45 min cap by 09:00; later ones fall on whole hours.
+        h.advance(to: berlin(2026, 11, 21, 12))
+        #expect(h.balance == 2700)
+        #expect(h.wallet.nextCreditAt == berlin(2026, 11, 22, 0))
     }
 
     @Test func non_positive_for_is_an_invalid_request() {

@@ -271,17 +271,6 @@ extension HelperEngine {
     }
 }
 
-/// Span words for engine messages, in the core's style ("2 h", "1 h 30 min", "40 s"). The core's
-/// own helper is internal to ScrollOffCore, so the engine keeps this small copy of the rule.
-enum SpanWordsBridge {
-    static func describe(_ span: Span) -> String { describe(seconds: (span.milliseconds + 999) / 1000) }
-
-    static func describe(seconds: Int64) -> String {
-        let s = max(0, seconds)
-        if s < 60 { return "\(s) s" }
-        let minutes = s / 60, rest = s % 60
-        if minutes < 60 { return rest == 0 ? "\(minutes) min" : "\(minutes) min \(rest) s" }
-        let hours = minutes / 60, m = minutes % 60
-        return m == 0 ? "\(hours) h" : "\(hours) h \(m) min"
-    }
-}
+/// Span words for engine messages: the core's one formatter (`SpanWords`, SPEC copy style). Kept
+/// as an alias only so callers outside this file keep compiling until they name `SpanWords`.
+typealias SpanWordsBridge = SpanWords

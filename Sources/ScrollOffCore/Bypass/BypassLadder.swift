@@ -84,7 +84,7 @@ public struct BypassLadder: Sendable {
             let note = "peek \(l.state.paidPeeksUsed + 1) of \(k.paidPeeksPerDay) paid today"
             guard w.chargeBypass(cost, entry: entry, note: note, into: &out) else {
                 throw Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: w.nextCreditAt,
-                              message: "A peek now costs \(SpanWords.describe(seconds: cost)) and \(SpanWords.describe(seconds: w.availableSeconds(for: entry))) is available for \(entry). Every \(SpanWords.describe(k.earnInterval)) away earns \(SpanWords.describe(k.earnAmount)).")
+                              message: "A peek now costs \(SpanWords.describe(seconds: cost, rounding: .up)) and \(SpanWords.describe(seconds: w.availableSeconds(for: entry))) is available for \(entry). Every \(SpanWords.describe(k.earnInterval)) away earns \(SpanWords.describe(k.earnAmount)).")
             }
             l.state.paidPeeksUsed += 1
             paid = true
@@ -105,7 +105,8 @@ public struct BypassLadder: Sendable {
     /// `scrolloff token ENTRY [--task TEXT]`: opens `entry` for the token length (10 min). Tokens
     /// are available whenever the month's allowance lasts, not only after the peeks: an emergency
     /// may need more than a minute.
-    /// - Throws: `.curfew`, `.bypassLockout` or `.tokensUsedUp` (opens on the 1st, local midnight).
+    /// - Throws: `.curfew`, `.bypassLockout` or `.tokensUsedUp` (opens on the 1st, local midnight;
+    ///   no `opensAt` when the preset includes no tokens at all, SPEC §6).
     public mutating func token(_ entry: EntryID, task: String? = nil, at t: Instant, curfewEndsAt: Instant? = nil,
                                wallet: inout Wallet) throws(Refusal) -> CreditOutcome {
         var w = wallet
@@ -114,6 +115,11 @@ public struct BypassLadder: Sendable {
         let now = try l.prepare(entry, at: t, curfewEndsAt: curfewEndsAt, wallet: &w, into: &out)
         let k = w.policy.knobs
         let allowance = min(k.includedTokensPerMonth, Knobs.tokenMonthlyCeiling)
+        guard allowance > 0 else {
+            // No month brings tokens on this preset, so there is no instant to wait for (opensAt nil).
+            throw Refusal(rule: .tokensUsedUp, subject: entry.rawValue, opensAt: nil,
+                          message: "Your settings include no emergency tokens, so none arrive on the 1st. To have some, set \(Knob.includedTokensPerMonth.rawValue) (up to \(Knobs.tokenMonthlyCeiling)) or choose the flexible preset, which includes \(Preset.flexible.knobs.includedTokensPerMonth) a month.")
+        }
         guard l.state.tokensUsed < allowance else {
             let month = w.calendar.month(of: now)
             let first = month.month == 12

@@ -102,8 +102,24 @@ public struct Knobs: Hashable, Sendable, Codable {
 
     private static func check(_ knob: Knob, _ value: Span, _ range: ClosedRange<Span>) throws(KnobError) {
         guard range.contains(value), value.milliseconds % 1000 == 0 else {
-            throw KnobError(knob: knob, value: SpanWords.describe(value))
+            throw KnobError(knob: knob, value: exactWords(value))
         }
+    }
+
+    /// The value exactly as set: an error must not round the number it complains about. Uses the
+    /// usual words when they are exact (rounding down and up agree), else plain (decimal) seconds.
+    static func exactWords(_ value: Span) -> String {
+        let ms = value.milliseconds
+        if ms % 1000 == 0 {
+            let words = SpanWords.describe(value)
+            return words == SpanWords.describe(value, rounding: .up) ? words : "\(ms / 1000) s"
+        }
+        let sign = ms < 0 ? "-" : ""
+        let magnitude = ms.magnitude
+        var fraction = String(magnitude % 1000)
+        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(sign)\(magnitude / 1000).\(fraction) s"
     }
 
     private static func check(_ knob: Knob, _ value: Int, _ range: ClosedRange<Int>) throws(KnobError) {

@@ -26,7 +26,7 @@ public enum ChangeRules {
         guard now < block.cooldownUntil else { return }
         throw Refusal(
             rule: .cooldown, subject: block.entry.rawValue, opensAt: block.cooldownUntil, reason: block.reason,
-            message: "\(block.entry) stays blocked for \(SpanText.describe(block.cooldownUntil - now)) more: "
+            message: "\(block.entry) stays blocked for \(SpanWords.describe(block.cooldownUntil - now, rounding: .up)) more: "
                 + "a new block has a cooldown, so it holds through the urge to undo it."
         )
     }
@@ -91,7 +91,7 @@ public enum ChangeRules {
         throw Refusal(
             rule: .curfewEditLock, subject: schedule.name, opensAt: until, reason: schedule.reason,
             message: "The curfew “\(schedule.name)” is about to start or running, so it is locked; "
-                + "you can change it again in \(SpanText.describe(until - now)), when it ends."
+                + "you can change it again in \(SpanWords.describe(until - now, rounding: .up)), when it ends."
         )
     }
 
@@ -101,7 +101,7 @@ public enum ChangeRules {
         throw Refusal(
             rule: .cooldown, subject: schedule.name, opensAt: until, reason: schedule.reason,
             message: "“\(schedule.name)” was set up or strengthened recently, so it can't be loosened (\(what)) "
-                + "for \(SpanText.describe(until - now)) more. Making it stronger is always possible."
+                + "for \(SpanWords.describe(until - now, rounding: .up)) more. Making it stronger is always possible."
         )
     }
 }
@@ -116,17 +116,5 @@ extension ScheduleChange.Weakening {
         case .coversLess: return "covering less time"
         case .kindWeakened: return "a softer kind"
         }
-    }
-}
-
-extension ChangeRules {
-    /// A focus session is its own cooldown (SPEC §2, §3): ending it early is refused until it ends.
-    public static func checkEndFocus(_ session: FocusSession, at now: Instant) throws(Refusal) {
-        guard session.isActive(at: now) else { return }
-        throw Refusal(
-            rule: .cooldown, subject: session.entries.sorted().map(\.rawValue).joined(separator: ","),
-            opensAt: session.end, reason: session.reason,
-            message: "This focus session has \(SpanText.describe(session.end - now)) to go; it ends by itself, and you can do this then."
-        )
     }
 }

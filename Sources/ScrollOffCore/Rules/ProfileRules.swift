@@ -41,7 +41,7 @@ public struct ProfileRules: Sendable {
     func stateAndReason(of entry: EntryID, at t: Instant) -> (EntryState, String?) {
         var blockReason: String?
         var blocking = false
-        for s in schedules where s.enabled && s.covers(entry) && s.kind.isCurfew && s.isActive(at: t) {
+        for s in schedules where s.enabled && s.kind.isCurfew && applies(s, to: entry) && s.isActive(at: t) {
             return (.curfew, s.reason)
         }
         if let block = blocks.first(where: { $0.entry == entry }) {
@@ -60,7 +60,7 @@ public struct ProfileRules: Sendable {
             let openUntil = grants.lazy.filter { $0.entry == entry && $0.isActive(at: t) }.map(\.end).max()
             return (openUntil.map { .open(until: $0) } ?? .blocked, blockReason)
         }
-        let named = schedules.contains { $0.enabled && $0.covers(entry) }
+        let named = schedules.contains { $0.enabled && applies($0, to: entry) }
             || focusSessions.contains { $0.entries.contains(entry) && $0.end > t }
         return (named ? .scheduled : .none, nil)
     }
@@ -72,7 +72,7 @@ public struct ProfileRules: Sendable {
             guard let edge, edge > t else { return }
             if best.map({ edge < $0 }) ?? true { best = edge }
         }
-        for s in schedules where s.enabled && s.covers(entry) { consider(s.nextEdge(after: t)) }
+        for s in schedules where s.enabled && applies(s, to: entry) { consider(s.nextEdge(after: t)) }
         for f in focusSessions where f.entries.contains(entry) { consider(f.start); consider(f.end) }
         for g in grants where g.entry == entry { consider(g.start); consider(g.end) }
         return best
@@ -86,6 +86,28 @@ public struct ProfileRules: Sendable {
             cursor = edge
         }
         return cursor
+    }
+
+    // MARK: Which rules touch an entry
+
+    /// Whether some rule names `entry` itself: a block, a schedule listing it, or a focus session.
+    /// A strict curfew without entries names nothing (SPEC §9 "managed names").
+    func names(_ entry: EntryID) -> Bool {
+        blocks.contains { $0.entry == entry }
+            || schedules.contains { $0.enabled && $0.entries.contains(entry) }
+            || focusSessions.contains { $0.entries.contains(entry) }
+    }
+
+    /// Whether schedule `s` decides `entry`'s state: it lists the entry, or it is a strict curfew
+    /// and another rule names the entry (so `status` says "curfew" rather than "open").
+    ///
+    /// Deliberately not `Schedule.covers`, which is true for every entry under a strict curfew:
+    /// that would make every catalog service "managed", with urges counted and TTLs capped for
+    /// services the person never named. Unnamed names are blocked by the profile's strict-curfew
+    /// flag in the snapshot instead (SPEC §2, §9). `covers` stays right for "does a curfew stop a
+    /// grant on this entry", which the wallet asks.
+    func applies(_ s: Schedule, to entry: EntryID) -> Bool {
+        s.entries.contains(entry) || (s.kind.isStrict && names(entry))
     }
 
     // MARK: Strict curfew
@@ -122,7 +144,7 @@ public struct ProfileRules: Sendable {
             if latest.map({ until > $0 }) ?? true { latest = until }
         }
         for b in blocks where b.entry == entry { consider(b.cooldownUntil) }
-        for s in schedules where s.enabled && s.covers(entry) {
+        for s in schedules where s.enabled && applies(s, to: entry) {
             consider(s.cooldownUntil)
             consider(ChangeRules.curfewEditLock(of: s, at: t))
         }

@@ -12,7 +12,7 @@ struct ZoneClock: Sendable {
 
     /// The zone's UTC offset at `t`, in milliseconds.
     func offset(at t: Instant) -> Int64 {
-        Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t.secondsSince1970)))) * 1000
+        Int64(timeZone.secondsFromGMT(for: t.date)) * 1000
     }
 
     /// The local day number containing `t`.

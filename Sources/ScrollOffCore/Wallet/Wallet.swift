@@ -47,14 +47,22 @@ public struct Wallet: Sendable {
         return s + knobs.earnInterval
     }
 
-    /// The next award that will actually add credit: nil when no block is in force or when the
-    /// daily cap is already full for the day of the next award. Refusals for want of credit use it
-    /// as their `opensAt`.
+    /// The next award that will actually add credit: nil when no block is in force or the daily
+    /// cap is zero. Refusals for want of credit use it as their `opensAt`.
+    ///
+    /// When today's cap is already full, awards go on every hour of abstinence but add nothing
+    /// until the local midnight (SPEC §4: the cap is per day); the answer is then the first award
+    /// on the abstinence timeline (`streakStart + n × interval`) at or after that midnight.
     public var nextCreditAt: Instant? {
-        guard let award = nextAwardAt, knobs.dailyEarnCap > .zero else { return nil }
-        let day = calendar.day(of: award)
-        if let current = state.day, day <= current, state.earnedToday >= knobs.dailyEarnCap.wholeSeconds { return nil }
-        return award
+        guard let award = nextAwardAt, knobs.dailyEarnCap > .zero, knobs.earnInterval > .zero else { return nil }
+        guard let current = state.day, calendar.day(of: award) <= current,
+              state.earnedToday >= knobs.dailyEarnCap.wholeSeconds else { return award }
+        let midnight = calendar.startOfDay(calendar.adding(days: 1, to: current))
+        guard award < midnight else { return award }
+        let step = knobs.earnInterval.milliseconds
+        let behind = (midnight - award).milliseconds
+        let steps = (behind + step - 1) / step // whole intervals, rounded up, to reach the midnight
+        return award + knobs.earnInterval * steps
     }
 
     /// The grants that have not ended, as of `state.asOf`.
