@@ -139,6 +139,16 @@ import ScrollOffCore
     }
 }
 
+extension RulesEntryStateTests {
+    @Test func focus_session_cannot_be_ended_early() throws {
+        let now = Self.at("2026-11-23 14:00")
+        let focus = try FocusSession(id: 1, entries: ["youtube"], startingAt: now, length: .minutes(45))
+        let refusal = try #require(throws: Refusal.self) { try ChangeRules.checkEndFocus(focus, at: now + .minutes(5)) }
+        #expect(refusal.rule == .cooldown && refusal.opensAt == now + .minutes(45) && refusal.message.contains("40 min to go"))
+        try ChangeRules.checkEndFocus(focus, at: now + .minutes(45))
+    }
+}
+
 @Suite struct RulesReminderTests {
     static func at(_ text: String) -> Instant { RulesTime.local(text, "Europe/Berlin") }
 

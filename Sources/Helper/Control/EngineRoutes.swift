@@ -65,7 +65,7 @@ enum EngineRoutes {
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addSchedule(body, profile: r.profile) }
         }
         router.add(.GET, "/v1/schedules") { r in
-            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile)) }
+            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile), now: engine.box.enforcement.now()) }
         }
         router.add(.DELETE, "/v1/schedules/{name}") { r in
             let name = r.parameters["name"] ?? ""
@@ -162,7 +162,7 @@ enum EngineRoutes {
                 }
                 since = Instant(date: date)
             }
-            return try await engineAnswer(engine) { () async throws(EngineError) in EventsResponse(events: try await engine.events(since: since, profile: r.profile)) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in EventsResponse(events: try await engine.events(since: since, profile: r.profile), now: engine.box.enforcement.now()) }
         }
         router.add(.GET, "/v1/export") { _ in
             let csv: String

@@ -199,7 +199,7 @@ public func decide(_ enforcement: Enforcement, wire: UnsafeRawBufferPointer, cli
     return EnforcementDecision(blocked: d.blocked, managed: d.managed, ttlCap: d.ttlCap, entrySet: match.entrySet.rawValue, profile: profile)
 }
 
-/// Holds the enforcement in force and swaps it whole (the same pattern as `MatcherBox`): the lock
+/// Holds the enforcement in force and swaps it whole: the lock
 /// is held only to copy or replace one reference, and the old instance is released outside it.
 public final class EnforcementBox: Sendable {
     private let current: Mutex<Enforcement>

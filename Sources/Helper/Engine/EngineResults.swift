@@ -24,7 +24,7 @@ extension ScheduleReport {
         let cooldown = s.cooldownUntil.flatMap { $0 > t ? $0 : nil }
         self.init(name: s.name, from: s.start.description, to: s.end.description, days: Int(s.days.rawValue),
                   daysText: s.days.description, timeZone: s.timeZoneID, kind: kind, entries: s.entries.sorted().map(\.rawValue),
-                  reason: s.reason, enabled: s.enabled, lockedUntil: [lock, cooldown].compactMap { $0 }.max())
+                  reason: s.reason, enabled: s.enabled, lockedUntil: [lock, cooldown].compactMap { $0 }.max(), now: t)
     }
 }
 

@@ -94,7 +94,7 @@ extension HelperEngine {
             }
             let balance = p.account.wallet.balanceSeconds
             return StopResult(stopped: stopped, balanceSeconds: balance,
-                              message: "Stopped. \(SpanWordsBridge.describe(seconds: balance)) of credit left.")
+                              message: "Stopped. \(SpanWords.describe(seconds: balance)) of credit left.")
         }
     }
 

@@ -37,7 +37,7 @@ extension HelperEngine {
         return WalletReport(
             profile: p.name, balanceSeconds: credit.balanceSeconds, earnedTodaySeconds: credit.earnedTodaySeconds,
             spentTodaySeconds: credit.spentTodaySeconds, batches: batches, nextAwardAt: credit.nextAwardAt,
-            earningFrozenUntil: credit.earningFrozenUntil, grants: credit.grantsInUse.map(GrantReport.init))
+            earningFrozenUntil: credit.earningFrozenUntil, grants: credit.grantsInUse.map(GrantReport.init), now: now)
     }
 
     /// `scrolloff events [--since DATE]`: the profile's events and machine-wide ones (tamper), oldest first.

@@ -69,7 +69,8 @@ extension HelperEngine {
             let ids = resolved.map(\.0)
             let names = ids.map(\.rawValue).joined(separator: ", ")
             return BlockResult(entries: ids.map { Self.entryReport(p, $0, at: w.now) },
-                               message: "Blocked \(names). It holds for at least \(SpanWordsBridge.describe(p.knobs.cooldown)) before it can be undone.")
+                               message: "Blocked \(names). It holds for at least \(SpanWords.describe(p.knobs.cooldown)) before it can be undone.",
+                               now: w.now)
         }
     }
 
@@ -100,7 +101,8 @@ extension HelperEngine {
                 }
                 w.profiles[i] = p
                 return BlockResult(entries: removed.map { Self.entryReport(p, $0, at: w.now) },
-                                   message: "Unblocked \(removed.map(\.rawValue).joined(separator: ", ")). Schedules that name them still apply.")
+                                   message: "Unblocked \(removed.map(\.rawValue).joined(separator: ", ")). Schedules that name them still apply.",
+                                   now: w.now)
             }
         } catch {
             try recordRefusal(error, profile: profile)
@@ -270,7 +272,3 @@ extension HelperEngine {
                            reason: status.reason, nextChange: status.nextChange, openUntil: openUntil)
     }
 }
-
-/// Span words for engine messages: the core's one formatter (`SpanWords`, SPEC copy style). Kept
-/// as an alias only so callers outside this file keep compiling until they name `SpanWords`.
-typealias SpanWordsBridge = SpanWords

@@ -118,3 +118,16 @@ extension ScheduleChange.Weakening {
         }
     }
 }
+
+extension ChangeRules {
+    /// A focus session is its own cooldown (SPEC §2, §3): undoing what it names (ending it early,
+    /// removing a list it blocks) is refused until it ends.
+    public static func checkEndFocus(_ session: FocusSession, at now: Instant) throws(Refusal) {
+        guard session.isActive(at: now) else { return }
+        throw Refusal(
+            rule: .cooldown, subject: session.entries.sorted().map(\.rawValue).joined(separator: ","),
+            opensAt: session.end, reason: session.reason,
+            message: "This focus session has \(SpanWords.describe(session.end - now, rounding: .up)) to go; it ends by itself, and you can do this then."
+        )
+    }
+}
