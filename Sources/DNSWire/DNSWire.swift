@@ -1,1 +1,0 @@
-// DNSWire: see README.md and ../shared/ARCHITECTURE.md.
