@@ -53,6 +53,7 @@ let package = Package(
                 "ScrollOffCore", "Sinkhole", "DomainLists",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -61,9 +62,10 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper",
+                "Helper", "Sinkhole",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -91,7 +93,18 @@ let package = Package(
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "DomainLists"], swiftSettings: swiftSettings),
-        .testTarget(name: "SinkholeTests", dependencies: ["Sinkhole", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
-        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SinkholeTests",
+            dependencies: [
+                "Sinkhole", "Helper", "DNSWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Runs the real scrolloff-dns binary; the dependency makes `swift build --build-tests` build it.
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "scrolloff-dns"], swiftSettings: swiftSettings),
     ]
 )
