@@ -10,6 +10,9 @@ public struct HelperConfiguration: Sendable {
     public var blockingMode: BlockingMode
     /// A plain list of domains to block with their subdomains; reread on SIGHUP.
     public var blocklistPath: String?
+    /// Names treated as managed and open, with their TTL cap: a test hook until the rules feed the policy.
+    public var managedListPath: String?
+    public var managedTTLCap: UInt32 = 60
     /// Known DoH endpoints to block (SPEC §9, optional).
     public var dohEndpointsPath: String?
     public var eventLoops: Int

@@ -29,7 +29,9 @@ public enum HelperMain {
                 "mode": "\(configuration.blockingMode.rawValue)",
             ])
 
-        let loader = PolicyLoader(blocklistPath: configuration.blocklistPath, logger: logger)
+        let loader = PolicyLoader(
+            blocklistPath: configuration.blocklistPath, managedListPath: configuration.managedListPath,
+            managedTTLCap: configuration.managedTTLCap, logger: logger)
         let policies = PolicyStore(try loader.load())
         var doh = DomainSuffixSet()
         if let path = configuration.dohEndpointsPath {

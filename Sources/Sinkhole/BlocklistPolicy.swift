@@ -7,16 +7,24 @@ import DNSWire
 public struct BlocklistPolicy: QueryPolicy {
     public let blocked: DomainSuffixSet
     public let allowed: DomainSuffixSet
+    /// Names treated as managed and open: forwarded with every TTL capped at `managedTTLCap`.
+    public let managed: DomainSuffixSet
+    public let managedTTLCap: UInt32
 
-    public init(blocked: DomainSuffixSet, allowed: DomainSuffixSet = DomainSuffixSet()) {
+    public init(
+        blocked: DomainSuffixSet, allowed: DomainSuffixSet = DomainSuffixSet(), managed: DomainSuffixSet = DomainSuffixSet(),
+        managedTTLCap: UInt32 = 60
+    ) {
         self.blocked = blocked
         self.allowed = allowed
+        self.managed = managed
+        self.managedTTLCap = max(managedTTLCap, 1)
     }
 
     public func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
         // Allow always beats block (SPEC §1).
         if allowed.contains(lowercasedName: lowercasedName) { return .allowed }
-        return blocked.contains(lowercasedName: lowercasedName)
-            ? .blocked(ttlCap: PolicyDecision.maximumBlockedTTL) : .allowed
+        if blocked.contains(lowercasedName: lowercasedName) { return .blocked(ttlCap: PolicyDecision.maximumBlockedTTL) }
+        return managed.contains(lowercasedName: lowercasedName) ? .managed(ttlCap: managedTTLCap) : .allowed
     }
 }

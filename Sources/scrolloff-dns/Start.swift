@@ -43,6 +43,12 @@ struct Start: AsyncParsableCommand {
     @Option(name: .customLong("blocklist"), help: .hidden)
     var blocklist: String?
 
+    @Option(name: .customLong("managed-list"), help: .hidden)
+    var managedList: String?
+
+    @Option(name: .customLong("managed-ttl-cap"), help: .hidden)
+    var managedTTLCap: UInt32 = 60
+
     @Option(name: .customLong("doh-endpoints"), help: "A list of DNS-over-HTTPS hosts to block, one per line.")
     var dohEndpoints: String?
 
@@ -87,11 +93,13 @@ struct Start: AsyncParsableCommand {
             ? ResolvConf.upstreams(excluding: listenAddresses)
             : try upstreams.map { try HostPort(parsing: $0, defaultPort: 53) }
         let perUpstream = TimeAmount.milliseconds(upstreamTimeoutMilliseconds)
-        let configuration = HelperConfiguration(
+        var configuration = HelperConfiguration(
             paths: paths, listen: listenAddresses, upstreams: upstreamAddresses, blockingMode: blockingMode,
             blocklistPath: blocklist, dohEndpointsPath: dohEndpoints, eventLoops: threads,
             forwarder: .init(perUpstream: perUpstream, overall: perUpstream * 2),
             cache: CacheConfiguration(capacity: cacheSize))
+        configuration.managedListPath = managedList
+        configuration.managedTTLCap = managedTTLCap
         try await HelperMain.run(configuration, logger: logger)
     }
 }
