@@ -33,7 +33,7 @@ import Testing
                 if c.short.isEmpty {
                     #expect(full.contains("IN\tSOA"), "\(c) \(transport): \(full)")
                 }
-                let k = try kdig(server.port, [transport, c.name, c.type])
+                let k = try kdig(server.port, [transport, "+edns", c.name, c.type])
                 #expect(k.contains("status: NOERROR"), "\(c) kdig \(transport): \(k)")
                 #expect(k.contains("EDE: 15 (Blocked)"), "\(c) kdig \(transport): \(k)")
             }
@@ -54,7 +54,7 @@ import Testing
                     q = dns.message.make_query("blocked.test", t, use_edns=edns)
                     r = dns.query.udp(q, "127.0.0.1", port=PORT, timeout=3)
                     ttls = [rr.ttl for rr in r.answer + r.authority]
-                    print(edns, t, max(ttls), r.edns, [o.code for o in r.options])
+                    print(edns, t, max(ttls), r.edns, [int(o.code) for o in r.options])
             """, scratch: scratch)
         let lines = output.split(separator: "\n").map(String.init)
         #expect(lines.count == 6, "\(output)")

@@ -23,12 +23,14 @@ import Testing
 
     @Test func negative_answers_are_cached_too() throws {
         let scratch = try Scratch()
-        let upstream = try Dnsmasq(scratch: scratch)
+        let upstream = try ScriptedUpstream(.plain, scratch: scratch)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port])
         for _ in 0..<3 {
-            #expect(try dig(server.port, ["missing.test", "A"]).contains("status: NXDOMAIN"))
+            let answer = try dig(server.port, ["missing.test", "A"])
+            #expect(answer.contains("status: NXDOMAIN"), "\(answer)")
+            #expect(answer.contains("IN\tSOA"), "\(answer)")
         }
-        #expect(upstream.queries(for: "missing.test", type: "A") == 1)
+        #expect(upstream.queries.count == 1, "\(upstream.queries)")
     }
 
     @Test func managed_names_get_their_ttl_capped() throws {
@@ -140,7 +142,11 @@ import Testing
             s.settimeout(3)
             s.sendto(q.to_wire(), ("127.0.0.1", PORT))
             while True:
-                r = dns.message.from_wire(s.recv(4096))
+                data = s.recv(4096)
+                try:
+                    r = dns.message.from_wire(data)
+                except Exception:
+                    continue  # a reply to garbage (it echoes an unknown opcode, say)
                 if r.id == q.id:
                     print(r.answer[0][0].address)
                     break

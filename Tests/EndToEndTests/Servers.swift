@@ -38,6 +38,7 @@ final class Dnsmasq: @unchecked Sendable {
                 "--pid-file=", "--local=/test/",
                 "--address=/fwd.test/10.1.2.3",
                 "--host-record=host.test,10.0.0.7",
+                "--host-record=ready.test,10.0.0.1",
                 "--host-record=cdn.tracker.test,10.9.9.9",
                 "--cname=innocent.test,cdn.tracker.test",
                 "--mx-host=mx.test,mail.mx.test,10",
@@ -59,7 +60,7 @@ final class Dnsmasq: @unchecked Sendable {
 
     static func waitUntilAnswering(port: Int, child: Child) throws {
         for _ in 0..<100 {
-            if try dig(port, ["+short", "host.test"]).contains("10.0.0.7") { return }
+            if try dig(port, ["+short", "ready.test"]).contains("10.0.0.1") { return }
             guard child.isRunning else { throw HarnessError("dnsmasq exited: \(child.stderr)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -92,6 +93,8 @@ final class ScriptedUpstream: @unchecked Sendable {
         case formerrOnEDNS = "formerr"
         /// Answers after 400 ms, so concurrent questions overlap.
         case slow
+        /// Answers at once; names starting with `missing` get NXDOMAIN with an SOA (RFC 2308).
+        case plain
     }
 
     let child: Child
@@ -131,6 +134,12 @@ final class ScriptedUpstream: @unchecked Sendable {
             time.sleep(0.1)
         if mode == "slow":
             time.sleep(0.4)
+        if q.question[0].name.to_text().startswith("missing"):
+            r = dns.message.make_response(q)
+            r.set_rcode(dns.rcode.NXDOMAIN)
+            r.authority.append(dns.rrset.from_text("test.", 300, "IN", "SOA", "ns.test. h.test. 1 1 1 1 60"))
+            s.sendto(r.to_wire(), addr)
+            return
         s.sendto(answer(q, "192.0.2.1").to_wire(), addr)
     while True:
         data, addr = s.recvfrom(4096)
