@@ -29,7 +29,15 @@ run: release
 # Builds everything and runs every test (unit, property, end to end with real DNS clients).
 test: test-deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS) && $(MAKE) --no-print-directory fuzz-smoke
+
+# libFuzzer on the DNS codec (parse → serialize → parse) for FUZZ_SECONDS; fails on any crash.
+fuzz:
+	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The short run `make test` does, about a minute.
+fuzz-smoke:
+	SWIFT=$(SWIFT) scripts/fuzz.sh 60
 
 clean:
 	rm -rf .build

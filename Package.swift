@@ -77,6 +77,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer target for DNSWire: `make fuzz`; a plain build replays saved inputs instead.
+        .executableTarget(name: "DNSWireFuzz", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
             name: "scrolloff-bench",
@@ -90,7 +92,7 @@ let package = Package(
             dependencies: ["ScrollOffCore", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "DomainLists"], swiftSettings: swiftSettings),
         .testTarget(

@@ -14,7 +14,10 @@ public struct IPv4Address: Hashable, Sendable, CustomStringConvertible {
         var value: UInt32 = 0
         var parts = 0
         for part in text.split(separator: ".", omittingEmptySubsequences: false) {
-            guard part.count >= 1, part.count <= 3, let byte = UInt8(part) else { return nil }
+            // UInt8("+1") parses, so the digits are checked first.
+            guard part.count >= 1, part.count <= 3, part.utf8.allSatisfy({ $0 &- 0x30 < 10 }),
+                let byte = UInt8(part)
+            else { return nil }
             value = value << 8 | UInt32(byte)
             parts += 1
         }
@@ -66,7 +69,9 @@ public struct IPv6Address: Hashable, Sendable, CustomStringConvertible {
             if part.isEmpty { return [] }
             var result: [UInt16] = []
             for group in part.split(separator: ":", omittingEmptySubsequences: false) {
-                guard group.count >= 1, group.count <= 4, let value = UInt16(group, radix: 16) else { return nil }
+                guard group.count >= 1, group.count <= 4, group.allSatisfy(\.isHexDigit),
+                    let value = UInt16(group, radix: 16)
+                else { return nil }
                 result.append(value)
             }
             return result

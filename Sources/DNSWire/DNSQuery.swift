@@ -64,20 +64,23 @@ public struct DNSQuery: Sendable {
     /// said `.proceed`; a QDCOUNT other than 1 throws `questionCount`.
     public mutating func parse(_ packet: UnsafeRawBufferPointer) throws(DNSWireError) {
         guard packet.count >= 12 else { throw .truncatedHeader(length: packet.count) }
-        var reader = WireReader(packet)
-        let id = try reader.u16()
-        header = DNSHeader(id: id, flags: try reader.u16())
-        let qdcount = Int(try reader.u16())
-        let ancount = Int(try reader.u16())
-        let nscount = Int(try reader.u16())
-        let arcount = Int(try reader.u16())
+        // The 12 header octets are known to be there: read them without a check per field.
+        let id = packet.headerWord(0)
+        header = DNSHeader(id: id, flags: packet.headerWord(2))
+        let qdcount = Int(packet.headerWord(4))
+        let ancount = Int(packet.headerWord(6))
+        let nscount = Int(packet.headerWord(8))
+        let arcount = Int(packet.headerWord(10))
+        var reader = WireReader(packet, offset: 12)
         guard qdcount == 1 else { throw .questionCount(qdcount) }
         try DNSMessage.checkCounts(question: 1, records: ancount + nscount + arcount, reader: reader)
 
         name.removeAll(keepingCapacity: true)
         try reader.name(into: &name)
-        lowercasedName.removeAll(keepingCapacity: true)
-        for byte in name { lowercasedName.append(DNSName.asciiLower(byte)) }
+        lowercasedName.replaceSubrange(0..<lowercasedName.count, with: name)
+        lowercasedName.withUnsafeMutableBufferPointer { buffer in
+            for index in buffer.indices { buffer[index] = DNSName.asciiLower(buffer[index]) }
+        }
         type = DNSType(try reader.u16())
         self.class = DNSClass(try reader.u16())
         questionEnd = reader.offset
@@ -86,8 +89,8 @@ public struct DNSQuery: Sendable {
         optCount = 0
         for index in 0..<(ancount + nscount + arcount) {
             let start = reader.offset
-            let ownerIsRoot = reader.remaining > 0 && packet[start] == 0
-            try reader.skipName()
+            // Root by length, not by first octet: a pointer to a root label is the root too.
+            let ownerIsRoot = try reader.skipName() == 1
             let type = DNSType(try reader.u16())
             let classField = try reader.u16()
             let ttl = try reader.u32()
@@ -145,5 +148,12 @@ public struct DNSQuestionKey: Hashable, Sendable {
 
     public init(_ question: DNSQuestion) {
         self.init(name: question.name.lowercased.wireBytes, type: question.type, class: question.class)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// A big-endian 16-bit word of the header; callers have checked `count >= 12`.
+    @inline(__always) func headerWord(_ offset: Int) -> UInt16 {
+        UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
     }
 }

@@ -17,6 +17,11 @@ public enum DNSWireError: Error, Hashable, Sendable, CustomStringConvertible {
     case unsupportedLabelType(offset: Int, byte: UInt8)
     /// A compression pointer that does not point strictly backward (RFC 9267 §2).
     case pointerNotBackward(offset: Int, target: Int)
+    /// A compression pointer into the 12-octet header, where no name can start (RFC 1035 §4.1.1).
+    case pointerIntoHeader(offset: Int, target: Int)
+    /// A compression pointer that reads the TTL field at `ttlOffset` as name octets, so the
+    /// reply cannot have its TTLs rewritten in place (`DNSMessageLayout`); re-serialize it instead.
+    case pointerReadsTTL(ttlOffset: Int)
     /// More than 126 compression pointers in one name (RFC 9267 §2: at most 126 can be useful).
     case tooManyPointers(offset: Int)
     /// RDLENGTH larger than the octets left in the message (RFC 1035 §3.2.1, RFC 9267 §4).
@@ -68,6 +73,10 @@ public enum DNSWireError: Error, Hashable, Sendable, CustomStringConvertible {
             "DNS label type at offset \(offset) (first octet 0x\(String(byte, radix: 16))) is not a length or a pointer"
         case .pointerNotBackward(let offset, let target):
             "DNS compression pointer at offset \(offset) points to \(target), not strictly backward"
+        case .pointerIntoHeader(let offset, let target):
+            "DNS compression pointer at offset \(offset) points into the header (offset \(target))"
+        case .pointerReadsTTL(let ttlOffset):
+            "a DNS compression pointer reads the TTL field at offset \(ttlOffset) as a name; re-serialize this reply instead of patching it"
         case .tooManyPointers(let offset):
             "DNS name starting at offset \(offset) follows more than 126 compression pointers"
         case .rdataPastEnd(let offset, let rdlength, let available):

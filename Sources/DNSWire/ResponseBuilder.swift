@@ -11,6 +11,8 @@ public struct DNSResponseBuilder: Sendable {
     private var additionalStart = 12
     private var section = 0
     private var counts: (answer: Int, authority: Int, additional: Int) = (0, 0, 0)
+    /// Whether the question's suffixes are in the compression table yet; see `registerQuestion`.
+    private var questionRegistered = false
 
     public init(capacity: Int = 1232) {
         writer = DNSWriter(capacity: capacity)
@@ -19,8 +21,13 @@ public struct DNSResponseBuilder: Sendable {
         rcode = .noError
     }
 
-    /// The reply so far; complete after `finish`.
+    /// A copy of the reply; complete after `finish`. On the hot path use `withUnsafeBytes`.
     public var bytes: [UInt8] { writer.bytes }
+
+    /// Lends the reply without copying it, to write it into a socket buffer.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try writer.withUnsafeBytes(body)
+    }
 
     /// Starts a reply to `query` (RFC 1035 §4.1.1): same ID, opcode, RD and CD, QR set, the question
     /// copied with its case as received (clients using 0x20 randomisation compare it).
@@ -37,16 +44,23 @@ public struct DNSResponseBuilder: Sendable {
             id: query.header.id, isResponse: true, opcode: query.header.opcode, authoritative: authoritative,
             recursionDesired: query.header.recursionDesired, recursionAvailable: recursionAvailable,
             checkingDisabled: query.header.checkingDisabled)
-        writer.u16(header.id)
-        writer.u16(header.flags(rcodeBits: rcode.headerBits))
-        writer.u16(1)
-        writer.u16(0)
-        writer.u16(0)
-        writer.u16(0)
-        writer.name(wire: query.name, compress: false)
-        writer.u16(query.type.rawValue)
-        writer.u16(query.class.rawValue)
-        questionEnd = writer.bytes.count
+        writer.fields(12) { field in
+            field.u16(header.id)
+            field.u16(header.flags(rcodeBits: rcode.headerBits))
+            field.u16(1)
+            field.u16(0)
+            field.u16(0)
+            field.u16(0)
+        }
+        // Copied as is and registered for compression only if a later name needs the table:
+        // the common blocked answer points at offset 12 directly and never hashes a name.
+        writer.append(query.name)
+        questionRegistered = false
+        writer.fields(4) { field in
+            field.u16(query.type.rawValue)
+            field.u16(query.class.rawValue)
+        }
+        questionEnd = writer.count
         additionalStart = questionEnd
     }
 
@@ -68,7 +82,8 @@ public struct DNSResponseBuilder: Sendable {
         writer.u16(id)
         writer.u16(header.flags(rcodeBits: rcode.headerBits))
         for _ in 0..<4 { writer.u16(0) }
-        questionEnd = writer.bytes.count
+        questionRegistered = true
+        questionEnd = writer.count
         additionalStart = questionEnd
     }
 
@@ -86,17 +101,41 @@ public struct DNSResponseBuilder: Sendable {
 
     /// An A record owned by the question name; the owner becomes a pointer to offset 12.
     public mutating func appendAnswerA(ttl: UInt32, _ address: IPv4Address) throws(DNSWireError) {
-        try appendOwnedByQuestion(type: .a, ttl: ttl) { writer in writer.u32(address.rawValue) }
+        try appendOwnedByQuestion(type: .a, ttl: ttl, rdlength: 4) { field in field.u32(address.rawValue) }
     }
 
     /// An AAAA record owned by the question name.
     public mutating func appendAnswerAAAA(ttl: UInt32, _ address: IPv6Address) throws(DNSWireError) {
-        try appendOwnedByQuestion(type: .aaaa, ttl: ttl) { writer in
-            writer.u32(UInt32(truncatingIfNeeded: address.high >> 32))
-            writer.u32(UInt32(truncatingIfNeeded: address.high))
-            writer.u32(UInt32(truncatingIfNeeded: address.low >> 32))
-            writer.u32(UInt32(truncatingIfNeeded: address.low))
+        try appendOwnedByQuestion(type: .aaaa, ttl: ttl, rdlength: 16) { field in
+            field.u32(UInt32(truncatingIfNeeded: address.high >> 32))
+            field.u32(UInt32(truncatingIfNeeded: address.high))
+            field.u32(UInt32(truncatingIfNeeded: address.low >> 32))
+            field.u32(UInt32(truncatingIfNeeded: address.low))
         }
+    }
+
+    /// The SOA of a negative answer (RFC 2308 §3) owned by the question name, for a sinkhole that
+    /// answers NODATA/NXDOMAIN as if each blocked name were its own zone. The owner is a pointer to
+    /// the question and `soa` can be built once per configuration, so nothing is allocated.
+    public mutating func appendAuthoritySOA(ttl: UInt32, _ soa: SOAData) throws(DNSWireError) {
+        try enter(1)
+        writeQuestionOwner()
+        writer.u16(DNSType.soa.rawValue)
+        writer.u16(DNSClass.in.rawValue)
+        writer.u32(ttl)
+        let lengthOffset = writer.count
+        writer.u16(0)
+        registerQuestion()
+        writer.name(soa.primaryNameServer)
+        writer.name(soa.responsibleMailbox)
+        writer.u32(soa.serial)
+        writer.u32(soa.refresh)
+        writer.u32(soa.retry)
+        writer.u32(soa.expire)
+        writer.u32(soa.minimum)
+        writer.patchU16(UInt16(writer.count - lengthOffset - 2), at: lengthOffset)
+        try count(1)
+        additionalStart = writer.count
     }
 
     /// A record in the authority section, such as the SOA of a negative answer (RFC 2308 §3).
@@ -110,8 +149,8 @@ public struct DNSResponseBuilder: Sendable {
 
     private mutating func enter(_ newSection: Int) throws(DNSWireError) {
         guard newSection >= section else { throw .sectionOutOfOrder }
-        if newSection == 2 && section < 2 { additionalStart = writer.bytes.count }
-        if newSection < 2 { additionalStart = max(additionalStart, writer.bytes.count) }
+        if newSection == 2 && section < 2 { additionalStart = writer.count }
+        if newSection < 2 { additionalStart = max(additionalStart, writer.count) }
         section = newSection
     }
 
@@ -128,25 +167,40 @@ public struct DNSResponseBuilder: Sendable {
 
     private mutating func append(_ record: DNSRecord, section: Int) throws(DNSWireError) {
         try enter(section)
+        registerQuestion()
         try writer.write(record)
         try count(section)
-        if section < 2 { additionalStart = writer.bytes.count }
+        if section < 2 { additionalStart = writer.count }
+    }
+
+    /// The question name sits at offset 12 (RFC 1035 §4.1.1 fixes the header size), so a record
+    /// it owns starts with the pointer C0 0C; the root is its single zero octet.
+    private mutating func writeQuestionOwner() {
+        if questionName.count <= 1 { writer.u8(0) } else { writer.u16(0xC00C) }
+    }
+
+    private mutating func registerQuestion() {
+        guard !questionRegistered else { return }
+        questionRegistered = true
+        writer.register(wire: questionName, at: 12)
     }
 
     private mutating func appendOwnedByQuestion(
-        type: DNSType, ttl: UInt32, rdata: (inout DNSWriter) -> Void
+        type: DNSType, ttl: UInt32, rdlength: UInt16, rdata: (inout FieldCursor) -> Void
     ) throws(DNSWireError) {
         try enter(0)
-        if questionName.isEmpty { writer.u8(0) } else { writer.name(wire: questionName, compress: true) }
-        writer.u16(type.rawValue)
-        writer.u16(DNSClass.in.rawValue)
-        writer.u32(ttl)
-        let lengthOffset = writer.bytes.count
-        writer.u16(0)
-        rdata(&writer)
-        writer.patchU16(UInt16(writer.bytes.count - lengthOffset - 2), at: lengthOffset)
+        let owner: UInt16 = questionName.count <= 1 ? 0 : 0xC00C
+        // Owner, TYPE, CLASS, TTL, RDLENGTH and RDATA as one run; the root owner is one octet.
+        writer.fields((owner == 0 ? 1 : 2) + 10 + Int(rdlength)) { field in
+            if owner == 0 { field.u8(0) } else { field.u16(owner) }
+            field.u16(type.rawValue)
+            field.u16(DNSClass.in.rawValue)
+            field.u32(ttl)
+            field.u16(rdlength)
+            rdata(&field)
+        }
         try count(0)
-        additionalStart = writer.bytes.count
+        additionalStart = writer.count
     }
 
     /// Completes the reply: adds the OPT record when `edns` is given (RFC 6891 §7: a reply to an
@@ -167,18 +221,18 @@ public struct DNSResponseBuilder: Sendable {
             for error in extendedErrors { optSize += 6 + error.extraText.utf8.count }
         }
         var truncated = false
-        if writer.bytes.count + optSize > limit {
+        if writer.count + optSize > limit {
             // RFC 2181 §9: omitting additional records needs no TC.
             writer.truncate(to: additionalStart)
             counts.additional = 0
-            if writer.bytes.count + optSize > limit {
+            if writer.count + optSize > limit {
                 writer.truncate(to: questionEnd)
                 counts = (0, 0, 0)
                 truncated = true
             }
         }
         var withOptions = true
-        if truncated, writer.bytes.count + optSize > limit { withOptions = false }
+        if truncated, writer.count + optSize > limit { withOptions = false }
         if let edns {
             try writer.write(
                 edns, extendedRcode: rcode.extendedBits, options: withOptions, extendedErrors: extendedErrors)
@@ -187,15 +241,13 @@ public struct DNSResponseBuilder: Sendable {
         writer.patchU16(UInt16(counts.answer), at: 6)
         writer.patchU16(UInt16(counts.authority), at: 8)
         writer.patchU16(UInt16(counts.additional + (edns == nil ? 0 : 1)), at: 10)
-        return writer.bytes.count
+        return writer.count
     }
 }
 
 extension DNSWriter {
     /// Sets bits in the header's flags word (offset 2), for TC after truncation.
     mutating func orFlags(_ bits: UInt16) {
-        guard bytes.count >= 4 else { return }
-        let current = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
-        patchU16(current | bits, at: 2)
+        patchU16(readU16(at: 2) | bits, at: 2)
     }
 }

@@ -22,23 +22,23 @@ extension DNSMessage {
 extension DNSWriter {
     /// Appends `message` to the (normally empty) buffer; see `DNSMessage.serialize()`.
     public mutating func write(_ message: DNSMessage) throws(DNSWireError) {
-        let base = bytes.count
+        let base = count
         try write(message, records: .all, truncated: message.header.truncated, options: true)
-        guard bytes.count - base <= 65535 else { throw .messageTooLarge(size: bytes.count - base) }
+        guard count - base <= 65535 else { throw .messageTooLarge(size: count - base) }
     }
 
     /// Appends `message` fitted into `limit` octets; see `DNSMessage.serialize(truncatingTo:)`.
     public mutating func write(_ message: DNSMessage, truncatingTo limit: Int) throws(DNSWireError) {
-        let base = bytes.count
+        let base = count
         let limit = min(limit, 65535)
         try write(message, records: .all, truncated: message.header.truncated, options: true)
-        if bytes.count - base <= limit { return }
+        if count - base <= limit { return }
         truncate(to: base)
         try write(message, records: .withoutAdditional, truncated: message.header.truncated, options: true)
-        if bytes.count - base <= limit { return }
+        if count - base <= limit { return }
         truncate(to: base)
         try write(message, records: .none, truncated: true, options: true)
-        if bytes.count - base <= limit { return }
+        if count - base <= limit { return }
         // Options (an EDE text, say) are the last thing worth dropping before the OPT itself.
         truncate(to: base)
         try write(message, records: .none, truncated: true, options: false)
@@ -64,16 +64,20 @@ extension DNSWriter {
         ] where count > 65535 {
             throw .tooManyEntries(section: section)
         }
-        u16(header.id)
-        u16(header.flags(rcodeBits: message.rcode.headerBits))
-        u16(UInt16(message.questions.count))
-        u16(UInt16(answers.count))
-        u16(UInt16(authorities.count))
-        u16(UInt16(additionalCount))
+        fields(12) { field in
+            field.u16(header.id)
+            field.u16(header.flags(rcodeBits: message.rcode.headerBits))
+            field.u16(UInt16(message.questions.count))
+            field.u16(UInt16(answers.count))
+            field.u16(UInt16(authorities.count))
+            field.u16(UInt16(additionalCount))
+        }
         for question in message.questions {
             name(question.name)
-            u16(question.type.rawValue)
-            u16(question.class.rawValue)
+            fields(4) { field in
+                field.u16(question.type.rawValue)
+                field.u16(question.class.rawValue)
+            }
         }
         for record in answers { try write(record) }
         for record in authorities { try write(record) }
@@ -87,20 +91,24 @@ extension DNSWriter {
     /// RFC 1035 types, the names in its RDATA (RFC 3597 §4).
     public mutating func write(_ record: DNSRecord) throws(DNSWireError) {
         name(record.name)
-        u16(record.type.rawValue)
-        u16(record.class.rawValue)
-        u32(record.ttl)
-        let lengthOffset = bytes.count
-        u16(0)
+        let lengthOffset = count + 8
+        fields(10) { field in
+            field.u16(record.type.rawValue)
+            field.u16(record.class.rawValue)
+            field.u32(record.ttl)
+            field.u16(0)
+        }
         let kind = DNSRData.kind(type: record.type, class: record.class)
         switch (record.rdata, kind) {
         case (.a(let address), .a):
             u32(address.rawValue)
         case (.aaaa(let address), .aaaa):
-            u32(UInt32(truncatingIfNeeded: address.high >> 32))
-            u32(UInt32(truncatingIfNeeded: address.high))
-            u32(UInt32(truncatingIfNeeded: address.low >> 32))
-            u32(UInt32(truncatingIfNeeded: address.low))
+            fields(16) { field in
+                field.u32(UInt32(truncatingIfNeeded: address.high >> 32))
+                field.u32(UInt32(truncatingIfNeeded: address.high))
+                field.u32(UInt32(truncatingIfNeeded: address.low >> 32))
+                field.u32(UInt32(truncatingIfNeeded: address.low))
+            }
         case (.cname(let target), .cname), (.ns(let target), .ns), (.ptr(let target), .ptr):
             name(target)
         case (.mx(let preference, let exchange), .mx):
@@ -109,23 +117,25 @@ extension DNSWriter {
         case (.soa(let soa), .soa):
             name(soa.primaryNameServer)
             name(soa.responsibleMailbox)
-            u32(soa.serial)
-            u32(soa.refresh)
-            u32(soa.retry)
-            u32(soa.expire)
-            u32(soa.minimum)
+            fields(20) { field in
+                field.u32(soa.serial)
+                field.u32(soa.refresh)
+                field.u32(soa.retry)
+                field.u32(soa.expire)
+                field.u32(soa.minimum)
+            }
         case (.txt(let strings), .txt):
             for string in strings {
                 guard string.count <= 255 else { throw .rdataTooLarge(type: record.type) }
                 u8(UInt8(string.count))
-                append(contentsOf: string)
+                append(string)
             }
         case (.unknown(let data), .opaque):
-            append(contentsOf: data)
+            append(data)
         default:
             throw .rdataMismatch(type: record.type)
         }
-        let length = bytes.count - lengthOffset - 2
+        let length = count - lengthOffset - 2
         guard length <= 65535 else { throw .rdataTooLarge(type: record.type) }
         patchU16(UInt16(length), at: lengthOffset)
     }
@@ -136,31 +146,35 @@ extension DNSWriter {
     public mutating func write(
         _ edns: EDNS, extendedRcode: UInt8, options: Bool = true, extendedErrors: [ExtendedDNSError] = []
     ) throws(DNSWireError) {
-        u8(0)
-        u16(DNSType.opt.rawValue)
-        u16(edns.udpPayloadSize)
-        u8(extendedRcode)
-        u8(edns.version)
-        u16((edns.dnssecOK ? 0x8000 : 0) | edns.zeroFlags & 0x7FFF)
-        let lengthOffset = bytes.count
-        u16(0)
+        let lengthOffset = count + 9
+        fields(11) { field in
+            field.u8(0)
+            field.u16(DNSType.opt.rawValue)
+            field.u16(edns.udpPayloadSize)
+            field.u8(extendedRcode)
+            field.u8(edns.version)
+            field.u16((edns.dnssecOK ? 0x8000 : 0) | edns.zeroFlags & 0x7FFF)
+            field.u16(0)
+        }
         if options {
             for option in edns.options {
                 guard option.data.count <= 65535 else { throw .rdataTooLarge(type: .opt) }
                 u16(option.code.rawValue)
                 u16(UInt16(option.data.count))
-                append(contentsOf: option.data)
+                append(option.data)
             }
             for error in extendedErrors {
                 let textLength = error.extraText.utf8.count
                 guard textLength <= 65533 else { throw .rdataTooLarge(type: .opt) }
-                u16(EDNSOptionCode.extendedDNSError.rawValue)
-                u16(UInt16(2 + textLength))
-                u16(error.infoCode.rawValue)
+                fields(6) { field in
+                    field.u16(EDNSOptionCode.extendedDNSError.rawValue)
+                    field.u16(UInt16(2 + textLength))
+                    field.u16(error.infoCode.rawValue)
+                }
                 append(contentsOf: error.extraText.utf8)
             }
         }
-        let length = bytes.count - lengthOffset - 2
+        let length = count - lengthOffset - 2
         guard length <= 65535 else { throw .rdataTooLarge(type: .opt) }
         patchU16(UInt16(length), at: lengthOffset)
     }

@@ -43,15 +43,28 @@ struct WireReader {
         return Array(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count]))
     }
 
+    /// As `skipName`, returning whether the name ends in a compression pointer.
+    @inlinable mutating func skipNameReportingPointer() throws(DNSWireError) -> Bool {
+        var unused: [UInt8] = []
+        let start = offset
+        let (end, length) = try NameCodec.read(buffer, at: offset, into: &unused, store: false)
+        offset = end
+        // An uncompressed name occupies exactly its length in place.
+        return end - start != length
+    }
+
     /// Reads the name at the current offset and moves past it in place (not past pointer targets).
     @inlinable mutating func name(into out: inout [UInt8]) throws(DNSWireError) {
-        offset = try NameCodec.read(buffer, at: offset, into: &out, store: true)
+        offset = try NameCodec.read(buffer, at: offset, into: &out, store: true).end
     }
 
     /// Moves past the name at the current offset, validating it with the same limits as `name`.
-    @inlinable mutating func skipName() throws(DNSWireError) {
+    /// Returns the name's uncompressed length, so 1 means the root however it was written.
+    @inlinable mutating func skipName() throws(DNSWireError) -> Int {
         var unused: [UInt8] = []
-        offset = try NameCodec.read(buffer, at: offset, into: &unused, store: false)
+        let (end, length) = try NameCodec.read(buffer, at: offset, into: &unused, store: false)
+        offset = end
+        return length
     }
 }
 
@@ -67,15 +80,18 @@ enum NameCodec {
 
     /// Reads the name starting at `start`, appending its uncompressed wire form to `out` when
     /// `store` is set. Returns the offset just past the name where it sits (after the first pointer
-    /// if it is compressed), per RFC 1035 §4.1.4.
+    /// if it is compressed), per RFC 1035 §4.1.4, and the uncompressed length.
     @inlinable
     static func read(
         _ buffer: UnsafeRawBufferPointer, at start: Int, into out: inout [UInt8], store: Bool
-    ) throws(DNSWireError) -> Int {
+    ) throws(DNSWireError) -> (end: Int, length: Int) {
         var position = start
         var endInPlace = -1
         var pointers = 0
         var length = 0
+        // Octets are copied a run at a time (a run ends at a pointer or at the root), so an
+        // uncompressed name costs one append, not one per label.
+        var runStart = start
         while true {
             guard position < buffer.count else { throw .unexpectedEnd(offset: position, needed: 1) }
             let first = buffer[position]
@@ -85,14 +101,11 @@ enum NameCodec {
                 length += labelLength + 1
                 guard length <= maxNameLength else { throw .nameTooLong(offset: start) }
                 if labelLength == 0 {
-                    if store { out.append(0) }
-                    return endInPlace < 0 ? position + 1 : endInPlace
+                    if store { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[runStart...position])) }
+                    return (endInPlace < 0 ? position + 1 : endInPlace, length)
                 }
                 guard labelLength < buffer.count - position else {
                     throw .unexpectedEnd(offset: position + 1, needed: labelLength)
-                }
-                if store {
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position..<position + 1 + labelLength]))
                 }
                 position += 1 + labelLength
             case 0xC0:
@@ -100,10 +113,17 @@ enum NameCodec {
                 let target = Int(first & 0x3F) << 8 | Int(buffer[position + 1])
                 // Strictly backward: together with the hop limit this makes every chain finite.
                 guard target < position else { throw .pointerNotBackward(offset: position, target: target) }
+                // The first name starts at 12; header octets read as labels would change meaning
+                // whenever the ID is rewritten, as a cache or a forwarder does.
+                guard target >= 12 else { throw .pointerIntoHeader(offset: position, target: target) }
                 pointers += 1
                 guard pointers <= maxPointers else { throw .tooManyPointers(offset: start) }
                 if endInPlace < 0 { endInPlace = position + 2 }
+                if store, position > runStart {
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[runStart..<position]))
+                }
                 position = target
+                runStart = target
             default:
                 // 0x40 (extended label, RFC 6891 §5 deprecated it) and 0x80 (reserved).
                 throw .unsupportedLabelType(offset: position, byte: first)
