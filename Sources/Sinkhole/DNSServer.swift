@@ -14,11 +14,14 @@ public struct DNSServerConfiguration: Sendable {
     public var tcp: TCPLimits
     /// Datagrams read per `recvmmsg` call.
     public var vectorReadCount: Int
+    /// On SIGTERM, how long questions already sent upstream may take to be answered.
+    public var drainTimeout: TimeAmount
 
-    public init(listen: [HostPort], tcp: TCPLimits = TCPLimits(), vectorReadCount: Int = 32) {
+    public init(listen: [HostPort], tcp: TCPLimits = TCPLimits(), vectorReadCount: Int = 32, drainTimeout: TimeAmount = .seconds(5)) {
         self.listen = listen
         self.tcp = tcp
         self.vectorReadCount = max(vectorReadCount, 1)
+        self.drainTimeout = drainTimeout
     }
 }
 
@@ -43,6 +46,7 @@ public final class DNSServer: Service {
     let group: any EventLoopGroup
     let logger: Logger
     let counter: ConnectionCounter
+    let pending = InFlightCounter()
     /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
     let announce: @Sendable (String) -> Void
 
@@ -59,31 +63,41 @@ public final class DNSServer: Service {
     }
 
     public func run() async throws {
-        var channels: [any Channel] = []
+        var datagramChannels: [any Channel] = []
+        var listeners: [any Channel] = []
         do {
             for address in configuration.listen {
-                let (bound, port) = try await bind(address)
-                channels += bound
+                let (udp, tcp, port) = try await bind(address)
+                datagramChannels += udp
+                listeners.append(tcp)
                 let shown = HostPort(host: address.host, port: port)
                 announce("listening udp \(shown)")
                 announce("listening tcp \(shown)")
-                logger.info("listening", metadata: ["listen.address": "\(shown)", "event.loops": "\(bound.count - 1)"])
+                logger.info("listening", metadata: ["listen.address": "\(shown)", "event.loops": "\(udp.count)"])
             }
         } catch {
-            for channel in channels { try? await channel.close() }
+            for channel in datagramChannels + listeners { try? await channel.close() }
             throw error
         }
-        // Serve until SIGTERM/SIGINT, then stop taking queries; answers in flight finish on their
-        // own within the forwarder's timeout while the group shuts down.
+        // Serve until SIGTERM/SIGINT. Then drain: stop reading new queries and accepting
+        // connections, give questions already sent upstream up to `drainTimeout` to be answered,
+        // and only then close the sockets their answers leave by.
         try? await gracefulShutdown()
+        logger.info("draining", metadata: ["queries.in_flight": "\(pending.current)"])
+        for listener in listeners { try? await listener.close() }
+        for channel in datagramChannels { try? await channel.setOption(ChannelOptions.autoRead, value: false).get() }
+        let deadline = NIODeadline.now() + configuration.drainTimeout
+        while pending.current > 0, NIODeadline.now() < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         logger.info("stopping listeners")
-        for channel in channels { try? await channel.close() }
+        for channel in datagramChannels { try? await channel.close() }
     }
 
     /// Binds UDP on every loop and TCP once, all on one port. With port 0 the first UDP socket
     /// picks it; if TCP cannot have the same port, everything is retried on a new one, since clients
     /// retry over TCP on the port they used for UDP.
-    private func bind(_ address: HostPort) async throws -> ([any Channel], Int) {
+    private func bind(_ address: HostPort) async throws -> (udp: [any Channel], tcp: any Channel, port: Int) {
         let attempts = address.port == 0 ? 20 : 1
         var lastError: (any Error)?
         for _ in 0..<attempts {
@@ -95,8 +109,8 @@ public final class DNSServer: Service {
                     bound.append(channel)
                     if port == 0 { port = channel.localAddress?.port ?? 0 }
                 }
-                bound.append(try await bindTCP(HostPort(host: address.host, port: port)))
-                return (bound, port)
+                let tcp = try await bindTCP(HostPort(host: address.host, port: port))
+                return (bound, tcp, port)
             } catch {
                 lastError = error
                 for channel in bound { try? await channel.close() }
@@ -108,6 +122,7 @@ public final class DNSServer: Service {
 
     private func bindUDP(_ address: HostPort, on loop: any EventLoop) async throws -> any Channel {
         let chain = chain
+        let pending = pending
         let reusePort = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_REUSEPORT))
         return try await DatagramBootstrap(group: loop)
             .channelOption(reusePort, value: 1)
@@ -120,7 +135,7 @@ public final class DNSServer: Service {
             .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 4 << 20)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: chain))
+                    try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: chain, pending: pending))
                 }
             }
             .bind(host: address.host, port: address.port)
@@ -131,6 +146,7 @@ public final class DNSServer: Service {
         let chain = chain
         let limits = configuration.tcp
         let counter = counter
+        let pending = pending
         return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
@@ -139,7 +155,7 @@ public final class DNSServer: Service {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
-                        TCPQueryHandler(chain: chain, limits: limits, counter: counter))
+                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending))
                 }
             }
             .bind(host: address.host, port: address.port)

@@ -39,6 +39,14 @@ final class ConnectionCounter: Sendable {
     var current: Int { open.load(ordering: .relaxed) }
 }
 
+/// Counts questions waiting for an upstream across all handlers, so shutdown can let them finish.
+final class InFlightCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    func decrement() { count.subtract(1, ordering: .relaxed) }
+    var current: Int { count.load(ordering: .relaxed) }
+}
+
 /// Serves framed queries on one TCP connection (RFC 7766). Queries are answered as they resolve,
 /// possibly out of order (§6.2.1.1 pipelining); each reply carries its query's ID.
 final class TCPQueryHandler: ChannelInboundHandler {
@@ -48,15 +56,17 @@ final class TCPQueryHandler: ChannelInboundHandler {
     let chain: ResolverChain
     let limits: TCPLimits
     let counter: ConnectionCounter
+    let pending: InFlightCounter
     private var queryContext: QueryContext?
     private var inFlight = 0
     private var holdsSlot = false
     private var idleTimer: Scheduled<Void>?
 
-    init(chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter) {
+    init(chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter()) {
         self.chain = chain
         self.limits = limits
         self.counter = counter
+        self.pending = pending
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -100,12 +110,14 @@ final class TCPQueryHandler: ChannelInboundHandler {
             write(query.scratch, context: context)
         case .later(let future):
             inFlight += 1
+            self.pending.increment()
             if inFlight >= limits.maximumInFlightPerConnection { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
             let pending = query.pending
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             future.whenComplete { result in
                 let (handler, context) = loopBound.value
                 handler.inFlight -= 1
+                handler.pending.decrement()
                 let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
                 handler.write(bytes, context: context)
                 context.flush()

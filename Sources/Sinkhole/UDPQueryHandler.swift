@@ -7,11 +7,13 @@ final class UDPQueryHandler: ChannelInboundHandler {
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     let chain: ResolverChain
+    let pending: InFlightCounter
     private var queryContext: QueryContext?
     private var pendingFlush = false
 
-    init(chain: ResolverChain) {
+    init(chain: ResolverChain, pending: InFlightCounter = InFlightCounter()) {
         self.chain = chain
+        self.pending = pending
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -39,9 +41,11 @@ final class UDPQueryHandler: ChannelInboundHandler {
             write(query.scratch, to: remote, context: context)
         case .later(let future):
             let pending = query.pending
+            self.pending.increment()
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             future.whenComplete { result in
                 let (handler, context) = loopBound.value
+                handler.pending.decrement()
                 let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
                 handler.write(bytes, to: remote, context: context)
                 handler.flushIfNeeded(context: context)
