@@ -84,6 +84,11 @@ struct Start: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "scrolloff-dns")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        if configFile != nil || controlSocket != nil || hostsFile != nil {
+            // Accepted now so that scripts and unit files written against SPEC §13 keep working;
+            // the configuration file, control socket and hosts mode arrive with the helper issue.
+            logger.notice("--config, --control-socket and --hosts-file are accepted but not used by this build yet")
+        }
         var paths = RuntimePaths.current()
         if let configFile { paths.configFile = configFile }
         if let stateDirectory { paths.stateDirectory = stateDirectory }
