@@ -89,7 +89,19 @@ import Testing
         #expect(try dig(server.port, ["+short", "old.test", "A"]).contains("192.0.2.1"))
         let queries = upstream.queries
         #expect(queries.count == 2, "\(queries)")
-        #expect(queries.first?.hasSuffix(" 0") == true && queries.last?.hasSuffix(" -1") == true, "\(queries)")
+        let ednsVersions = queries.map { $0.split(separator: " ")[3] }
+        #expect(ednsVersions == ["0", "-1"], "\(queries)")
+    }
+
+    @Test func the_dnssec_ok_bit_is_passed_upstream_and_cached_apart() throws {
+        let scratch = try Scratch()
+        let upstream = try ScriptedUpstream(.plain, scratch: scratch)
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port])
+        #expect(try dig(server.port, ["+short", "+dnssec", "signed.test", "A"]).contains("192.0.2.1"))
+        #expect(try dig(server.port, ["+short", "signed.test", "A"]).contains("192.0.2.1"))
+        #expect(try dig(server.port, ["+short", "+dnssec", "signed.test", "A"]).contains("192.0.2.1"))
+        let doBits = upstream.queries.map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        #expect(doBits == ["1", "0"], "\(upstream.queries)")
     }
 
     @Test func identical_concurrent_questions_share_one_upstream_query() throws {

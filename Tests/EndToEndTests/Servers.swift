@@ -82,7 +82,7 @@ final class Dnsmasq: @unchecked Sendable {
 }
 
 /// A scripted upstream in dnspython: answers A queries with 192.0.2.1 and misbehaves as told.
-/// It prints its port first, then one line per query it receives (`QUERY name type edns`).
+/// It prints its port first, then one line per query it receives (`QUERY name type edns do`).
 final class ScriptedUpstream: @unchecked Sendable {
     enum Behaviour: String {
         /// Before the real answer: a reply with the wrong ID, one from another port, one for another question.
@@ -115,7 +115,7 @@ final class ScriptedUpstream: @unchecked Sendable {
         return r
     def serve(data, addr):
         q = dns.message.from_wire(data)
-        print("QUERY", q.question[0].name.to_text(), q.question[0].rdtype, q.edns, flush=True)
+        print("QUERY", q.question[0].name.to_text(), q.question[0].rdtype, q.edns, 1 if q.ednsflags & 0x8000 else 0, flush=True)
         if mode == "silent":
             return
         if mode == "formerr" and q.edns >= 0:
