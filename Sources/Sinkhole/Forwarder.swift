@@ -11,11 +11,15 @@ public struct ForwarderConfiguration: Sendable {
     public var overallTimeout: TimeAmount
     public var failuresBeforeBackoff: Int
     public var backoff: TimeAmount
+    /// Questions being resolved upstream at once; more get SERVFAIL at once. A flood of unique
+    /// names then costs a bounded number of sockets instead of every descriptor we have.
+    public var maximumOutstanding: Int
 
     public init(
         upstreams: [SocketAddress], perUpstreamTimeout: TimeAmount = .seconds(2), overallTimeout: TimeAmount = .seconds(4),
-        failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30)
+        failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30), maximumOutstanding: Int = 512
     ) {
+        self.maximumOutstanding = max(maximumOutstanding, 1)
         self.upstreams = upstreams
         self.perUpstreamTimeout = perUpstreamTimeout
         self.overallTimeout = overallTimeout
@@ -30,6 +34,7 @@ public final class Forwarder: Sendable {
     public let configuration: ForwarderConfiguration
     let health: UpstreamHealth
     let logger: Logger
+    let outstanding = InFlightCounter()
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -40,7 +45,14 @@ public final class Forwarder: Sendable {
     }
 
     public func resolve(_ question: OutgoingQuestion, on loop: any EventLoop) -> EventLoopFuture<CachedAnswer> {
-        loop.makeFutureWithTask { await self.resolve(question, on: loop) }
+        guard outstanding.current < configuration.maximumOutstanding else {
+            return loop.makeSucceededFuture(.failure(question, receivedAt: NIODeadline.now().uptimeNanoseconds))
+        }
+        outstanding.increment()
+        return loop.makeFutureWithTask {
+            defer { self.outstanding.decrement() }
+            return await self.resolve(question, on: loop)
+        }
     }
 
     func resolve(_ question: OutgoingQuestion, on loop: any EventLoop) async -> CachedAnswer {
@@ -58,13 +70,13 @@ public final class Forwarder: Sendable {
             let timeout = min(configuration.perUpstreamTimeout, remaining)
             do {
                 let reply = try await exchange(dnsQuestion, question: question, upstream: upstream, timeout: timeout, deadline: deadline, on: loop)
-                // SERVFAIL and REFUSED say this upstream cannot help now; another may (failover).
+                // The upstream is alive either way; only silence and network errors count against it.
+                health.succeeded(index)
+                // SERVFAIL and REFUSED say this upstream cannot help with this name; another may.
                 if reply.rcode == .serverFailure || reply.rcode == .refused {
                     fallback = reply
-                    noteFailure(index, upstream: upstream, reason: "answered \(reply.rcode)")
                     continue
                 }
-                health.succeeded(index)
                 return .normalize(reply, question: question, receivedAt: NIODeadline.now().uptimeNanoseconds)
             } catch {
                 noteFailure(index, upstream: upstream, reason: "\(error)")
