@@ -86,6 +86,13 @@ let package = Package(
             path: "bench/Sources/scrolloff-bench",
             swiftSettings: swiftSettings
         ),
+        // The domain matcher's figures (issue 4); run by bench/matcher.sh.
+        .executableTarget(
+            name: "matcher-bench",
+            dependencies: ["DomainLists"],
+            path: "bench/Sources/matcher-bench",
+            swiftSettings: swiftSettings
+        ),
 
         .testTarget(
             name: "ScrollOffCoreTests",

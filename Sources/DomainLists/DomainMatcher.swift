@@ -1,0 +1,252 @@
+/// An immutable map from a DNS name to the entries that block it, built by `MatcherBuilder`.
+///
+/// Layout: a trie of labels read right to left (`com` → `example` → `www`). Each node is one
+/// variable-length record, 4-byte aligned, in a single byte table:
+///
+///     +0  parent record (UInt32, in 4-byte words; UInt32.max for a top-level label)
+///     +4  self answer   (UInt32: entry-set id, bit 31 = allowed) for a query equal to this name
+///     +8  below answer  (UInt32: entry-set id, bit 31 = allowed) for a query under this name
+///     +12 label length (UInt8), then the label bytes, padded to a multiple of 4
+///
+/// so verifying a probe and reading the answer touch one cache line (occasionally two). Nodes are
+/// found through one open-addressing table keyed by the hash of the whole suffix (`SuffixHash`).
+/// Each slot is 32 bits: the low bits hold the record's word offset + 1 (0 = empty), the high
+/// bits a tag from the hash that rejects most wrong slots without touching the records. A hit is
+/// verified exactly (the parent is the node the previous label found, and the label bytes are
+/// equal), so no hash collision can give a wrong answer.
+///
+/// A lookup first computes the hash of every suffix of the query and loads the first slot each
+/// will probe; those loads do not depend on one another, so the processor overlaps their cache
+/// misses instead of paying them one after the other. Then it walks the labels from the right
+/// until the trie has no edge and answers from the deepest node reached: both answers already fold
+/// in every ancestor's rules (`MatcherBuilder.build`). Nothing is allocated and no `String` is made.
+///
+/// Semantics (SPEC §1): a rule on `example.com` covers it and every name under it; `*.example.com`
+/// covers the names under it but not `example.com`; `|example.com^` covers only `example.com`.
+/// Allow beats block: an allow rule on a name or on any parent suffix makes the answer allowed, so
+/// allowing `a.example.com` while `example.com` is blocked opens `a.example.com` and its
+/// subdomains, and nothing else under `example.com`.
+public final class DomainMatcher: @unchecked Sendable {
+    // @unchecked: both tables are written once in `init` and only read afterwards; they are freed
+    // in `deinit`, when no reader can hold the instance.
+    private let slots: TableMemory.Buffer<UInt32>
+    private let slotMask: Int
+    private let indexMask: UInt32
+    /// Node records, addressed in 4-byte words.
+    private let records: TableMemory.Buffer<UInt32>
+    private let recordBase: UnsafeRawPointer
+
+    /// The distinct entry sets; `entrySets[Int(id.rawValue)]` lists the entries of a result, sorted.
+    /// `entrySets[0]` is the empty set.
+    public let entrySets: [[EntryIndex]]
+    /// Rules that went into the build (duplicates included).
+    public let ruleCount: Int
+    /// Names (trie nodes) stored, including the parents that the rules' names pass through.
+    public let nodeCount: Int
+
+    static let noNode = UInt32.max
+    static let rootParent = UInt32.max
+    static let allowBit: UInt32 = 1 << 31
+    static let labelFieldOffset = 12
+    /// Labels per name: a name has at most 127 (255 octets on the wire, RFC 1035 §3.1).
+    static let maxLabels = 128
+
+    /// An empty matcher: every name is `noMatch`.
+    public convenience init() {
+        self.init(records: [], nodeHashes: [], nodeWords: [], entrySets: [[]], ruleCount: 0)
+    }
+
+    /// - Parameters:
+    ///   - records: the record table in native byte order, a whole number of 4-byte words.
+    ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeWords`.
+    ///   - nodeWords: each node's record offset in words.
+    init(records: [UInt32], nodeHashes: [UInt64], nodeWords: [UInt32], entrySets: [[EntryIndex]], ruleCount: Int) {
+        let recordTable = TableMemory.allocate(UInt32.self, count: records.count)
+        records.withUnsafeBufferPointer { source in
+            if let from = source.baseAddress { recordTable.base.update(from: from, count: source.count) }
+        }
+        self.records = recordTable
+        recordBase = UnsafeRawPointer(recordTable.base)
+        self.entrySets = entrySets
+        self.ruleCount = ruleCount
+        nodeCount = nodeWords.count
+
+        // Load factor between 1/3 and 2/3: short probe runs, 4 to 12 bytes of table per node.
+        var capacity = 16
+        while capacity < nodeCount + nodeCount / 2 { capacity <<= 1 }
+        slotMask = capacity - 1
+        var indexBits: UInt32 = 1
+        while (UInt64(1) << indexBits) <= UInt64(records.count) + 1 { indexBits += 1 }
+        indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
+        slots = TableMemory.allocate(UInt32.self, count: capacity)
+        for (hash, word) in zip(nodeHashes, nodeWords) {
+            var slot = Int(truncatingIfNeeded: hash) & slotMask
+            while slots[slot] != 0 { slot = (slot &+ 1) & slotMask }
+            slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (word + 1)
+        }
+    }
+
+    deinit {
+        TableMemory.deallocate(slots)
+        TableMemory.deallocate(records)
+    }
+
+    // MARK: lookup
+
+    /// Looks up a name in text form, such as `www.Example.com.`: ASCII, any case, optional
+    /// trailing dot. Non-ASCII bytes never match, since stored names are A-labels.
+    public func match(text name: UnsafeRawBufferPointer) -> MatchResult {
+        guard let base = name.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .noMatch }
+        var end = name.count
+        if end > 0, base[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        // No stored name is longer, so a longer query cannot match.
+        guard end > 0, end <= DomainNormalizer.maxNameLength else { return .noMatch }
+        return withScratch { hashes, spans in
+            var count = 0
+            var hash = SuffixHash.root
+            while true {
+                var start = end
+                while start > 0, base[start - 1] != UInt8(ascii: ".") { start -= 1 }
+                // Only a name of nothing but dots has this many labels, and none is stored.
+                guard count < Self.maxLabels else { return .noMatch }
+                hash = SuffixHash.extend(hash, label: base + start, count: end - start)
+                hashes[count] = hash
+                spans[count] = LabelSpan(start: UInt8(start), length: UInt8(end - start))
+                count += 1
+                if start == 0 { break }
+                end = start - 1
+            }
+            return resolve(base, hashes, spans, count: count)
+        }
+    }
+
+    /// Looks up a name in DNS wire format (RFC 1035 §3.1: length-prefixed labels ending in a zero
+    /// octet), as it sits in a query's question, any case. A compression pointer or a malformed
+    /// name yields `noMatch`; the wire parser rejects those before asking.
+    public func match(wire name: UnsafeRawBufferPointer) -> MatchResult {
+        guard let base = name.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .noMatch }
+        let limit = min(name.count, 255)
+        return withScratch { hashes, spans in
+            // Labels are found left to right but hashed right to left: note them, then reverse.
+            var count = 0
+            var position = 0
+            while true {
+                guard position < limit else { return .noMatch }
+                let length = Int(base[position])
+                if length == 0 { break }
+                // The terminating zero octet must follow the label inside the buffer.
+                guard length <= 63, position + 1 + length < limit, count < Self.maxLabels else { return .noMatch }
+                spans[count] = LabelSpan(start: UInt8(position + 1), length: UInt8(length))
+                count += 1
+                position += 1 + length
+            }
+            guard count > 0 else { return .noMatch }
+            var topFirst = UnsafeMutableBufferPointer(rebasing: spans[0..<count])
+            topFirst.reverse()
+            var hash = SuffixHash.root
+            for level in 0..<count {
+                hash = SuffixHash.extend(hash, label: base + Int(spans[level].start), count: Int(spans[level].length))
+                hashes[level] = hash
+            }
+            return resolve(base, hashes, spans, count: count)
+        }
+    }
+
+    /// Convenience for callers off the hot path (CLI, tests). Makes a copy of the text.
+    public func match(_ name: String) -> MatchResult {
+        var name = name
+        return name.withUTF8 { match(text: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The entries of a result's set.
+    public func entries(of id: EntrySetID) -> [EntryIndex] {
+        Int(id.rawValue) < entrySets.count ? entrySets[Int(id.rawValue)] : []
+    }
+
+    /// Where one label lies in the query. Names are at most 255 octets, so a byte holds each.
+    private struct LabelSpan {
+        var start: UInt8
+        var length: UInt8
+    }
+
+    /// Runs `body` with room for one name's suffix hashes and label spans. Both buffers stay at or
+    /// under 1 KiB, the size `withUnsafeTemporaryAllocation` always places on the stack.
+    @inline(__always)
+    private func withScratch(
+        _ body: (UnsafeMutableBufferPointer<UInt64>, UnsafeMutableBufferPointer<LabelSpan>) -> MatchResult
+    ) -> MatchResult {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Self.maxLabels) { hashes in
+            withUnsafeTemporaryAllocation(of: LabelSpan.self, capacity: Self.maxLabels) { spans in
+                body(hashes, spans)
+            }
+        }
+    }
+
+    /// Walks the labels from the top-level one down and answers from the deepest node found.
+    /// `hashes[level]` and `spans[level]` describe level 0 (the top-level label) to `count - 1`.
+    @inline(__always)
+    private func resolve(
+        _ base: UnsafePointer<UInt8>, _ hashes: UnsafeMutableBufferPointer<UInt64>,
+        _ spans: UnsafeMutableBufferPointer<LabelSpan>, count: Int
+    ) -> MatchResult {
+        // Load every level's first slot before walking. The loads do not depend on one another,
+        // so their cache misses overlap; the walk then finds them in cache. If every first slot is
+        // empty, even the top-level label is absent.
+        var occupied: UInt32 = 0
+        for level in 0..<count { occupied |= slots[Int(truncatingIfNeeded: hashes[level]) & slotMask] }
+        guard occupied != 0 else { return .noMatch }
+
+        var parent = Self.rootParent
+        var reached = 0
+        while reached < count {
+            let span = spans[reached]
+            let node = find(hash: hashes[reached], parent: parent, label: base + Int(span.start), count: Int(span.length))
+            if node == Self.noNode { break }
+            parent = node
+            reached += 1
+        }
+        guard reached > 0 else { return .noMatch }
+        let record = recordBase + Int(parent) &* 4
+        let raw = record.load(fromByteOffset: reached == count ? 4 : 8, as: UInt32.self)
+        return MatchResult(entrySet: EntrySetID(rawValue: raw & ~Self.allowBit), isAllowed: raw & Self.allowBit != 0)
+    }
+
+    @inline(__always)
+    private func find(hash: UInt64, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
+        let tag = UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask
+        var slot = Int(truncatingIfNeeded: hash) & slotMask
+        while true {
+            let value = slots[slot]
+            if value == 0 { return Self.noNode }
+            if value & ~indexMask == tag {
+                let node = (value & indexMask) &- 1
+                if matches(node: node, parent: parent, label: label, count: count) { return node }
+            }
+            slot = (slot &+ 1) & slotMask
+        }
+    }
+
+    @inline(__always)
+    private func matches(node: UInt32, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> Bool {
+        let record = recordBase + Int(node) &* 4
+        guard record.load(as: UInt32.self) == parent,
+              Int(record.load(fromByteOffset: Self.labelFieldOffset, as: UInt8.self)) == count else { return false }
+        let stored = (record + Self.labelFieldOffset + 1).assumingMemoryBound(to: UInt8.self)
+        var index = 0
+        while index < count {
+            if stored[index] != DomainNormalizer.lowercased(label[index]) { return false }
+            index &+= 1
+        }
+        return true
+    }
+
+    // MARK: figures
+
+    /// Bytes of every table a lookup reads: hash slots and node records (labels included), plus
+    /// the entry-set table counted by element (16 bytes per set for its array, 4 per entry).
+    /// Allocator overhead is not included.
+    public var tableBytes: Int {
+        slots.count * MemoryLayout<UInt32>.stride + records.count * MemoryLayout<UInt32>.stride
+            + entrySets.reduce(0) { $0 + 16 + $1.count * MemoryLayout<EntryIndex>.stride }
+    }
+}

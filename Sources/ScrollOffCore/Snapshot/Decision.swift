@@ -1,0 +1,28 @@
+/// Index of an entry in the catalog order the domain matcher interns (DomainLists).
+public typealias EntryIndex = UInt32
+
+/// Id of an interned set of entry indices: the matcher maps a name to one. Id 0 means the name
+/// belongs to no entry.
+public typealias EntrySetID = UInt32
+
+/// The answer to "is this name blocked for this client now, and for how long" (SPEC §9).
+public struct Decision: Hashable, Sendable {
+    /// No TTL cap: the name is unmanaged and nothing scheduled changes it.
+    public static let uncapped = UInt32.max
+    /// SPEC §9: "blocked answers at most 10 s".
+    public static let blockedTTLCap: UInt32 = 10
+
+    public var blocked: Bool
+    /// Whether the name belongs to an entry of the client's profile (SPEC §9 "managed names"): only
+    /// these are counted, and only these get a TTL cap from the rules.
+    public var managed: Bool
+    /// The longest TTL an answer for this name may carry, in seconds: the seconds left until the
+    /// entry set's next change, at least 1, and at most 10 when blocked. ``uncapped`` when no cap applies.
+    public var ttlCap: UInt32
+
+    @inlinable public init(blocked: Bool, managed: Bool, ttlCap: UInt32) {
+        self.blocked = blocked
+        self.managed = managed
+        self.ttlCap = ttlCap
+    }
+}
