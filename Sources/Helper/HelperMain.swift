@@ -57,9 +57,10 @@ public enum HelperMain {
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             })
         let reload = ReloadService(logger: logger) { loader.reload(into: policies) }
+        let refresher = PolicyRefresher(loader: loader, store: policies, logger: logger)
         let services = ServiceGroup(
             configuration: .init(
-                services: [.init(service: server), .init(service: reload)],
+                services: [.init(service: server), .init(service: reload), .init(service: refresher)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         do {

@@ -1,37 +1,96 @@
+import DomainLists
+import Foundation
 import Logging
+import ScrollOffCore
 import Sinkhole
+import Synchronization
 
-/// Builds the policy from the configured lists. Start-up errors are fatal; on reload the old
-/// policy stays and the error is logged (ARCHITECTURE.md principle 5).
-public struct PolicyLoader: Sendable {
+/// Builds the production policy (`SnapshotPolicy`: DomainLists matcher + ScrollOffCore snapshot)
+/// from the lists given at start. Start-up errors are fatal; on reload the old policy stays and the
+/// error is logged (ARCHITECTURE.md principle 5).
+///
+/// Until the Store and the control API feed real entries, schedules and grants, the rules are:
+/// entry `blocklist` (the `--blocklist` file) blocked around the clock, and entry `managed` (the
+/// hidden `--managed-list` test hook) opened by a grant from start-up for `managedTTLCap` seconds,
+/// after which it is blocked too. Both go through the same matcher and snapshot as real entries.
+public final class PolicyLoader: Sendable {
     public let blocklistPath: String?
     public let managedListPath: String?
     public let managedTTLCap: UInt32
     public let logger: Logger
+    /// The trusted clock (SPEC §11); the wall clock until the helper's trusted clock is wired in.
+    public let clock: @Sendable () -> Instant
+    let startedAt: Instant
+    static let catalog: [EntryID] = ["blocklist", "managed"]
+    /// The lists last loaded, kept so that a refresh at a window edge needs no file access.
+    private let loaded = Mutex<DomainMatcher?>(nil)
 
-    public init(blocklistPath: String?, managedListPath: String? = nil, managedTTLCap: UInt32 = 60, logger: Logger) {
+    public init(
+        blocklistPath: String?, managedListPath: String? = nil, managedTTLCap: UInt32 = 60, logger: Logger,
+        clock: @escaping @Sendable () -> Instant = PolicyLoader.wallClock
+    ) {
         self.blocklistPath = blocklistPath
         self.managedListPath = managedListPath
-        self.managedTTLCap = managedTTLCap
+        self.managedTTLCap = max(managedTTLCap, 1)
         self.logger = logger
+        self.clock = clock
+        startedAt = clock()
     }
 
+    public static let wallClock: @Sendable () -> Instant = {
+        Instant(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    var rules: ProfileRules {
+        ProfileRules(
+            blocks: [
+                Block(entry: "blocklist", created: startedAt, cooldownUntil: startedAt),
+                Block(entry: "managed", created: startedAt, cooldownUntil: startedAt),
+            ],
+            grants: [
+                Grant(id: 1, entry: "managed", kind: .spend, start: startedAt, end: startedAt + .seconds(Int64(managedTTLCap))),
+            ])
+    }
+
+    /// Reads the lists and returns the policy in force now.
     public func load() throws -> any QueryPolicy {
-        guard blocklistPath != nil || managedListPath != nil else { return AllowAllPolicy() }
-        return BlocklistPolicy(
-            blocked: try loadSet(blocklistPath), managed: try loadSet(managedListPath), managedTTLCap: managedTTLCap)
+        var builder = MatcherBuilder()
+        if let path = blocklistPath { try add(path, entry: 0, to: &builder) }
+        if let path = managedListPath { try add(path, entry: 1, to: &builder) }
+        let matcher = builder.build()
+        loaded.withLock { $0 = matcher }
+        return policy(matcher: matcher)
     }
 
-    private func loadSet(_ path: String?) throws -> DomainSuffixSet {
-        guard let path else { return DomainSuffixSet() }
-        let list = try PlainDomainList.load(path: path)
-        var set = DomainSuffixSet()
-        for domain in list.domains { try set.insert(domain) }
-        for error in list.badLines.prefix(10) {
-            logger.warning("skipped a line of a list", metadata: ["list.source": "\(error.path)", "list.line": "\(error.line)", "reason": "\(error.reason)"])
+    /// The policy over the lists already loaded, re-evaluated at the current time: called at every
+    /// window edge (`EnforcementSnapshot.validUntil`) so decisions and TTL caps stay exact.
+    public func refreshed() -> (any QueryPolicy)? {
+        loaded.withLock { $0 }.map { policy(matcher: $0) }
+    }
+
+    private func policy(matcher: DomainMatcher) -> SnapshotPolicy {
+        let now = clock()
+        let entrySets = matcher.entrySets.map { set in set.map(\.rawValue) }
+        let snapshot = EnforcementSnapshot(
+            entrySets: entrySets, profiles: [rules.evaluate(entries: Self.catalog, at: now)], builtAt: now)
+        return SnapshotPolicy(matcher: matcher, snapshot: snapshot, now: clock)
+    }
+
+    private func add(_ path: String, entry: UInt32, to builder: inout MatcherBuilder) throws {
+        let parsed: ParsedList
+        do {
+            parsed = try ListParser.parse(contentsOfFile: path)
+        } catch .noRules {
+            logger.info("list loaded", metadata: ["list.source": "\(path)", "list.rules": "0"])
+            return
+        } catch {
+            throw HelperStartError("cannot load the list \(path): \(error)")
         }
-        logger.info("list loaded", metadata: ["list.source": "\(path)", "list.domains": "\(set.count)", "list.bad_lines": "\(list.badLines.count)"])
-        return set
+        for bad in parsed.badLines.prefix(10) {
+            logger.warning("skipped a line of a list", metadata: ["list.source": "\(path)", "list.line": "\(bad.lineNumber)", "reason": "\(bad.reason)"])
+        }
+        builder.add(parsed.rules, entry: DomainLists.EntryIndex(entry))
+        logger.info("list loaded", metadata: ["list.source": "\(path)", "list.bad_lines": "\(parsed.badLineCount)"])
     }
 
     /// Rereads the lists into `store`; keeps the current policy when that fails.

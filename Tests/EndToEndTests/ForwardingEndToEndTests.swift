@@ -33,16 +33,23 @@ import Testing
         #expect(upstream.queries.count == 1, "\(upstream.queries)")
     }
 
-    @Test func managed_names_get_their_ttl_capped() throws {
+    @Test func managed_names_get_their_ttl_capped_and_are_blocked_when_the_grant_ends() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
         let managed = try scratch.file("managed.txt", "host.test\n")
         let server = try Sinkhole(
-            scratch: scratch, upstreams: [upstream.port], extra: ["--managed-list", managed, "--managed-ttl-cap", "7"])
+            scratch: scratch, upstreams: [upstream.port], extra: ["--managed-list", managed, "--managed-ttl-cap", "3"])
         let answer = try dig(server.port, ["+noall", "+answer", "host.test", "A"])
-        #expect(answer.contains("\t7\tIN\tA\t10.0.0.7"), "\(answer)")
+        let fields = answer.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "\n" })
+        let ttl = try #require(fields.dropFirst().first.flatMap { Int($0) }, "\(answer)")
+        #expect((1...3).contains(ttl), "\(answer)")
+        #expect(answer.contains("10.0.0.7"))
         let other = try dig(server.port, ["+noall", "+answer", "fwd.test", "A"])
         #expect(other.contains("\t300\tIN\tA"), "\(other)")
+        // The grant behind the cap ends 3 s after start; the snapshot is rebuilt at that edge.
+        Thread.sleep(forTimeInterval: 3.5)
+        let blocked = try dig(server.port, ["host.test", "A"])
+        #expect(blocked.contains("0.0.0.0") && blocked.contains("EDE: 15 (Blocked)"), "\(blocked)")
     }
 
     @Test func a_large_answer_is_truncated_over_udp_and_whole_over_tcp() throws {
