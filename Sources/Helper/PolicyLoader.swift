@@ -37,9 +37,11 @@ public final class PolicyLoader: Sendable {
         startedAt = clock()
     }
 
-    public static let wallClock: @Sendable () -> Instant = {
-        Instant(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-    }
+    /// The wall clock through the program's one real clock (`SystemTimeSource`, ARCHITECTURE.md
+    /// principle 11), until the helper's persisted `TrustedClock` is wired in.
+    public static let wallClock: @Sendable () -> Instant = { timeSource.read().wall }
+    /// Built once: it reads the boot id from /proc, which no query should pay for.
+    static let timeSource = SystemTimeSource()
 
     var rules: ProfileRules {
         ProfileRules(
