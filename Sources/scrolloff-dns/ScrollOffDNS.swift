@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 
 /// `scrolloff-dns`: the root helper. It runs in the foreground, as systemd expects (SPEC §13).
 @main
@@ -8,5 +9,19 @@ struct ScrollOffDNS: AsyncParsableCommand {
         abstract: "Scroll Off's helper: a DNS sinkhole that follows your schedules, credits and peeks.",
         subcommands: [Start.self]
     )
-}
 
+    static func main() async {
+        // One line per event on stderr; stdout is kept for the `listening …` lines scripts read.
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import DNSWire
+import NIOCore
+
+/// Answers from the cache, joins in-flight questions, and stores what the forwarder brings back.
+public struct CacheLink: ResolverLink {
+    public let cache: AnswerCache
+    public let policies: PolicyStore
+    public let mode: BlockingMode
+
+    public init(cache: AnswerCache, policies: PolicyStore, mode: BlockingMode) {
+        self.cache = cache
+        self.policies = policies
+        self.mode = mode
+    }
+
+    public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
+        let now = NIODeadline.now().uptimeNanoseconds
+        switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop) {
+        case .hit(let answer):
+            let output = AnswerRenderer.render(
+                answer, query: context.query, limit: context.replyLimit, decision: context.decision,
+                policy: policies.policy, client: context.client, mode: mode, now: now,
+                scratch: &context.scratch, builder: &context.builder)
+            return output == .scratch ? .scratchReply : .builtReply
+        case .wait(let future):
+            return .later(renderLater(future.hop(to: context.eventLoop), context))
+        case .miss(let promise):
+            let result = next(context)
+            switch result {
+            case .upstream(let future):
+                future.cascade(to: promise)
+                return .later(renderLater(promise.futureResult, context))
+            default:
+                // A link below answered by itself: nothing to cache, and nobody may wait forever.
+                promise.fail(CacheBypassed())
+                return result
+            }
+        }
+    }
+
+    private func renderLater(_ future: EventLoopFuture<CachedAnswer>, _ context: QueryContext) -> EventLoopFuture<[UInt8]> {
+        let pending = context.pending
+        let client = context.client
+        let policies = policies
+        let mode = mode
+        return future.map { answer in
+            // The policy is read again now: a rule may have changed while the upstream answered.
+            AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: policies.policy, mode: mode)
+        }
+    }
+}
+
+/// The link after the cache answered without the network; waiters on the question ask again.
+struct CacheBypassed: Error {}

@@ -1,0 +1,45 @@
+import DNSWire
+
+/// The canary names of SPEC §9, and the optional list of known DoH endpoints.
+///
+/// - `use-application-dns.net` → NXDOMAIN: Firefox then keeps its DoH off (Mozilla's canary domain).
+/// - `mask.icloud.com`, `mask-h2.icloud.com` → NXDOMAIN: iCloud Private Relay steps aside.
+/// - `resolver.arpa` → NODATA: no designated encrypted resolver is offered (RFC 9462 §4).
+/// - DoH endpoints from a list → the blocked answer, so browsers fall back to this resolver.
+public struct CanaryLink: ResolverLink {
+    /// Canaries answer exactly the name; their subdomains are ordinary names.
+    static let nxdomainNames: [[UInt8]] = ["use-application-dns.net", "mask.icloud.com", "mask-h2.icloud.com"]
+        .compactMap { try? DNSName($0).wireBytes }
+    static let nodataNames: [[UInt8]] = ["resolver.arpa"].compactMap { try? DNSName($0).wireBytes }
+    /// Negative answers for canaries may be cached a while by clients: they never change.
+    static let canaryTTL: UInt32 = 300
+
+    public let dohEndpoints: DomainSuffixSet
+    public let mode: BlockingMode
+
+    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), mode: BlockingMode = .null) {
+        self.dohEndpoints = dohEndpoints
+        self.mode = mode
+    }
+
+    public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
+        let name = context.query.lowercasedName
+        for canary in Self.nxdomainNames where canary == name {
+            LocalAnswer.writeNegative(
+                into: &context.builder, query: context.query, rcode: .nameError, ttl: Self.canaryTTL, limit: context.replyLimit)
+            return .builtReply
+        }
+        for canary in Self.nodataNames where canary == name {
+            LocalAnswer.writeNegative(
+                into: &context.builder, query: context.query, rcode: .noError, ttl: Self.canaryTTL, limit: context.replyLimit)
+            return .builtReply
+        }
+        if dohEndpoints.contains(lowercasedName: name) {
+            LocalAnswer.writeBlocked(
+                into: &context.builder, query: context.query, mode: mode, ttl: PolicyDecision.maximumBlockedTTL,
+                limit: context.replyLimit)
+            return .builtReply
+        }
+        return next(context)
+    }
+}

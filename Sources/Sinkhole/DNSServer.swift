@@ -1,0 +1,164 @@
+import DNSWire
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything the server needs to run.
+public struct DNSServerConfiguration: Sendable {
+    public var listen: [HostPort]
+    public var tcp: TCPLimits
+    /// Datagrams read per `recvmmsg` call.
+    public var vectorReadCount: Int
+    /// On SIGTERM, how long questions already sent upstream may take to be answered.
+    public var drainTimeout: TimeAmount
+
+    public init(listen: [HostPort], tcp: TCPLimits = TCPLimits(), vectorReadCount: Int = 32, drainTimeout: TimeAmount = .seconds(5)) {
+        self.listen = listen
+        self.tcp = tcp
+        self.vectorReadCount = max(vectorReadCount, 1)
+        self.drainTimeout = drainTimeout
+    }
+}
+
+/// Binding a listen address failed at start-up (fatal, ARCHITECTURE.md principle 5).
+public struct ListenError: Error, Sendable, CustomStringConvertible {
+    public var address: HostPort
+    public var transport: DNSTransport
+    public var reason: String
+    public var description: String {
+        "cannot listen on \(transport) \(address): \(reason). Is another DNS server using the port? "
+            + "Ports below 1024 need root; use --listen 127.0.0.1:5300 to try without."
+    }
+}
+
+/// The UDP and TCP listeners of every `--listen` address, as one service of the helper's group.
+///
+/// UDP gets one socket per event loop on the same port (SO_REUSEPORT), so the kernel spreads
+/// queries over all cores; TCP has one listening socket whose connections are spread over the loops.
+public final class DNSServer: Service {
+    public let configuration: DNSServerConfiguration
+    let chain: ResolverChain
+    let group: any EventLoopGroup
+    let logger: Logger
+    let counter: ConnectionCounter
+    let pending = InFlightCounter()
+    /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
+    let announce: @Sendable (String) -> Void
+
+    public init(
+        configuration: DNSServerConfiguration, chain: ResolverChain, group: any EventLoopGroup, logger: Logger,
+        announce: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.chain = chain
+        self.group = group
+        self.logger = logger
+        counter = ConnectionCounter(limit: configuration.tcp.maximumConnections)
+        self.announce = announce
+    }
+
+    public func run() async throws {
+        var datagramChannels: [any Channel] = []
+        var listeners: [any Channel] = []
+        do {
+            for address in configuration.listen {
+                let (udp, tcp, port) = try await bind(address)
+                datagramChannels += udp
+                listeners.append(tcp)
+                let shown = HostPort(host: address.host, port: port)
+                announce("listening udp \(shown)")
+                announce("listening tcp \(shown)")
+                logger.info("listening", metadata: ["listen.address": "\(shown)", "event.loops": "\(udp.count)"])
+            }
+        } catch {
+            for channel in datagramChannels + listeners { try? await channel.close() }
+            throw error
+        }
+        // Serve until SIGTERM/SIGINT. Then drain: stop reading new queries and accepting
+        // connections, give questions already sent upstream up to `drainTimeout` to be answered,
+        // and only then close the sockets their answers leave by.
+        try? await gracefulShutdown()
+        logger.info("draining", metadata: ["queries.in_flight": "\(pending.current)"])
+        for listener in listeners { try? await listener.close() }
+        for channel in datagramChannels { try? await channel.setOption(ChannelOptions.autoRead, value: false).get() }
+        let deadline = NIODeadline.now() + configuration.drainTimeout
+        while pending.current > 0, NIODeadline.now() < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        logger.info("stopping listeners")
+        for channel in datagramChannels { try? await channel.close() }
+    }
+
+    /// Binds UDP on every loop and TCP once, all on one port. With port 0 the first UDP socket
+    /// picks it; if TCP cannot have the same port, everything is retried on a new one, since clients
+    /// retry over TCP on the port they used for UDP.
+    private func bind(_ address: HostPort) async throws -> (udp: [any Channel], tcp: any Channel, port: Int) {
+        let attempts = address.port == 0 ? 20 : 1
+        var lastError: (any Error)?
+        for _ in 0..<attempts {
+            var bound: [any Channel] = []
+            do {
+                var port = address.port
+                for loop in group.makeIterator() {
+                    let channel = try await bindUDP(HostPort(host: address.host, port: port), on: loop)
+                    bound.append(channel)
+                    if port == 0 { port = channel.localAddress?.port ?? 0 }
+                }
+                let tcp = try await bindTCP(HostPort(host: address.host, port: port))
+                return (bound, tcp, port)
+            } catch {
+                lastError = error
+                for channel in bound { try? await channel.close() }
+            }
+        }
+        let reason = lastError.map { "\($0)" } ?? "no event loop"
+        throw ListenError(address: address, transport: .udp, reason: reason)
+    }
+
+    private func bindUDP(_ address: HostPort, on loop: any EventLoop) async throws -> any Channel {
+        let chain = chain
+        let pending = pending
+        let reusePort = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_REUSEPORT))
+        return try await DatagramBootstrap(group: loop)
+            .channelOption(reusePort, value: 1)
+            .channelOption(ChannelOptions.datagramVectorReadMessageCount, value: configuration.vectorReadCount)
+            // Each datagram gets a 2 KiB slot of one receive buffer; a query larger than that is
+            // cut and answered FORMERR, which is right for a stub client's question.
+            .channelOption(
+                ChannelOptions.recvAllocator,
+                value: FixedSizeRecvByteBufferAllocator(capacity: configuration.vectorReadCount * 2048))
+            .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 4 << 20)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: chain, pending: pending))
+                }
+            }
+            .bind(host: address.host, port: address.port)
+            .get()
+    }
+
+    private func bindTCP(_ address: HostPort) async throws -> any Channel {
+        let chain = chain
+        let limits = configuration.tcp
+        let counter = counter
+        let pending = pending
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(ChannelOptions.backlog, value: 128)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(
+                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending))
+                }
+            }
+            .bind(host: address.host, port: address.port)
+            .get()
+    }
+}

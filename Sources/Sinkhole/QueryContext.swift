@@ -1,0 +1,67 @@
+import DNSWire
+import NIOCore
+
+/// How a query reached us; it decides the reply size limit (RFC 1035 §4.2).
+public enum DNSTransport: Sendable {
+    case udp
+    case tcp
+}
+
+/// The working state of one query as it walks the resolver chain.
+///
+/// One context belongs to one channel handler and is reused for every query it serves, so the
+/// parse buffers and the reply builder keep their capacity and the hot path does not allocate.
+/// It never leaves its event loop; a link that answers later copies what it needs into a
+/// `PendingQuestion` first.
+public final class QueryContext {
+    /// The raw packet. Valid only while the chain runs synchronously (it points into the
+    /// channel's receive buffer).
+    public internal(set) var packet: UnsafeRawBufferPointer
+    /// The parsed question and OPT record, filled in by the gate.
+    public var query: DNSQuery
+    public internal(set) var client: ClientAddress
+    public internal(set) var transport: DNSTransport
+    public let eventLoop: any EventLoop
+    /// The local decision, filled in by the policy link and read by the links after it.
+    public var decision: PolicyDecision
+    /// Replies built here: gate errors, canaries, blocked answers.
+    public var builder: DNSResponseBuilder
+    /// Replies copied from the cache.
+    public var scratch: [UInt8]
+
+    public init(eventLoop: any EventLoop) {
+        packet = UnsafeRawBufferPointer(start: nil, count: 0)
+        query = DNSQuery()
+        client = .unknown
+        transport = .udp
+        self.eventLoop = eventLoop
+        decision = .allowed
+        builder = DNSResponseBuilder(capacity: 1232)
+        scratch = []
+        scratch.reserveCapacity(1232)
+    }
+
+    /// The largest reply this client takes: the EDNS or 512-octet limit over UDP (RFC 6891 §6.2.5),
+    /// the 16-bit frame length over TCP (RFC 7766 §8).
+    public var replyLimit: Int {
+        transport == .udp ? query.udpReplyLimit(serverMaximum: DNSServerLimits.ednsPayloadSize) : 65535
+    }
+
+    /// What a deferred answer needs to know about the asker once this context serves another query.
+    public var pending: PendingQuestion {
+        PendingQuestion(query: query, limit: replyLimit, decision: decision)
+    }
+}
+
+/// The server's fixed protocol numbers.
+public enum DNSServerLimits {
+    /// The EDNS UDP payload size we advertise and accept at most (DNS Flag Day 2020; SPEC §9).
+    public static let ednsPayloadSize = 1232
+}
+
+/// A question waiting for the upstream, with what is needed to write its reply later.
+public struct PendingQuestion: Sendable {
+    public var query: DNSQuery
+    public var limit: Int
+    public var decision: PolicyDecision
+}

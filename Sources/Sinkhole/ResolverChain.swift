@@ -1,0 +1,85 @@
+import DNSWire
+import NIOCore
+
+/// What a link decided about a query.
+public enum Resolution {
+    /// Send nothing (a response packet, a header too short to answer).
+    case drop
+    /// The reply is in `context.builder`.
+    case builtReply
+    /// The reply is in `context.scratch`.
+    case scratchReply
+    /// The reply comes later, fully written for this client.
+    case later(EventLoopFuture<[UInt8]>)
+    /// An upstream answer is on its way; the cache link turns it into `later` for this client.
+    case upstream(EventLoopFuture<CachedAnswer>)
+}
+
+/// One step of the resolver chain (ARCHITECTURE.md principle 2, CoreDNS `ServeDNS`): answer the
+/// query, or pass it on with `next(context)` and possibly look at what comes back.
+public protocol ResolverLink: Sendable {
+    func handle(_ context: QueryContext, next: ResolverNext) -> Resolution
+}
+
+/// The rest of the chain after a link.
+public struct ResolverNext {
+    let links: [any ResolverLink]
+    let index: Int
+
+    public func callAsFunction(_ context: QueryContext) -> Resolution {
+        guard index < links.count else {
+            // Nothing left to ask: say so rather than leave the client waiting.
+            LocalAnswer.writeEmpty(into: &context.builder, query: context.query, rcode: .refused, limit: context.replyLimit)
+            return .builtReply
+        }
+        return links[index].handle(context, next: ResolverNext(links: links, index: index + 1))
+    }
+}
+
+/// The ordered links a query walks through.
+public struct ResolverChain: Sendable {
+    public let links: [any ResolverLink]
+
+    public init(links: [any ResolverLink]) {
+        self.links = links
+    }
+
+    /// Runs the chain for the packet in `context`. An `upstream` that reaches the top (a chain with
+    /// no cache link) is rendered here, so callers only see replies.
+    public func resolve(_ context: QueryContext) -> Resolution {
+        let result = ResolverNext(links: links, index: 0)(context)
+        if case .upstream(let future) = result {
+            let pending = context.pending
+            let client = context.client
+            return .later(future.map { answer in
+                AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: AllowAllPolicy(), mode: .null)
+            })
+        }
+        return result
+    }
+
+    /// The sinkhole's chain. This is the one place it is built (ARCHITECTURE.md principle 2).
+    public static func standard(
+        policies: PolicyStore, canaries: CanaryLink, mode: BlockingMode, cache: AnswerCache, forwarder: Forwarder
+    ) -> ResolverChain {
+        ResolverChain(links: [
+            // First, before any other work: a packet that is not a well-formed query (a response,
+            // an unknown opcode, a bad count, a newer EDNS version) is refused or dropped here and
+            // never costs a policy lookup, a cache slot or an upstream query (RFC 9267; SPEC §9).
+            QueryGateLink(),
+            // Canaries come before the rules: they answer the same for every client at every hour,
+            // so that browsers turn off their own DoH even while no block is in force (SPEC §9).
+            canaries,
+            // The local decision before the cache and the network: a blocked name never reaches
+            // an upstream, and a rule change applies to the very next query, cached name or not.
+            // It also records the TTL cap of managed names for the links below.
+            PolicyLink(policies: policies, mode: mode),
+            // The cache after the decision (so it never answers for a blocked name) and before the
+            // forwarder (so a hit never leaves the machine). It also joins identical in-flight
+            // questions to one upstream query, and re-checks CNAME targets against the rules.
+            CacheLink(cache: cache, policies: policies, mode: mode),
+            // Last: the only link that talks to the network.
+            ForwarderLink(forwarder: forwarder),
+        ])
+    }
+}

@@ -1,1 +1,0 @@
-// Sinkhole: see README.md and ../shared/ARCHITECTURE.md.

@@ -1,0 +1,89 @@
+import DNSWire
+import NIOCore
+
+/// Serves queries arriving on one UDP socket (one per event loop, SO_REUSEPORT).
+final class UDPQueryHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    let chain: ResolverChain
+    let pending: InFlightCounter
+    private var queryContext: QueryContext?
+    private var pendingFlush = false
+
+    init(chain: ResolverChain, pending: InFlightCounter = InFlightCounter()) {
+        self.chain = chain
+        self.pending = pending
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        queryContext = QueryContext(eventLoop: context.eventLoop)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let query = queryContext else { return }
+        let envelope = unwrapInboundIn(data)
+        let remote = envelope.remoteAddress
+        query.client = ClientAddress(remote)
+        query.transport = .udp
+        query.decision = .allowed
+        let resolution = envelope.data.withUnsafeReadableBytes { raw in
+            query.packet = raw
+            defer { query.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
+            return chain.resolve(query)
+        }
+        switch resolution {
+        case .drop:
+            return
+        case .builtReply:
+            write(query.builder.bytes, to: remote, context: context)
+        case .scratchReply:
+            write(query.scratch, to: remote, context: context)
+        case .later(let future):
+            let pending = query.pending
+            self.pending.increment()
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            future.whenComplete { result in
+                let (handler, context) = loopBound.value
+                handler.pending.decrement()
+                let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
+                handler.write(bytes, to: remote, context: context)
+                handler.flushIfNeeded(context: context)
+            }
+        case .upstream:
+            // `ResolverChain.resolve` renders upstream answers; never reached.
+            return
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Replies to a burst of queries from one vector read go out in one flush (sendmmsg).
+        flushIfNeeded(context: context)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A UDP socket reports ICMP errors of earlier sends here; they concern one client only.
+    }
+
+    private func write(_ bytes: [UInt8], to remote: SocketAddress, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)
+        pendingFlush = true
+    }
+
+    private func flushIfNeeded(context: ChannelHandlerContext) {
+        guard pendingFlush else { return }
+        pendingFlush = false
+        context.flush()
+    }
+}
+
+/// SERVFAIL for a question whose answer could not be produced (RFC 1035 §4.1.1).
+enum ServerFailure {
+    static func reply(for pending: PendingQuestion) -> [UInt8] {
+        var builder = DNSResponseBuilder(capacity: 512)
+        LocalAnswer.writeEmpty(into: &builder, query: pending.query, rcode: .serverFailure, limit: pending.limit)
+        return builder.bytes
+    }
+}

@@ -1,0 +1,54 @@
+import NIOCore
+import Synchronization
+
+/// Tracks which upstreams answer, so a dead one stops costing every query its timeout.
+///
+/// After `failuresBeforeBackoff` consecutive failures an upstream is tried last for `backoff`;
+/// one success restores it. Nothing is ever skipped entirely: when every upstream is backed off,
+/// they are still tried in order, since a wrong "all down" costs more than a slow answer.
+final class UpstreamHealth: Sendable {
+    struct Record {
+        var consecutiveFailures = 0
+        var backedOffUntil: UInt64 = 0
+    }
+
+    private let records: Mutex<[Record]>
+    let failuresBeforeBackoff: Int
+    let backoffNanoseconds: UInt64
+
+    init(count: Int, failuresBeforeBackoff: Int, backoff: TimeAmount) {
+        records = Mutex(Array(repeating: Record(), count: count))
+        self.failuresBeforeBackoff = max(failuresBeforeBackoff, 1)
+        backoffNanoseconds = UInt64(max(backoff.nanoseconds, 0))
+    }
+
+    /// Upstream indices in the order to try them at `now` (monotonic nanoseconds).
+    func order(now: UInt64) -> [Int] {
+        records.withLock { records in
+            let healthy = records.indices.filter { records[$0].backedOffUntil <= now }
+            let backedOff = records.indices.filter { records[$0].backedOffUntil > now }
+                .sorted { records[$0].backedOffUntil < records[$1].backedOffUntil }
+            return healthy + backedOff
+        }
+    }
+
+    func succeeded(_ index: Int) {
+        records.withLock { records in
+            guard records.indices.contains(index) else { return }
+            records[index] = Record()
+        }
+    }
+
+    /// Returns true when this failure started a back-off, so the caller can log it once.
+    @discardableResult
+    func failed(_ index: Int, now: UInt64) -> Bool {
+        records.withLock { records in
+            guard records.indices.contains(index) else { return false }
+            records[index].consecutiveFailures += 1
+            guard records[index].consecutiveFailures >= failuresBeforeBackoff else { return false }
+            let wasHealthy = records[index].backedOffUntil <= now
+            records[index].backedOffUntil = now &+ backoffNanoseconds
+            return wasHealthy
+        }
+    }
+}

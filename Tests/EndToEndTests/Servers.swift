@@ -1,0 +1,159 @@
+import Foundation
+
+/// The real `scrolloff-dns start` on 127.0.0.1:0.
+final class Sinkhole: @unchecked Sendable {
+    let child: Child
+    let port: Int
+
+    init(scratch: Scratch, upstreams: [Int], blocklist: [String] = [], extra: [String] = []) throws {
+        let list = try scratch.file("blocklist-\(UUID().uuidString).txt", blocklist.joined(separator: "\n") + "\n")
+        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", "\(scratch.path)/state", "--blocklist", list]
+        for upstream in upstreams { arguments += ["--upstream", "127.0.0.1:\(upstream)"] }
+        child = try Child(Products.scrolloffDNS, arguments + extra, scratch: scratch, label: "sinkhole-\(UUID().uuidString)")
+        let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
+        let tcp = try child.waitForLine { $0.hasPrefix("listening tcp 127.0.0.1:") }
+        guard let port = udp.split(separator: ":").last.flatMap({ Int($0) }), tcp.hasSuffix(":\(port)") else {
+            throw HarnessError("unexpected listening lines: \(udp) / \(tcp)")
+        }
+        self.port = port
+    }
+}
+
+/// dnsmasq serving a small test zone, logging every query it receives.
+final class Dnsmasq: @unchecked Sendable {
+    let child: Child
+    let port: Int
+    let logPath: String
+
+    static let bigTXT = (0..<6).map { index in String(repeating: Character(String(index)), count: 250) }
+
+    init(scratch: Scratch) throws {
+        var lastError: (any Error)?
+        for attempt in 0..<5 {
+            let port = try FreePort.pick()
+            let log = "\(scratch.path)/dnsmasq-\(port).log"
+            let arguments = [
+                "--no-daemon", "--conf-file=/dev/null", "--port=\(port)", "--listen-address=127.0.0.1", "--bind-interfaces",
+                "--no-resolv", "--no-hosts", "--no-negcache", "--local-ttl=300", "--log-queries", "--log-facility=\(log)",
+                "--pid-file=", "--local=/test/",
+                "--address=/fwd.test/10.1.2.3",
+                "--host-record=host.test,10.0.0.7",
+                "--host-record=ready.test,10.0.0.1",
+                "--host-record=cdn.tracker.test,10.9.9.9",
+                "--cname=innocent.test,cdn.tracker.test",
+                "--mx-host=mx.test,mail.mx.test,10",
+                "--txt-record=big.test," + Self.bigTXT.joined(separator: ","),
+            ]
+            do {
+                let started = try Child("/usr/sbin/dnsmasq", arguments, scratch: scratch, label: "dnsmasq-\(attempt)")
+                try Self.waitUntilAnswering(port: port, child: started)
+                child = started
+                self.port = port
+                logPath = log
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? HarnessError("dnsmasq did not start")
+    }
+
+    static func waitUntilAnswering(port: Int, child: Child) throws {
+        for _ in 0..<100 {
+            if try dig(port, ["+short", "ready.test"]).contains("10.0.0.1") { return }
+            guard child.isRunning else { throw HarnessError("dnsmasq exited: \(child.stderr)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("dnsmasq on port \(port) does not answer")
+    }
+
+    /// How many queries for `name` (any type, or `type`) dnsmasq has received.
+    func queries(for name: String, type: String? = nil) -> Int {
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { line in
+            guard let range = line.range(of: "query[") else { return false }
+            let rest = line[range.upperBound...]
+            guard let close = rest.firstIndex(of: "]") else { return false }
+            let qtype = rest[..<close]
+            let qname = rest[rest.index(after: close)...].split(separator: " ").first ?? ""
+            return qname == name && (type == nil || qtype == type!)
+        }.count
+    }
+}
+
+/// A scripted upstream in dnspython: answers A queries with 192.0.2.1 and misbehaves as told.
+/// It prints its port first, then one line per query it receives (`QUERY name type edns do`).
+final class ScriptedUpstream: @unchecked Sendable {
+    enum Behaviour: String {
+        /// Before the real answer: a reply with the wrong ID, one from another port, one for another question.
+        case spoof
+        /// Never answers.
+        case silent
+        /// FORMERR to any query with EDNS; answers those without.
+        case formerrOnEDNS = "formerr"
+        /// Answers after 400 ms, so concurrent questions overlap.
+        case slow
+        /// Answers at once; names starting with `missing` get NXDOMAIN with an SOA (RFC 2308).
+        case plain
+    }
+
+    let child: Child
+    let port: Int
+
+    static let script = """
+    import socket, sys, time, threading
+    import dns.message, dns.rrset, dns.rcode, dns.name
+    mode = sys.argv[1]
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.1", 0))
+    print(s.getsockname()[1], flush=True)
+    def answer(q, address):
+        r = dns.message.make_response(q)
+        r.answer.append(dns.rrset.from_text(q.question[0].name, 60, "IN", "A", address))
+        return r
+    def serve(data, addr):
+        q = dns.message.from_wire(data)
+        print("QUERY", q.question[0].name.to_text(), q.question[0].rdtype, q.edns, 1 if q.ednsflags & 0x8000 else 0, flush=True)
+        if mode == "silent":
+            return
+        if mode == "formerr" and q.edns >= 0:
+            r = dns.message.make_response(q)
+            r.use_edns(False)
+            r.set_rcode(dns.rcode.FORMERR)
+            s.sendto(r.to_wire(), addr)
+            return
+        if mode == "spoof":
+            bad = answer(q, "6.6.6.1"); bad.id = (q.id + 1) % 65536
+            s.sendto(bad.to_wire(), addr)
+            other.sendto(answer(q, "6.6.6.3").to_wire(), addr)
+            wrong = dns.message.make_query("other.test", "A"); wrong.id = q.id
+            w = answer(wrong, "6.6.6.4"); w.id = q.id
+            s.sendto(w.to_wire(), addr)
+            time.sleep(0.1)
+        if mode == "slow":
+            time.sleep(0.4)
+        if q.question[0].name.to_text().startswith("missing"):
+            r = dns.message.make_response(q)
+            r.set_rcode(dns.rcode.NXDOMAIN)
+            r.authority.append(dns.rrset.from_text("test.", 300, "IN", "SOA", "ns.test. h.test. 1 1 1 1 60"))
+            s.sendto(r.to_wire(), addr)
+            return
+        s.sendto(answer(q, "192.0.2.1").to_wire(), addr)
+    while True:
+        data, addr = s.recvfrom(4096)
+        threading.Thread(target=serve, args=(data, addr), daemon=True).start()
+    """
+
+    init(_ behaviour: Behaviour, scratch: Scratch) throws {
+        let path = try scratch.file("upstream-\(UUID().uuidString).py", Self.script)
+        child = try Child("/usr/bin/python3", ["-u", path, behaviour.rawValue], scratch: scratch, label: "upstream-\(UUID().uuidString)")
+        let line = try child.waitForLine { Int($0) != nil }
+        guard let port = Int(line) else { throw HarnessError("python upstream printed \(line)") }
+        self.port = port
+    }
+
+    /// Query lines received so far.
+    var queries: [String] { child.stdout.split(separator: "\n").filter { $0.hasPrefix("QUERY") }.map(String.init) }
+}

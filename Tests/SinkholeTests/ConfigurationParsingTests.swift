@@ -1,0 +1,75 @@
+import Helper
+import NIOCore
+import Testing
+@testable import Sinkhole
+
+/// `--listen`, `--upstream` and /etc/resolv.conf (SPEC §13).
+@Suite struct ConfigurationParsingTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var text: String
+        var defaultPort: Int?
+        var expected: HostPort?
+        var testDescription: String { text }
+    }
+
+    @Test(arguments: [
+        Case(text: "127.0.0.1:5300", defaultPort: nil, expected: HostPort(host: "127.0.0.1", port: 5300)),
+        Case(text: "[::1]:53", defaultPort: nil, expected: HostPort(host: "::1", port: 53)),
+        Case(text: "127.0.0.1:0", defaultPort: nil, expected: HostPort(host: "127.0.0.1", port: 0)),
+        Case(text: "9.9.9.9", defaultPort: 53, expected: HostPort(host: "9.9.9.9", port: 53)),
+        Case(text: "2620:fe::fe", defaultPort: 53, expected: HostPort(host: "2620:fe::fe", port: 53)),
+        Case(text: "[2620:fe::fe]", defaultPort: 53, expected: HostPort(host: "2620:fe::fe", port: 53)),
+        Case(text: "9.9.9.9:5353", defaultPort: 53, expected: HostPort(host: "9.9.9.9", port: 5353)),
+        Case(text: "127.0.0.1", defaultPort: nil, expected: nil),
+        Case(text: "127.0.0.1:70000", defaultPort: nil, expected: nil),
+        Case(text: "dns.google:53", defaultPort: nil, expected: nil),
+        Case(text: "[::1:53", defaultPort: nil, expected: nil),
+    ])
+    func host_port(c: Case) {
+        let parsed = try? HostPort(parsing: c.text, defaultPort: c.defaultPort)
+        #expect(parsed == c.expected)
+    }
+
+    @Test func host_port_prints_ipv6_in_brackets() {
+        #expect(HostPort(host: "::1", port: 53).description == "[::1]:53")
+        #expect(HostPort(host: "127.0.0.1", port: 53).description == "127.0.0.1:53")
+    }
+
+    @Test func resolv_conf_upstreams_skip_only_ourselves() throws {
+        let text = """
+            # generated
+            nameserver 127.0.0.1
+            nameserver 127.0.0.53
+            nameserver 192.168.1.1
+            nameserver fe80::1%eth0
+            nameserver 2001:db8::53
+            options edns0
+            nameserver 192.168.1.1
+            """
+        let asRoot = ResolvConf.upstreams(fromText: text, excluding: [HostPort(host: "127.0.0.1", port: 53)])
+        #expect(asRoot.map(\.description) == ["127.0.0.53:53", "192.168.1.1:53", "[2001:db8::53]:53"])
+        let unprivileged = ResolvConf.upstreams(fromText: text, excluding: [HostPort(host: "127.0.0.1", port: 5300)])
+        #expect(unprivileged.first?.description == "127.0.0.1:53")
+        let wildcard = ResolvConf.upstreams(fromText: text, excluding: [HostPort(host: "0.0.0.0", port: 53)])
+        #expect(wildcard.map(\.description) == ["192.168.1.1:53", "[2001:db8::53]:53"])
+    }
+
+    @Test func upstream_health_backs_off_after_repeated_failures_and_recovers() {
+        let health = UpstreamHealth(count: 2, failuresBeforeBackoff: 2, backoff: .seconds(30))
+        let second: UInt64 = 1_000_000_000
+        #expect(health.order(now: 0) == [0, 1])
+        #expect(!health.failed(0, now: 0))
+        #expect(health.order(now: 0) == [0, 1])
+        #expect(health.failed(0, now: 0))
+        #expect(health.order(now: second) == [1, 0])
+        #expect(health.order(now: 31 * second) == [0, 1])
+        health.succeeded(0)
+        #expect(health.order(now: second) == [0, 1])
+    }
+
+    @Test func client_address_reads_ipv4_and_ipv6() throws {
+        #expect(ClientAddress(try SocketAddress(ipAddress: "192.168.1.20", port: 1)) == .v4(0xC0A8_0114))
+        #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8::1", port: 1)) == .v6(high: 0x2001_0DB8_0000_0000, low: 1))
+        #expect(ClientAddress(nil) == .unknown)
+    }
+}

@@ -1,0 +1,74 @@
+import DNSWire
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+@testable import Sinkhole
+
+/// The forwarder against small upstreams on loopback sockets (RFC 7766 §6.2.1: TC → TCP).
+@Suite struct ForwarderTests {
+    /// Answers every UDP query with TC set and no records, and every TCP query with one A record.
+    final class TruncatingUpstream: ChannelInboundHandler {
+        typealias InboundIn = AddressedEnvelope<ByteBuffer>
+        typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let envelope = unwrapInboundIn(data)
+            guard var message = try? DNSMessage(parsing: Array(envelope.data.readableBytesView)) else { return }
+            message.header.isResponse = true
+            message.header.truncated = true
+            guard let bytes = try? message.serialize() else { return }
+            context.writeAndFlush(
+                wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: ByteBuffer(bytes: bytes))),
+                promise: nil)
+        }
+    }
+
+    final class TCPUpstream: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard var message = try? DNSMessage(parsing: Array(unwrapInboundIn(data).readableBytesView)),
+                  let question = message.questions.first
+            else { return }
+            message.header.isResponse = true
+            message.answers = [.a(question.name, ttl: 60, IPv4Address(198, 51, 100, 9))]
+            guard let bytes = try? message.serialize() else { return }
+            var buffer = ByteBuffer()
+            buffer.writeDNSFrame(bytes)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        }
+    }
+
+    @Test func a_truncated_udp_reply_is_retried_over_tcp() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let udp = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TruncatingUpstream()) }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(udp.localAddress?.port)
+        let tcp = try await ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(TCPUpstream())
+                }
+            }
+            .bind(host: "127.0.0.1", port: port).get()
+        let forwarder = Forwarder(
+            configuration: ForwarderConfiguration(upstreams: [try SocketAddress(ipAddress: "127.0.0.1", port: port)]),
+            logger: Logger(label: "test"))
+        let question = OutgoingQuestion(
+            name: try DNSName("tc.test").wireBytes, type: .a, class: .in, dnssecOK: false, checkingDisabled: false)
+        let answer = try await forwarder.resolve(question, on: group.next()).get()
+        #expect(answer.rcode == .noError)
+        #expect(answer.naturalLifetime == 60)
+        let message = try DNSMessage(parsing: answer.wire)
+        #expect(message.answers.map(\.rdata) == [.a(IPv4Address(198, 51, 100, 9))])
+        try await udp.close()
+        try await tcp.close()
+        try await group.shutdownGracefully()
+    }
+}
