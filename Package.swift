@@ -129,6 +129,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Runs the real scrolloff-dns binary; the dependency makes `swift build --build-tests` build it.
-        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "scrolloff-dns"], swiftSettings: swiftSettings),
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
     ]
 )

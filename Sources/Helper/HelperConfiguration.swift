@@ -8,9 +8,12 @@ public struct HelperConfiguration: Sendable {
     public var listen: [HostPort]
     public var upstreams: [HostPort]
     public var blockingMode: BlockingMode
-    /// A plain list of domains to block with their subdomains; reread on SIGHUP.
+    /// The curated catalog folder (`--catalog`); nil = found by `CatalogLocation`.
+    public var catalogPath: String?
+    /// A plain list of domains to block with their subdomains, for diagnostics and tests, on top of
+    /// the rules; reread on SIGHUP.
     public var blocklistPath: String?
-    /// Names treated as managed and open, with their TTL cap: a test hook until the rules feed the policy.
+    /// Names treated as managed and open, with their TTL cap: a test hook for TTL capping.
     public var managedListPath: String?
     public var managedTTLCap: UInt32 = 60
     /// Known DoH endpoints to block (SPEC §9, optional).

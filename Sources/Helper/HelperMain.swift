@@ -29,10 +29,31 @@ public enum HelperMain {
                 "mode": "\(configuration.blockingMode.rawValue)",
             ])
 
+        // The rules, the wallet and the timers (SPEC §2–8): the one owner of state (SQLite).
+        let catalogFolder: String
+        do {
+            catalogFolder = try CatalogLocation.find(
+                explicit: configuration.catalogPath, environment: ProcessInfo.processInfo.environment,
+                executablePath: CatalogLocation.currentExecutablePath())
+        } catch { throw HelperStartError(error.description) }
+        let engine: HelperEngine
+        do throws(EngineError) {
+            let catalog = try EngineConfiguration.loadCatalog(folder: catalogFolder)
+            engine = try await HelperEngine.start(
+                configuration: EngineConfiguration(
+                    stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date),
+                timeSource: SystemTimeSource(), logger: logger)
+        } catch { throw HelperStartError("\(error)") }
+        // The control socket for the CLI and the list refresh (SPEC §11, §13).
+        let control = await HelperControl(paths: configuration.paths, version: BuildInfo.version, engine: engine, logger: logger)
+
+        // DNS answers read the engine's published enforcement on every query, combined with the
+        // optional diagnostic lists; neither the CLI nor the control socket sits on this path.
         let loader = PolicyLoader(
             blocklistPath: configuration.blocklistPath, managedListPath: configuration.managedListPath,
             managedTTLCap: configuration.managedTTLCap, logger: logger)
-        let policies = PolicyStore(try loader.load())
+        let diagnostic = PolicyStore(try loader.load())
+        let policies = PolicyStore(CombinedPolicy(engine: EnforcementPolicy(engine: engine), diagnostic: diagnostic))
         var doh = DomainSuffixSet()
         if let path = configuration.dohEndpointsPath {
             for domain in try PlainDomainList.load(path: path).domains { try doh.insert(domain) }
@@ -56,11 +77,12 @@ public enum HelperMain {
                 // Scripts and tests read the bound port from here (SPEC §13); write it at once.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             })
-        let reload = ReloadService(logger: logger) { loader.reload(into: policies) }
-        let refresher = PolicyRefresher(loader: loader, store: policies, logger: logger)
+        let reload = ReloadService(logger: logger) { loader.reload(into: diagnostic) }
+        let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
+        let helperServices: [any Service] = [engine, server, reload, refresher] + control.services
         let services = ServiceGroup(
             configuration: .init(
-                services: [.init(service: server), .init(service: reload), .init(service: refresher)],
+                services: helperServices.map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         do {

@@ -40,6 +40,9 @@ struct Start: AsyncParsableCommand {
     @Option(name: .customLong("blocking-mode"), help: "Answer to blocked names: null (0.0.0.0 and ::), nxdomain or refused.")
     var blockingMode: BlockingMode = .null
 
+    @Option(name: .customLong("catalog"), help: "The curated lists folder (blocklists/); found next to the install or the source tree by default.")
+    var catalog: String?
+
     @Option(name: .customLong("blocklist"), help: .hidden)
     var blocklist: String?
 
@@ -84,10 +87,10 @@ struct Start: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "scrolloff-dns")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        if configFile != nil || controlSocket != nil || hostsFile != nil {
-            // Accepted now so that scripts and unit files written against SPEC §13 keep working;
-            // the configuration file, control socket and hosts mode arrive with the helper issue.
-            logger.notice("--config, --control-socket and --hosts-file are accepted but not used by this build yet")
+        if configFile != nil || hostsFile != nil {
+            // Accepted so that scripts and unit files written against SPEC §13 keep working; the
+            // configuration file and hosts mode arrive with their own issues.
+            logger.notice("--config and --hosts-file are accepted but not used by this build yet")
         }
         var paths = RuntimePaths.current()
         if let configFile { paths.configFile = configFile }
@@ -104,6 +107,7 @@ struct Start: AsyncParsableCommand {
             forwarder: .init(perUpstream: perUpstream, overall: perUpstream * 2),
             cache: CacheConfiguration(capacity: cacheSize))
         configuration.managedListPath = managedList
+        configuration.catalogPath = catalog
         configuration.managedTTLCap = managedTTLCap
         try await HelperMain.run(configuration, logger: logger)
     }

@@ -137,6 +137,7 @@ enum Products {
     }
 
     static var scrolloffDNS: String { directory + "/scrolloff-dns" }
+    static var scrolloff: String { directory + "/scrolloff" }
 }
 
 /// A port free for both UDP and TCP on 127.0.0.1 right now, for dnsmasq (which cannot pick one).

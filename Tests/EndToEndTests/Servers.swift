@@ -4,10 +4,16 @@ import Foundation
 final class Sinkhole: @unchecked Sendable {
     let child: Child
     let port: Int
+    let controlSocket: String
 
     init(scratch: Scratch, upstreams: [Int], blocklist: [String] = [], extra: [String] = []) throws {
-        let list = try scratch.file("blocklist-\(UUID().uuidString).txt", blocklist.joined(separator: "\n") + "\n")
-        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", "\(scratch.path)/state", "--blocklist", list]
+        // Each helper owns its database and control socket: a second helper on the same ones is
+        // refused at start (one writer, one socket), and some tests run two side by side.
+        let instance = UUID().uuidString
+        let list = try scratch.file("blocklist-\(instance).txt", blocklist.joined(separator: "\n") + "\n")
+        controlSocket = "\(scratch.path)/control-\(instance).sock"
+        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", "\(scratch.path)/state-\(instance)",
+                         "--control-socket", controlSocket, "--blocklist", list]
         for upstream in upstreams { arguments += ["--upstream", "127.0.0.1:\(upstream)"] }
         child = try Child(Products.scrolloffDNS, arguments + extra, scratch: scratch, label: "sinkhole-\(UUID().uuidString)")
         let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
@@ -38,6 +44,8 @@ final class Dnsmasq: @unchecked Sendable {
                 "--pid-file=", "--local=/test/",
                 "--address=/fwd.test/10.1.2.3",
                 "--host-record=host.test,10.0.0.7",
+                // A name of a curated service (blocklists/services/instagram.list), for the CLI tests.
+                "--host-record=www.instagram.com,10.20.30.40",
                 "--host-record=ready.test,10.0.0.1",
                 "--host-record=cdn.tracker.test,10.9.9.9",
                 "--cname=innocent.test,cdn.tracker.test",

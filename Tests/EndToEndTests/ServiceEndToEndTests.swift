@@ -54,7 +54,7 @@ import Testing
         let child = try Child(
             Products.scrolloffDNS,
             ["start", "--listen", "127.0.0.1:\(upstream.port)", "--upstream", "127.0.0.1:\(upstream.port)",
-             "--state-dir", "\(scratch.path)/state"],
+             "--state-dir", "\(scratch.path)/state", "--control-socket", "\(scratch.path)/control.sock"],
             scratch: scratch, label: "sinkhole")
         let status = child.process.wait()
         #expect(status != 0)
