@@ -23,10 +23,10 @@ import Testing
 
         // 22:45 is inside the edit lock (30 minutes before 23:00): neither loosening nor removing.
         let removed = try helper.cli(["schedule", "rm", "night"])
-        #expect(removed.exitCode == 1, "\(removed)")
+        #expect(removed.exitCode == 1 && removed.output.contains("locked until Tue 07:00"), "\(removed)")
         let loosened = try helper.cli(["schedule", "add", "night", "--from", "23:30", "--to", "06:00", "--days", "mon",
                                        "--curfew", "--entries", "instagram"])
-        #expect(loosened.exitCode == 1, "\(loosened)")
+        #expect(loosened.exitCode == 1 && loosened.output.contains("locked until Tue 07:00"), "\(loosened)")
 
         try helper.restart(environment: FakeClock.allClocks(startingAt: "2026-11-23 23:30:00"))
         let peek = try helper.cli(["peek", "instagram", "--skip-exercise"])

@@ -24,12 +24,14 @@ import Testing
         let blocked = try helper.cli(["block", "instagram"])
         #expect(blocked.exitCode == 0, "\(blocked)")
         var random = SeededRandom(state: 20261122)
+        var opened = 0
 
         for round in 0..<10 {
             let use = try helper.cli(["use", "instagram", "--for", "1m"])
             // After the first round the grant from before the kill may still be open; both the new
             // grant and the refusal that names the open one are answers, a crash is not.
             #expect(use.exitCode == 0 || use.exitCode == 1, "round \(round): \(use)")
+            if use.exitCode == 0 { opened += 1 }
             // DNS traffic while the helper dies: a burst of queries in the background.
             let burst = try Spawned("/usr/bin/dig", ["@127.0.0.1", "-p", "\(helper.port)", "+time=1", "+tries=1"]
                                         + Array(repeating: ["www.instagram.com", "A", "fwd.test", "A"], count: 20).flatMap { $0 },
@@ -54,5 +56,18 @@ import Testing
             let balance = try #require(try jsonObject(wallet.output)["balance_seconds"] as? Int, "\(wallet)")
             #expect((0...120).contains(balance), "round \(round): at most the starter credit: \(balance)")
         }
+        // Not a vacuous agreement: credit was really spent and charged across the kills.
+        #expect(opened >= 1)
+        // With the grant ended nothing changes the balance any more, so the one the CLI shows must be
+        // the ledger's sum on disk.
+        let stop = try helper.cli(["stop"])
+        #expect(stop.exitCode == 0, "\(stop)")
+        let wallet = try helper.cli(["wallet", "--json"])
+        let shown = try #require(try jsonObject(wallet.output)["balance_seconds"] as? Int, "\(wallet)")
+        helper.stop()
+        #expect(try sqlite(helper.database, "SELECT SUM(delta_seconds) FROM ledger WHERE profile = 'default'") == "\(shown)")
+        let spent = try sqlite(helper.database, "SELECT COUNT(*), COALESCE(SUM(delta_seconds), 0) FROM ledger WHERE reason = 'spend'")
+        let fields = spent.split(separator: "|").compactMap { Int($0) }
+        #expect(fields.count == 2 && fields[0] >= 1 && fields[1] < 0, "spend rows in the ledger: \(spent)")
     }
 }
