@@ -110,4 +110,44 @@ import Testing
         let stillRefused = try helper.cli(["unblock", "instagram"])
         #expect(stillRefused.exitCode == 1 && stillRefused.output.contains("cooldown"), "\(stillRefused)")
     }
+
+    /// Earns once with every clock faked at 720× (one real second is 12 minutes, boot clock
+    /// included, so the trusted clock runs fast too), then restarts with all clocks set back 75
+    /// minutes. The boot clock reads behind the saved anchor, so the trusted clock resumes from the
+    /// anchor (SPEC §11), records the jump back and earns nothing more that day, though another
+    /// 60 blocked minutes pass.
+    ///
+    /// The engine's timer sleeps with `Task.sleep`, which libfaketime does not speed up here, so an
+    /// award shows in `wallet` (computed at the trusted now) before the timer writes it; a blocked
+    /// query (an urge, flushed within moments) brings the commit that writes it.
+    @Test func clock_set_back_75_min_across_a_restart_earns_nothing_twice() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let helper = try RestartableHelper(scratch: scratch, upstream: upstream.port,
+                                           environment: FakeClock.allClocks(startingAt: "2026-11-23 10:00:00 x720"))
+        let blocked = try helper.cli(["block", "instagram"])
+        #expect(blocked.exitCode == 0, "\(blocked)")
+        var earned = 0
+        for _ in 0..<100 where earned <= 120 {
+            earned = try balance(helper)
+            if earned <= 120 { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(earned == 420, "+5:00 for 60 blocked minutes on top of the 2 min starter credit")
+        #expect(try shortA(helper.port, "www.instagram.com") == "0.0.0.0")
+        var rows = ""
+        for _ in 0..<50 where rows != "300" {
+            rows = try sqlite(helper.database, "SELECT COALESCE(SUM(delta_seconds), 0) FROM ledger WHERE reason = 'earn'")
+            if rows != "300" { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(rows == "300", "the award is in the ledger before the restart")
+
+        try helper.restart(environment: FakeClock.allClocks(startingAt: "2026-11-23 10:05:00 x720"))
+        // 6 real seconds are 72 minutes on the (fast) trusted clock: enough for another award if
+        // the hour already paid for were counted again or earning went on after the jump back.
+        Thread.sleep(forTimeInterval: 6)
+        #expect(try balance(helper) == 420, "nothing earned twice")
+        let events = try helper.cli(["events", "--json"])
+        #expect(events.output.contains("moved back"), "\(events)")
+        #expect(try tamperCount(helper) == 1)
+    }
 }
