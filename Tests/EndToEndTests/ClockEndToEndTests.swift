@@ -74,7 +74,7 @@ import Testing
         return events.output.components(separatedBy: "\"tamper\"").count - 1
     }
 
-    @Test func clock_forward_2h30_keeps_the_cooldown_and_clock_back_across_a_restart_earns_nothing() throws {
+    @Test func clock_forward_2h30_keeps_the_cooldown_and_wall_clock_back_across_a_restart_adds_no_credit() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
         let clock = try scratch.file("clock", "+0\n")
