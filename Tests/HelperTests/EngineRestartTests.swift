@@ -115,4 +115,14 @@ struct EngineRestartTests {
         #expect(try await engine.events().contains { $0.kind == "tamper" })
         #expect(await engine.decision("www.instagram.com").blocked)
     }
+
+    @Test func clock_jump_seen_only_by_reading_events_is_already_listed() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        time.setWall(by: .minutes(150))
+        // No command and no timer ran since the jump: the read itself must record it.
+        #expect(try await engine.events().filter { $0.kind == "tamper" }.count == 1)
+        #expect(try await engine.events().filter { $0.kind == "tamper" }.count == 1, "recorded once")
+    }
 }

@@ -72,11 +72,14 @@ extension HelperEngine: Service {
 
     /// Writes the pending urges now (before `events` or `stats` read them).
     func flushUrges() throws(EngineError) {
+        // A clock jump seen since the last commit is written with the batch (or alone), so a read of
+        // events or stats right after the jump already shows its tamper event (SPEC §11).
+        let now = advanceClock()
         let batch = urges.drain()
-        guard !batch.isEmpty else { return }
+        guard !batch.isEmpty || !pendingJumps.isEmpty else { return }
         var change = StateChange()
         for u in batch where profiles.contains(where: { $0.name == u.profile }) { change.append(.appendEvent(Self.event(u))) }
-        do { _ = try commitReturning(change, now: advanceClock()) } catch {
+        do { _ = try commitReturning(change, now: now) } catch {
             urges.restore(batch)
             throw error
         }
