@@ -47,13 +47,17 @@ public enum HelperMain {
         // The control socket for the CLI and the list refresh (SPEC §11, §13).
         let control = await HelperControl(paths: configuration.paths, version: BuildInfo.version, engine: engine, logger: logger)
 
-        // DNS answers read the engine's published enforcement on every query, combined with the
-        // optional diagnostic lists; neither the CLI nor the control socket sits on this path.
+        // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
+        // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
+        // socket sits on this path.
         let loader = PolicyLoader(
             blocklistPath: configuration.blocklistPath, managedListPath: configuration.managedListPath,
             managedTTLCap: configuration.managedTTLCap, logger: logger)
-        let diagnostic = PolicyStore(try loader.load())
-        let policies = PolicyStore(CombinedPolicy(engine: EnforcementPolicy(engine: engine), diagnostic: diagnostic))
+        let initialDiagnostic = try loader.load()
+        let policies = PolicyStore(AllowAllPolicy()) // composed below, before any listener opens
+        let composer = PolicyComposer(target: policies, engine: engine, diagnostic: initialDiagnostic)
+        let diagnostic = PolicyStore(initialDiagnostic, didReplace: { composer.diagnosticReplaced($0) })
+        await engine.setPublishHandler { composer.enforcementPublished($0) }
         var doh = DomainSuffixSet()
         if let path = configuration.dohEndpointsPath {
             for domain in try PlainDomainList.load(path: path).domains { try doh.insert(domain) }

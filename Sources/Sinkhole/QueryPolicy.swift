@@ -95,9 +95,13 @@ public struct AllowAllPolicy: QueryPolicy {
 /// on without stopping the server (ARCHITECTURE.md "swaps it atomically").
 public final class PolicyStore: Sendable {
     private let current: Mutex<any QueryPolicy>
+    private let didReplace: (@Sendable (any QueryPolicy) -> Void)?
 
-    public init(_ policy: any QueryPolicy) {
+    /// - Parameter didReplace: called after every `replace`, so a policy built from this one can be
+    ///   rebuilt off the hot path instead of reading this store on every query.
+    public init(_ policy: any QueryPolicy, didReplace: (@Sendable (any QueryPolicy) -> Void)? = nil) {
         current = Mutex(policy)
+        self.didReplace = didReplace
     }
 
     /// The policy in force now. The lock is held only to copy one reference.
@@ -107,5 +111,6 @@ public final class PolicyStore: Sendable {
 
     public func replace(with policy: any QueryPolicy) {
         current.withLock { $0 = policy }
+        didReplace?(policy)
     }
 }
