@@ -1,6 +1,9 @@
+import Foundation
 import Logging
 import NIOCore
+import ScrollOffCore
 import Sinkhole
+import Store
 
 /// What `scrolloff-dns start` was asked to do, after flags and defaults are combined.
 public struct HelperConfiguration: Sendable {
@@ -21,6 +24,27 @@ public struct HelperConfiguration: Sendable {
     public var eventLoops: Int
     public var forwarder: ForwarderTimeouts
     public var cache: CacheConfiguration
+    /// TTL of a blocked answer, 1…10 s (SPEC §9 "at most 10 s").
+    public var blockedTTL: UInt32 = 10
+    /// Per-client query budget; nil = no limit.
+    public var rateLimit: RateLimit?
+    /// Lists the configuration file names, refreshed like those added with `scrolloff lists add`.
+    public var listSources: [ConfiguredListSource] = []
+    /// How often every downloaded list is refreshed (SPEC §1; default 24 h).
+    public var listRefreshPeriod: Span = .hours(24)
+    /// The default profile's zone, preset and knobs (SPEC §6); clients not in another profile.
+    /// `name` is always `default` and `clientCIDRs` empty.
+    public var defaultProfile: ProfileSettings = HelperConfiguration.embeddedDefaultProfile
+    /// Profiles with their client networks, zone, preset, knobs and owner uids (SPEC §9, §11).
+    public var profiles: [ProfileSettings] = []
+    /// Where the optional Prometheus endpoint listens; nil = off (the default).
+    public var metricsListen: HostPort?
+    public var logLevel: Logger.Level = .info
+
+    /// The default profile when no file says otherwise: the system's zone and the strict preset.
+    public static var embeddedDefaultProfile: ProfileSettings {
+        ProfileSettings(name: "default", timeZoneID: TimeZone.current.identifier, preset: .default)
+    }
 
     public struct ForwarderTimeouts: Sendable {
         public var perUpstream: TimeAmount
@@ -45,6 +69,16 @@ public struct HelperConfiguration: Sendable {
         self.eventLoops = max(eventLoops, 1)
         self.forwarder = forwarder
         self.cache = cache
+    }
+}
+
+/// A downloaded list named in the configuration file (`[[lists.source]]`).
+public struct ConfiguredListSource: Sendable, Equatable {
+    public var name: String
+    public var url: String
+    public init(name: String, url: String) {
+        self.name = name
+        self.url = url
     }
 }
 
