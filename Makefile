@@ -5,8 +5,16 @@ SWIFT_FLAGS ?=
 # Extra arguments for `make run`, for example ARGS="--listen 127.0.0.1:0".
 ARGS ?=
 FUZZ_SECONDS ?= 300
+# `make install` locations (scripts/install.sh); DESTDIR stages into a folder for packaging.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+STATEDIR ?= /var/lib/scrolloff
+# `make uninstall PURGE=1` also removes the database, the configuration and the group.
+PURGE ?=
 
-.PHONY: all deps test-deps build release run test fuzz fuzz-smoke bench clean
+.PHONY: all deps test-deps build release run test fuzz fuzz-smoke bench clean install uninstall
 
 all: build
 
@@ -39,6 +47,18 @@ fuzz:
 # The short run `make test` does, about a minute.
 fuzz-smoke:
 	SWIFT=$(SWIFT) scripts/fuzz.sh 60
+
+# Installs the release binaries, the curated lists, the unit and the sample config (as root).
+# Build first as yourself (`make release`); it is built here only when missing.
+install:
+	@[ -x .build/release/scrolloff-dns ] && [ -x .build/release/scrolloff ] || $(MAKE) --no-print-directory release
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SYSCONFDIR="$(SYSCONFDIR)" UNITDIR="$(UNITDIR)" STATEDIR="$(STATEDIR)" \
+		scripts/install.sh install --bin-dir .build/release
+
+# Stops and removes the service; keeps the database and an edited config unless PURGE=1.
+uninstall:
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SYSCONFDIR="$(SYSCONFDIR)" UNITDIR="$(UNITDIR)" STATEDIR="$(STATEDIR)" \
+		PURGE="$(PURGE)" scripts/install.sh uninstall
 
 clean:
 	rm -rf .build

@@ -21,6 +21,9 @@ public enum HelperMain {
             throw HelperStartError(
                 "no upstream resolver: /etc/resolv.conf names none other than this server; give one with --upstream 9.9.9.9")
         }
+        // Type=notify under systemd (etc/systemd/scrolloff-dns.service); a no-op otherwise.
+        let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment, logger: logger)
+        notifier.status("starting: opening the database and the lists")
         logger.info(
             "scrolloff-dns starting",
             metadata: [
@@ -80,10 +83,19 @@ public enum HelperMain {
             announce: { line in
                 // Scripts and tests read the bound port from here (SPEC §13); write it at once.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            },
+            ready: { bound in
+                notifier.ready(status: "answering DNS on \(bound.map(\.description).joined(separator: ", "))")
             })
-        let reload = ReloadService(logger: logger) { loader.reload(into: diagnostic) }
+        let reload = ReloadService(logger: logger) {
+            notifier.reloading(status: "reloading the lists")
+            loader.reload(into: diagnostic)
+            notifier.ready(status: "answering DNS; lists reloaded")
+        }
         let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
+        // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         let helperServices: [any Service] = [engine, server, reload, refresher] + control.services
+            + [SystemdStoppingService(notifier: notifier)]
         let services = ServiceGroup(
             configuration: .init(
                 services: helperServices.map { .init(service: $0) },

@@ -25,17 +25,6 @@ public struct DNSServerConfiguration: Sendable {
     }
 }
 
-/// Binding a listen address failed at start-up (fatal, ARCHITECTURE.md principle 5).
-public struct ListenError: Error, Sendable, CustomStringConvertible {
-    public var address: HostPort
-    public var transport: DNSTransport
-    public var reason: String
-    public var description: String {
-        "cannot listen on \(transport) \(address): \(reason). Is another DNS server using the port? "
-            + "Ports below 1024 need root; use --listen 127.0.0.1:5300 to try without."
-    }
-}
-
 /// The UDP and TCP listeners of every `--listen` address, as one service of the helper's group.
 ///
 /// UDP gets one socket per event loop on the same port (SO_REUSEPORT), so the kernel spreads
@@ -49,10 +38,13 @@ public final class DNSServer: Service {
     let pending = InFlightCounter()
     /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
     let announce: @Sendable (String) -> Void
+    /// Called once every listener is bound, with the addresses as bound (port 0 resolved).
+    let ready: @Sendable ([HostPort]) -> Void
 
     public init(
         configuration: DNSServerConfiguration, chain: ResolverChain, group: any EventLoopGroup, logger: Logger,
-        announce: @escaping @Sendable (String) -> Void = { _ in }
+        announce: @escaping @Sendable (String) -> Void = { _ in },
+        ready: @escaping @Sendable ([HostPort]) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.chain = chain
@@ -60,17 +52,20 @@ public final class DNSServer: Service {
         self.logger = logger
         counter = ConnectionCounter(limit: configuration.tcp.maximumConnections)
         self.announce = announce
+        self.ready = ready
     }
 
     public func run() async throws {
         var datagramChannels: [any Channel] = []
         var listeners: [any Channel] = []
+        var bound: [HostPort] = []
         do {
             for address in configuration.listen {
                 let (udp, tcp, port) = try await bind(address)
                 datagramChannels += udp
                 listeners.append(tcp)
                 let shown = HostPort(host: address.host, port: port)
+                bound.append(shown)
                 announce("listening udp \(shown)")
                 announce("listening tcp \(shown)")
                 logger.info("listening", metadata: ["listen.address": "\(shown)", "event.loops": "\(udp.count)"])
@@ -79,6 +74,7 @@ public final class DNSServer: Service {
             for channel in datagramChannels + listeners { try? await channel.close() }
             throw error
         }
+        ready(bound)
         // Serve until SIGTERM/SIGINT. Then drain: stop reading new queries and accepting
         // connections, give questions already sent upstream up to `drainTimeout` to be answered,
         // and only then close the sockets their answers leave by.
@@ -99,9 +95,10 @@ public final class DNSServer: Service {
     /// retry over TCP on the port they used for UDP.
     private func bind(_ address: HostPort) async throws -> (udp: [any Channel], tcp: any Channel, port: Int) {
         let attempts = address.port == 0 ? 20 : 1
-        var lastError: (any Error)?
+        var failure: (transport: DNSTransport, error: any Error)?
         for _ in 0..<attempts {
             var bound: [any Channel] = []
+            var transport = DNSTransport.udp
             do {
                 var port = address.port
                 for loop in group.makeIterator() {
@@ -109,15 +106,19 @@ public final class DNSServer: Service {
                     bound.append(channel)
                     if port == 0 { port = channel.localAddress?.port ?? 0 }
                 }
+                transport = .tcp
                 let tcp = try await bindTCP(HostPort(host: address.host, port: port))
                 return (bound, tcp, port)
             } catch {
-                lastError = error
+                failure = (transport, error)
                 for channel in bound { try? await channel.close() }
             }
         }
-        let reason = lastError.map { "\($0)" } ?? "no event loop"
-        throw ListenError(address: address, transport: .udp, reason: reason)
+        // Say who holds the port and how to free it, not just "address in use" (issue 6).
+        guard let failure else {
+            throw ListenError(address: address, transport: .udp, cause: .other("no event loop to bind on"))
+        }
+        throw ListenError.diagnose(address: address, transport: failure.transport, error: failure.error)
     }
 
     private func bindUDP(_ address: HostPort, on loop: any EventLoop) async throws -> any Channel {

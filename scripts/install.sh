@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Installs or removes Scroll Off as a system service: `make install` / `make uninstall` call this.
+#
+#   scripts/install.sh install   [--bin-dir DIR]   binaries from DIR (default .build/release)
+#   scripts/install.sh uninstall                   PURGE=1 also removes the database, config and group
+#
+# Locations come from the environment, as make passes them: PREFIX (/usr/local), DESTDIR (empty),
+# SYSCONFDIR (/etc), UNITDIR ($PREFIX/lib/systemd/system, which systemd searches), STATEDIR
+# (/var/lib/scrolloff). With DESTDIR set (packaging, tests) nothing outside DESTDIR is touched:
+# no group, no chown, no systemctl. Running it twice is fine; an edited config is never overwritten.
+set -euo pipefail
+
+action=${1:-}
+shift || true
+bin_dir=.build/release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin-dir) bin_dir=${2:?--bin-dir needs a folder}; shift 2 ;;
+    *) echo "install.sh: unknown argument $1 (see the comment at the top of scripts/install.sh)" >&2; exit 2 ;;
+  esac
+done
+
+PREFIX=${PREFIX:-/usr/local}
+DESTDIR=${DESTDIR:-}
+SYSCONFDIR=${SYSCONFDIR:-/etc}
+UNITDIR=${UNITDIR:-$PREFIX/lib/systemd/system}
+STATEDIR=${STATEDIR:-/var/lib/scrolloff}
+PURGE=${PURGE:-}
+GROUP=scrolloff
+UNIT=scrolloff-dns.service
+
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
+bin=$DESTDIR$PREFIX/bin
+share=$DESTDIR$PREFIX/share/scrolloff
+doc=$DESTDIR$PREFIX/share/doc/scrolloff
+units=$DESTDIR$UNITDIR
+confdir=$DESTDIR$SYSCONFDIR/scrolloff
+state=$DESTDIR$STATEDIR
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+# systemctl only for the real system: no DESTDIR, root, and systemd running as init.
+manages_system() { [ -z "$DESTDIR" ] && is_root && [ -d /run/systemd/system ] && command -v systemctl >/dev/null; }
+
+# The unit as shipped names /usr/local/bin, /etc/scrolloff and /var/lib/scrolloff; follow the
+# chosen locations. StateDirectory= only covers /var/lib, so ReadWritePaths keeps the real one.
+render_unit() {
+  sed -e "s|/usr/local/bin/|$PREFIX/bin/|g" \
+      -e "s|/usr/local/share/|$PREFIX/share/|g" \
+      -e "s|/etc/scrolloff/|$SYSCONFDIR/scrolloff/|g" \
+      -e "s|/var/lib/scrolloff|$STATEDIR|g" \
+      "$source_dir/etc/systemd/$UNIT"
+}
+
+do_install() {
+  for program in scrolloff scrolloff-dns; do
+    if [ ! -x "$bin_dir/$program" ]; then
+      echo "install.sh: $bin_dir/$program is missing; build it first with \`make release\` (as your own user)." >&2
+      exit 1
+    fi
+  done
+
+  install -d -m 0755 "$bin" "$share" "$doc" "$units" "$confdir"
+  install -m 0755 "$bin_dir/scrolloff" "$bin_dir/scrolloff-dns" "$bin/"
+
+  # The curated catalog, replaced whole so a list removed upstream does not linger. The helper
+  # finds it next to its binary: $PREFIX/bin/scrolloff-dns → $PREFIX/share/scrolloff/blocklists.
+  rm -rf "$share/blocklists.new"
+  cp -R "$source_dir/blocklists" "$share/blocklists.new"
+  find "$share/blocklists.new" -type d -exec chmod 0755 {} +
+  find "$share/blocklists.new" -type f -exec chmod 0644 {} +
+  rm -rf "$share/blocklists"
+  mv "$share/blocklists.new" "$share/blocklists"
+  install -m 0644 "$source_dir/README.md" "$doc/README.md"
+
+  render_unit > "$units/$UNIT.tmp"
+  chmod 0644 "$units/$UNIT.tmp"
+  mv "$units/$UNIT.tmp" "$units/$UNIT"
+
+  # Never overwrite a configuration someone may have edited; put the new sample beside it.
+  local config=$confdir/scrolloff.toml
+  local config_note
+  if [ ! -e "$config" ]; then
+    install -m 0644 "$source_dir/etc/scrolloff.toml" "$config"
+    config_note="installed the sample configuration $SYSCONFDIR/scrolloff/scrolloff.toml"
+  elif cmp -s "$source_dir/etc/scrolloff.toml" "$config"; then
+    rm -f "$config.new"
+    config_note="kept $SYSCONFDIR/scrolloff/scrolloff.toml (same as the sample)"
+  else
+    install -m 0644 "$source_dir/etc/scrolloff.toml" "$config.new"
+    config_note="kept your $SYSCONFDIR/scrolloff/scrolloff.toml; the new sample is beside it as scrolloff.toml.new (compare with: diff $SYSCONFDIR/scrolloff/scrolloff.toml{,.new})"
+  fi
+
+  local group_note
+  if [ -n "$DESTDIR" ]; then
+    group_note="group $GROUP not created: DESTDIR is set (a package's postinst should run: groupadd --system $GROUP)"
+  elif ! is_root; then
+    group_note="group $GROUP not created: that needs root (sudo groupadd --system $GROUP)"
+  elif getent group "$GROUP" >/dev/null; then
+    group_note="group $GROUP exists already"
+  else
+    groupadd --system "$GROUP"
+    group_note="created the system group $GROUP"
+  fi
+
+  # The database and downloaded lists: root only (SPEC §11).
+  install -d -m 0700 "$state"
+  if [ -z "$DESTDIR" ] && is_root; then chown root:root "$state"; fi
+
+  local reload_note="systemd is not running here (or DESTDIR is set): no daemon-reload"
+  if manages_system; then
+    systemctl daemon-reload
+    reload_note="systemd reloaded its units"
+  fi
+
+  cat <<MSG
+Installed Scroll Off into ${DESTDIR:-/}:
+  $PREFIX/bin/scrolloff, $PREFIX/bin/scrolloff-dns
+  $PREFIX/share/scrolloff/blocklists (the curated lists)
+  $UNITDIR/$UNIT
+  $config_note
+  $group_note
+  $STATEDIR (0700, the database)
+  $reload_note
+
+Next:
+  1. Let yourself use the CLI: sudo usermod -aG $GROUP \$USER, then log out and in again.
+  2. Start the helper now and at every boot: sudo systemctl enable --now scrolloff-dns
+  3. Point your resolver at 127.0.0.1 (README, "Install as a service": systemd-resolved,
+     NetworkManager, /etc/resolv.conf or your router).
+  4. Check everything: scrolloff doctor
+MSG
+}
+
+do_uninstall() {
+  if manages_system; then
+    # Stopping first, so the control socket and port 53 are released before the files go.
+    systemctl disable --now "$UNIT" 2>/dev/null || true
+  fi
+  rm -f "$bin/scrolloff" "$bin/scrolloff-dns" "$units/$UNIT"
+  rm -rf "$share" "$doc"
+  if manages_system; then systemctl daemon-reload; fi
+
+  local config=$confdir/scrolloff.toml
+  rm -f "$config.new"
+  local kept=()
+  if [ -n "$PURGE" ]; then
+    rm -rf "$confdir" "$state"
+    if [ -z "$DESTDIR" ] && is_root && getent group "$GROUP" >/dev/null; then groupdel "$GROUP" || true; fi
+    echo "Removed Scroll Off, its configuration, its database ($STATEDIR) and group $GROUP."
+    return
+  fi
+  if [ -e "$config" ] && cmp -s "$source_dir/etc/scrolloff.toml" "$config"; then
+    rm -f "$config"
+  elif [ -e "$config" ]; then
+    kept+=("your edited $SYSCONFDIR/scrolloff/scrolloff.toml")
+  fi
+  rmdir "$confdir" 2>/dev/null || true
+  [ -d "$state" ] && kept+=("the database in $STATEDIR")
+  echo "Removed Scroll Off's programs, lists and unit."
+  if [ ${#kept[@]} -gt 0 ]; then
+    printf 'Kept %s.\n' "$(IFS=,; echo "${kept[*]}" | sed 's/,/ and /g')"
+    echo "To remove those too (and group $GROUP): make uninstall PURGE=1"
+  fi
+  echo "If your resolver points at 127.0.0.1, point it back (README, \"Install as a service\")."
+}
+
+case "$action" in
+  install) do_install ;;
+  uninstall) do_uninstall ;;
+  *) echo "usage: scripts/install.sh install [--bin-dir DIR] | uninstall   (PREFIX, DESTDIR, SYSCONFDIR, UNITDIR, STATEDIR, PURGE from the environment)" >&2; exit 2 ;;
+esac
