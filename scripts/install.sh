@@ -110,6 +110,10 @@ do_install() {
   if manages_system; then
     systemctl daemon-reload
     reload_note="systemd reloaded its units"
+    # Not restarted here: that would drop DNS for a moment at a time the person did not choose.
+    if systemctl is-active --quiet "$UNIT"; then
+      reload_note="$reload_note; the running helper still uses the old programs: sudo systemctl restart scrolloff-dns"
+    fi
   fi
 
   cat <<MSG

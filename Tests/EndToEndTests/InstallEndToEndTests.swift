@@ -140,6 +140,38 @@ struct InstallEndToEndTests {
         #expect(verify.output.isEmpty, "\(verify.output)")
     }
 
+    /// What issue 6 asks of the unit, line by line, so a later edit cannot drop one unnoticed.
+    @Test(arguments: [
+        "Type=notify", "ExecReload=kill -HUP $MAINPID", "Restart=on-failure", "RuntimeDirectory=scrolloff",
+        "StateDirectory=scrolloff", "StateDirectoryMode=0700", "CapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_CHOWN",
+        "ProtectSystem=strict", "ReadWritePaths=/var/lib/scrolloff", "#ReadWritePaths=/etc", "ProtectHome=yes",
+        "PrivateTmp=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service",
+        "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK",
+        "ExecStart=/usr/local/bin/scrolloff-dns start --config /etc/scrolloff/scrolloff.toml --state-dir /var/lib/scrolloff",
+    ])
+    func the_unit_has(_ line: String) throws {
+        let unit = try #require(Self.text(Self.sourceRoot + "/etc/systemd/scrolloff-dns.service"))
+        #expect(unit.split(separator: "\n").contains(Substring(line)))
+    }
+
+    /// systemd's own rating of the sandbox (0 best, 10 worst), offline; 3.0 keeps it "OK" with room
+    /// for one more permission but catches a dropped group of settings.
+    @Test func the_unit_sandbox_rates_at_most_3_0_by_systemd_analyze_security() throws {
+        let analyze = "/usr/bin/systemd-analyze"
+        try #require(FileManager.default.isExecutableFile(atPath: analyze),
+                     "systemd-analyze is missing: install the test packages with scripts/install-deps.sh --test")
+        let scratch = try Scratch()
+        let root = scratch.path + "/root"
+        #expect(try Self.installScript("install", destdir: root).status == 0)
+        let installed = try #require(Self.text("\(root)/usr/local/lib/systemd/system/scrolloff-dns.service"))
+        try FileManager.default.createDirectory(atPath: scratch.path + "/security", withIntermediateDirectories: true)
+        let unit = try scratch.file("security/scrolloff-dns.service",
+                                    installed.replacingOccurrences(of: "ExecStart=/usr/local/bin/", with: "ExecStart=\(root)/usr/local/bin/"))
+        let rating = try runWithStatus(analyze, ["security", "--offline=true", "--threshold=30", "--no-pager", unit])
+        #expect(rating.exitCode == 0, "\(rating.output.split(separator: "\n").filter { $0.hasPrefix("✗") || $0.contains("Overall") }.joined(separator: "\n"))")
+        #expect(rating.output.contains("Overall exposure level for scrolloff-dns.service"), "\(rating.output)")
+    }
+
     /// The installed helper finds the curated lists in $PREFIX/share/scrolloff (CatalogLocation),
     /// far from the source tree, and serves.
     @Test func the_installed_helper_finds_its_catalog_and_serves() throws {

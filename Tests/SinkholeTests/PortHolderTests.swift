@@ -150,6 +150,8 @@ struct ListenErrorTests {
         Case(name: "another scrolloff-dns", holder: holder("scrolloff-dns"), kind: .scrolloff,
              mentions: ["Another scrolloff-dns", "systemctl stop scrolloff-dns"]),
         Case(name: "anything else", holder: holder("named"), kind: .other, mentions: ["Stop named (pid 812)", "127.0.0.1:5300"]),
+        Case(name: "anything else, hidden", holder: holder(nil, user: "root", address: "00000000"), kind: .other,
+             mentions: ["a process of user root on udp 0.0.0.0:53", "ss -lunpt 'sport = :53'", "127.0.0.1:5300"]),
     ])
     func a_port_in_use_names_the_holder_and_its_fix(_ row: Case) {
         #expect(row.holder.kind == row.kind)

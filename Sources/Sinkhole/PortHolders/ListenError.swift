@@ -99,8 +99,13 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
                     "Another scrolloff-dns already serves this address: stop it first (`systemctl stop scrolloff-dns`) "
                         + "or give this one another --listen.")
             case .other:
-                let name = holder.owner.map { "\($0.command) (pid \($0.pid))" } ?? holder.userName ?? "that program"
-                lines.append("Stop \(name) or give scrolloff-dns another --listen, for example 127.0.0.1:5300.")
+                if let owner = holder.owner {
+                    lines.append("Stop \(owner.command) (pid \(owner.pid)) or give scrolloff-dns another --listen, for example 127.0.0.1:5300.")
+                } else {
+                    lines.append(
+                        "Name the program with `sudo ss -lunpt 'sport = :\(address.port)'`, then stop it or give scrolloff-dns "
+                            + "another --listen, for example 127.0.0.1:5300.")
+                }
             }
         }
         return lines
