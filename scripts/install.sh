@@ -150,7 +150,9 @@ do_uninstall() {
   if [ -n "$PURGE" ]; then
     rm -rf "$confdir" "$state"
     if [ -z "$DESTDIR" ] && is_root && getent group "$GROUP" >/dev/null; then groupdel "$GROUP" || true; fi
-    echo "Removed Scroll Off, its configuration, its database ($STATEDIR) and group $GROUP."
+    local group_gone=""
+    if [ -z "$DESTDIR" ] && is_root; then group_gone=" and group $GROUP"; fi
+    echo "Removed Scroll Off, its configuration, its database ($STATEDIR)$group_gone."
     return
   fi
   if [ -e "$config" ] && cmp -s "$source_dir/etc/scrolloff.toml" "$config"; then
