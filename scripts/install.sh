@@ -8,7 +8,7 @@
 # SYSCONFDIR (/etc), UNITDIR ($PREFIX/lib/systemd/system, which systemd searches), STATEDIR
 # (/var/lib/scrolloff). With DESTDIR set (packaging, tests) nothing outside DESTDIR is touched:
 # no group, no chown, no systemctl. Running it twice is fine; an edited config is never overwritten.
-set -euo pipefail
+set -Eeuo pipefail
 
 action=${1:-}
 shift || true
@@ -38,6 +38,8 @@ confdir=$DESTDIR$SYSCONFDIR/scrolloff
 state=$DESTDIR$STATEDIR
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
+# A step that fails (most often: writing to /usr/local or /etc as a normal user) says what to do.
+trap 'echo "install.sh: the step above failed; to install system-wide run it as root: sudo make $action" >&2' ERR
 # systemctl only for the real system: no DESTDIR, root, and systemd running as init.
 manages_system() { [ -z "$DESTDIR" ] && is_root && [ -d /run/systemd/system ] && command -v systemctl >/dev/null; }
 
