@@ -28,7 +28,7 @@ struct BadFileTests {
                 text: "[dns]\nlisten = [\n  \"127.0.0.1:53\",  # loopback\n  \"localhost:53\",\n]\n",
                 key: "dns.listen[2]", line: 4, allowed: "ADDR:PORT", problem: "not a numeric"),
         BadFile(name: "listen_without_port", text: "[dns]\nlisten = [\"127.0.0.1\"]\n",
-                key: "dns.listen[1]", line: 2, allowed: "ADDR:PORT", problem: "needs a port"),
+                key: "dns.listen[1]", line: 2, allowed: "ADDR:PORT", problem: "which has no port"),
         BadFile(name: "listen_empty", text: "[dns]\nlisten = []\n", key: "dns.listen", line: 2, allowed: "one or more"),
         BadFile(name: "listen_twice_the_same", text: "[dns]\nlisten = [\"127.0.0.1:53\", \"127.0.0.1:53\"]\n",
                 key: "dns.listen[2]", line: 2, allowed: "each address once"),

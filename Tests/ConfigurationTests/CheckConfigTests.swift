@@ -46,7 +46,7 @@ struct CheckConfigTests {
         #expect(run.status == 1)
         #expect(run.stderr.contains("2 problems in \(file)"), "\(run.stderr)")
         #expect(run.stderr.contains("\(file):2: dns.blocked_ttl is 30; allowed: 1s to 10s"), "\(run.stderr)")
-        #expect(run.stderr.contains("\(file):5: profile.knobs.cooldwn is not a setting of [profile.knobs]; did you mean cooldown?"),
+        #expect(run.stderr.contains("\(file):5: profile.knobs.cooldwn is not a setting of [profile.knobs] (did you mean cooldown?)"),
                 "\(run.stderr)")
         #expect(run.stdout.isEmpty)
     }

@@ -27,7 +27,7 @@ struct FileSections {
             do {
                 configuration.metricsListen = try HostPort(parsing: text)
             } catch {
-                metrics.report("listen", "is \"\(text)\": \(error)", allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\"")
+                metrics.report("listen", Self.problem(text, error), allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\"")
             }
         }
         metrics.finish()
@@ -156,11 +156,23 @@ struct FileSections {
                 }
                 out.append(address)
             } catch {
-                t.log.report(item.path, "is \(error)", allowed: allowed)
+                t.log.report(item.path, Self.problem(item.value, error), allowed: allowed)
                 failed = true
             }
         }
         return failed ? nil : out
+    }
+
+    /// What is wrong with an address, after the value itself (`HostPortError` repeats the text).
+    static func problem(_ text: String, _ error: HostPortError) -> String {
+        let reason = switch error {
+        case .malformed: "which is not ADDR:PORT or [IPV6]:PORT"
+        case .badPort: "whose port is outside 0…65535"
+        case .missingPort: "which has no port"
+        // A name would have to be resolved by the very resolver being configured.
+        case .notAnAddress: "which is not a numeric IPv4 or IPv6 address; names cannot be used here"
+        }
+        return "is \"\(text)\", \(reason)"
     }
 
     /// A TTL: a whole number of seconds, written bare (`10`) or with units (`"10s"`, `"1h"`).

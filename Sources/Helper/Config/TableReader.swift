@@ -168,7 +168,7 @@ final class TableReader {
             let section = path.isEmpty ? "the top level" : "[\(schemaPath)]"
             var problem = "is not a setting of \(section)"
             if let near = ConfigurationSchema.suggestion(for: key, inTable: schemaPath) {
-                problem += "; did you mean \(near)?"
+                problem += " (did you mean \(near)?)"
             }
             let known = (ConfigurationSchema.tables[schemaPath] ?? []).joined(separator: ", ")
             log.report(keyPath(key), problem, allowed: known)
