@@ -23,7 +23,7 @@ struct FileSections {
         readDNS(root.table("dns"))
         readLists(root.table("lists"))
         let metrics = root.table("metrics")
-        if let text = metrics.string("listen", allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\"") , !text.isEmpty {
+        if let text = metrics.string("listen", allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\""), !text.isEmpty {
             do {
                 configuration.metricsListen = try HostPort(parsing: text)
             } catch {
