@@ -256,3 +256,24 @@ struct PrecedenceTests {
         #expect(c.paths.configFile == file)
     }
 }
+
+@Suite("The root helper takes its settings only from a file only it can change (SPEC §11)")
+struct TrustedFileTests {
+    @Test(arguments: [(0o644, true), (0o600, true), (0o664, false), (0o666, false), (0o646, false)] as [(Int, Bool)])
+    func mode_decides(mode: Int, accepted: Bool) throws {
+        let scratch = try Scratch()
+        let file = try scratch.file("s.toml", "[dns]\nblocked_ttl = 4\n")
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file)
+        // Group-writable passes only for group root; the scratch file's group is the test runner's.
+        let groupIsRoot = (try FileManager.default.attributesOfItem(atPath: file)[.groupOwnerAccountID] as? Int) == 0
+        let expected = accepted || (mode == 0o664 && groupIsRoot)
+        do {
+            let c = try ConfigurationFile.load(path: file, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true)
+            #expect(expected, "mode \(String(mode, radix: 8)) was accepted")
+            #expect(c.blockedTTL == 4)
+        } catch {
+            #expect(!expected, "mode \(String(mode, radix: 8)): \(error)")
+            #expect(error.description.contains("chmod 644"))
+        }
+    }
+}

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Logging
 import NIOCore
@@ -24,16 +27,19 @@ public enum ConfigurationFile {
     /// - Parameters:
     ///   - overrides: the flags given on the command line; they beat the file.
     ///   - resolvConf: read for upstreams when neither the file nor a flag names any.
+    ///   - requireTrustedFile: refuse a file that someone other than this process's user could
+    ///     change; on by default for the root helper (see `untrustedReason`).
     /// - Throws: `ConfigurationError` with every problem found, each naming key, line and what is allowed.
     public static func load(
         path: String?, base: RuntimePaths, overrides: ConfigurationOverrides = ConfigurationOverrides(),
-        resolvConf: String = resolvConfPath
+        resolvConf: String = resolvConfPath, requireTrustedFile: Bool = geteuid() == 0
     ) throws(ConfigurationError) -> HelperConfiguration {
         let file = path ?? base.configFile
         var paths = base
         paths.configFile = file
         let text: String
         if FileManager.default.fileExists(atPath: file) {
+            if requireTrustedFile, let reason = untrustedReason(path: file) { throw .unreadable(path: file, reason: reason) }
             do {
                 text = try String(contentsOfFile: file, encoding: .utf8)
             } catch {
@@ -79,6 +85,28 @@ public enum ConfigurationFile {
             throw .invalid(path: source, problems: ordered)
         }
         return configuration
+    }
+
+    /// Why the file at `path` could be changed by someone other than this process's user, or nil.
+    ///
+    /// SPEC §11: members of group `scrolloff` use the CLI, whose locks and cooldowns they cannot
+    /// undo; a configuration file they could write would let them loosen every knob at the next
+    /// reload instead. So the root helper takes its settings only from a file that its own user
+    /// owns and that neither group members nor others may write (group root may: it is root).
+    static func untrustedReason(path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil } // unreadable: the read below reports it
+        let fix = "make it the helper's own: chown \(geteuid()):0 \(path) && chmod 644 \(path)"
+        if info.st_uid != geteuid() {
+            return "it is owned by uid \(info.st_uid), who could loosen the rules by editing it; \(fix)"
+        }
+        if info.st_mode & S_IWOTH != 0 {
+            return "anyone may write it (mode \(String(info.st_mode & 0o777, radix: 8))), and so loosen the rules; \(fix)"
+        }
+        if info.st_mode & S_IWGRP != 0, info.st_gid != 0 {
+            return "members of its group (gid \(info.st_gid)) may write it, and so loosen the rules; \(fix)"
+        }
+        return nil
     }
 
     /// The configuration with no file and no flags: what `etc/scrolloff.toml` documents.
