@@ -22,18 +22,23 @@ struct FileSections {
         readHelper(root.table("helper"))
         readDNS(root.table("dns"))
         readLists(root.table("lists"))
-        let metrics = root.table("metrics")
-        if let text = metrics.string("listen", allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\""), !text.isEmpty {
+        readMetrics(root.table("metrics"))
+        ProfileSection.read(root, into: &configuration)
+        root.finish()
+    }
+
+    // MARK: [metrics]
+
+    private mutating func readMetrics(_ t: TableReader) {
+        let allowed = "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\""
+        if let text = t.string("listen", allowed: allowed), !text.isEmpty {
             do {
                 configuration.metricsListen = try HostPort(parsing: text)
             } catch {
-                metrics.report("listen", Self.problem(text, error), allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\"")
+                t.report("listen", Self.problem(text, error), allowed: allowed)
             }
         }
-        metrics.finish()
-        var profiles = ProfileSection()
-        profiles.read(root, into: &configuration)
-        root.finish()
+        t.finish()
     }
 
     // MARK: [helper]

@@ -5,18 +5,18 @@ import Store
 /// `[profile]` (the default profile: every client no other profile claims) and `[[profiles]]`
 /// (SPEC §6, §9, §11). A `[[profiles]]` table starts from `[profile]`: it inherits the time zone,
 /// the preset and the knobs, and what it sets itself replaces them.
-struct ProfileSection {
+enum ProfileSection {
     static let presetsAllowed = Preset.allCases.map(\.rawValue).joined(separator: ", ")
     static let zoneAllowed = "\"\" (the system's zone) or an IANA zone such as \"Europe/Berlin\""
 
-    mutating func read(_ root: TableReader, into configuration: inout HelperConfiguration) {
+    static func read(_ root: TableReader, into configuration: inout HelperConfiguration) {
         let defaults = root.table("profile")
         var base = configuration.defaultProfile
-        if let zone = Self.zone(defaults) { base.timeZoneID = zone }
-        if let preset = Self.preset(defaults) { base.preset = preset }
-        if let owners = Self.owners(defaults) { base.ownerUIDs = owners }
+        if let zone = zone(defaults) { base.timeZoneID = zone }
+        if let preset = preset(defaults) { base.preset = preset }
+        if let owners = owners(defaults) { base.ownerUIDs = owners }
         let baseKnobs = defaults.table("knobs")
-        base.overrides = Self.knobs(baseKnobs, preset: base.preset)
+        base.overrides = knobs(baseKnobs, preset: base.preset)
         baseKnobs.finish()
         defaults.finish()
         configuration.defaultProfile = base
@@ -24,7 +24,7 @@ struct ProfileSection {
         var profiles: [ProfileSettings] = []
         var claimed: [ClientNetwork: String] = [:]
         for t in root.tables("profiles") {
-            if let profile = Self.profile(t, inheriting: base, taken: profiles.map(\.name), claimed: &claimed) {
+            if let profile = profile(t, inheriting: base, taken: profiles.map(\.name), claimed: &claimed) {
                 profiles.append(profile)
             }
             t.finish()
@@ -65,7 +65,7 @@ struct ProfileSection {
                         t.log.report(item.path, "is \"\(item.value)\", already a client of profile \(owner)", allowed: clientsAllowed)
                         valid = false
                     } else {
-                        claimed[network] = name ?? "?"
+                        claimed[network] = name ?? t.path
                     }
                     clients.append(item.value)
                 } catch {
