@@ -112,7 +112,7 @@ enum ProfileSection {
     /// Uids allowed to act on the profile through the control socket (SPEC §11).
     private static func owners(_ t: TableReader) -> [UInt32]? {
         let allowed = "user ids from 0 to 4294967294, such as [1000, 1001]"
-        guard let items = t.array("owners") else { return nil }
+        guard let items = t.array("owners", allowed: allowed) else { return nil }
         var uids: [UInt32] = []
         for (item, path) in items {
             // 4294967295 is (uid_t)-1, "no user" to chown(2) and setresuid(2).

@@ -112,10 +112,10 @@ final class TableReader {
     }
 
     /// The items of an array, each with its own path (`dns.listen[2]`) for messages.
-    func array(_ key: String) -> [(value: any TOMLValueConvertible, path: String)]? {
+    func array(_ key: String, allowed: String) -> [(value: any TOMLValueConvertible, path: String)]? {
         guard let v = value(key) else { return nil }
         guard let array = v.array else {
-            report(key, "is \(Self.describe(v)), but must be an array such as [\"…\", \"…\"]")
+            report(key, "is \(Self.describe(v)), but must be an array [ … ]", allowed: "an array of \(allowed)")
             return nil
         }
         return array.enumerated().map { ($0.element, ConfigPath.item(keyPath(key), $0.offset + 1)) }
@@ -123,7 +123,7 @@ final class TableReader {
 
     /// An array of strings; items of another type are reported and left out.
     func strings(_ key: String, allowed: String) -> [(value: String, path: String)]? {
-        guard let items = array(key) else { return nil }
+        guard let items = array(key, allowed: allowed) else { return nil }
         var out: [(String, String)] = []
         for (item, itemPath) in items {
             guard let s = item.string else {
@@ -149,7 +149,7 @@ final class TableReader {
 
     /// An array of tables (`[[profiles]]`), each item with its path counted from 1.
     func tables(_ key: String) -> [TableReader] {
-        guard let items = array(key) else { return [] }
+        guard let items = array(key, allowed: "[[\(keyPath(key))]] sections") else { return [] }
         var out: [TableReader] = []
         for (item, itemPath) in items {
             guard let t = item.table else {
