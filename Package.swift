@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         // Pure rules: no networking, no SQLite, no wall clock. Everything is a function of (state, time).
@@ -66,6 +67,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -118,6 +120,13 @@ let package = Package(
         ),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(name: "HelperTests", dependencies: ["Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
+        // The configuration file: parsing tables, precedence, the shipped sample, and check-config
+        // through the real binary (the dependency builds it).
+        .testTarget(
+            name: "ConfigurationTests",
+            dependencies: ["Helper", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",

@@ -9,14 +9,14 @@ extension BlockingMode: ExpressibleByArgument {}
 /// `scrolloff-dns start` (SPEC §13).
 struct Start: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start the helper in the foreground with the embedded defaults unless flags say otherwise."
+        abstract: "Start the helper in the foreground: the configuration file's settings, or the embedded defaults, with flags taking precedence."
     )
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case dns, hosts, both
     }
 
-    @Option(name: .customLong("config"), help: "Configuration file (default /etc/scrolloff/scrolloff.toml as root).")
+    @Option(name: .customLong("config"), help: "Configuration file (default /etc/scrolloff/scrolloff.toml as root); its settings apply unless a flag says otherwise.")
     var configFile: String?
 
     @Option(name: .customLong("listen"), help: "ADDR:PORT to serve DNS on; repeat for more. Port 0 picks a free one.")
@@ -32,13 +32,13 @@ struct Start: AsyncParsableCommand {
     var controlSocket: String?
 
     @Option(name: .customLong("mode"), help: "How to enforce: dns (the sinkhole), hosts or both.")
-    var mode: Mode = .dns
+    var mode: Mode?
 
     @Option(name: .customLong("hosts-file"), help: "The hosts file of hosts mode (default /etc/hosts).")
     var hostsFile: String?
 
     @Option(name: .customLong("blocking-mode"), help: "Answer to blocked names: null (0.0.0.0 and ::), nxdomain or refused.")
-    var blockingMode: BlockingMode = .null
+    var blockingMode: BlockingMode?
 
     @Option(name: .customLong("catalog"), help: "The curated lists folder (blocklists/); found next to the install or the source tree by default.")
     var catalog: String?
@@ -50,65 +50,86 @@ struct Start: AsyncParsableCommand {
     var managedList: String?
 
     @Option(name: .customLong("managed-ttl-cap"), help: .hidden)
-    var managedTTLCap: UInt32 = 60
+    var managedTTLCap: UInt32?
 
     @Option(name: .customLong("doh-endpoints"), help: "A list of DNS-over-HTTPS hosts to block, one per line.")
     var dohEndpoints: String?
 
     @Option(name: .customLong("threads"), help: .hidden)
-    var threads: Int = System.coreCount
+    var threads: Int?
 
     @Option(name: .customLong("upstream-timeout-ms"), help: .hidden)
-    var upstreamTimeoutMilliseconds: Int64 = 2000
+    var upstreamTimeoutMilliseconds: Int64?
 
     @Option(name: .customLong("cache-size"), help: .hidden)
-    var cacheSize: Int = 100_000
+    var cacheSize: Int?
 
     @Option(name: .customLong("log-level"), help: .hidden)
-    var logLevel: String = "info"
+    var logLevel: String?
 
     func validate() throws {
-        guard mode == .dns else {
+        if let mode, mode != .dns {
             throw ValidationError("--mode \(mode.rawValue) is not available in this build yet; use --mode dns")
         }
-        guard threads >= 1, threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }
-        guard upstreamTimeoutMilliseconds >= 50 else { throw ValidationError("--upstream-timeout-ms must be at least 50") }
-        guard Logger.Level(rawValue: logLevel) != nil else {
+        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
+        if let upstreamTimeoutMilliseconds, upstreamTimeoutMilliseconds < 50 {
+            throw ValidationError("--upstream-timeout-ms must be at least 50")
+        }
+        if let cacheSize, cacheSize < 1 { throw ValidationError("--cache-size must be at least 1") }
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
-        for text in listen {
-            do { _ = try HostPort(parsing: text) } catch { throw ValidationError("--listen \(error)") }
+        _ = try overrides()
+    }
+
+    /// The flags given, as overrides of the configuration file (flags > file > defaults).
+    func overrides() throws -> ConfigurationOverrides {
+        var o = ConfigurationOverrides()
+        o.stateDirectory = stateDirectory
+        o.controlSocket = controlSocket
+        if !listen.isEmpty {
+            o.listen = try listen.map { text in
+                do { return try HostPort(parsing: text) } catch { throw ValidationError("--listen \(error)") }
+            }
         }
-        for text in upstreams {
-            do { _ = try HostPort(parsing: text, defaultPort: 53) } catch { throw ValidationError("--upstream \(error)") }
+        if !upstreams.isEmpty {
+            o.upstreams = try upstreams.map { text in
+                do { return try HostPort(parsing: text, defaultPort: 53) } catch { throw ValidationError("--upstream \(error)") }
+            }
         }
+        o.blockingMode = blockingMode
+        o.threads = threads
+        o.upstreamTimeout = upstreamTimeoutMilliseconds.map { TimeAmount.milliseconds($0) }
+        o.cacheSize = cacheSize
+        o.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) }
+        o.catalogPath = catalog
+        o.dohEndpointsPath = dohEndpoints
+        o.blocklistPath = blocklist
+        o.managedListPath = managedList
+        o.managedTTLCap = managedTTLCap
+        return o
+    }
+
+    /// Reads the configuration file again and applies the same flags: what start-up used, and what
+    /// a reload (SIGHUP) calls to get the new configuration. A missing or bad file throws
+    /// `ConfigurationError`, and a reload then keeps the configuration in force.
+    func configurationLoader() throws -> @Sendable () throws -> HelperConfiguration {
+        let overrides = try overrides()
+        let path = configFile
+        let base = RuntimePaths.current()
+        return { try ConfigurationFile.load(path: path, base: base, overrides: overrides) }
     }
 
     func run() async throws {
         var logger = Logger(label: "scrolloff-dns")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        if configFile != nil || hostsFile != nil {
-            // Accepted so that scripts and unit files written against SPEC §13 keep working; the
-            // configuration file and hosts mode arrive with their own issues.
-            logger.notice("--config and --hosts-file are accepted but not used by this build yet")
+        if hostsFile != nil {
+            // Accepted so that scripts and unit files written against SPEC §13 keep working; hosts
+            // mode arrives with its own issue.
+            logger.notice("--hosts-file is accepted but not used by this build yet")
         }
-        var paths = RuntimePaths.current()
-        if let configFile { paths.configFile = configFile }
-        if let stateDirectory { paths.stateDirectory = stateDirectory }
-        if let controlSocket { paths.controlSocket = controlSocket }
-        let listenAddresses = try (listen.isEmpty ? paths.listen : listen).map { try HostPort(parsing: $0) }
-        let upstreamAddresses = upstreams.isEmpty
-            ? ResolvConf.upstreams(excluding: listenAddresses)
-            : try upstreams.map { try HostPort(parsing: $0, defaultPort: 53) }
-        let perUpstream = TimeAmount.milliseconds(upstreamTimeoutMilliseconds)
-        var configuration = HelperConfiguration(
-            paths: paths, listen: listenAddresses, upstreams: upstreamAddresses, blockingMode: blockingMode,
-            blocklistPath: blocklist, dohEndpointsPath: dohEndpoints, eventLoops: threads,
-            forwarder: .init(perUpstream: perUpstream, overall: perUpstream * 2),
-            cache: CacheConfiguration(capacity: cacheSize))
-        configuration.managedListPath = managedList
-        configuration.catalogPath = catalog
-        configuration.managedTTLCap = managedTTLCap
+        let load = try configurationLoader()
+        let configuration = try load()
+        logger.logLevel = configuration.logLevel
         try await HelperMain.run(configuration, logger: logger)
     }
 }

@@ -46,7 +46,8 @@ enum TimeWords {
     static func now() -> Instant { Instant(date: Date()) }
 }
 
-/// A duration argument: `45m`, `2h`, `1h30m`, `90s` (units h, m, s, in that order, each once).
+/// A duration argument: `45m`, `2h`, `1h30m`, `90s`, `90min` — the words of `SpanWords.parse`, the
+/// same ones `scrolloff.toml` accepts — longer than zero and in whole seconds.
 struct DurationArgument: ExpressibleByArgument, Sendable {
     let seconds: Int64
 
@@ -56,27 +57,8 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
     }
 
     static func parse(_ text: String) -> Int64? {
-        var total: Int64 = 0
-        var number = ""
-        var lastUnit = 0 // 0 none, then 1 h, 2 m, 3 s: units in order, each at most once
-        for character in text.lowercased() {
-            if character.isASCII, character.isNumber {
-                number.append(character)
-                continue
-            }
-            let (rank, factor): (Int, Int64) = switch character {
-            case "h": (1, 3600)
-            case "m": (2, 60)
-            case "s": (3, 1)
-            default: (0, 0)
-            }
-            guard rank > lastUnit, let value = Int64(number), value <= 1_000_000 else { return nil }
-            total += value * factor
-            lastUnit = rank
-            number = ""
-        }
-        guard number.isEmpty, lastUnit > 0, total > 0 else { return nil }
-        return total
+        guard let span = SpanWords.parse(text), span > .zero, span.milliseconds % 1000 == 0 else { return nil }
+        return span.milliseconds / 1000
     }
 
     static var defaultValueDescription: String { "45m" }

@@ -1,0 +1,67 @@
+import ScrollOffCore
+
+/// Every key `scrolloff.toml` knows, per table, as the messages name tables (array items without
+/// numbers). Unknown keys are errors, not warnings: a misspelt `blocked_tll` silently ignored
+/// would leave a person believing a setting is in force that is not.
+enum ConfigurationSchema {
+    static let knobKeys = Knob.allCases.map(\.rawValue)
+
+    static let tables: [String: [String]] = [
+        "": ["helper", "dns", "lists", "metrics", "profile", "profiles"],
+        "helper": ["state_dir", "control_socket", "mode", "hosts_file", "log_level", "threads"],
+        "dns": [
+            "listen", "upstreams", "upstream_timeout", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
+            "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "rate_limit", "rate_limit_burst",
+        ],
+        "lists": ["catalog", "refresh_period", "source"],
+        "lists.source": ["name", "url"],
+        "metrics": ["listen"],
+        "profile": ["time_zone", "preset", "owners", "knobs"],
+        "profile.knobs": knobKeys,
+        "profiles": ["name", "clients", "time_zone", "preset", "owners", "knobs"],
+        "profiles.knobs": knobKeys,
+    ]
+
+    /// Every full key path (`dns.listen`), for suggesting the right table for a key put in the wrong one.
+    static let allPaths: [String] = tables.flatMap { table, keys in keys.map { table.isEmpty ? $0 : "\(table).\($0)" } }
+
+    /// The known key nearest to `key` in `table`, or elsewhere when `key` belongs to another table.
+    static func suggestion(for key: String, inTable table: String) -> String? {
+        let here = tables[table] ?? []
+        if let near = nearest(key, among: here) { return near }
+        // The right name in the wrong table: `listen` under [helper] is `dns.listen`.
+        let elsewhere = allPaths.filter { $0.split(separator: ".").last.map(String.init) == key }
+        if let first = elsewhere.sorted().first { return "[\(first.split(separator: ".").dropLast().joined(separator: "."))] \(key)" }
+        return nil
+    }
+
+    /// The candidate within an edit distance of about a third of the key's length, closest first.
+    static func nearest(_ key: String, among candidates: [String]) -> String? {
+        let limit = max(2, key.count / 3)
+        let scored = candidates.map { ($0, editDistance(key.lowercased(), $0)) }.filter { $0.1 <= limit }
+        return scored.min { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }?.0
+    }
+
+    /// Levenshtein distance with adjacent transpositions counted as one edit (`tll` → `ttl`).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous2 = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        var row = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            row[0] = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    row[j] = min(row[j], previous2[j - 2] + 1)
+                }
+            }
+            previous2 = previous
+            previous = row
+        }
+        return previous[b.count]
+    }
+}

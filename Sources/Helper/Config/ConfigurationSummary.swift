@@ -1,0 +1,31 @@
+import ScrollOffCore
+import Store
+
+/// The few lines `check-config` prints for a good file: numbers first, what the helper will do.
+public enum ConfigurationSummary {
+    public static func lines(_ c: HelperConfiguration) -> [String] {
+        var out: [String] = []
+        out.append("\(count(c.listen.count, "listen address", "listen addresses")): \(c.listen.map(\.description).joined(separator: ", "))")
+        out.append(c.upstreams.isEmpty
+            ? "0 upstreams: /etc/resolv.conf names none other than this server; set dns.upstreams"
+            : "\(count(c.upstreams.count, "upstream", "upstreams")): \(c.upstreams.map(\.description).joined(separator: ", ")), "
+                + "timeout \(c.forwarder.perUpstream.nanoseconds / 1_000_000) ms each")
+        let doh = c.dohEndpointsPath == nil ? "encrypted-DNS hosts not blocked" : "encrypted-DNS hosts blocked"
+        out.append("blocked names: \(c.blockingMode.rawValue) answers with a \(c.blockedTTL) s TTL; \(doh)")
+        out.append("cache: \(c.cache.capacity) answers, TTL \(c.cache.minimumTTL)–\(c.cache.maximumTTL) s, "
+            + "negative at most \(c.cache.maximumNegativeTTL) s")
+        out.append(c.rateLimit.map { "rate limit: \($0.queriesPerSecond) queries/s per client, bursts of \($0.burst)" } ?? "rate limit: off")
+        out.append("\(count(c.listSources.count, "list source", "list sources")) in the file (besides `scrolloff lists add`), refreshed every \(SpanWords.describe(c.listRefreshPeriod))")
+        out.append("\(count(c.profiles.count + 1, "profile", "profiles")): " + ([c.defaultProfile] + c.profiles).map(profile).joined(separator: "; "))
+        out.append("metrics: " + (c.metricsListen.map { "http://\($0)/metrics" } ?? "off"))
+        out.append("state: \(c.paths.stateDirectory); control socket: \(c.paths.controlSocket); log level \(c.logLevel)")
+        return out
+    }
+
+    private static func profile(_ p: ProfileSettings) -> String {
+        let clients = p.clientCIDRs.isEmpty ? "everyone else" : p.clientCIDRs.joined(separator: ", ")
+        return "\(p.name) (\(p.preset), \(p.timeZoneID), \(clients))"
+    }
+
+    private static func count(_ n: Int, _ one: String, _ many: String) -> String { n == 1 ? "1 \(one)" : "\(n) \(many)" }
+}

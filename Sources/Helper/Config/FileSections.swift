@@ -1,0 +1,215 @@
+import Foundation
+import Logging
+import NIOCore
+import ScrollOffCore
+import Sinkhole
+
+/// Reads `[helper]`, `[dns]`, `[lists]` and `[metrics]` into a `HelperConfiguration` that starts
+/// from the embedded defaults; `[profile]` and `[[profiles]]` are in `ProfileSection`. Each bound
+/// below is the one the sample file documents.
+struct FileSections {
+    var configuration: HelperConfiguration
+    /// `dns.block_encrypted_dns`: resolved to a list path after the flags (`--catalog`) are known.
+    var blockEncryptedDNS = false
+
+    /// The embedded defaults: what a missing file or an empty one means.
+    init(base: RuntimePaths) {
+        let listen = base.listen.compactMap { try? HostPort(parsing: $0) }
+        configuration = HelperConfiguration(paths: base, listen: listen, upstreams: [])
+    }
+
+    mutating func read(_ root: TableReader) {
+        readHelper(root.table("helper"))
+        readDNS(root.table("dns"))
+        readLists(root.table("lists"))
+        readMetrics(root.table("metrics"))
+        ProfileSection.read(root, into: &configuration)
+        root.finish()
+    }
+
+    // MARK: [metrics]
+
+    private mutating func readMetrics(_ t: TableReader) {
+        let allowed = "\"\" (off) or ADDR:PORT such as \"127.0.0.1:9153\""
+        if let text = t.string("listen", allowed: allowed), !text.isEmpty {
+            do {
+                configuration.metricsListen = try HostPort(parsing: text)
+            } catch {
+                t.report("listen", Self.problem(text, error), allowed: allowed)
+            }
+        }
+        t.finish()
+    }
+
+    // MARK: [helper]
+
+    private mutating func readHelper(_ t: TableReader) {
+        if let dir = absolutePath(t, "state_dir", example: "/var/lib/scrolloff") { configuration.paths.stateDirectory = dir }
+        if let socket = absolutePath(t, "control_socket", example: "/run/scrolloff/control.sock") {
+            // sockaddr_un holds 108 bytes with the terminating NUL (unix(7)).
+            if socket.utf8.count > 107 {
+                t.report("control_socket", "is \(socket.utf8.count) bytes long", allowed: "an absolute path of at most 107 bytes (the limit of a Unix socket address)")
+            } else {
+                configuration.paths.controlSocket = socket
+            }
+        }
+        if let mode = t.string("mode", allowed: "dns") {
+            switch mode {
+            case "dns": break
+            case "hosts", "both": t.report("mode", "is \"\(mode)\", which is not available in this build; use dns", allowed: "dns")
+            default: t.report("mode", "is \"\(mode)\"", allowed: "dns (hosts and both come with hosts mode)")
+            }
+        }
+        // Read and checked so that a unit file written for hosts mode stays valid; hosts mode is not in this build.
+        _ = absolutePath(t, "hosts_file", example: "/etc/hosts")
+        let levels = Logger.Level.allCases.map(\.rawValue)
+        if let level = t.string("log_level", allowed: levels.joined(separator: ", ")) {
+            if let parsed = Logger.Level(rawValue: level) {
+                configuration.logLevel = parsed
+            } else {
+                t.report("log_level", "is \"\(level)\"", allowed: levels.joined(separator: ", "))
+            }
+        }
+        if let threads = t.integer("threads", in: 0...64, allowed: "0 (one per core) to 64") {
+            configuration.eventLoops = threads == 0 ? System.coreCount : threads
+        }
+        t.finish()
+    }
+
+    /// A path that must be absolute: the helper runs from systemd, whose working directory is `/`,
+    /// so a relative path would point somewhere nobody meant. "" keeps the default.
+    private func absolutePath(_ t: TableReader, _ key: String, example: String) -> String? {
+        let allowed = "\"\" (the default) or an absolute path such as \"\(example)\""
+        guard let text = t.string(key, allowed: allowed), !text.isEmpty else { return nil }
+        guard text.hasPrefix("/") else {
+            t.report(key, "is \"\(text)\", a relative path", allowed: allowed)
+            return nil
+        }
+        return text
+    }
+
+    // MARK: [dns]
+
+    private mutating func readDNS(_ t: TableReader) {
+        let listenAllowed = "ADDR:PORT with a numeric address, such as \"127.0.0.1:53\" or \"[::1]:53\"; port 0 picks a free one"
+        if let items = t.strings("listen", allowed: listenAllowed) {
+            let parsed = addresses(items, defaultPort: nil, allowed: listenAllowed, t: t)
+            if items.isEmpty {
+                t.report("listen", "is empty, so the helper would answer nobody", allowed: "one or more \(listenAllowed)")
+            } else if let parsed {
+                configuration.listen = parsed
+            }
+        }
+        let upstreamAllowed = "[] (the nameservers of /etc/resolv.conf) or ADDR[:PORT] with a numeric address, such as \"9.9.9.9\" or \"[2620:fe::fe]:53\""
+        if let items = t.strings("upstreams", allowed: upstreamAllowed),
+           let parsed = addresses(items, defaultPort: 53, allowed: upstreamAllowed, t: t) {
+            for (server, item) in zip(parsed, items) where ResolvConf.isOurselves(server, listen: configuration.listen) {
+                t.log.report(item.path, "is \"\(item.value)\", this server's own address: every query would loop back to it",
+                             allowed: "a resolver other than this helper")
+            }
+            configuration.upstreams = parsed
+        }
+        if let timeout = t.duration("upstream_timeout", in: Span(milliseconds: 50) ... .seconds(30), allowed: "50ms to 30s") {
+            let amount = TimeAmount.milliseconds(timeout.milliseconds)
+            // SPEC §9 "upstream timeout → SERVFAIL": the whole failover gets twice one upstream's time.
+            configuration.forwarder = .init(perUpstream: amount, overall: amount * 2)
+        }
+        let modes = BlockingMode.allCases.map(\.rawValue).joined(separator: ", ")
+        if let mode = t.string("blocking_mode", allowed: modes) {
+            if let parsed = BlockingMode(rawValue: mode) { configuration.blockingMode = parsed } else {
+                t.report("blocking_mode", "is \"\(mode)\"", allowed: modes)
+            }
+        }
+        if let ttl = wholeSeconds(t, "blocked_ttl", .seconds(1) ... .seconds(10), allowed: "1s to 10s (SPEC §9: blocked answers live at most 10 s)") {
+            configuration.blockedTTL = ttl
+        }
+        if let block = t.bool("block_encrypted_dns") { blockEncryptedDNS = block }
+        if let size = t.integer("cache_size", in: 1...10_000_000, allowed: "1 to 10000000 answers") {
+            configuration.cache.capacity = size
+        }
+        let minimum = wholeSeconds(t, "cache_min_ttl", .zero ... .hours(1), allowed: "0 (keep upstream TTLs) to 1h")
+        let maximum = wholeSeconds(t, "cache_max_ttl", .seconds(1) ... .hours(24 * 7), allowed: "1s to 7d")
+        let negative = wholeSeconds(t, "cache_max_negative_ttl", .zero ... .hours(24), allowed: "0 (no negative caching) to 1d; RFC 2308 §5 suggests at most 3h")
+        let cache = configuration.cache
+        let newMinimum = minimum ?? cache.minimumTTL, newMaximum = maximum ?? cache.maximumTTL
+        if newMinimum > newMaximum {
+            t.report("cache_min_ttl", "is \(newMinimum) s, more than cache_max_ttl (\(newMaximum) s)", allowed: "at most cache_max_ttl")
+        } else {
+            configuration.cache = CacheConfiguration(
+                capacity: cache.capacity, minimumTTL: newMinimum, maximumTTL: newMaximum,
+                maximumNegativeTTL: negative ?? cache.maximumNegativeTTL)
+        }
+        let rate = t.integer("rate_limit", in: 0...1_000_000, allowed: "0 (off) to 1000000 queries per second per client")
+        let burst = t.integer("rate_limit_burst", in: 0...10_000_000, allowed: "0 (twice rate_limit) to 10000000 queries")
+        if let rate, rate > 0 {
+            let b = burst ?? 0
+            configuration.rateLimit = RateLimit(queriesPerSecond: rate, burst: b == 0 ? rate * 2 : b)
+        }
+        t.finish()
+    }
+
+    /// Listen or upstream addresses; nil when any is wrong (each reported) or two are the same.
+    private func addresses(_ items: [(value: String, path: String)], defaultPort: Int?, allowed: String, t: TableReader) -> [HostPort]? {
+        var out: [HostPort] = []
+        var failed = false
+        for item in items {
+            do {
+                let address = try HostPort(parsing: item.value, defaultPort: defaultPort)
+                if out.contains(address), address.port != 0 {
+                    t.log.report(item.path, "is \(address) a second time", allowed: "each address once")
+                    failed = true
+                }
+                out.append(address)
+            } catch {
+                t.log.report(item.path, Self.problem(item.value, error), allowed: allowed)
+                failed = true
+            }
+        }
+        return failed ? nil : out
+    }
+
+    /// What is wrong with an address, after the value itself (`HostPortError` repeats the text).
+    static func problem(_ text: String, _ error: HostPortError) -> String {
+        let reason = switch error {
+        case .malformed: "which is not ADDR:PORT or [IPV6]:PORT"
+        case .badPort: "whose port is outside 0…65535"
+        case .missingPort: "which has no port"
+        // A name would have to be resolved by the very resolver being configured.
+        case .notAnAddress: "which is not a numeric IPv4 or IPv6 address; names cannot be used here"
+        }
+        return "is \"\(text)\", \(reason)"
+    }
+
+    /// A TTL: a whole number of seconds, written bare (`10`) or with units (`"10s"`, `"1h"`).
+    private func wholeSeconds(_ t: TableReader, _ key: String, _ range: ClosedRange<Span>, allowed: String) -> UInt32? {
+        guard let span = t.duration(key, in: range, allowed: allowed, integerSeconds: true) else { return nil }
+        guard span.milliseconds % 1000 == 0 else {
+            t.report(key, "is \(span.milliseconds) ms, not a whole number of seconds (DNS counts TTLs in seconds)", allowed: allowed)
+            return nil
+        }
+        return UInt32(span.milliseconds / 1000)
+    }
+
+    // MARK: [lists]
+
+    private mutating func readLists(_ t: TableReader) {
+        let catalogAllowed = "\"\" (found next to the install) or the absolute path of the blocklists folder"
+        if let catalog = t.string("catalog", allowed: catalogAllowed), !catalog.isEmpty {
+            if catalog.hasPrefix("/") { configuration.catalogPath = catalog } else {
+                t.report("catalog", "is \"\(catalog)\", a relative path", allowed: catalogAllowed)
+            }
+        }
+        // At least 15 min: list servers rate-limit clients, and lists rarely change faster than hourly.
+        if let period = t.duration("refresh_period", in: .minutes(15) ... .hours(24 * 30), allowed: "15min to 30d") {
+            configuration.listRefreshPeriod = period
+        }
+        var seenNames: [String: String] = [:]
+        var sources: [ConfiguredListSource] = []
+        for source in t.tables("source") {
+            if let list = ListSourceSection.read(source, seenNames: &seenNames) { sources.append(list) }
+            source.finish()
+        }
+        configuration.listSources = sources
+        t.finish()
+    }
+}

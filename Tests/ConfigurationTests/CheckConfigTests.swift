@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// `scrolloff-dns check-config` run as the real binary (built because this target depends on it).
+@Suite("check-config with the real binary")
+struct CheckConfigTests {
+    static var binary: String {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("scrolloff-dns").path), url.path != "/" {
+            url.deleteLastPathComponent()
+        }
+        return url.appendingPathComponent("scrolloff-dns").path
+    }
+
+    struct Run { var status: Int32; var stdout: String; var stderr: String }
+
+    static func checkConfig(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["check-config"] + arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func shipped_sample_is_valid_exit_0_with_a_summary() throws {
+        let run = try Self.checkConfig(["--config", samplePath])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\(samplePath): the configuration is valid."))
+        #expect(run.stdout.contains("2 listen addresses: 127.0.0.1:53, [::1]:53") || run.stdout.contains("listen address"))
+        #expect(run.stdout.contains("blocked names: null answers with a 10 s TTL"))
+        #expect(run.stdout.contains("1 profile: default (strict"))
+    }
+
+    @Test func bad_file_exits_1_naming_every_key_and_line() throws {
+        let scratch = try Scratch()
+        let file = try scratch.file("bad.toml", "[dns]\nblocked_ttl = 30\n\n[profile.knobs]\ncooldwn = \"2h\"\n")
+        let run = try Self.checkConfig(["--config", file])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("2 problems in \(file)"), "\(run.stderr)")
+        #expect(run.stderr.contains("\(file):2: dns.blocked_ttl is 30; allowed: 1s to 10s"), "\(run.stderr)")
+        #expect(run.stderr.contains("\(file):5: profile.knobs.cooldwn is not a setting of [profile.knobs] (did you mean cooldown?)"),
+                "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test func syntax_error_exits_1_with_the_line() throws {
+        let scratch = try Scratch()
+        let file = try scratch.file("syntax.toml", "[dns]\nblocked_ttl = = 3\n")
+        let run = try Self.checkConfig(["--config", file])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("\(file):2:"), "\(run.stderr)")
+        #expect(run.stderr.contains("not valid TOML"))
+    }
+
+    @Test func missing_file_named_with_config_exits_1() throws {
+        let run = try Self.checkConfig(["--config", "/nonexistent/scrolloff.toml"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("/nonexistent/scrolloff.toml"))
+        #expect(run.stderr.contains("no such file"))
+    }
+}
