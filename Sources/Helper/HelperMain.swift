@@ -45,7 +45,11 @@ public enum HelperMain {
                 timeSource: SystemTimeSource(), logger: logger)
         } catch { throw HelperStartError("\(error)") }
         // The control socket for the CLI and the list refresh (SPEC §11, §13).
-        let control = await HelperControl(paths: configuration.paths, version: BuildInfo.version, engine: engine, logger: logger)
+        // The DNS server publishes what it bound here, for `doctor` (SPEC §11).
+        let bound = BoundListeners()
+        let control = await HelperControl(
+            paths: configuration.paths, version: BuildInfo.version, engine: engine,
+            doctor: DoctorSources(listeners: bound, blockingMode: configuration.blockingMode), logger: logger)
 
         // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
         // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
@@ -80,7 +84,7 @@ public enum HelperMain {
             announce: { line in
                 // Scripts and tests read the bound port from here (SPEC §13); write it at once.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            })
+            }, bound: bound)
         let reload = ReloadService(logger: logger) { loader.reload(into: diagnostic) }
         let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
         let helperServices: [any Service] = [engine, server, reload, refresher] + control.services

@@ -49,10 +49,12 @@ public final class DNSServer: Service {
     let pending = InFlightCounter()
     /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
     let announce: @Sendable (String) -> Void
+    /// Where the bound sockets are published for `doctor`; nil when nobody asks.
+    let bound: BoundListeners?
 
     public init(
         configuration: DNSServerConfiguration, chain: ResolverChain, group: any EventLoopGroup, logger: Logger,
-        announce: @escaping @Sendable (String) -> Void = { _ in }
+        announce: @escaping @Sendable (String) -> Void = { _ in }, bound: BoundListeners? = nil
     ) {
         self.configuration = configuration
         self.chain = chain
@@ -60,6 +62,7 @@ public final class DNSServer: Service {
         self.logger = logger
         counter = ConnectionCounter(limit: configuration.tcp.maximumConnections)
         self.announce = announce
+        self.bound = bound
     }
 
     public func run() async throws {
@@ -73,9 +76,12 @@ public final class DNSServer: Service {
                 let shown = HostPort(host: address.host, port: port)
                 announce("listening udp \(shown)")
                 announce("listening tcp \(shown)")
+                bound?.add(BoundListener(transport: .udp, address: shown))
+                bound?.add(BoundListener(transport: .tcp, address: shown))
                 logger.info("listening", metadata: ["listen.address": "\(shown)", "event.loops": "\(udp.count)"])
             }
         } catch {
+            bound?.removeAll()
             for channel in datagramChannels + listeners { try? await channel.close() }
             throw error
         }
@@ -84,6 +90,7 @@ public final class DNSServer: Service {
         // and only then close the sockets their answers leave by.
         try? await gracefulShutdown()
         logger.info("draining", metadata: ["queries.in_flight": "\(pending.current)"])
+        bound?.removeAll()
         for listener in listeners { try? await listener.close() }
         for channel in datagramChannels { try? await channel.setOption(ChannelOptions.autoRead, value: false).get() }
         let deadline = NIODeadline.now() + configuration.drainTimeout
