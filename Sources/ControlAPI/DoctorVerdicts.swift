@@ -167,7 +167,7 @@ public enum DoctorVerdicts {
     public static func blockedProbe(_ probe: DoctorProbeFacts, _ result: ProbeResult, profile: String) -> DoctorCheck {
         let target = NameServer(host: probe.host, port: probe.port).description
         let what = probe.blockedEntry.map { "\(probe.blockedName) (blocked by \($0))" }
-            ?? "\(probe.blockedName) (nothing is blocked for profile \(profile) now, so the reserved probe name)"
+            ?? "\(probe.blockedName) (the reserved probe name: nothing is blocked for profile \(profile) now)"
         let expected = expectedBlockedAnswer(mode: probe.blockingMode)
         switch result {
         case .failed(let reason):
@@ -223,7 +223,7 @@ public enum DoctorVerdicts {
             case "NXDOMAIN":
                 return .fail("normal_probe", "\(name) does not exist upstream (NXDOMAIN)", fix: otherName)
             default:
-                return .fail("normal_probe", "\(name) → \(answer.rcode): the sinkhole could not get an answer from upstream", fix: upstreamFix)
+                return .fail("normal_probe", "\(name) → \(answer.rcode) instead of an address: the upstream resolvers did not resolve it", fix: upstreamFix)
             }
         }
     }

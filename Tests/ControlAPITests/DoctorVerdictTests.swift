@@ -99,7 +99,7 @@ struct DoctorVerdictTests {
     @Test func blocked_probe_says_when_it_asked_the_reserved_name() {
         let check = DoctorVerdicts.blockedProbe(Self.probe(mode: "null", entry: nil), Self.answer("NOERROR", ["0.0.0.0"]), profile: "kids")
         #expect(check.status == .pass)
-        #expect(check.detail.hasPrefix("doctor-probe.scrolloff.invalid (nothing is blocked for profile kids now"))
+        #expect(check.detail.hasPrefix("doctor-probe.scrolloff.invalid (the reserved probe name: nothing is blocked for profile kids now) → NOERROR 0.0.0.0"))
     }
 
     // MARK: normal probe
@@ -109,7 +109,7 @@ struct DoctorVerdictTests {
         (answer("NOERROR", ["0.0.0.0"]), .fail, "blocked by a rule or list", "--probe-name NAME"),
         (answer("NOERROR"), .fail, "resolves to no address", "--probe-name NAME"),
         (answer("NXDOMAIN"), .fail, "does not exist upstream", "--probe-name NAME"),
-        (answer("SERVFAIL"), .fail, "SERVFAIL: the sinkhole could not get an answer from upstream", "`--upstream ADDR`"),
+        (answer("SERVFAIL"), .fail, "example.com → SERVFAIL instead of an address: the upstream resolvers did not resolve it", "`--upstream ADDR`"),
         (.failed("no answer within 5 s"), .fail, "got no answer from 127.0.0.1: no answer within 5 s", "online"),
     ] as [(ProbeResult, DoctorCheck.Status, String, String?)])
     func normal_probe_wants_a_real_address(result: ProbeResult, status: DoctorCheck.Status, detail: String, fix: String?) {
