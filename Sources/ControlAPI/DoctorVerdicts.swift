@@ -45,7 +45,7 @@ public enum DoctorVerdicts {
 
     /// A check that needs the helper's facts while the helper did not answer.
     public static func needsHelper(_ name: String) -> DoctorCheck {
-        .fail(name, "not checked: needs the helper, which did not answer", fix: startHelper)
+        .fail(name, "not checked: needs the helper, which did not answer", fix: "Start the helper first (the helper check says how), then run `scrolloff doctor` again.")
     }
 
     /// A probe check while the helper has no UDP listener to probe.
@@ -252,12 +252,16 @@ public enum DoctorVerdicts {
 
     // MARK: 7. canary
 
-    /// - Parameter server: the first server of the system resolver, which browsers ask.
-    public static func canary(through server: NameServer, _ result: ProbeResult) -> DoctorCheck {
+    /// - Parameters:
+    ///   - server: the first server of the system resolver, which browsers ask.
+    ///   - helperAnswers: false when the helper did not answer: a silent resolver is then most
+    ///     likely the stopped sinkhole itself, and starting it is the fix.
+    public static func canary(through server: NameServer, _ result: ProbeResult, helperAnswers: Bool = true) -> DoctorCheck {
         let point = "Point the system resolver at the sinkhole (see the resolver check); Firefox's Settings → Privacy & Security → DNS over HTTPS → Off also keeps it off."
         switch result {
         case .failed(let reason):
-            return .fail("canary", "\(canaryName) got no answer through \(server) (the system resolver): \(reason)", fix: point)
+            return .fail("canary", "\(canaryName) got no answer through \(server) (the system resolver): \(reason)",
+                         fix: helperAnswers ? point : startHelper)
         case .answered(let answer) where answer.rcode == "NXDOMAIN":
             return .pass("canary", "\(canaryName) → NXDOMAIN through \(server): browsers keep their own DNS over HTTPS off")
         case .answered(let answer):

@@ -57,7 +57,7 @@ struct Doctor: ParsableCommand {
             checks = [DoctorVerdicts.helper(unreachable: unreachable ?? .helperUnreachable(path: socket, reason: .socketMissing), socket: socket)]
             checks += ["listeners", "resolver", "blocked_probe", "normal_probe", "lists"].map(DoctorVerdicts.needsHelper)
             // The canary needs no helper: it asks whatever the system resolver is, as a browser would.
-            checks.append(DoctorRun.canary(resolver: seen))
+            checks.append(DoctorRun.canary(resolver: seen, helperAnswers: false))
             checks += ["clock", "database"].map(DoctorVerdicts.needsHelper)
         }
         let report = DoctorReport(checks: checks)
@@ -100,10 +100,10 @@ enum DoctorRun {
     }
 
     /// Asks the canary of the first server the system resolver uses, the one a browser's lookup reaches.
-    static func canary(resolver seen: DoctorVerdicts.ResolverObservation) -> DoctorCheck {
+    static func canary(resolver seen: DoctorVerdicts.ResolverObservation, helperAnswers: Bool = true) -> DoctorCheck {
         let server = seen.resolvConfServers.first ?? NameServer(host: "127.0.0.1")
         let result = DNSProbe.ask(DoctorVerdicts.canaryName, host: server.host, port: server.port)
-        return DoctorVerdicts.canary(through: server, result)
+        return DoctorVerdicts.canary(through: server, result, helperAnswers: helperAnswers)
     }
 }
 

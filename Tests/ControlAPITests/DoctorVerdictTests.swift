@@ -185,6 +185,13 @@ struct DoctorVerdictTests {
         #expect(check.detail.contains(detail), "\(check.detail)")
     }
 
+    @Test func a_silent_canary_while_the_helper_is_down_says_to_start_it() {
+        let down = DoctorVerdicts.canary(through: NameServer(host: "127.0.0.1"), .failed("connection refused"), helperAnswers: false)
+        #expect(down.status == .fail && down.fix == DoctorVerdicts.startHelper)
+        let up = DoctorVerdicts.canary(through: NameServer(host: "127.0.0.1"), .failed("connection refused"))
+        #expect(up.fix?.hasPrefix("Point the system resolver at the sinkhole") == true)
+    }
+
     @Test func listeners_pass_only_when_every_socket_answers() {
         let udp = DoctorListener(transport: "udp", host: "127.0.0.1", port: 53)
         let tcp = DoctorListener(transport: "tcp", host: "127.0.0.1", port: 53)

@@ -105,6 +105,7 @@ import Testing
         }
         // The canary needs no helper; with nothing on 127.0.0.90 it fails on its own terms.
         #expect(human.line("canary")?.text.contains("got no answer through 127.0.0.90") == true, "\(human)")
+        #expect(human.line("clock")?.fix?.contains("Start the helper first") == true, "\(human)")
 
         let json = try doctor(arguments + ["--json"])
         #expect(json.exitCode == 1)
