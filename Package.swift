@@ -84,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff",
             dependencies: [
-                "ScrollOffCore", "ControlAPI",
+                "ScrollOffCore", "ControlAPI", "DNSWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -48,7 +48,11 @@ public enum HelperMain {
                 timeSource: SystemTimeSource(), logger: logger)
         } catch { throw HelperStartError("\(error)") }
         // The control socket for the CLI and the list refresh (SPEC §11, §13).
-        let control = await HelperControl(paths: configuration.paths, version: BuildInfo.version, engine: engine, logger: logger)
+        // The DNS server publishes what it bound here, for `doctor` (SPEC §11).
+        let bound = BoundListeners()
+        let control = await HelperControl(
+            paths: configuration.paths, version: BuildInfo.version, engine: engine,
+            doctor: DoctorSources(listeners: bound, blockingMode: configuration.blockingMode), logger: logger)
 
         // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
         // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
@@ -84,9 +88,9 @@ public enum HelperMain {
                 // Scripts and tests read the bound port from here (SPEC §13); write it at once.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             },
-            ready: { bound in
-                notifier.ready(status: "answering DNS on \(bound.map(\.description).joined(separator: ", "))")
-            })
+            ready: { addresses in
+                notifier.ready(status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
+            }, bound: bound)
         let reload = ReloadService(logger: logger) {
             notifier.reloading(status: "reloading the lists")
             loader.reload(into: diagnostic)

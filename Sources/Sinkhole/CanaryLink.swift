@@ -6,7 +6,14 @@ import DNSWire
 /// - `mask.icloud.com`, `mask-h2.icloud.com` → NXDOMAIN: iCloud Private Relay steps aside.
 /// - `resolver.arpa` → NODATA: no designated encrypted resolver is offered (RFC 9462 §4).
 /// - DoH endpoints from a list → the blocked answer, so browsers fall back to this resolver.
+/// - `doctor-probe.scrolloff.invalid` → the blocked answer, never forwarded: what `scrolloff doctor`
+///   asks when nothing is blocked, so it can check the blocked answer on any machine at any hour.
 public struct CanaryLink: ResolverLink {
+    /// `.invalid` is reserved and never resolves anywhere (RFC 6761 §6.4), so answering it here
+    /// cannot shadow a real name, and a resolver that forwarded it would get NXDOMAIN, not this.
+    public static let doctorProbeName = "doctor-probe.scrolloff.invalid"
+    static let doctorProbeWire: [UInt8] = (try? DNSName(doctorProbeName).wireBytes) ?? []
+
     /// Canaries answer exactly the name; their subdomains are ordinary names.
     static let nxdomainNames: [[UInt8]] = ["use-application-dns.net", "mask.icloud.com", "mask-h2.icloud.com"]
         .compactMap { try? DNSName($0).wireBytes }
@@ -32,6 +39,11 @@ public struct CanaryLink: ResolverLink {
         for canary in Self.nodataNames where canary == name {
             LocalAnswer.writeNegative(
                 into: &context.builder, query: context.query, rcode: .noError, ttl: Self.canaryTTL, limit: context.replyLimit)
+            return .builtReply
+        }
+        if name == Self.doctorProbeWire {
+            // TTL 0: each doctor run must reach the sinkhole itself, not a cache on the way.
+            LocalAnswer.writeBlocked(into: &context.builder, query: context.query, mode: mode, ttl: 0, limit: context.replyLimit)
             return .builtReply
         }
         if dohEndpoints.contains(lowercasedName: name) {

@@ -40,11 +40,13 @@ public final class DNSServer: Service {
     let announce: @Sendable (String) -> Void
     /// Called once every listener is bound, with the addresses as bound (port 0 resolved).
     let ready: @Sendable ([HostPort]) -> Void
+    /// Where the bound sockets are published for `doctor`; nil when nobody asks.
+    let bound: BoundListeners?
 
     public init(
         configuration: DNSServerConfiguration, chain: ResolverChain, group: any EventLoopGroup, logger: Logger,
         announce: @escaping @Sendable (String) -> Void = { _ in },
-        ready: @escaping @Sendable ([HostPort]) -> Void = { _ in }
+        ready: @escaping @Sendable ([HostPort]) -> Void = { _ in }, bound: BoundListeners? = nil
     ) {
         self.configuration = configuration
         self.chain = chain
@@ -53,33 +55,38 @@ public final class DNSServer: Service {
         counter = ConnectionCounter(limit: configuration.tcp.maximumConnections)
         self.announce = announce
         self.ready = ready
+        self.bound = bound
     }
 
     public func run() async throws {
         var datagramChannels: [any Channel] = []
         var listeners: [any Channel] = []
-        var bound: [HostPort] = []
+        var addresses: [HostPort] = []
         do {
             for address in configuration.listen {
                 let (udp, tcp, port) = try await bind(address)
                 datagramChannels += udp
                 listeners.append(tcp)
                 let shown = HostPort(host: address.host, port: port)
-                bound.append(shown)
+                addresses.append(shown)
                 announce("listening udp \(shown)")
                 announce("listening tcp \(shown)")
+                bound?.add(BoundListener(transport: .udp, address: shown))
+                bound?.add(BoundListener(transport: .tcp, address: shown))
                 logger.info("listening", metadata: ["listen.address": "\(shown)", "event.loops": "\(udp.count)"])
             }
         } catch {
+            bound?.removeAll()
             for channel in datagramChannels + listeners { try? await channel.close() }
             throw error
         }
-        ready(bound)
+        ready(addresses)
         // Serve until SIGTERM/SIGINT. Then drain: stop reading new queries and accepting
         // connections, give questions already sent upstream up to `drainTimeout` to be answered,
         // and only then close the sockets their answers leave by.
         try? await gracefulShutdown()
         logger.info("draining", metadata: ["queries.in_flight": "\(pending.current)"])
+        bound?.removeAll()
         for listener in listeners { try? await listener.close() }
         for channel in datagramChannels { try? await channel.setOption(ChannelOptions.autoRead, value: false).get() }
         let deadline = NIODeadline.now() + configuration.drainTimeout

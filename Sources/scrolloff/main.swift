@@ -13,7 +13,7 @@ struct ScrollOff: ParsableCommand {
             Status.self, Services.self, Block.self, Unblock.self, Schedule.self, Focus.self,
             Wallet.self, Use.self, Stop.self, Peek.self, Token.self,
             Plan.self, Alternatives.self, Stats.self, Events.self, Export.self,
-            Lists.self, Profile.self,
+            Lists.self, Profile.self, Doctor.self,
         ]
     )
 }

@@ -14,16 +14,19 @@ public struct ControlContext: Sendable {
     public var startedAt: ContinuousClock.Instant
     /// The state engine behind the verb endpoints (EngineRoutes); nil serves health and lists only.
     public var engine: HelperEngine?
+    /// The DNS side's facts for `GET /v1/doctor`.
+    public var doctor: DoctorSources
 
     public init(
         version: String, lists: ListsController, clock: @escaping @Sendable () -> Instant, engine: HelperEngine? = nil,
-        startedAt: ContinuousClock.Instant = .now
+        startedAt: ContinuousClock.Instant = .now, doctor: DoctorSources = DoctorSources()
     ) {
         self.version = version
         self.lists = lists
         self.clock = clock
         self.engine = engine
         self.startedAt = startedAt
+        self.doctor = doctor
     }
 }
 
@@ -46,7 +49,11 @@ public enum ControlRoutes {
         router.add(.DELETE, "/v1/lists/{name}") { request in
             .ok(try await context.lists.remove(request.parameters["name"] ?? ""))
         }
-        if let engine { EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer) }
+        if let engine {
+            EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)
+            // `scrolloff doctor` (SPEC §11): any member of the group, for a profile they may use.
+            router.add(.GET, "/v1/doctor") { request in try await DoctorRoute.facts(request, context, engine: engine) }
+        }
         return router
     }
 

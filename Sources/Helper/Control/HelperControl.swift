@@ -33,7 +33,7 @@ public struct HelperControl: Sendable {
     public init(
         paths: RuntimePaths, version: String, engine: HelperEngine, lists configuration: ListsConfiguration = ListsConfiguration(),
         authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), socketMode: mode_t = 0o660,
-        clock: (@Sendable () -> Instant)? = nil, logger: Logger
+        clock: (@Sendable () -> Instant)? = nil, doctor: DoctorSources = DoctorSources(), logger: Logger
     ) async {
         self.engine = engine
         // The engine's trusted clock (SPEC §11), read from the published enforcement without an
@@ -41,7 +41,7 @@ public struct HelperControl: Sendable {
         let clock: @Sendable () -> Instant = clock ?? { engine.box.enforcement.now() }
         lists = ListsController(stateDirectory: paths.stateDirectory, configuration: configuration, clock: clock, logger: logger)
         let router = ControlRoutes.router(
-            context: ControlContext(version: version, lists: lists, clock: clock, engine: engine), authorizer: authorizer, logger: logger
+            context: ControlContext(version: version, lists: lists, clock: clock, engine: engine, doctor: doctor), authorizer: authorizer, logger: logger
         )
         server = ControlServer(
             configuration: ControlServerConfiguration(socket: ControlSocketFile(path: paths.controlSocket, mode: socketMode)),

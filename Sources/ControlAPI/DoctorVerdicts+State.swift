@@ -1,0 +1,58 @@
+import Foundation
+import ScrollOffCore
+
+/// The checks of `scrolloff doctor` on the helper's state: lists, clock, database (SPEC §11).
+extension DoctorVerdicts {
+    // MARK: 6. lists
+
+    /// One check per downloaded list: refreshed within twice its period (`RefreshPlan.isStale`).
+    public static func lists(_ lists: [DoctorListFacts], now: Date) -> [DoctorCheck] {
+        guard !lists.isEmpty else { return [.pass("lists", "no downloaded lists to keep fresh")] }
+        return lists.map { list in
+            let name = "list:\(list.name)"
+            let fix = "`scrolloff lists update \(list.name)`"
+            let every = SpanWords.describe(seconds: list.periodSeconds)
+            let why = list.lastError.map { " (last try: \($0))" } ?? ""
+            guard let last = list.lastSuccess else {
+                return .fail(name, "\(list.name) was never downloaded\(why)", fix: fix)
+            }
+            let age = Int64(now.timeIntervalSince(last).rounded(.down))
+            let ago = age < 60 ? "just now" : SpanWords.describe(seconds: age) + " ago"
+            guard age <= list.periodSeconds * 2 else {
+                return .fail(name, "\(list.name) was last refreshed \(ago), more than twice its period of \(every)\(why)", fix: fix)
+            }
+            return .pass(name, "\(list.name) refreshed \(ago) (every \(every))")
+        }
+    }
+
+    // MARK: 8. clock
+
+    /// SPEC §11. A FAIL while the clocks disagree now (or the system clock was never set); a
+    /// tamper event that is over is reported in the detail, since nothing is left to fix.
+    public static func clock(_ clock: DoctorClockFacts) -> DoctorCheck {
+        let ntp = "Let NTP keep the system clock right: `sudo timedatectl set-ntp true`. Until then every rule keeps the trusted clock."
+        if clock.basis == DoctorClockFacts.awaitingWallClock {
+            return .fail("clock", "the system clock reads \(ControlJSON.wireText(clock.wall)), before this build was made; rules keep the trusted clock (\(ControlJSON.wireText(clock.trusted))) until it is set", fix: ntp)
+        }
+        let offset = clock.offsetSeconds
+        if abs(offset) > clock.thresholdSeconds {
+            let side = offset > 0 ? "ahead of" : "behind"
+            return .fail("clock", "the system clock is \(SpanWords.describe(seconds: abs(offset))) \(side) the trusted clock (more than \(SpanWords.describe(seconds: clock.thresholdSeconds)))", fix: ntp)
+        }
+        var detail = "the system clock agrees with the trusted clock (\(abs(offset)) s apart)"
+        if let latest = clock.recentTamper.last {
+            let window = SpanWords.describe(seconds: clock.tamperWindowSeconds)
+            detail += "; \(clock.recentTamper.count) clock \(clock.recentTamper.count == 1 ? "change" : "changes") caught in the last \(window), latest at \(ControlJSON.wireText(latest.time)): \(latest.message)"
+        }
+        return .pass("clock", detail)
+    }
+
+    // MARK: 9. database
+
+    public static func database(_ database: DoctorDatabaseFacts) -> DoctorCheck {
+        guard !database.problems.isEmpty else { return .pass("database", "PRAGMA quick_check: ok (\(database.path))") }
+        let path = database.path
+        return .fail("database", "PRAGMA quick_check of \(path) found: \(database.problems.prefix(3).joined(separator: "; "))",
+                     fix: "Stop the helper and recover a copy: `sudo systemctl stop scrolloff-dns && sudo sqlite3 \(path) .recover | sudo sqlite3 \(path).recovered`, then move it in place and start the helper.")
+    }
+}
