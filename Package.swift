@@ -74,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper", "Sinkhole",
+                "Helper", "Sinkhole", "ControlAPI", "Store",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
