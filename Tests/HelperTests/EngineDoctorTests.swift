@@ -22,6 +22,23 @@ struct EngineDoctorTests {
         #expect(await engine.decision(probe.name).blocked, "\(probe.name)")
     }
 
+    @Test func the_doctor_probe_of_a_blocked_name_is_no_urge_but_other_clients_and_later_queries_are() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["instagram"])
+        let probe = try #require(await engine.blockedProbeName(profile: "default", client: Self.loopback))
+        let now = engine.box.enforcement.now()
+        let d = await engine.decision(probe.name)
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: Self.loopback, now: now + .seconds(1))
+        #expect(try await engine.events().filter { $0.kind == "urge" }.isEmpty, "doctor's probe counted as an urge")
+        // Another device in the same seconds is a person: counted.
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("127.0.0.2") ?? .unknown, now: now + .seconds(2))
+        // The probe's address once the grace and the episode are over: counted again.
+        engine.recordUrge(d, enforcement: engine.box.enforcement, client: Self.loopback,
+                          now: now + UrgeRecorder.probeGrace + UrgeRecorder.episode + .seconds(1))
+        let urges = try await engine.events().filter { $0.kind == "urge" }
+        #expect(urges.count == 2, "\(urges)")
+    }
+
     @Test func a_probe_from_a_client_of_another_profile_gets_no_name_of_this_one() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         _ = try await engine.addProfile("kids", clients: ["10.0.0.0/8"])

@@ -58,7 +58,11 @@ extension HelperEngine {
             for candidate in probeCandidates(for: entry) {
                 guard let wire = try? DNSName(candidate).wireBytes else { continue }
                 let decision = wire.withUnsafeBytes { decide(enforcement, wire: $0, client: client, now: now) }
-                if decision.blocked { return (candidate, entry) }
+                if decision.blocked {
+                    // The probe that follows is a check, not an urge (SPEC §7).
+                    urges.excuseProbe(profile: decision.profile, client: client, now: now)
+                    return (candidate, entry)
+                }
             }
         }
         return nil

@@ -34,7 +34,19 @@ public final class UrgeRecorder: Sendable {
         var dropped = 0
         /// When ended episodes were last swept out of `episodeStart`; see `pruneIfDue`.
         var lastPrune = Instant(millisecondsSince1970: 0)
+        /// Clients whose blocked queries are `doctor`'s probes until the instant given; see `excuseProbe`.
+        var excused: [Excused: Instant] = [:]
     }
+
+    struct Excused: Hashable {
+        var profile: Int
+        var client: ClientIP
+    }
+
+    /// How long after `doctor` asked for its probe name a blocked query from its address is the probe.
+    public static let probeGrace = Span.seconds(10)
+    /// Most clients excused at once; `doctor` runs from one machine, so a handful is plenty.
+    static let maximumExcused = 16
 
     private let state = Mutex(State())
     /// Wakes the engine's timer when the first urge of a batch arrives (or a batch fills up).
@@ -77,6 +89,13 @@ public final class UrgeRecorder: Sendable {
         let clientText = key.client.description
         let outcome = state.withLock { s -> (counted: Bool, wake: Bool) in
             if Self.isRunning(s.episodeStart[key], now: now) { return (false, false) } // raced
+            if !s.excused.isEmpty, let until = s.excused[Excused(profile: key.profile, client: key.client)],
+               now <= until, now >= until - Self.probeGrace {
+                // doctor's probe: a check, not an urge. The episode still starts, so the probe's
+                // retries within 60 s are not counted either.
+                s.episodeStart[key] = now
+                return (false, false)
+            }
             if s.episodeStart.count >= Self.maximumTracked {
                 Self.pruneIfDue(&s, now: now)
                 // Still full: a flood of distinct clients. Count it rather than grow.
@@ -96,6 +115,18 @@ public final class UrgeRecorder: Sendable {
         }
         if outcome.wake { wake() }
         return outcome.counted
+    }
+
+    /// `scrolloff doctor` (SPEC §11) probes a blocked name from its own address; that query checks
+    /// the sinkhole and is no urge (SPEC §7), so blocked queries from `client` for `profile` within
+    /// `probeGrace` of now start an episode without being counted. A person's own query in those
+    /// seconds from that address is not counted either, which is the price of not counting doctor.
+    func excuseProbe(profile: Int, client: ClientIP, now: Instant) {
+        state.withLock { s in
+            s.excused = s.excused.filter { now <= $0.value && now >= $0.value - Self.probeGrace }
+            guard s.excused.count < Self.maximumExcused else { return }
+            s.excused[Excused(profile: profile, client: client)] = now + Self.probeGrace
+        }
     }
 
     private static func isRunning(_ start: Instant?, now: Instant) -> Bool {
