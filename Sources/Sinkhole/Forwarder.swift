@@ -129,6 +129,16 @@ public final class Forwarder: Sendable {
             : try await UpstreamExchange.udp(bytes, matcher: matcher, timeout: timeout, on: loop)
     }
 
+    /// Each upstream's health, in configuration order (the metrics' `scrolloff_upstream_*` series).
+    public func upstreamStatuses() -> [UpstreamStatus] {
+        let states = health.states(now: NIODeadline.now().uptimeNanoseconds)
+        return zip(configuration.upstreams, states).map { address, state in
+            UpstreamStatus(
+                address: HostPort(host: address.ipAddress ?? "\(address)", port: address.port ?? 0).description, up: state.up,
+                consecutiveFailures: state.consecutiveFailures, totalFailures: state.totalFailures)
+        }
+    }
+
     private func noteFailure(_ index: Int, upstream: SocketAddress, reason: String) {
         if health.failed(index, now: NIODeadline.now().uptimeNanoseconds) {
             logger.warning(
@@ -138,4 +148,12 @@ public final class Forwarder: Sendable {
             logger.debug("upstream exchange failed", metadata: ["upstream": "\(upstream)", "reason": "\(reason)"])
         }
     }
+}
+
+/// One upstream as the metrics see it: down while backed off after repeated failures.
+public struct UpstreamStatus: Sendable, Equatable {
+    public var address: String
+    public var up: Bool
+    public var consecutiveFailures: Int
+    public var totalFailures: UInt64
 }
