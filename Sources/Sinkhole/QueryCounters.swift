@@ -118,6 +118,12 @@ public struct QueryTotals: Sendable, Equatable {
     public var buckets: [UInt64]
     public var sumNanoseconds: UInt64
 
+    public init(outcomes: [UInt64], buckets: [UInt64], sumNanoseconds: UInt64) {
+        self.outcomes = outcomes
+        self.buckets = buckets
+        self.sumNanoseconds = sumNanoseconds
+    }
+
     public subscript(_ outcome: QueryOutcome) -> UInt64 { outcomes[outcome.rawValue] }
     public var answered: UInt64 { buckets.reduce(0, &+) }
 }

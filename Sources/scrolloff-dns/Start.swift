@@ -64,6 +64,9 @@ struct Start: AsyncParsableCommand {
     @Option(name: .customLong("cache-size"), help: .hidden)
     var cacheSize: Int = 100_000
 
+    @Option(name: .customLong("metrics"), help: "ADDR:PORT to serve Prometheus metrics on (GET /metrics); off unless given.")
+    var metrics: String?
+
     @Option(name: .customLong("log-level"), help: .hidden)
     var logLevel: String = "info"
 
@@ -78,6 +81,9 @@ struct Start: AsyncParsableCommand {
         }
         for text in listen {
             do { _ = try HostPort(parsing: text) } catch { throw ValidationError("--listen \(error)") }
+        }
+        if let metrics {
+            do { _ = try HostPort(parsing: metrics) } catch { throw ValidationError("--metrics \(error)") }
         }
         for text in upstreams {
             do { _ = try HostPort(parsing: text, defaultPort: 53) } catch { throw ValidationError("--upstream \(error)") }
@@ -109,6 +115,7 @@ struct Start: AsyncParsableCommand {
         configuration.managedListPath = managedList
         configuration.catalogPath = catalog
         configuration.managedTTLCap = managedTTLCap
+        if let metrics { configuration.metricsListen = try HostPort(parsing: metrics) }
         try await HelperMain.run(configuration, logger: logger)
     }
 }
