@@ -130,6 +130,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The metrics counters and exposition and the log line format, without a running helper.
+        .testTarget(
+            name: "MetricsTests",
+            dependencies: [
+                "Helper", "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Runs the real scrolloff-dns binary; the dependency makes `swift build --build-tests` build it.
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
     ]

@@ -156,4 +156,11 @@ public struct UpstreamStatus: Sendable, Equatable {
     public var up: Bool
     public var consecutiveFailures: Int
     public var totalFailures: UInt64
+
+    public init(address: String, up: Bool, consecutiveFailures: Int, totalFailures: UInt64) {
+        self.address = address
+        self.up = up
+        self.consecutiveFailures = consecutiveFailures
+        self.totalFailures = totalFailures
+    }
 }
