@@ -35,10 +35,10 @@ public enum QueryOutcome: Int, CaseIterable, Sendable {
     /// A blocked answer counts as blocked whatever its RCODE (`--blocking-mode refused` answers
     /// REFUSED); otherwise an error RCODE (RFC 1035 §4.1.1) wins over where the answer came from,
     /// so an upstream's SERVFAIL counts as servfail, not as forwarded.
-    public static func classify(route: QueryRoute, reply: [UInt8]) -> QueryOutcome {
+    public static func classify(route: QueryRoute, rcode: UInt8?) -> QueryOutcome {
         if route == .blocked { return .blocked }
-        guard reply.count >= 4 else { return .local }
-        switch reply[3] & 0x0F {
+        guard let rcode else { return .local }
+        switch rcode {
         case 1: return .formerr
         case 2: return .servfail
         case 4: return .notimp
@@ -50,6 +50,13 @@ public enum QueryOutcome: Int, CaseIterable, Sendable {
             case .local, .blocked: return .local
             }
         }
+    }
+}
+
+extension QueryOutcome {
+    /// The header's 4-bit RCODE (RFC 1035 §4.1.1), nil for a reply shorter than its flags.
+    public static func rcode(of reply: UnsafeRawBufferPointer) -> UInt8? {
+        reply.count >= 4 ? reply[3] & 0x0F : nil
     }
 }
 
@@ -165,8 +172,14 @@ extension QueryCounterShard {
     /// Records a written reply: its outcome from `route` and RCODE, its latency from `started`
     /// (monotonic nanoseconds, read when the packet was taken in).
     @inline(__always)
-    func record(_ route: QueryRoute, reply: [UInt8], since started: UInt64) {
+    func record(_ route: QueryRoute, reply: UnsafeRawBufferPointer, since started: UInt64) {
         let now = NIODeadline.now().uptimeNanoseconds
-        record(QueryOutcome.classify(route: route, reply: reply), nanoseconds: now &- started)
+        record(QueryOutcome.classify(route: route, rcode: QueryOutcome.rcode(of: reply)), nanoseconds: now &- started)
+    }
+
+    /// The same for a reply in an array; reads it in place, without a copy.
+    @inline(__always)
+    func record(_ route: QueryRoute, reply: [UInt8], since started: UInt64) {
+        reply.withUnsafeBytes { record(route, reply: $0, since: started) }
     }
 }

@@ -117,7 +117,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             return
         case .builtReply:
             write(query.builder.bytes, context: context)
-            shard?.record(query.route, reply: query.builder.bytes, since: started)
+            if let shard { query.builder.withUnsafeBytes { shard.record(query.route, reply: $0, since: started) } }
         case .scratchReply:
             write(query.scratch, context: context)
             shard?.record(query.route, reply: query.scratch, since: started)

@@ -45,7 +45,7 @@ final class UDPQueryHandler: ChannelInboundHandler {
             return
         case .builtReply:
             write(query.builder.bytes, to: remote, context: context)
-            shard?.record(query.route, reply: query.builder.bytes, since: started)
+            if let shard { query.builder.withUnsafeBytes { shard.record(query.route, reply: $0, since: started) } }
         case .scratchReply:
             write(query.scratch, to: remote, context: context)
             shard?.record(query.route, reply: query.scratch, since: started)

@@ -58,6 +58,8 @@ public final class MetricsServer: Service {
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
+                        // A client that connects and sends nothing is dropped instead of held forever.
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(30)))
                         try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler(sources: sources, exposition: exposition))
                     }
                 }
@@ -93,6 +95,14 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
             guard let head = request else { return }
             request = nil
             respond(to: head, context: context)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
         }
     }
 
