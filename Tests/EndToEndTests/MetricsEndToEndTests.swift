@@ -114,6 +114,22 @@ import Testing
         #expect(listening.first?.contains("127.0.0.1:\(server.port)") == true)
     }
 
+    @Test func a_busy_or_malformed_metrics_address_stops_the_start_with_a_message_that_says_what_to_do() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let busy = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--metrics", "127.0.0.1:0"])
+        let taken = try Self.metricsPort(busy)
+        for (address, message) in [("127.0.0.1:\(taken)", "cannot serve metrics on 127.0.0.1:\(taken)"), ("localhost:9153", "--metrics")] {
+            let child = try Child(
+                Products.scrolloffDNS,
+                ["start", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--metrics", address,
+                 "--state-dir", "\(scratch.path)/state-\(UUID().uuidString)", "--control-socket", "\(scratch.path)/c-\(UUID().uuidString).sock"],
+                scratch: scratch, label: "metrics-\(UUID().uuidString)")
+            #expect(child.process.wait() != 0)
+            #expect(child.stderr.contains(message), "\(child.stderr)")
+        }
+    }
+
     /// SPEC §9: allowed names are never logged, at any level.
     @Test func allowed_query_names_never_reach_the_log_even_at_trace() throws {
         let scratch = try Scratch()
