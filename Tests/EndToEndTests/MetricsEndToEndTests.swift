@@ -130,6 +130,29 @@ import Testing
         }
     }
 
+    /// systemd.exec(5): JOURNAL_STREAM names stderr's device and inode when stderr is the journal.
+    @Test func log_lines_carry_syslog_priorities_when_stderr_is_the_journal() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let label = "journal-\(UUID().uuidString)"
+        // The harness writes stderr to this file; made first so its inode is known (truncation keeps it).
+        let stderrPath = try scratch.file("\(label).err", "")
+        var status = stat()
+        #expect(stat(stderrPath, &status) == 0)
+        let child = try Child(
+            "/usr/bin/env",
+            ["JOURNAL_STREAM=\(status.st_dev):\(status.st_ino)", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0",
+             "--upstream", "127.0.0.1:\(upstream.port)", "--state-dir", "\(scratch.path)/state",
+             "--control-socket", "\(scratch.path)/control.sock"],
+            scratch: scratch, label: label)
+        _ = try child.waitForLine { $0.hasPrefix("listening udp") }
+        child.signal(SIGTERM)
+        _ = child.process.wait()
+        let lines = child.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>scrolloff-dns: scrolloff-dns starting ") }, "\(child.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("<") }, "\(child.stderr)")
+    }
+
     /// SPEC §9: allowed names are never logged, at any level.
     @Test func allowed_query_names_never_reach_the_log_even_at_trace() throws {
         let scratch = try Scratch()

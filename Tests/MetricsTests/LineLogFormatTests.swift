@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Helper
 import Logging
 import Testing
@@ -58,5 +61,9 @@ import Testing
         #expect(!StderrLogHandler.stderrIsJournal(environment: ["JOURNAL_STREAM": "garbage"]))
         // A stream that is not our stderr (inherited from a parent whose stderr was the journal).
         #expect(!StderrLogHandler.stderrIsJournal(environment: ["JOURNAL_STREAM": "1:1"]))
+        // The device and inode of this process's own stderr, as systemd would set them.
+        var status = stat()
+        #expect(fstat(STDERR_FILENO, &status) == 0)
+        #expect(StderrLogHandler.stderrIsJournal(environment: ["JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino)"]))
     }
 }
