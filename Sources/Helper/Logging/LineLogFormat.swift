@@ -68,7 +68,8 @@ public struct LineLogFormat: Sendable, Equatable {
     /// Keys are written bare; anything that would break `key=value` parsing becomes `_`.
     static func key(_ key: String) -> String {
         let cleaned = String(key.unicodeScalars.map { scalar -> Character in
-            scalar == " " || scalar == "=" || scalar == "\"" || scalar.properties.generalCategory == .control ? "_" : Character(scalar)
+            let breaksParsing = scalar == " " || scalar == "=" || scalar == "\"" || scalar.properties.generalCategory == .control
+            return breaksParsing ? "_" : Character(scalar)
         })
         return cleaned.isEmpty ? "_" : cleaned
     }

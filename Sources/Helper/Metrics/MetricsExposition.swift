@@ -101,7 +101,8 @@ public final class MetricsExposition: Sendable {
         var seen: Set<String> = []
         for grant in grants {
             seen.insert(grant.profile)
-            let gauge = state.grantGauges[grant.profile] ?? registry.makeGauge(descriptor: Names.grantsActive, labels: [("profile", grant.profile)])
+            let gauge = state.grantGauges[grant.profile]
+                ?? registry.makeGauge(descriptor: Names.grantsActive, labels: [("profile", grant.profile)])
             gauge.set(to: Double(grant.count))
             state.grantGauges[grant.profile] = gauge
         }
@@ -114,7 +115,8 @@ public final class MetricsExposition: Sendable {
     /// `scrolloff_dns_query_duration_seconds`: from the packet taken in to its reply written.
     static func appendLatencyHistogram(_ totals: QueryTotals, to buffer: inout [UInt8]) {
         let name = "scrolloff_dns_query_duration_seconds"
-        buffer += Array("# HELP \(name) Time from a query's arrival to its reply, cache hits and upstream answers alike.\n".utf8)
+        let help = "Time from a query's arrival to its reply, cache hits and upstream answers alike."
+        buffer += Array("# HELP \(name) \(help)\n".utf8)
         buffer += Array("# TYPE \(name) histogram\n".utf8)
         var cumulative: UInt64 = 0
         for (index, bound) in QueryLatencyBuckets.upperBoundsNanoseconds.enumerated() {
@@ -141,18 +143,28 @@ public final class MetricsExposition: Sendable {
 /// Every series name and its help text; all start with `scrolloff_` (Prometheus naming practice).
 /// Computed: swift-prometheus's descriptor is not `Sendable`, so it cannot be a stored static.
 enum Names {
-    static var queries: MetricNameDescriptor { name(
-        "dns_queries", unit: "total",
-        "DNS queries by result: blocked, forwarded, cached, refused, servfail, formerr, notimp, local, dropped.") }
+    static var queries: MetricNameDescriptor {
+        name("dns_queries", unit: "total",
+             "DNS queries by result: blocked, forwarded, cached, refused, servfail, formerr, notimp, local, dropped.")
+    }
     static var cacheEntries: MetricNameDescriptor { name("cache_entries", "Answers held in the DNS cache.") }
     static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
-    static var upstreamUp: MetricNameDescriptor { name("upstream_up", "1 while the upstream answers; 0 while it is backed off after repeated failures.") }
-    static var upstreamConsecutiveFailures: MetricNameDescriptor { name("upstream_consecutive_failures", "Failures of the upstream since its last answer.") }
-    static var upstreamFailures: MetricNameDescriptor { name(
-        "upstream_failures", unit: "total", "Exchanges with the upstream that timed out or failed on the network.") }
+    static var upstreamUp: MetricNameDescriptor {
+        name("upstream_up", "1 while the upstream answers; 0 while it is backed off after repeated failures.")
+    }
+    static var upstreamConsecutiveFailures: MetricNameDescriptor {
+        name("upstream_consecutive_failures", "Failures of the upstream since its last answer.")
+    }
+    static var upstreamFailures: MetricNameDescriptor {
+        name("upstream_failures", unit: "total", "Exchanges with the upstream that timed out or failed on the network.")
+    }
     static var listDomains: MetricNameDescriptor { name("list_domains", "Domains in the copy of the list in force.") }
-    static var listAge: MetricNameDescriptor { name("list_age", unit: "seconds", "Seconds since the list's last good download.") }
-    static var grantsActive: MetricNameDescriptor { name("grants_active", "Entries opened now by a running grant (spend, peek or token).") }
+    static var listAge: MetricNameDescriptor {
+        name("list_age", unit: "seconds", "Seconds since the list's last good download.")
+    }
+    static var grantsActive: MetricNameDescriptor {
+        name("grants_active", "Entries opened now by a running grant (spend, peek or token).")
+    }
 
     private static func name(_ metric: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "scrolloff", metricName: metric, unitName: unit, helpText: help)

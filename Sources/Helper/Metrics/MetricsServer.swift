@@ -60,7 +60,8 @@ public final class MetricsServer: Service {
                     channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
                         // A client that connects and sends nothing is dropped instead of held forever.
                         try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(30)))
-                        try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler(sources: sources, exposition: exposition))
+                        try channel.pipeline.syncOperations.addHandler(
+                            MetricsHTTPHandler(sources: sources, exposition: exposition))
                     }
                 }
                 .bind(host: listen.host, port: listen.port)
@@ -107,13 +108,16 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            .first.map(String.init) ?? head.uri
         guard path == "/metrics" else {
             send(.notFound, body: Array("Not found. The metrics are at /metrics.\n".utf8), context: context)
             return
         }
         guard head.method == .GET else {
-            send(.methodNotAllowed, body: Array("Only GET is served at /metrics.\n".utf8), extra: [("Allow", "GET")], context: context)
+            send(
+                .methodNotAllowed, body: Array("Only GET is served at /metrics.\n".utf8), extra: [("Allow", "GET")],
+                context: context)
             return
         }
         // The reading awaits the lists' actor; the reply is written back on this channel's loop.
