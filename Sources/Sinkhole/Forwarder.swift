@@ -139,6 +139,8 @@ public final class Forwarder: Sendable {
         }
     }
 
+    /// Logs the upstream and the reason only, never the question: allowed names are not logged
+    /// at any level (SPEC §9), and `UpstreamError` descriptions carry no name either.
     private func noteFailure(_ index: Int, upstream: SocketAddress, reason: String) {
         if health.failed(index, now: NIODeadline.now().uptimeNanoseconds) {
             logger.warning(
