@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Pure rules: no networking, no SQLite, no wall clock. Everything is a function of (state, time).
@@ -62,6 +63,7 @@ let package = Package(
             dependencies: [
                 "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -134,6 +136,17 @@ let package = Package(
                 "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The metrics counters and exposition and the log line format, without a running helper.
+        .testTarget(
+            name: "MetricsTests",
+            dependencies: [
+                "Helper", "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

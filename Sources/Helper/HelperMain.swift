@@ -75,19 +75,23 @@ public enum HelperMain {
                 upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
                 overallTimeout: configuration.forwarder.overall),
             logger: logger)
+        let cache = AnswerCache(configuration: configuration.cache)
         let chain = ResolverChain.standard(
             policies: policies, canaries: CanaryLink(dohEndpoints: doh, mode: configuration.blockingMode),
-            mode: configuration.blockingMode, cache: AnswerCache(configuration: configuration.cache),
+            mode: configuration.blockingMode, cache: cache,
             forwarder: forwarder)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        let announce: @Sendable (String) -> Void = { line in
+            // Scripts and tests read the bound port from here (SPEC §13); write it at once.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        // Queries are counted only when the metrics endpoint is on (off by default).
+        let counters = configuration.metricsListen == nil ? nil : QueryCounters()
+        var serverConfiguration = DNSServerConfiguration(listen: configuration.listen)
+        serverConfiguration.counters = counters
         let server = DNSServer(
-            configuration: DNSServerConfiguration(listen: configuration.listen), chain: chain, group: group,
-            logger: logger,
-            announce: { line in
-                // Scripts and tests read the bound port from here (SPEC §13); write it at once.
-                FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            },
+            configuration: serverConfiguration, chain: chain, group: group, logger: logger, announce: announce,
             ready: { addresses in
                 notifier.ready(status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
             }, bound: bound)
@@ -97,9 +101,15 @@ public enum HelperMain {
             notifier.ready(status: "answering DNS; lists reloaded")
         }
         let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
+        var helperServices: [any Service] = [engine, server, reload, refresher] + control.services
+        if let listen = configuration.metricsListen, let counters {
+            let sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
+            helperServices.append(MetricsServer(
+                listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
+                logger: logger, announce: announce))
+        }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
-        let helperServices: [any Service] = [engine, server, reload, refresher] + control.services
-            + [SystemdStoppingService(notifier: notifier)]
+        helperServices.append(SystemdStoppingService(notifier: notifier))
         let services = ServiceGroup(
             configuration: .init(
                 services: helperServices.map { .init(service: $0) },

@@ -17,12 +17,14 @@ public struct CacheLink: ResolverLink {
         let now = NIODeadline.now().uptimeNanoseconds
         switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop) {
         case .hit(let answer):
+            context.route = .cached
             let output = AnswerRenderer.render(
                 answer, query: context.query, limit: context.replyLimit, decision: context.decision,
                 policy: policies.policy, client: context.client, mode: mode, now: now,
                 scratch: &context.scratch, builder: &context.builder)
             return output == .scratch ? .scratchReply : .builtReply
         case .wait(let future):
+            context.route = .cached
             return .later(renderLater(future.hop(to: context.eventLoop), context))
         case .miss(let promise):
             let result = next(context)

@@ -16,6 +16,8 @@ public struct DNSServerConfiguration: Sendable {
     public var vectorReadCount: Int
     /// On SIGTERM, how long questions already sent upstream may take to be answered.
     public var drainTimeout: TimeAmount
+    /// Where queries are counted for the metrics endpoint; nil (the default) counts nothing.
+    public var counters: QueryCounters?
 
     public init(listen: [HostPort], tcp: TCPLimits = TCPLimits(), vectorReadCount: Int = 32, drainTimeout: TimeAmount = .seconds(5)) {
         self.listen = listen
@@ -131,6 +133,7 @@ public final class DNSServer: Service {
     private func bindUDP(_ address: HostPort, on loop: any EventLoop) async throws -> any Channel {
         let chain = chain
         let pending = pending
+        let counters = configuration.counters
         let reusePort = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_REUSEPORT))
         return try await DatagramBootstrap(group: loop)
             .channelOption(reusePort, value: 1)
@@ -143,7 +146,7 @@ public final class DNSServer: Service {
             .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 4 << 20)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: chain, pending: pending))
+                    try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: chain, pending: pending, counters: counters))
                 }
             }
             .bind(host: address.host, port: address.port)
@@ -155,6 +158,7 @@ public final class DNSServer: Service {
         let limits = configuration.tcp
         let counter = counter
         let pending = pending
+        let counters = configuration.counters
         return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
@@ -163,7 +167,7 @@ public final class DNSServer: Service {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
-                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending))
+                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters))
                 }
             }
             .bind(host: address.host, port: address.port)

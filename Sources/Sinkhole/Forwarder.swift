@@ -129,6 +129,18 @@ public final class Forwarder: Sendable {
             : try await UpstreamExchange.udp(bytes, matcher: matcher, timeout: timeout, on: loop)
     }
 
+    /// Each upstream's health, in configuration order (the metrics' `scrolloff_upstream_*` series).
+    public func upstreamStatuses() -> [UpstreamStatus] {
+        let states = health.states(now: NIODeadline.now().uptimeNanoseconds)
+        return zip(configuration.upstreams, states).map { address, state in
+            UpstreamStatus(
+                address: HostPort(host: address.ipAddress ?? "\(address)", port: address.port ?? 0).description, up: state.up,
+                consecutiveFailures: state.consecutiveFailures, totalFailures: state.totalFailures)
+        }
+    }
+
+    /// Logs the upstream and the reason only, never the question: allowed names are not logged
+    /// at any level (SPEC §9), and `UpstreamError` descriptions carry no name either.
     private func noteFailure(_ index: Int, upstream: SocketAddress, reason: String) {
         if health.failed(index, now: NIODeadline.now().uptimeNanoseconds) {
             logger.warning(
@@ -137,5 +149,20 @@ public final class Forwarder: Sendable {
         } else {
             logger.debug("upstream exchange failed", metadata: ["upstream": "\(upstream)", "reason": "\(reason)"])
         }
+    }
+}
+
+/// One upstream as the metrics see it: down while backed off after repeated failures.
+public struct UpstreamStatus: Sendable, Equatable {
+    public var address: String
+    public var up: Bool
+    public var consecutiveFailures: Int
+    public var totalFailures: UInt64
+
+    public init(address: String, up: Bool, consecutiveFailures: Int, totalFailures: UInt64) {
+        self.address = address
+        self.up = up
+        self.consecutiveFailures = consecutiveFailures
+        self.totalFailures = totalFailures
     }
 }

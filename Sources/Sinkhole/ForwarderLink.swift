@@ -9,6 +9,7 @@ public struct ForwarderLink: ResolverLink {
     }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
-        .upstream(forwarder.resolve(OutgoingQuestion(context.query), on: context.eventLoop))
+        context.route = .forwarded
+        return .upstream(forwarder.resolve(OutgoingQuestion(context.query), on: context.eventLoop))
     }
 }

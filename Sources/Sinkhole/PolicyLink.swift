@@ -15,6 +15,7 @@ public struct PolicyLink: ResolverLink {
             lowercasedName: context.query.lowercasedName, type: context.query.type, client: context.client)
         context.decision = decision
         if decision.isBlocked {
+            context.route = .blocked
             LocalAnswer.writeBlocked(
                 into: &context.builder, query: context.query, mode: mode,
                 ttl: decision.ttlCap ?? PolicyDecision.maximumBlockedTTL, limit: context.replyLimit)

@@ -28,6 +28,8 @@ public final class QueryContext {
     public var builder: DNSResponseBuilder
     /// Replies copied from the cache.
     public var scratch: [UInt8]
+    /// Which link answered, for the metrics; the handler resets it for each query.
+    public var route: QueryRoute = .local
 
     public init(eventLoop: any EventLoop) {
         packet = UnsafeRawBufferPointer(start: nil, count: 0)

@@ -57,16 +57,23 @@ final class TCPQueryHandler: ChannelInboundHandler {
     let limits: TCPLimits
     let counter: ConnectionCounter
     let pending: InFlightCounter
+    let counters: QueryCounters?
     private var queryContext: QueryContext?
+    /// This loop's counters; nil when metrics are off, and then no clock is read either.
+    private var shard: QueryCounterShard?
     private var inFlight = 0
     private var holdsSlot = false
     private var idleTimer: Scheduled<Void>?
 
-    init(chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter()) {
+    init(
+        chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter(),
+        counters: QueryCounters? = nil
+    ) {
         self.chain = chain
         self.limits = limits
         self.counter = counter
         self.pending = pending
+        self.counters = counters
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -77,6 +84,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
         }
         holdsSlot = true
         queryContext = QueryContext(eventLoop: context.eventLoop)
+        shard = counters?.shard(for: context.eventLoop)
         armIdleTimer(context: context)
         context.fireChannelActive()
     }
@@ -95,6 +103,8 @@ final class TCPQueryHandler: ChannelInboundHandler {
         query.client = ClientAddress(context.remoteAddress)
         query.transport = .tcp
         query.decision = .allowed
+        query.route = .local
+        let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
         armIdleTimer(context: context)
         let resolution = frame.withUnsafeReadableBytes { raw in
             query.packet = raw
@@ -103,12 +113,16 @@ final class TCPQueryHandler: ChannelInboundHandler {
         }
         switch resolution {
         case .drop, .upstream:
+            shard?.record(.dropped, nanoseconds: 0)
             return
         case .builtReply:
             write(query.builder.bytes, context: context)
+            if let shard { query.builder.withUnsafeBytes { shard.record(query.route, reply: $0, since: started) } }
         case .scratchReply:
             write(query.scratch, context: context)
+            shard?.record(query.route, reply: query.scratch, since: started)
         case .later(let future):
+            let route = query.route
             inFlight += 1
             self.pending.increment()
             if inFlight >= limits.maximumInFlightPerConnection { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
@@ -120,6 +134,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
                 handler.pending.decrement()
                 let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
                 handler.write(bytes, context: context)
+                handler.shard?.record(route, reply: bytes, since: started)
                 context.flush()
                 if handler.inFlight < handler.limits.maximumInFlightPerConnection {
                     context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }

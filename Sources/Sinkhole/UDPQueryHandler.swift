@@ -8,16 +8,21 @@ final class UDPQueryHandler: ChannelInboundHandler {
 
     let chain: ResolverChain
     let pending: InFlightCounter
+    let counters: QueryCounters?
     private var queryContext: QueryContext?
+    /// This loop's counters; nil when metrics are off, and then no clock is read either.
+    private var shard: QueryCounterShard?
     private var pendingFlush = false
 
-    init(chain: ResolverChain, pending: InFlightCounter = InFlightCounter()) {
+    init(chain: ResolverChain, pending: InFlightCounter = InFlightCounter(), counters: QueryCounters? = nil) {
         self.chain = chain
         self.pending = pending
+        self.counters = counters
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         queryContext = QueryContext(eventLoop: context.eventLoop)
+        shard = counters?.shard(for: context.eventLoop)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -27,6 +32,8 @@ final class UDPQueryHandler: ChannelInboundHandler {
         query.client = ClientAddress(remote)
         query.transport = .udp
         query.decision = .allowed
+        query.route = .local
+        let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
         let resolution = envelope.data.withUnsafeReadableBytes { raw in
             query.packet = raw
             defer { query.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
@@ -34,13 +41,17 @@ final class UDPQueryHandler: ChannelInboundHandler {
         }
         switch resolution {
         case .drop:
+            shard?.record(.dropped, nanoseconds: 0)
             return
         case .builtReply:
             write(query.builder.bytes, to: remote, context: context)
+            if let shard { query.builder.withUnsafeBytes { shard.record(query.route, reply: $0, since: started) } }
         case .scratchReply:
             write(query.scratch, to: remote, context: context)
+            shard?.record(query.route, reply: query.scratch, since: started)
         case .later(let future):
             let pending = query.pending
+            let route = query.route
             self.pending.increment()
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             future.whenComplete { result in
@@ -48,6 +59,7 @@ final class UDPQueryHandler: ChannelInboundHandler {
                 handler.pending.decrement()
                 let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
                 handler.write(bytes, to: remote, context: context)
+                handler.shard?.record(route, reply: bytes, since: started)
                 handler.flushIfNeeded(context: context)
             }
         case .upstream:

@@ -10,6 +10,8 @@ final class UpstreamHealth: Sendable {
     struct Record {
         var consecutiveFailures = 0
         var backedOffUntil: UInt64 = 0
+        /// Every failure since start, for the metrics; a success does not reset it.
+        var totalFailures: UInt64 = 0
     }
 
     private let records: Mutex<[Record]>
@@ -35,7 +37,8 @@ final class UpstreamHealth: Sendable {
     func succeeded(_ index: Int) {
         records.withLock { records in
             guard records.indices.contains(index) else { return }
-            records[index] = Record()
+            records[index].consecutiveFailures = 0
+            records[index].backedOffUntil = 0
         }
     }
 
@@ -45,10 +48,18 @@ final class UpstreamHealth: Sendable {
         records.withLock { records in
             guard records.indices.contains(index) else { return false }
             records[index].consecutiveFailures += 1
+            records[index].totalFailures &+= 1
             guard records[index].consecutiveFailures >= failuresBeforeBackoff else { return false }
             let wasHealthy = records[index].backedOffUntil <= now
             records[index].backedOffUntil = now &+ backoffNanoseconds
             return wasHealthy
+        }
+    }
+
+    /// Each upstream's state at `now`, in configuration order, for the metrics.
+    func states(now: UInt64) -> [(up: Bool, consecutiveFailures: Int, totalFailures: UInt64)] {
+        records.withLock { records in
+            records.map { ($0.backedOffUntil <= now, $0.consecutiveFailures, $0.totalFailures) }
         }
     }
 }

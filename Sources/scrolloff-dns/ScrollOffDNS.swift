@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import Helper
 import Logging
 
 /// `scrolloff-dns`: the root helper. It runs in the foreground, as systemd expects (SPEC §13).
@@ -11,8 +13,9 @@ struct ScrollOffDNS: AsyncParsableCommand {
     )
 
     static func main() async {
-        // One line per event on stderr; stdout is kept for the `listening …` lines scripts read.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        // One line per event on stderr, with journald's priority prefixes when stderr is the
+        // journal; stdout is kept for the `listening …` lines scripts read.
+        LoggingSystem.bootstrap(StderrLogHandler.bootstrap(environment: ProcessInfo.processInfo.environment))
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -64,6 +64,9 @@ struct Start: AsyncParsableCommand {
     @Option(name: .customLong("cache-size"), help: .hidden)
     var cacheSize: Int?
 
+    @Option(name: .customLong("metrics"), help: "ADDR:PORT to serve Prometheus metrics on (GET /metrics); off unless given.")
+    var metrics: String?
+
     @Option(name: .customLong("log-level"), help: .hidden)
     var logLevel: String?
 
@@ -96,6 +99,9 @@ struct Start: AsyncParsableCommand {
             o.upstreams = try upstreams.map { text in
                 do { return try HostPort(parsing: text, defaultPort: 53) } catch { throw ValidationError("--upstream \(error)") }
             }
+        }
+        if let metrics {
+            do { o.metricsListen = try HostPort(parsing: metrics) } catch { throw ValidationError("--metrics \(error)") }
         }
         o.blockingMode = blockingMode
         o.threads = threads

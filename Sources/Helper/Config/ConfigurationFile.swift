@@ -154,6 +154,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var blocklistPath: String?
     public var managedListPath: String?
     public var managedTTLCap: UInt32?
+    public var metricsListen: HostPort?
 
     public init() {}
 
@@ -172,5 +173,6 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let blocklistPath { c.blocklistPath = blocklistPath }
         if let managedListPath { c.managedListPath = managedListPath }
         if let managedTTLCap { c.managedTTLCap = managedTTLCap }
+        if let metricsListen { c.metricsListen = metricsListen }
     }
 }

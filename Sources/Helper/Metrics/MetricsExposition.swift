@@ -1,0 +1,172 @@
+import Prometheus
+import Sinkhole
+import Synchronization
+
+/// Turns readings into the Prometheus text exposition format (version 0.0.4).
+///
+/// Counters, gauges and their label sets live in a swift-prometheus registry, updated from each
+/// reading. The latency histogram is the exception: swift-prometheus's `Histogram.record` takes a
+/// lock per observation, which the DNS path must not do, so the per-loop buckets are summed by the
+/// scrape and written here in the same format (`_bucket{le=…}`, `_sum`, `_count`).
+public final class MetricsExposition: Sendable {
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    private struct State {
+        var reported = QueryTotals(outcomes: [], buckets: [], sumNanoseconds: 0)
+        var reportedFailures: [String: UInt64] = [:]
+        var listGauges: [String: (domains: Gauge?, age: Gauge?)] = [:]
+        var grantGauges: [String: Gauge] = [:]
+    }
+
+    private let registry = PrometheusCollectorRegistry()
+    private let queries: [Counter]
+    private let cacheEntries: Gauge
+    private let version: String
+    private let state = Mutex(State())
+
+    public init(version: String) {
+        self.version = version
+        let registry = registry
+        queries = QueryOutcome.allCases.map { outcome in
+            registry.makeCounter(descriptor: Names.queries, labels: [("result", outcome.label)])
+        }
+        cacheEntries = registry.makeGauge(descriptor: Names.cacheEntries)
+        registry.makeGauge(descriptor: Names.buildInfo, labels: [("version", version)]).set(to: 1)
+    }
+
+    /// The text for one scrape. Scrapes are serialized here so counter deltas are applied once.
+    public func render(_ reading: MetricsReading) -> [UInt8] {
+        state.withLock { state in
+            update(&state, with: reading)
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(4096)
+            registry.emit(into: &buffer)
+            Self.appendLatencyHistogram(reading.queries, to: &buffer)
+            return buffer
+        }
+    }
+
+    private func update(_ state: inout State, with reading: MetricsReading) {
+        // Counters only go up: add what happened since the last scrape.
+        for outcome in QueryOutcome.allCases {
+            let before = state.reported.outcomes.isEmpty ? 0 : state.reported[outcome]
+            let now = reading.queries[outcome]
+            if now > before { queries[outcome.rawValue].increment(by: Int64(clamping: now - before)) }
+        }
+        state.reported = reading.queries
+        cacheEntries.set(to: Double(reading.cacheEntries))
+
+        for upstream in reading.upstreams {
+            let labels = [("upstream", upstream.address)]
+            registry.makeGauge(descriptor: Names.upstreamUp, labels: labels).set(to: upstream.up ? 1 : 0)
+            registry.makeGauge(descriptor: Names.upstreamConsecutiveFailures, labels: labels)
+                .set(to: Double(upstream.consecutiveFailures))
+            let failures = registry.makeCounter(descriptor: Names.upstreamFailures, labels: labels)
+            let before = state.reportedFailures[upstream.address] ?? 0
+            if upstream.totalFailures > before { failures.increment(by: Int64(clamping: upstream.totalFailures - before)) }
+            state.reportedFailures[upstream.address] = upstream.totalFailures
+        }
+
+        updateLists(&state, reading.lists)
+        updateGrants(&state, reading.grantsActive)
+    }
+
+    /// Lists come and go at run time: a removed list's series are dropped, not left at their last value.
+    private func updateLists(_ state: inout State, _ lists: [MetricsReading.List]) {
+        var seen: Set<String> = []
+        for list in lists {
+            seen.insert(list.name)
+            var gauges = state.listGauges[list.name] ?? (nil, nil)
+            let labels = [("list", list.name)]
+            if let domains = list.domains {
+                let gauge = gauges.domains ?? registry.makeGauge(descriptor: Names.listDomains, labels: labels)
+                gauge.set(to: Double(domains))
+                gauges.domains = gauge
+            }
+            if let age = list.ageSeconds {
+                let gauge = gauges.age ?? registry.makeGauge(descriptor: Names.listAge, labels: labels)
+                gauge.set(to: age)
+                gauges.age = gauge
+            }
+            state.listGauges[list.name] = gauges
+        }
+        for (name, gauges) in state.listGauges where !seen.contains(name) {
+            if let domains = gauges.domains { registry.unregisterGauge(domains) }
+            if let age = gauges.age { registry.unregisterGauge(age) }
+            state.listGauges[name] = nil
+        }
+    }
+
+    private func updateGrants(_ state: inout State, _ grants: [(profile: String, count: Int)]) {
+        var seen: Set<String> = []
+        for grant in grants {
+            seen.insert(grant.profile)
+            let gauge = state.grantGauges[grant.profile]
+                ?? registry.makeGauge(descriptor: Names.grantsActive, labels: [("profile", grant.profile)])
+            gauge.set(to: Double(grant.count))
+            state.grantGauges[grant.profile] = gauge
+        }
+        for (profile, gauge) in state.grantGauges where !seen.contains(profile) {
+            registry.unregisterGauge(gauge)
+            state.grantGauges[profile] = nil
+        }
+    }
+
+    /// `scrolloff_dns_query_duration_seconds`: from the packet taken in to its reply written.
+    static func appendLatencyHistogram(_ totals: QueryTotals, to buffer: inout [UInt8]) {
+        let name = "scrolloff_dns_query_duration_seconds"
+        let help = "Time from a query's arrival to its reply, cache hits and upstream answers alike."
+        buffer += Array("# HELP \(name) \(help)\n".utf8)
+        buffer += Array("# TYPE \(name) histogram\n".utf8)
+        var cumulative: UInt64 = 0
+        for (index, bound) in QueryLatencyBuckets.upperBoundsNanoseconds.enumerated() {
+            cumulative &+= index < totals.buckets.count ? totals.buckets[index] : 0
+            buffer += Array("\(name)_bucket{le=\"\(seconds(bound))\"} \(cumulative)\n".utf8)
+        }
+        let count = totals.answered
+        buffer += Array("\(name)_bucket{le=\"+Inf\"} \(count)\n".utf8)
+        buffer += Array("\(name)_sum \(seconds(totals.sumNanoseconds))\n".utf8)
+        buffer += Array("\(name)_count \(count)\n".utf8)
+    }
+
+    /// Nanoseconds as decimal seconds without float noise: 50000 → `0.00005`, 2e9 → `2`.
+    static func seconds(_ nanoseconds: UInt64) -> String {
+        let whole = nanoseconds / 1_000_000_000
+        var fraction = String(nanoseconds % 1_000_000_000)
+        guard fraction != "0" else { return "\(whole)" }
+        fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(whole).\(fraction)"
+    }
+}
+
+/// Every series name and its help text; all start with `scrolloff_` (Prometheus naming practice).
+/// Computed: swift-prometheus's descriptor is not `Sendable`, so it cannot be a stored static.
+enum Names {
+    static var queries: MetricNameDescriptor {
+        name("dns_queries", unit: "total",
+             "DNS queries by result: blocked, forwarded, cached, refused, servfail, formerr, notimp, local, dropped.")
+    }
+    static var cacheEntries: MetricNameDescriptor { name("cache_entries", "Answers held in the DNS cache.") }
+    static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
+    static var upstreamUp: MetricNameDescriptor {
+        name("upstream_up", "1 while the upstream answers; 0 while it is backed off after repeated failures.")
+    }
+    static var upstreamConsecutiveFailures: MetricNameDescriptor {
+        name("upstream_consecutive_failures", "Failures of the upstream since its last answer.")
+    }
+    static var upstreamFailures: MetricNameDescriptor {
+        name("upstream_failures", unit: "total", "Exchanges with the upstream that timed out or failed on the network.")
+    }
+    static var listDomains: MetricNameDescriptor { name("list_domains", "Domains in the copy of the list in force.") }
+    static var listAge: MetricNameDescriptor {
+        name("list_age", unit: "seconds", "Seconds since the list's last good download.")
+    }
+    static var grantsActive: MetricNameDescriptor {
+        name("grants_active", "Entries opened now by a running grant (spend, peek or token).")
+    }
+
+    private static func name(_ metric: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "scrolloff", metricName: metric, unitName: unit, helpText: help)
+    }
+}

@@ -1,0 +1,77 @@
+import ScrollOffCore
+import Sinkhole
+
+/// Everything one scrape reports, read from the running parts before any text is written.
+/// Plain values, so the exposition can be built and tested without a running helper.
+public struct MetricsReading: Sendable {
+    public struct List: Sendable, Equatable {
+        public var name: String
+        /// Domains (rules) in the copy in force; nil before the first good download.
+        public var domains: Int?
+        /// Seconds since the last good download; nil when there was none.
+        public var ageSeconds: Double?
+
+        public init(name: String, domains: Int?, ageSeconds: Double?) {
+            self.name = name
+            self.domains = domains
+            self.ageSeconds = ageSeconds
+        }
+    }
+
+    public var queries: QueryTotals
+    public var upstreams: [UpstreamStatus]
+    public var cacheEntries: Int
+    public var lists: [List]
+    /// Entries opened by a running grant (spend, peek, token; SPEC §4), per profile name.
+    public var grantsActive: [(profile: String, count: Int)]
+
+    public init(
+        queries: QueryTotals, upstreams: [UpstreamStatus], cacheEntries: Int, lists: [List],
+        grantsActive: [(profile: String, count: Int)]
+    ) {
+        self.queries = queries
+        self.upstreams = upstreams
+        self.cacheEntries = cacheEntries
+        self.lists = lists
+        self.grantsActive = grantsActive
+    }
+}
+
+/// Where a scrape reads from: the parts `HelperMain` built. Each read is cheap or off the DNS path.
+public struct MetricsSources: Sendable {
+    public var counters: QueryCounters
+    public var forwarder: Forwarder
+    public var cache: AnswerCache
+    public var lists: ListsController
+    public var engine: HelperEngine
+
+    public init(counters: QueryCounters, forwarder: Forwarder, cache: AnswerCache, lists: ListsController, engine: HelperEngine) {
+        self.counters = counters
+        self.forwarder = forwarder
+        self.cache = cache
+        self.lists = lists
+        self.engine = engine
+    }
+
+    public func read() async -> MetricsReading {
+        let enforcement = engine.box.enforcement
+        // The engine's trusted clock (SPEC §11), the one the list refresh plan uses too.
+        let now = enforcement.now()
+        let lists = await lists.store.allMetadata().map { meta in
+            MetricsReading.List(
+                name: meta.name.rawValue, domains: meta.hasCopy ? meta.entryCount : nil,
+                ageSeconds: meta.lastSuccess.map { Double((now - $0).milliseconds) / 1000 })
+        }
+        let grants = enforcement.states.enumerated().map { index, state in
+            let open = state.entries.count { status in
+                if case .open(let until) = status.state { return until > now }
+                return false
+            }
+            let name = index < enforcement.profileNames.count ? enforcement.profileNames[index] : "profile-\(index)"
+            return (profile: name, count: open)
+        }
+        return MetricsReading(
+            queries: counters.totals(), upstreams: forwarder.upstreamStatuses(), cacheEntries: cache.count,
+            lists: lists.sorted { $0.name < $1.name }, grantsActive: grants)
+    }
+}

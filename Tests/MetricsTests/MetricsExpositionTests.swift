@@ -1,0 +1,85 @@
+@testable import Helper
+import Sinkhole
+import Testing
+
+@Suite struct MetricsExpositionTests {
+    static func totals(_ pairs: [QueryOutcome: UInt64] = [:], buckets: [UInt64] = [], sum: UInt64 = 0) -> QueryTotals {
+        var outcomes = Array(repeating: UInt64(0), count: QueryOutcome.allCases.count)
+        for (outcome, count) in pairs { outcomes[outcome.rawValue] = count }
+        var all = Array(repeating: UInt64(0), count: QueryLatencyBuckets.upperBoundsNanoseconds.count + 1)
+        for (index, count) in buckets.enumerated() { all[index] = count }
+        return QueryTotals(outcomes: outcomes, buckets: all, sumNanoseconds: sum)
+    }
+
+    static func reading(
+        _ totals: QueryTotals, lists: [MetricsReading.List] = [], grants: [(profile: String, count: Int)] = [("default", 0)]
+    ) -> MetricsReading {
+        MetricsReading(
+            queries: totals,
+            upstreams: [UpstreamStatus(address: "127.0.0.1:53", up: false, consecutiveFailures: 4, totalFailures: 9)],
+            cacheEntries: 12, lists: lists, grantsActive: grants)
+    }
+
+    static func lines(_ bytes: [UInt8]) -> Set<String> { Set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)) }
+
+    @Test func every_series_is_exposed_with_its_type() {
+        let text = Self.lines(MetricsExposition(version: "9.9.9").render(Self.reading(
+            Self.totals([.blocked: 3, .forwarded: 2], buckets: [1, 4], sum: 260_000),
+            lists: [MetricsReading.List(name: "social", domains: 120, ageSeconds: 90.5)],
+            grants: [("default", 1), ("kids", 0)])))
+        for expected in [
+            "# TYPE scrolloff_dns_queries_total counter",
+            #"scrolloff_dns_queries_total{result="blocked"} 3"#,
+            #"scrolloff_dns_queries_total{result="forwarded"} 2"#,
+            #"scrolloff_dns_queries_total{result="cached"} 0"#,
+            "# TYPE scrolloff_dns_query_duration_seconds histogram",
+            #"scrolloff_dns_query_duration_seconds_bucket{le="0.00005"} 1"#,
+            #"scrolloff_dns_query_duration_seconds_bucket{le="0.0001"} 5"#,
+            #"scrolloff_dns_query_duration_seconds_bucket{le="2"} 5"#,
+            #"scrolloff_dns_query_duration_seconds_bucket{le="+Inf"} 5"#,
+            "scrolloff_dns_query_duration_seconds_sum 0.00026",
+            "scrolloff_dns_query_duration_seconds_count 5",
+            "scrolloff_cache_entries 12.0",
+            #"scrolloff_upstream_up{upstream="127.0.0.1:53"} 0.0"#,
+            #"scrolloff_upstream_consecutive_failures{upstream="127.0.0.1:53"} 4.0"#,
+            #"scrolloff_upstream_failures_total{upstream="127.0.0.1:53"} 9"#,
+            #"scrolloff_list_domains{list="social"} 120.0"#,
+            #"scrolloff_list_age_seconds{list="social"} 90.5"#,
+            #"scrolloff_grants_active{profile="default"} 1.0"#,
+            #"scrolloff_grants_active{profile="kids"} 0.0"#,
+            #"scrolloff_build_info{version="9.9.9"} 1.0"#,
+        ] {
+            #expect(text.contains(expected), "\(expected)")
+        }
+    }
+
+    @Test func counters_follow_the_totals_across_scrapes() {
+        let exposition = MetricsExposition(version: "1")
+        _ = exposition.render(Self.reading(Self.totals([.cached: 5])))
+        let second = Self.lines(exposition.render(Self.reading(Self.totals([.cached: 7]))))
+        #expect(second.contains(#"scrolloff_dns_queries_total{result="cached"} 7"#))
+    }
+
+    @Test func a_removed_list_or_profile_leaves_the_exposition() {
+        let exposition = MetricsExposition(version: "1")
+        _ = exposition.render(Self.reading(
+            Self.totals(), lists: [MetricsReading.List(name: "gone", domains: 3, ageSeconds: 1)], grants: [("kids", 2)]))
+        let text = String(decoding: exposition.render(Self.reading(Self.totals(), lists: [], grants: [("default", 0)])), as: UTF8.self)
+        #expect(!text.contains(#"list="gone""#), "\(text)")
+        #expect(!text.contains(#"profile="kids""#))
+        #expect(text.contains(#"scrolloff_grants_active{profile="default"} 0.0"#))
+    }
+
+    @Test func a_list_never_downloaded_has_no_domains_or_age_series() {
+        let text = String(decoding: MetricsExposition(version: "1").render(Self.reading(
+            Self.totals(), lists: [MetricsReading.List(name: "new", domains: nil, ageSeconds: nil)])), as: UTF8.self)
+        #expect(!text.contains(#"list="new""#))
+    }
+
+    @Test(arguments: [
+        (UInt64(0), "0"), (50_000, "0.00005"), (2_500_000, "0.0025"), (1_000_000_000, "1"), (2_000_000_001, "2.000000001"),
+    ])
+    func bucket_bounds_are_written_as_exact_decimal_seconds(nanoseconds: UInt64, text: String) {
+        #expect(MetricsExposition.seconds(nanoseconds) == text)
+    }
+}
