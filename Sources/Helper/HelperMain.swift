@@ -7,7 +7,18 @@ import Sinkhole
 
 /// Builds the helper's `ServiceGroup` and runs it until SIGTERM or SIGINT (ARCHITECTURE.md principle 6).
 public enum HelperMain {
-    public static func run(_ configuration: HelperConfiguration, logger: Logger) async throws {
+    /// - Parameters:
+    ///   - reloadConfiguration: reads the configuration again on SIGHUP (the file loader); nil =
+    ///     the start configuration again, so a SIGHUP then only rereads the diagnostic lists.
+    ///   - reloads: lets an in-process caller (tests) trigger the same reload without a signal.
+    public static func run(
+        _ configuration: HelperConfiguration, logger incomingLogger: Logger,
+        reloadConfiguration: (@Sendable () throws -> HelperConfiguration)? = nil, reloads: ReloadHandle? = nil
+    ) async throws {
+        // The level can change at a reload, so every service logs through one live level. At start
+        // the more verbose of the process's (`--log-level`) and the configuration's wins.
+        let logLevel = LiveLogLevel(min(incomingLogger.logLevel, configuration.logLevel))
+        let logger = logLevel.logger(over: incomingLogger)
         do {
             try FileManager.default.createDirectory(
                 atPath: configuration.paths.stateDirectory, withIntermediateDirectories: true,
@@ -41,7 +52,8 @@ public enum HelperMain {
             let catalog = try EngineConfiguration.loadCatalog(folder: catalogFolder)
             engine = try await HelperEngine.start(
                 configuration: EngineConfiguration(
-                    stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date),
+                    stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date,
+                    defaultTimeZoneID: configuration.defaultProfile.timeZoneID, defaultPreset: configuration.defaultProfile.preset),
                 timeSource: SystemTimeSource(), logger: logger)
         } catch { throw HelperStartError("\(error)") }
         // The control socket for the CLI and the list refresh (SPEC §11, §13).
@@ -64,14 +76,22 @@ public enum HelperMain {
         }
         let upstreams = try configuration.upstreams.map { try $0.socketAddress() }
         let forwarder = Forwarder(
-            configuration: ForwarderConfiguration(
-                upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-                overallTimeout: configuration.forwarder.overall),
-            logger: logger)
+            configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: upstreams), logger: logger)
+        // Everything a reload may change lives in a swappable holder the chain reads per query.
+        let blocking = BlockingSettingsStore(BlockingSettings(mode: configuration.blockingMode, blockedTTL: configuration.blockedTTL))
+        let cache = AnswerCache(configuration: configuration.cache)
+        let rateLimiter = ClientRateLimiter(configuration.rateLimit)
         let chain = ResolverChain.standard(
-            policies: policies, canaries: CanaryLink(dohEndpoints: doh, mode: configuration.blockingMode),
-            mode: configuration.blockingMode, cache: AnswerCache(configuration: configuration.cache),
-            forwarder: forwarder)
+            policies: policies, canaries: CanaryLink(dohEndpoints: doh, blocking: blocking), blocking: blocking,
+            rateLimiter: rateLimiter, cache: cache, forwarder: forwarder)
+        let reloader = ConfigurationReloader(
+            start: configuration, source: reloadConfiguration ?? { configuration },
+            live: LiveSettings(forwarder: forwarder, blocking: blocking, cache: cache, rateLimiter: rateLimiter,
+                               lists: control.lists, engine: engine, logLevel: logLevel),
+            logger: logger)
+        // The file's profiles and list sources apply at every start, before any listener opens.
+        do { try await reloader.applyAtStart() } catch { throw HelperStartError(error.description) }
+        reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
         let server = DNSServer(
@@ -81,7 +101,7 @@ public enum HelperMain {
                 // Scripts and tests read the bound port from here (SPEC §13); write it at once.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             })
-        let reload = ReloadService(logger: logger) { loader.reload(into: diagnostic) }
+        let reload = ReloadService(logger: logger, reloadDiagnostic: { loader.reload(into: diagnostic) }, reloader: reloader)
         let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
         let helperServices: [any Service] = [engine, server, reload, refresher] + control.services
         let services = ServiceGroup(

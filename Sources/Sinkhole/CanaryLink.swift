@@ -15,11 +15,17 @@ public struct CanaryLink: ResolverLink {
     static let canaryTTL: UInt32 = 300
 
     public let dohEndpoints: DomainSuffixSet
-    public let mode: BlockingMode
+    /// Mode and TTL of the blocked answer for DoH endpoints, swappable by a reload.
+    public let blocking: BlockingSettingsStore
 
-    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), mode: BlockingMode = .null) {
+    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), blocking: BlockingSettingsStore) {
         self.dohEndpoints = dohEndpoints
-        self.mode = mode
+        self.blocking = blocking
+    }
+
+    /// A link whose blocking mode never changes (tests, tools).
+    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), mode: BlockingMode = .null) {
+        self.init(dohEndpoints: dohEndpoints, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
     }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
@@ -35,8 +41,9 @@ public struct CanaryLink: ResolverLink {
             return .builtReply
         }
         if dohEndpoints.contains(lowercasedName: name) {
+            let settings = blocking.current
             LocalAnswer.writeBlocked(
-                into: &context.builder, query: context.query, mode: mode, ttl: PolicyDecision.maximumBlockedTTL,
+                into: &context.builder, query: context.query, mode: settings.mode, ttl: settings.blockedTTL,
                 limit: context.replyLimit)
             return .builtReply
         }
