@@ -41,34 +41,54 @@ func freeLoopbackPort() throws -> Int {
 final class UpstreamResolver: Sendable {
     let port: Int
     let address: String
-    private let process: Process
+    let pid: pid_t
 
     init(answering address: String) async throws {
         port = try freeLoopbackPort()
         self.address = address
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/dnsmasq")
-        process.arguments = [
+        pid = try Self.spawn("/usr/sbin/dnsmasq", [
             "--no-daemon", "--conf-file=/dev/null", "--port=\(port)", "--listen-address=127.0.0.1", "--bind-interfaces",
             "--no-resolv", "--no-hosts", "--pid-file=", "--address=/test/\(address)",
             "--host-record=www.instagram.com,\(address)", "--host-record=ready.probe,\(address)",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        ])
         let port = self.port
         guard await eventually({ (try? await dig(port: port, "ready.probe"))?.contains(address) == true }) else {
-            process.terminate()
+            stop()
             throw POSIXFailure(operation: "start dnsmasq on \(port)", code: 0)
         }
+    }
+
+    /// posix_spawn rather than Foundation's Process: a test thread blocks most signals and a child
+    /// inherits the mask, so the mask is reset here or SIGTERM would never reach dnsmasq.
+    private static func spawn(_ executable: String, _ arguments: [String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard result == 0 else { throw POSIXFailure(operation: "posix_spawn \(executable)", code: result) }
+        return pid
     }
 
     var hostPort: HostPort { HostPort(host: "127.0.0.1", port: port) }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 }
 

@@ -122,7 +122,7 @@ struct ReloadTests {
         let listed = try await cli(["profile", "list", "--json"], socket: helper.socket)
         #expect(listed.status == 0, "\(listed)")
         #expect(listed.stdout.contains("kids") && listed.stdout.contains("127.0.0.2/32"), "\(listed.stdout)")
-        let block = try await cli(["--profile", "kids", "block", "instagram"], socket: helper.socket)
+        let block = try await cli(["block", "instagram", "--profile", "kids"], socket: helper.socket)
         #expect(block.status == 0, "\(block)")
         #expect(try await helper.query("www.instagram.com", source: "127.0.0.2") == "0.0.0.0\n", "a kids device is blocked")
         #expect(try await helper.query("www.instagram.com", source: "127.0.0.1") == "198.51.100.1\n", "the default profile is not")
