@@ -171,4 +171,22 @@ struct ReloadTests {
         #expect(remove.stderr.contains("defined in \(helper.start.paths.configFile); remove it there"), "\(remove)")
     }
 }
+
+/// The log level a reload changes reaches loggers the services copied at start.
+@Suite
+struct LiveLogLevelTests {
+    @Test func a_new_level_applies_to_every_copy_of_the_logger() {
+        let lines = LogLines()
+        let level = LiveLogLevel(.info)
+        let logger = level.logger(over: lines.logger())
+        let copy = logger // as a service holds it
+        copy.debug("hidden at info")
+        copy.info("shown at info", metadata: ["list.name": "x"])
+        level.set(.debug)
+        copy.debug("shown at debug")
+        level.set(.error)
+        logger.warning("hidden at error")
+        #expect(lines.all == ["info shown at info", "debug shown at debug"])
+    }
+}
 }
