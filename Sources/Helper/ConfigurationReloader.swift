@@ -62,7 +62,7 @@ public actor ConfigurationReloader {
     /// every start, not only at first setup. Fatal when the database refuses the write.
     func applyAtStart() async throws(ConfigurationRejected) {
         let start = current
-        do { try Self.validate(start) } catch { throw error }
+        try Self.validate(start)
         do {
             let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)
             for held in report.heldBack { logger.warning("configuration: \(held)") }
