@@ -101,15 +101,14 @@ public actor ConfigurationReloader {
         restartOnly("doh_endpoints", \.dohEndpointsPath)
 
         // The one step that can fail (a database write) goes first, so a failure leaves all as it was.
-        let profilesChanged = old.defaultProfile != next.defaultProfile || old.profiles != next.profiles
-        if profilesChanged {
-            do {
-                let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles)
-                report.heldBack = outcome.heldBack
-                if !outcome.changed.isEmpty { report.applied.append("profiles") }
-            } catch {
-                return refuse("the profiles could not be saved (\(error))", report: &report)
-            }
+        // Always compared with the engine's state, not the last file: a held-back change or a
+        // `profile add` edit of a file-defined profile is settled by the file at every reload.
+        do {
+            let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles)
+            report.heldBack = outcome.heldBack
+            if !outcome.changed.isEmpty { report.applied.append("profiles") }
+        } catch {
+            return refuse("the profiles could not be saved (\(error))", report: &report)
         }
         if old.listSources != next.listSources || old.listRefreshPeriod != next.listRefreshPeriod {
             await live.lists.setConfiguredSources(
