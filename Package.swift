@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [
-                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore",
+                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -7,7 +7,18 @@ import Sinkhole
 
 /// Builds the helper's `ServiceGroup` and runs it until SIGTERM or SIGINT (ARCHITECTURE.md principle 6).
 public enum HelperMain {
-    public static func run(_ configuration: HelperConfiguration, logger: Logger) async throws {
+    /// - Parameters:
+    ///   - reloadConfiguration: reads the configuration again on SIGHUP (the file loader); nil =
+    ///     the start configuration again, so a SIGHUP then only rereads the diagnostic lists.
+    ///   - reloads: lets an in-process caller (tests) trigger the same reload without a signal.
+    public static func run(
+        _ configuration: HelperConfiguration, logger incomingLogger: Logger,
+        reloadConfiguration: (@Sendable () throws -> HelperConfiguration)? = nil, reloads: ReloadHandle? = nil
+    ) async throws {
+        // The level can change at a reload, so every service logs through one live level. At start
+        // the more verbose of the process's (`--log-level`) and the configuration's wins.
+        let logLevel = LiveLogLevel(min(incomingLogger.logLevel, configuration.logLevel))
+        let logger = logLevel.logger(over: incomingLogger)
         do {
             try FileManager.default.createDirectory(
                 atPath: configuration.paths.stateDirectory, withIntermediateDirectories: true,
@@ -44,15 +55,18 @@ public enum HelperMain {
             let catalog = try EngineConfiguration.loadCatalog(folder: catalogFolder)
             engine = try await HelperEngine.start(
                 configuration: EngineConfiguration(
-                    stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date),
+                    stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date,
+                    defaultTimeZoneID: configuration.defaultProfile.timeZoneID, defaultPreset: configuration.defaultProfile.preset),
                 timeSource: SystemTimeSource(), logger: logger)
         } catch { throw HelperStartError("\(error)") }
         // The control socket for the CLI and the list refresh (SPEC §11, §13).
         // The DNS server publishes what it bound here, for `doctor` (SPEC §11).
         let bound = BoundListeners()
+        // The blocking answer and its TTL: swappable by a reload, read once per blocked query.
+        let blocking = BlockingSettingsStore(BlockingSettings(mode: configuration.blockingMode, blockedTTL: configuration.blockedTTL))
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine,
-            doctor: DoctorSources(listeners: bound, blockingMode: configuration.blockingMode), logger: logger)
+            doctor: DoctorSources(listeners: bound, blocking: blocking), logger: logger)
 
         // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
         // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
@@ -71,15 +85,21 @@ public enum HelperMain {
         }
         let upstreams = try configuration.upstreams.map { try $0.socketAddress() }
         let forwarder = Forwarder(
-            configuration: ForwarderConfiguration(
-                upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-                overallTimeout: configuration.forwarder.overall),
-            logger: logger)
+            configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: upstreams), logger: logger)
+        // Everything a reload may change lives in a swappable holder the chain reads per query.
         let cache = AnswerCache(configuration: configuration.cache)
+        let rateLimiter = ClientRateLimiter(configuration.rateLimit)
         let chain = ResolverChain.standard(
-            policies: policies, canaries: CanaryLink(dohEndpoints: doh, mode: configuration.blockingMode),
-            mode: configuration.blockingMode, cache: cache,
-            forwarder: forwarder)
+            policies: policies, canaries: CanaryLink(dohEndpoints: doh, blocking: blocking), blocking: blocking,
+            rateLimiter: rateLimiter, cache: cache, forwarder: forwarder)
+        let reloader = ConfigurationReloader(
+            start: configuration, source: reloadConfiguration ?? { configuration },
+            live: LiveSettings(forwarder: forwarder, blocking: blocking, cache: cache, rateLimiter: rateLimiter,
+                               lists: control.lists, engine: engine, logLevel: logLevel),
+            logger: logger)
+        // The file's profiles and list sources apply at every start, before any listener opens.
+        do { try await reloader.applyAtStart() } catch { throw HelperStartError(error.description) }
+        reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
         let announce: @Sendable (String) -> Void = { line in
@@ -95,11 +115,8 @@ public enum HelperMain {
             ready: { addresses in
                 notifier.ready(status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
             }, bound: bound)
-        let reload = ReloadService(logger: logger) {
-            notifier.reloading(status: "reloading the lists")
-            loader.reload(into: diagnostic)
-            notifier.ready(status: "answering DNS; lists reloaded")
-        }
+        let reload = ReloadService(
+            logger: logger, reloadDiagnostic: { loader.reload(into: diagnostic) }, reloader: reloader, notifier: notifier)
         let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
         var helperServices: [any Service] = [engine, server, reload, refresher] + control.services
         if let listen = configuration.metricsListen, let counters {

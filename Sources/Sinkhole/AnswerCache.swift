@@ -4,7 +4,7 @@ import Synchronization
 
 /// Bounds of the answer cache. TTLs come from the upstream and are clamped here (RFC 2308 §5 for
 /// negative answers; the usual resolver clamps of unbound and dnsmasq for the rest).
-public struct CacheConfiguration: Sendable {
+public struct CacheConfiguration: Sendable, Equatable {
     /// Most answers kept; the oldest stored is evicted first.
     public var capacity: Int
     /// Answers with a smaller TTL are kept this long (0: answers with TTL 0 are not cached).
@@ -75,13 +75,27 @@ public final class AnswerCache: Sendable {
         var nextSerial: UInt64 = 1
         var hits = 0
         var misses = 0
+        var configuration: CacheConfiguration
     }
 
-    public let configuration: CacheConfiguration
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     public init(configuration: CacheConfiguration = CacheConfiguration()) {
-        self.configuration = configuration
+        state = Mutex(State(configuration: configuration))
+    }
+
+    /// The bounds in force.
+    public var configuration: CacheConfiguration { state.withLock { $0.configuration } }
+
+    /// Puts new bounds in force (a configuration reload) and empties the cache, so every stored
+    /// answer obeys the new capacity and TTL clamps. Questions in flight still reach the clients
+    /// waiting for them; their answers are just not stored.
+    public func reconfigure(_ configuration: CacheConfiguration) {
+        state.withLock { state in
+            let counters = (state.hits, state.misses, state.nextSerial)
+            state = State(configuration: configuration)
+            (state.hits, state.misses, state.nextSerial) = counters
+        }
     }
 
     /// Finds a fresh answer or an in-flight question for `key`, or registers a new in-flight
@@ -104,12 +118,11 @@ public final class AnswerCache: Sendable {
 
         let promise = eventLoop.makePromise(of: CachedAnswer.self)
         let owned = key.owned
-        let configuration = configuration
         let serial: UInt64 = state.withLock { state in
             state.misses += 1
             // Another loop may have registered the same question between the two locks; share it.
             if let entry = state.entries[owned], case .pending = entry.value { return 0 }
-            return Self.insert(&state, key: owned, value: .pending(promise.futureResult), capacity: configuration.capacity)
+            return Self.insert(&state, key: owned, value: .pending(promise.futureResult), capacity: state.configuration.capacity)
         }
         if serial == 0 {
             // Lost the race: follow the other query, and let our promise follow it too so nobody waits on it.
@@ -125,7 +138,7 @@ public final class AnswerCache: Sendable {
         promise.futureResult.whenComplete { [self] result in
             state.withLock { state in
                 guard let entry = state.entries[owned], entry.serial == serial else { return }
-                guard case .success(let answer) = result, let lifetime = Self.lifetime(of: answer, configuration) else {
+                guard case .success(let answer) = result, let lifetime = Self.lifetime(of: answer, state.configuration) else {
                     state.entries[owned] = nil
                     return
                 }

@@ -12,7 +12,7 @@ enum AnswerRenderer {
     /// Renders into the context's buffers: the hot path of a cache hit, allocation-free once warm.
     static func render(
         _ answer: CachedAnswer, query: DNSQuery, limit: Int, decision: PolicyDecision, policy: any QueryPolicy,
-        client: ClientAddress, mode: BlockingMode, now: UInt64, scratch: inout [UInt8], builder: inout DNSResponseBuilder
+        client: ClientAddress, blocking: BlockingSettings, now: UInt64, scratch: inout [UInt8], builder: inout DNSResponseBuilder
     ) -> Output {
         // SPEC §9 CNAME inspection: if the chain runs through a blocked name, the whole answer is
         // blocked; a managed name on the way caps the TTLs like the question's own name would.
@@ -22,8 +22,7 @@ enum AnswerRenderer {
         }
         if effective.isBlocked {
             LocalAnswer.writeBlocked(
-                into: &builder, query: query, mode: mode, ttl: effective.ttlCap ?? PolicyDecision.maximumBlockedTTL,
-                limit: limit)
+                into: &builder, query: query, mode: blocking.mode, ttl: blocking.ttl(cap: effective.ttlCap), limit: limit)
             return .builder
         }
 
@@ -85,16 +84,25 @@ enum AnswerRenderer {
         return .scratch
     }
 
+    /// `render` with a fixed blocking mode and the SPEC's 10 s blocked TTL.
+    static func render(
+        _ answer: CachedAnswer, query: DNSQuery, limit: Int, decision: PolicyDecision, policy: any QueryPolicy,
+        client: ClientAddress, mode: BlockingMode, now: UInt64, scratch: inout [UInt8], builder: inout DNSResponseBuilder
+    ) -> Output {
+        render(answer, query: query, limit: limit, decision: decision, policy: policy, client: client,
+               blocking: BlockingSettings(mode: mode), now: now, scratch: &scratch, builder: &builder)
+    }
+
     /// Renders into fresh buffers, for an answer that arrives after the context moved on.
     static func renderDetached(
         _ answer: CachedAnswer, for pending: PendingQuestion, client: ClientAddress, policy: any QueryPolicy,
-        mode: BlockingMode
+        blocking: BlockingSettings
     ) -> [UInt8] {
         var scratch: [UInt8] = []
         var builder = DNSResponseBuilder(capacity: 512)
         let output = render(
             answer, query: pending.query, limit: pending.limit, decision: pending.decision, policy: policy,
-            client: client, mode: mode, now: NIODeadline.now().uptimeNanoseconds, scratch: &scratch, builder: &builder)
+            client: client, blocking: blocking, now: NIODeadline.now().uptimeNanoseconds, scratch: &scratch, builder: &builder)
         switch output {
         case .scratch: return scratch
         case .builder: return builder.bytes

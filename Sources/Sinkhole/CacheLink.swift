@@ -5,12 +5,18 @@ import NIOCore
 public struct CacheLink: ResolverLink {
     public let cache: AnswerCache
     public let policies: PolicyStore
-    public let mode: BlockingMode
+    /// Mode and TTL of the blocked answer (a CNAME chain through a blocked name), swappable by a reload.
+    public let blocking: BlockingSettingsStore
 
-    public init(cache: AnswerCache, policies: PolicyStore, mode: BlockingMode) {
+    public init(cache: AnswerCache, policies: PolicyStore, blocking: BlockingSettingsStore) {
         self.cache = cache
         self.policies = policies
-        self.mode = mode
+        self.blocking = blocking
+    }
+
+    /// A link whose blocking mode never changes (tests, tools).
+    public init(cache: AnswerCache, policies: PolicyStore, mode: BlockingMode) {
+        self.init(cache: cache, policies: policies, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
     }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
@@ -20,7 +26,7 @@ public struct CacheLink: ResolverLink {
             context.route = .cached
             let output = AnswerRenderer.render(
                 answer, query: context.query, limit: context.replyLimit, decision: context.decision,
-                policy: policies.policy, client: context.client, mode: mode, now: now,
+                policy: policies.policy, client: context.client, blocking: blocking.current, now: now,
                 scratch: &context.scratch, builder: &context.builder)
             return output == .scratch ? .scratchReply : .builtReply
         case .wait(let future):
@@ -44,10 +50,10 @@ public struct CacheLink: ResolverLink {
         let pending = context.pending
         let client = context.client
         let policies = policies
-        let mode = mode
+        let blocking = blocking
         return future.map { answer in
             // The policy is read again now: a rule may have changed while the upstream answered.
-            AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: policies.policy, mode: mode)
+            AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: policies.policy, blocking: blocking.current)
         }
     }
 }

@@ -22,11 +22,17 @@ public struct CanaryLink: ResolverLink {
     static let canaryTTL: UInt32 = 300
 
     public let dohEndpoints: DomainSuffixSet
-    public let mode: BlockingMode
+    /// Mode and TTL of the blocked answer for DoH endpoints, swappable by a reload.
+    public let blocking: BlockingSettingsStore
 
-    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), mode: BlockingMode = .null) {
+    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), blocking: BlockingSettingsStore) {
         self.dohEndpoints = dohEndpoints
-        self.mode = mode
+        self.blocking = blocking
+    }
+
+    /// A link whose blocking mode never changes (tests, tools).
+    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), mode: BlockingMode = .null) {
+        self.init(dohEndpoints: dohEndpoints, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
     }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
@@ -43,12 +49,16 @@ public struct CanaryLink: ResolverLink {
         }
         if name == Self.doctorProbeWire {
             // TTL 0: each doctor run must reach the sinkhole itself, not a cache on the way.
-            LocalAnswer.writeBlocked(into: &context.builder, query: context.query, mode: mode, ttl: 0, limit: context.replyLimit)
+            LocalAnswer.writeBlocked(
+                into: &context.builder, query: context.query, mode: blocking.current.mode, ttl: 0, limit: context.replyLimit)
             return .builtReply
         }
         if dohEndpoints.contains(lowercasedName: name) {
+            // A known DoH endpoint is a blocked name for the metrics, like any other (SPEC §9).
+            context.route = .blocked
+            let settings = blocking.current
             LocalAnswer.writeBlocked(
-                into: &context.builder, query: context.query, mode: mode, ttl: PolicyDecision.maximumBlockedTTL,
+                into: &context.builder, query: context.query, mode: settings.mode, ttl: settings.blockedTTL,
                 limit: context.replyLimit)
             return .builtReply
         }

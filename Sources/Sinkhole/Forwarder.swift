@@ -1,6 +1,7 @@
 import DNSWire
 import Logging
 import NIOCore
+import Synchronization
 
 /// How the forwarder talks to upstreams (SPEC §9 "Forwarding").
 public struct ForwarderConfiguration: Sendable {
@@ -30,32 +31,69 @@ public struct ForwarderConfiguration: Sendable {
 
 /// Asks upstream resolvers, with failover, health, TCP after TC and a retry without EDNS after
 /// FORMERR. Every answer, SERVFAIL included, comes back as a `CachedAnswer`.
+///
+/// The upstream set can be replaced while queries are in flight (a configuration reload): each
+/// question reads the set once when it starts and finishes with it, so nothing in flight is
+/// dropped or sent to a half-changed list; the next question uses the new set.
 public final class Forwarder: Sendable {
-    public let configuration: ForwarderConfiguration
-    let health: UpstreamHealth
+    /// Upstreams, timeouts and their health records, always replaced together.
+    final class UpstreamSet: Sendable {
+        let configuration: ForwarderConfiguration
+        let health: UpstreamHealth
+
+        init(_ configuration: ForwarderConfiguration, health: UpstreamHealth? = nil) {
+            self.configuration = configuration
+            self.health = health ?? UpstreamHealth(
+                count: configuration.upstreams.count, failuresBeforeBackoff: configuration.failuresBeforeBackoff,
+                backoff: configuration.backoff)
+        }
+    }
+
+    private let current: Mutex<UpstreamSet>
     let logger: Logger
     let outstanding = InFlightCounter()
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
-        self.configuration = configuration
-        health = UpstreamHealth(
-            count: configuration.upstreams.count, failuresBeforeBackoff: configuration.failuresBeforeBackoff,
-            backoff: configuration.backoff)
+        current = Mutex(UpstreamSet(configuration))
         self.logger = logger
     }
 
+    /// The configuration new questions use.
+    public var configuration: ForwarderConfiguration { current.withLock { $0.configuration } }
+    var health: UpstreamHealth { current.withLock { $0.health } }
+
+    /// Puts new upstreams or timeouts in force for the questions that start from now on. When the
+    /// upstream list itself is unchanged its health records are kept, so a reload that only
+    /// changes a timeout does not retry a dead upstream first again.
+    public func replace(with configuration: ForwarderConfiguration) {
+        current.withLock { set in
+            let sameUpstreams = set.configuration.upstreams == configuration.upstreams
+                && set.configuration.failuresBeforeBackoff == configuration.failuresBeforeBackoff
+                && set.configuration.backoff == configuration.backoff
+            set = UpstreamSet(configuration, health: sameUpstreams ? set.health : nil)
+        }
+    }
+
     public func resolve(_ question: OutgoingQuestion, on loop: any EventLoop) -> EventLoopFuture<CachedAnswer> {
-        guard outstanding.current < configuration.maximumOutstanding else {
+        let set = current.withLock { $0 }
+        guard outstanding.current < set.configuration.maximumOutstanding else {
             return loop.makeSucceededFuture(.failure(question, receivedAt: NIODeadline.now().uptimeNanoseconds))
         }
         outstanding.increment()
         return loop.makeFutureWithTask {
             defer { self.outstanding.decrement() }
-            return await self.resolve(question, on: loop)
+            return await self.resolve(question, using: set, on: loop)
         }
     }
 
     func resolve(_ question: OutgoingQuestion, on loop: any EventLoop) async -> CachedAnswer {
+        await resolve(question, using: current.withLock { $0 }, on: loop)
+    }
+
+    /// One question, start to end, against the upstream set that was current when it started.
+    private func resolve(_ question: OutgoingQuestion, using set: UpstreamSet, on loop: any EventLoop) async -> CachedAnswer {
+        let configuration = set.configuration
+        let health = set.health
         let start = NIODeadline.now()
         let deadline = start + configuration.overallTimeout
         guard let name = try? DNSName(wireBytes: question.name) else {
@@ -79,7 +117,7 @@ public final class Forwarder: Sendable {
                 }
                 return .normalize(reply, question: question, receivedAt: NIODeadline.now().uptimeNanoseconds)
             } catch {
-                noteFailure(index, upstream: upstream, reason: "\(error)")
+                noteFailure(index, upstream: upstream, reason: "\(error)", in: set)
             }
         }
         let now = NIODeadline.now().uptimeNanoseconds
@@ -129,10 +167,12 @@ public final class Forwarder: Sendable {
             : try await UpstreamExchange.udp(bytes, matcher: matcher, timeout: timeout, on: loop)
     }
 
-    /// Each upstream's health, in configuration order (the metrics' `scrolloff_upstream_*` series).
+    /// Each upstream's health, in configuration order (the metrics' `scrolloff_upstream_*` series),
+    /// for the upstream set in force now.
     public func upstreamStatuses() -> [UpstreamStatus] {
-        let states = health.states(now: NIODeadline.now().uptimeNanoseconds)
-        return zip(configuration.upstreams, states).map { address, state in
+        let set = current.withLock { $0 }
+        let states = set.health.states(now: NIODeadline.now().uptimeNanoseconds)
+        return zip(set.configuration.upstreams, states).map { address, state in
             UpstreamStatus(
                 address: HostPort(host: address.ipAddress ?? "\(address)", port: address.port ?? 0).description, up: state.up,
                 consecutiveFailures: state.consecutiveFailures, totalFailures: state.totalFailures)
@@ -141,11 +181,11 @@ public final class Forwarder: Sendable {
 
     /// Logs the upstream and the reason only, never the question: allowed names are not logged
     /// at any level (SPEC §9), and `UpstreamError` descriptions carry no name either.
-    private func noteFailure(_ index: Int, upstream: SocketAddress, reason: String) {
-        if health.failed(index, now: NIODeadline.now().uptimeNanoseconds) {
+    private func noteFailure(_ index: Int, upstream: SocketAddress, reason: String, in set: UpstreamSet) {
+        if set.health.failed(index, now: NIODeadline.now().uptimeNanoseconds) {
             logger.warning(
                 "upstream backed off after repeated failures",
-                metadata: ["upstream": "\(upstream)", "reason": "\(reason)", "backoff.s": "\(configuration.backoff.nanoseconds / 1_000_000_000)"])
+                metadata: ["upstream": "\(upstream)", "reason": "\(reason)", "backoff.s": "\(set.configuration.backoff.nanoseconds / 1_000_000_000)"])
         } else {
             logger.debug("upstream exchange failed", metadata: ["upstream": "\(upstream)", "reason": "\(reason)"])
         }

@@ -3,11 +3,17 @@ import DNSWire
 /// Asks the current policy about the question; answers blocked names and notes TTL caps.
 public struct PolicyLink: ResolverLink {
     public let policies: PolicyStore
-    public let mode: BlockingMode
+    /// Mode and TTL of the blocked answer, swapped by a configuration reload.
+    public let blocking: BlockingSettingsStore
 
-    public init(policies: PolicyStore, mode: BlockingMode) {
+    public init(policies: PolicyStore, blocking: BlockingSettingsStore) {
         self.policies = policies
-        self.mode = mode
+        self.blocking = blocking
+    }
+
+    /// A link whose blocking mode never changes (tests, tools).
+    public init(policies: PolicyStore, mode: BlockingMode) {
+        self.init(policies: policies, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
     }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
@@ -16,9 +22,11 @@ public struct PolicyLink: ResolverLink {
         context.decision = decision
         if decision.isBlocked {
             context.route = .blocked
+            // Read once for this answer: one atomic load, so mode and TTL come from the same reload.
+            let settings = blocking.current
             LocalAnswer.writeBlocked(
-                into: &context.builder, query: context.query, mode: mode,
-                ttl: decision.ttlCap ?? PolicyDecision.maximumBlockedTTL, limit: context.replyLimit)
+                into: &context.builder, query: context.query, mode: settings.mode,
+                ttl: settings.ttl(cap: decision.ttlCap), limit: context.replyLimit)
             return .builtReply
         }
         return next(context)

@@ -52,34 +52,58 @@ public struct ResolverChain: Sendable {
             let pending = context.pending
             let client = context.client
             return .later(future.map { answer in
-                AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: AllowAllPolicy(), mode: .null)
+                AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: AllowAllPolicy(), blocking: BlockingSettings())
             })
         }
         return result
     }
 
     /// The sinkhole's chain. This is the one place it is built (ARCHITECTURE.md principle 2).
+    ///
+    /// - Parameters:
+    ///   - blocking: mode and TTL of blocked answers, swappable by a reload.
+    ///   - rateLimiter: per-client budgets; nil = no rate limit link at all.
     public static func standard(
-        policies: PolicyStore, canaries: CanaryLink, mode: BlockingMode, cache: AnswerCache, forwarder: Forwarder
+        policies: PolicyStore, canaries: CanaryLink, blocking: BlockingSettingsStore, rateLimiter: ClientRateLimiter?,
+        cache: AnswerCache, forwarder: Forwarder
     ) -> ResolverChain {
-        ResolverChain(links: [
+        var links: [any ResolverLink] = [
             // First, before any other work: a packet that is not a well-formed query (a response,
             // an unknown opcode, a bad count, a newer EDNS version) is refused or dropped here and
             // never costs a policy lookup, a cache slot or an upstream query (RFC 9267; SPEC §9).
             QueryGateLink(),
+        ]
+        if let rateLimiter {
+            // Right after the gate: REFUSED needs a parsed question, and what the gate drops costs
+            // nothing to count. Before everything else, so a client over its budget costs no policy
+            // lookup, no urge record, no cache slot and no upstream query; canaries are counted too,
+            // since a flood of them is still a flood.
+            links.append(RateLimitLink(limiter: rateLimiter))
+        }
+        links += [
             // Canaries come before the rules: they answer the same for every client at every hour,
             // so that browsers turn off their own DoH even while no block is in force (SPEC §9).
             canaries,
             // The local decision before the cache and the network: a blocked name never reaches
             // an upstream, and a rule change applies to the very next query, cached name or not.
             // It also records the TTL cap of managed names for the links below.
-            PolicyLink(policies: policies, mode: mode),
+            PolicyLink(policies: policies, blocking: blocking),
             // The cache after the decision (so it never answers for a blocked name) and before the
             // forwarder (so a hit never leaves the machine). It also joins identical in-flight
             // questions to one upstream query, and re-checks CNAME targets against the rules.
-            CacheLink(cache: cache, policies: policies, mode: mode),
+            CacheLink(cache: cache, policies: policies, blocking: blocking),
             // Last: the only link that talks to the network.
             ForwarderLink(forwarder: forwarder),
-        ])
+        ]
+        return ResolverChain(links: links)
+    }
+
+    /// The standard chain with a fixed blocking mode and no rate limit.
+    public static func standard(
+        policies: PolicyStore, canaries: CanaryLink, mode: BlockingMode, cache: AnswerCache, forwarder: Forwarder
+    ) -> ResolverChain {
+        standard(
+            policies: policies, canaries: canaries, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)),
+            rateLimiter: nil, cache: cache, forwarder: forwarder)
     }
 }

@@ -136,6 +136,6 @@ struct Start: AsyncParsableCommand {
         let load = try configurationLoader()
         let configuration = try load()
         logger.logLevel = configuration.logLevel
-        try await HelperMain.run(configuration, logger: logger)
+        try await HelperMain.run(configuration, logger: logger, reloadConfiguration: load)
     }
 }

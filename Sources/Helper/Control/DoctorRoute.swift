@@ -11,11 +11,17 @@ import Glibc
 public struct DoctorSources: Sendable {
     /// Filled by the `DNSServer` as it binds.
     public var listeners: BoundListeners
-    public var blockingMode: BlockingMode
+    /// The blocking answer in force, which a reload may change (the probe expects that answer).
+    public var blocking: BlockingSettingsStore
+    public var blockingMode: BlockingMode { blocking.current.mode }
+
+    public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore) {
+        self.listeners = listeners
+        self.blocking = blocking
+    }
 
     public init(listeners: BoundListeners = BoundListeners(), blockingMode: BlockingMode = .null) {
-        self.listeners = listeners
-        self.blockingMode = blockingMode
+        self.init(listeners: listeners, blocking: BlockingSettingsStore(BlockingSettings(mode: blockingMode)))
     }
 }
 
@@ -37,7 +43,7 @@ enum DoctorRoute {
                 blockedEntry: engineFacts.blocked?.entry.rawValue,
                 reservedName: CanaryLink.doctorProbeName, blockingMode: context.doctor.blockingMode.rawValue)
         }
-        let period = context.lists.plan.period.milliseconds / 1000
+        let period = await context.lists.plan.period.milliseconds / 1000
         let lists = try await context.lists.listsResponse().lists.map { list in
             DoctorListFacts(name: list.name, lastSuccess: list.lastSuccess, periodSeconds: period, lastError: list.lastError)
         }

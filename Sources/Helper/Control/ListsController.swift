@@ -11,9 +11,21 @@ import ScrollOffCore
 ///
 /// After every change it tells its observers (the DNS snapshot builder: new copies to load, list
 /// hosts to allow) and wakes the refresh service, which then recomputes when to refresh next.
+///
+/// Two kinds of source share one store: those a person added with `scrolloff lists add` and those
+/// the configuration file names (`setConfiguredSources`, at start and at every reload). They merge
+/// by name: a file source is fetched and refreshed exactly like an added one, and where both use
+/// one name the file's URL wins. `lists rm` refuses a file source (the file would bring it back at
+/// the next reload); a source taken out of the file is not deleted by the reload but becomes an
+/// ordinary list that `lists rm` can remove, so editing the file never silently opens the names
+/// of a list a rule holds (SPEC §3).
 public actor ListsController {
     public nonisolated let store: ListStore
-    public nonisolated let plan: RefreshPlan
+    /// When lists are refreshed; the configuration's period can change it at a reload.
+    public private(set) var plan: RefreshPlan
+    /// Sources the configuration file names, by name, and the file they come from.
+    private var configured: [ListName: String] = [:]
+    private var configurationFile = "the configuration file"
     /// Signalled when a list is added, updated or removed by a person.
     public nonisolated let changes = ChangeSignal()
     private let clock: @Sendable () -> Instant
@@ -40,6 +52,46 @@ public actor ListsController {
     /// Sets the checks asked before a list is added or removed.
     public func setGuard(_ guardrail: ListGuard) { self.guardrail = guardrail }
 
+    /// Checks the configuration file's sources without changing anything: names a list can have,
+    /// URLs the fetcher takes, no name or URL twice. The message names the source.
+    public static func validate(_ sources: [ConfiguredListSource]) throws(ControlFailure) {
+        var names = Set<ListName>()
+        var urls = Set<String>()
+        for source in sources {
+            let name: ListName
+            do { name = try ListName(source.name) } catch { throw .invalidArgument("list source “\(source.name)”: \(error.description)") }
+            _ = try ListSourceNaming.validate(source.url)
+            guard names.insert(name).inserted else {
+                throw .invalidArgument("list source “\(source.name)” is named twice; give each [[lists.source]] its own name.")
+            }
+            guard urls.insert(source.url).inserted else {
+                throw .invalidArgument("list source “\(source.name)”: \(source.url) is already used by another source.")
+            }
+        }
+    }
+
+    /// Puts the configuration file's list sources and refresh period in force (at start and at
+    /// every reload). Sources new to the store, or whose URL changed, are fetched by the refresh
+    /// service right away; nothing here waits for a download. Call `validate` first.
+    public func setConfiguredSources(_ sources: [ConfiguredListSource], refreshPeriod: Span, definedIn file: String) async {
+        var next: [ListName: String] = [:]
+        for source in sources {
+            if let name = try? ListName(source.name) { next[name] = source.url }
+        }
+        let periodChanged = plan.period != refreshPeriod
+        guard next != configured || periodChanged || file != configurationFile else { return }
+        configured = next
+        configurationFile = file
+        if periodChanged { plan.period = refreshPeriod }
+        await publish()
+        changes.notify()
+    }
+
+    /// Whether `name` comes from the configuration file.
+    public func isConfigured(_ name: String) -> Bool {
+        (try? ListName(name)).map { configured[$0] != nil } ?? false
+    }
+
     /// Calls `observer` after every change with the new snapshot.
     public func onChange(_ observer: @escaping @Sendable (ListsSnapshot) async -> Void) {
         observers.append(observer)
@@ -47,14 +99,20 @@ public actor ListsController {
 
     public func snapshot() async -> ListsSnapshot {
         let all = await store.allMetadata()
-        let lists = all.map { meta in
+        var lists = all.map { meta in
             ListsSnapshot.ActiveList(
                 name: meta.name.rawValue, url: meta.url,
                 copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount
             )
         }
+        // A file source not fetched yet is already an entry (blocking it blocks nothing until it
+        // arrives), and its host is already allowed, so no rule can stop its first download.
+        let stored = Set(all.map(\.name))
+        for (name, url) in configured.sorted(by: { $0.key < $1.key }) where !stored.contains(name) {
+            lists.append(ListsSnapshot.ActiveList(name: name.rawValue, url: url, copyPath: nil, entryCount: nil))
+        }
         // libcurl's own URL parser (`ListSourceURL`) names the host, so the allowed host is the one fetched.
-        let hosts = (all.map(\.url) + adding.values).compactMap(ListFetcher.host(of:))
+        let hosts = (all.map(\.url) + adding.values + configured.values).compactMap(ListFetcher.host(of:))
         return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted())
     }
 
@@ -213,6 +271,13 @@ public actor ListsController {
     /// Removes a list's copy and metadata, unless a rule that names the list forbids it now.
     public func remove(_ name: String) async throws(ControlFailure) -> RemoveListResponse {
         let source = try await sources(named: name)[0]
+        guard configured[source.name] == nil else {
+            throw ControlFailure(
+                status: .conflict, code: ControlErrorCode.refused,
+                message: "List '\(source.name)' is defined in \(configurationFile); remove it there, reload the helper "
+                    + "(systemctl reload scrolloff-dns), then `scrolloff lists rm \(source.name)`."
+            )
+        }
         // Removing a list opens every name on it, so a rule holding it must allow that (SPEC §3).
         if let guardrail { try await guardrail.checkRemoval(source.name) }
         do {
@@ -230,6 +295,14 @@ public actor ListsController {
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
         var changed = false
+        // File sources not in the store yet, or whose URL the file changed, are fetched now.
+        let stored = Dictionary(await store.allMetadata().map { ($0.name, $0.url) }, uniquingKeysWith: { first, _ in first })
+        for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
+            if Task.isCancelled { break }
+            let report = await store.refresh(name, from: url)
+            log(report, trigger: "configuration")
+            changed = true
+        }
         // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
         for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
             if Task.isCancelled { break }

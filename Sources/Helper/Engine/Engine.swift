@@ -10,6 +10,7 @@
 //   addPlan / planList / archivePlan / addAlternative / alternativeList
 //   status / wallet / events / stats
 //   addProfile / profileList / profileOwners
+//   applyConfiguredProfiles (the configuration file's profiles, at every start and reload)
 //   setLists (lists come from the control side's ListsController; HelperControl wires them)
 // Results are the control API's Codable wire types (Sources/ControlAPI); failures are `EngineError`, whose `.refused`
 // carries the core's `Refusal` (CLI exit code 1).

@@ -1,0 +1,196 @@
+import Foundation
+import Helper
+import Logging
+import ScrollOffCore
+import Sinkhole
+import Store
+import Testing
+
+extension ControlEndToEnd {
+/// The running helper takes a new configuration (issue 6): real sockets, real dig, a real dnsmasq
+/// upstream, the whole `HelperMain` in this process, reloaded the way SIGHUP reloads it.
+@Suite
+struct ReloadTests {
+    /// TTL of the first record line of `section` dig printed (`name. TTL IN TYPE data`).
+    static func ttl(_ output: String, type: String) -> Int? {
+        for line in output.split(separator: "\n") where !line.hasPrefix(";") {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            if fields.count >= 4, fields[3] == type { return Int(fields[1]) }
+        }
+        return nil
+    }
+
+    static func blocklist(_ directory: String) throws -> String {
+        let path = directory + "/blocked.list"
+        try "blocked.test\n".write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func a_reload_switches_upstreams_blocking_mode_and_blocked_ttl_while_serving() async throws {
+        let first = try await UpstreamResolver(answering: "198.51.100.1")
+        let second = try await UpstreamResolver(answering: "198.51.100.2")
+        defer { first.stop(); second.stop() }
+        let helper = try await ReloadableHelper(upstream: first) { c, dir in c.blocklistPath = try Self.blocklist(dir) }
+        defer { Task { await helper.stop() } }
+
+        #expect(try await helper.query("one.test") == "198.51.100.1\n")
+        let nullAnswer = try await helper.query("blocked.test", ["+noall", "+answer"])
+        #expect(nullAnswer.contains("0.0.0.0"))
+        #expect(Self.ttl(nullAnswer, type: "A") == 10)
+
+        let otherPort = try freeLoopbackPort()
+        let report = try #require(await helper.reload { c in
+            c.upstreams = [second.hostPort]
+            c.blockingMode = .nxdomain
+            c.blockedTTL = 3
+            c.cache = CacheConfiguration(capacity: 500)
+            c.listen = [HostPort(host: "127.0.0.1", port: otherPort)]
+            c.eventLoops = 4
+        })
+        #expect(report.failure == nil)
+        #expect(Set(report.applied) == ["upstreams", "mode", "blocked_ttl", "cache"])
+        #expect(report.needsRestart == ["listen", "threads"])
+        #expect(helper.log.all.contains { $0.contains("configuration reloaded") && $0.contains("listen, threads take effect at the next restart") })
+
+        // Still on the old port (listen waits for a restart), now asking the new upstream.
+        #expect(try await helper.query("two.test") == "198.51.100.2\n")
+        let blocked = try await helper.query("blocked.test", ["+noall", "+comments", "+authority"])
+        #expect(blocked.contains("status: NXDOMAIN"), "\(blocked)")
+        #expect(Self.ttl(blocked, type: "SOA") == 3, "\(blocked)")
+
+        // A second reload with the same file changes nothing, and says so.
+        let again = try #require(await helper.reload { _ in })
+        #expect(again.applied.isEmpty)
+        #expect(again.needsRestart == ["listen", "threads"], "the old values are still the ones in force")
+    }
+
+    @Test func a_bad_configuration_is_logged_and_the_old_one_keeps_answering() async throws {
+        let first = try await UpstreamResolver(answering: "198.51.100.1")
+        let second = try await UpstreamResolver(answering: "198.51.100.2")
+        defer { first.stop(); second.stop() }
+        let helper = try await ReloadableHelper(upstream: first) { c, dir in c.blocklistPath = try Self.blocklist(dir) }
+        defer { Task { await helper.stop() } }
+
+        // The file does not parse: the loader's error, one line, with what to fix.
+        let unreadable = try #require(await helper.reloadFailing("scrolloff.toml line 4: upstreams: “9.9.9” is not an address"))
+        #expect(unreadable.failure?.contains("line 4") == true)
+        #expect(helper.log.all.contains {
+            $0.hasPrefix("error configuration not reloaded") && $0.contains("line 4") && $0.contains("reload again")
+        }, "\(helper.log.all)")
+
+        // The file parses but one value is out of range: nothing of it applies, not even the valid parts.
+        let invalid = try #require(await helper.reload { c in
+            c.upstreams = [second.hostPort]
+            c.blockingMode = .refused
+            c.blockedTTL = 30
+        })
+        #expect(invalid.failure?.contains("blocked TTL 30") == true, "\(String(describing: invalid.failure))")
+        #expect(invalid.applied.isEmpty)
+
+        #expect(try await helper.query("still.test") == "198.51.100.1\n", "the old upstream answers")
+        let blocked = try await helper.query("blocked.test", ["+noall", "+answer"])
+        #expect(blocked.contains("0.0.0.0"), "the old blocking mode answers")
+        #expect(Self.ttl(blocked, type: "A") == 10)
+    }
+
+    @Test func a_rate_limit_from_a_reload_refuses_a_client_beyond_its_burst() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream) { c, dir in c.blocklistPath = try Self.blocklist(dir) }
+        defer { Task { await helper.stop() } }
+        let report = try #require(await helper.reload { c in c.rateLimit = RateLimit(queriesPerSecond: 1, burst: 3) })
+        #expect(report.applied == ["rate_limit"])
+        // Ten questions from one dig process, milliseconds apart: three tokens, then REFUSED (the
+        // exact arithmetic of the bucket is tested with a hand-moved clock in RateLimitTests).
+        let names = (1...10).map { "q\($0).blocked.test" }
+        let arguments = ["@127.0.0.1", "-p", "\(helper.port)", "+tries=1", "+time=2", "+noall", "+comments"] + names
+        let output = try await run("/usr/bin/dig", arguments).stdout
+        let statuses = output.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "status: ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "," })
+        }
+        #expect(statuses.count == 10, "\(output)")
+        #expect(statuses.prefix(3) == ["NOERROR", "NOERROR", "NOERROR"], "the burst is answered")
+        #expect(statuses.last == "REFUSED", "\(statuses)")
+        #expect(try await helper.query("other.test", source: "127.0.0.2") == "198.51.100.1\n", "another client has its own budget")
+    }
+
+    @Test func profiles_from_the_configuration_are_listed_and_route_clients_by_network() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream) { c, _ in
+            c.profiles = [ProfileSettings(name: "kids", clientCIDRs: ["127.0.0.2/32"], timeZoneID: "UTC")]
+        }
+        defer { Task { await helper.stop() } }
+
+        let listed = try await cli(["profile", "list", "--json"], socket: helper.socket)
+        #expect(listed.status == 0, "\(listed)")
+        #expect(listed.stdout.contains("kids") && listed.stdout.contains("127.0.0.2/32"), "\(listed.stdout)")
+        let block = try await cli(["block", "instagram", "--profile", "kids"], socket: helper.socket)
+        #expect(block.status == 0, "\(block)")
+        #expect(try await helper.query("www.instagram.com", source: "127.0.0.2") == "0.0.0.0\n", "a kids device is blocked")
+        #expect(try await helper.query("www.instagram.com", source: "127.0.0.1") == "198.51.100.1\n", "the default profile is not")
+
+        // Taking the device out of the profile would loosen it while its new block's cooldown runs: held back.
+        let loosen = try #require(await helper.reload { c in
+            c.profiles = [ProfileSettings(name: "kids", clientCIDRs: ["127.0.0.3/32"], timeZoneID: "UTC")]
+        })
+        #expect(loosen.failure == nil)
+        #expect(loosen.heldBack.first?.contains("127.0.0.2/32 taken out") == true, "\(loosen.heldBack)")
+        #expect(try await helper.query("www.instagram.com", source: "127.0.0.2") == "0.0.0.0\n", "still in the kids profile")
+
+        // Adding a device only tightens: it applies at once, in DNS and in `profile list`.
+        let widen = try #require(await helper.reload { c in
+            c.profiles = [ProfileSettings(name: "kids", clientCIDRs: ["127.0.0.2/32", "127.0.0.3/32"], timeZoneID: "UTC")]
+        })
+        #expect(widen.applied == ["profiles"])
+        #expect(widen.heldBack.isEmpty)
+        #expect(try await helper.query("www.instagram.com", source: "127.0.0.3") == "0.0.0.0\n")
+        let relisted = try await cli(["profile", "list", "--json"], socket: helper.socket)
+        #expect(relisted.stdout.contains("127.0.0.3/32"), "\(relisted.stdout)")
+    }
+
+    @Test func list_sources_from_the_configuration_are_fetched_blockable_and_removed_only_in_the_file() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream)
+        defer { Task { await helper.stop() } }
+        let listPath = helper.directory + "/doomscroll.txt"
+        try "# a plain list\nfeed.test\nreels.test\n".write(toFile: listPath, atomically: true, encoding: .utf8)
+
+        let report = try #require(await helper.reload { c in
+            c.listSources = [ConfiguredListSource(name: "doomscroll", url: "file://" + listPath)]
+        })
+        #expect(report.applied == ["lists"])
+        #expect(try await eventually {
+            try await cli(["lists", "list"], socket: helper.socket).stdout.contains("doomscroll")
+        })
+        let block = try await cli(["block", "doomscroll"], socket: helper.socket)
+        #expect(block.status == 0, "\(block)")
+        #expect(try await eventually { try await helper.query("www.feed.test") == "0.0.0.0\n" }, "the file's list blocks once fetched")
+        #expect(try await helper.query("elsewhere.test") == "198.51.100.1\n")
+
+        let remove = try await cli(["lists", "rm", "doomscroll"], socket: helper.socket)
+        #expect(remove.status != 0)
+        #expect(remove.stderr.contains("defined in \(helper.start.paths.configFile); remove it there"), "\(remove)")
+    }
+}
+
+/// The log level a reload changes reaches loggers the services copied at start.
+@Suite
+struct LiveLogLevelTests {
+    @Test func a_new_level_applies_to_every_copy_of_the_logger() {
+        let lines = LogLines()
+        let level = LiveLogLevel(.info)
+        let logger = level.logger(over: lines.logger())
+        let copy = logger // as a service holds it
+        copy.debug("hidden at info")
+        copy.info("shown at info", metadata: ["list.name": "x"])
+        level.set(.debug)
+        copy.debug("shown at debug")
+        level.set(.error)
+        logger.warning("hidden at error")
+        #expect(lines.all == ["info shown at info", "debug shown at debug"])
+    }
+}
+}
