@@ -49,9 +49,12 @@ fuzz-smoke:
 	SWIFT=$(SWIFT) scripts/fuzz.sh 60
 
 # Installs the release binaries, the curated lists, the unit and the sample config (as root).
-# Build first as yourself (`make release`); it is built here only when missing.
+# Build first as yourself (`make release`); it is built here only when missing or older than the
+# sources, so `git pull && sudo make install` never installs the previous build.
 install:
-	@[ -x .build/release/scrolloff-dns ] && [ -x .build/release/scrolloff ] || $(MAKE) --no-print-directory release
+	@if [ ! -x .build/release/scrolloff-dns ] || [ ! -x .build/release/scrolloff ] \
+	    || [ -n "$$(find Package.swift Sources -newer .build/release/scrolloff-dns -print -quit)" ]; then \
+	    $(MAKE) --no-print-directory release; fi
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SYSCONFDIR="$(SYSCONFDIR)" UNITDIR="$(UNITDIR)" STATEDIR="$(STATEDIR)" \
 		scripts/install.sh install --bin-dir .build/release
 

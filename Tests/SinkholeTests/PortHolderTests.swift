@@ -96,7 +96,8 @@ struct ProcNetSocketTests {
     /// A real socket of this test process, found through the real /proc.
     @Test(arguments: [DNSTransport.udp, .tcp])
     func a_socket_of_this_process_is_found_with_its_pid_and_command(_ transport: DNSTransport) throws {
-        let descriptor = socket(AF_INET, Int32((transport == .udp ? SOCK_DGRAM : SOCK_STREAM).rawValue), 0)
+        // CLOEXEC: tests run in parallel, and a helper spawned meanwhile must not inherit this socket.
+        let descriptor = socket(AF_INET, Int32((transport == .udp ? SOCK_DGRAM : SOCK_STREAM).rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
         var address = sockaddr_in()

@@ -77,7 +77,10 @@ public enum PortHolders {
         let tables = transport == .udp ? ["udp", "udp6"] : ["tcp", "tcp6"]
         var sockets: [ProcNetSocket] = []
         for table in tables {
-            guard let text = try? String(contentsOfFile: "\(procRoot)/net/\(table)", encoding: .utf8) else { continue }
+            // Read to the end with POSIX calls: procfs reports size 0 and fills the file a page at a
+            // time, and a busy machine's table runs to many pages.
+            guard let bytes = try? FileBytes.read(path: "\(procRoot)/net/\(table)") else { continue }
+            let text = String(decoding: bytes, as: UTF8.self)
             sockets += text.split(separator: "\n").compactMap { ProcNetSocket(line: $0, transport: transport) }
                 .filter { $0.blocks(address: address, port: port) }
         }
