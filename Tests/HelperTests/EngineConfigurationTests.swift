@@ -62,6 +62,30 @@ import Testing
         #expect(next.entries.first?.lockedUntil == time.read().wall + .minutes(30))
     }
 
+    @Test func a_held_back_loosening_applies_by_itself_when_the_lock_ends() async throws {
+        let dir = Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(dir, time)
+        _ = try await engine.applyConfiguredProfiles(default: Self.settings("default"), profiles: [])
+        _ = try await engine.block(["instagram"])
+        let looser = Self.settings("default", cooldown: .minutes(30))
+        #expect(try await engine.applyConfiguredProfiles(default: looser, profiles: []).heldBack.count == 1)
+        #expect(await engine.nextDueInstant().map { $0 <= Fixture.noon + .hours(2) } == true, "the timer wakes at the lock's end")
+
+        // Still locked: a tick changes nothing.
+        time.pass(.hours(1))
+        try await engine.tick()
+        #expect(try await engine.block(["tiktok"]).entries.first { $0.id == "tiktok" }?.lockedUntil == time.read().wall + .hours(2))
+
+        // Both locks over (tiktok's ends at 15:00): the timer's tick applies the file, no reload needed.
+        time.pass(.hours(2) + .minutes(1))
+        try await engine.tick()
+        #expect(await engine.heldBackProfiles == nil)
+        let next = try await engine.block(["youtube"])
+        #expect(next.entries.first { $0.id == "youtube" }?.lockedUntil == time.read().wall + .minutes(30))
+    }
+
     @Test func tightening_applies_at_once_even_while_locked() async throws {
         let dir = Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

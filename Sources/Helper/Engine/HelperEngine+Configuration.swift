@@ -15,6 +15,14 @@ public struct ProfileConfigurationReport: Sendable, Equatable {
     }
 }
 
+/// Profiles from the configuration file, part of which waits for a lock to end.
+struct HeldBackProfiles: Sendable {
+    var first: ProfileSettings
+    var profiles: [ProfileSettings]
+    /// When the earliest lock that held a change back ends.
+    var due: Instant
+}
+
 extension HelperEngine {
     /// Checks the configuration file's profiles without changing anything: names, zones, knobs and
     /// client networks, each error naming the profile (ARCHITECTURE principle 5: a reload is
@@ -51,15 +59,20 @@ extension HelperEngine {
     /// windows themselves, so no knob change ends them early. A change that would loosen a profile
     /// (`ProfileWeakening`) while any lock of that profile is in force is held back whole, except
     /// for its owners, exactly as a weakening from the CLI is refused inside a cooldown; it is
-    /// reported with the time the locks end, and the next reload or start after that applies it.
-    /// Changes that only tighten apply at once (strengthening is always allowed).
+    /// reported with the time the locks end and applied by the timer then (or by the next reload or
+    /// start, whichever comes first). Changes that only tighten apply at once (strengthening is
+    /// always allowed).
     @discardableResult
     public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
         let wanted = [first] + configured
         let differs = wanted.contains { s in profiles.first(where: { $0.name == s.name })?.settings != s }
-        guard differs else { return ProfileConfigurationReport() }
-        return try perform { (w: inout Work) throws(EngineError) -> ProfileConfigurationReport in
+        guard differs else {
+            heldBackProfiles = nil
+            return ProfileConfigurationReport()
+        }
+        var earliestUnlock: Instant?
+        let report = try perform { (w: inout Work) throws(EngineError) -> ProfileConfigurationReport in
             var report = ProfileConfigurationReport()
             for var settings in wanted {
                 guard let i = w.profiles.firstIndex(where: { $0.name == settings.name }) else {
@@ -75,9 +88,10 @@ extension HelperEngine {
                 guard old != settings else { continue }
                 let loosenings = ProfileWeakening.loosenings(from: old, to: settings)
                 if !loosenings.isEmpty, let until = ProfileWeakening.locksEnd(of: w.profiles[i], at: w.now) {
+                    earliestUnlock = min(earliestUnlock ?? until, until)
                     report.heldBack.append(
                         "profile \(settings.name): \(loosenings.joined(separator: "; ")) waits until "
-                            + "\(Self.logTime(until)) while a cooldown or curfew edit lock is in force; reload after that")
+                            + "\(Self.logTime(until)) while a cooldown or curfew edit lock is in force; it applies then by itself")
                     guard old.ownerUIDs != settings.ownerUIDs else { continue }
                     let owners = settings.ownerUIDs
                     settings = old
@@ -91,6 +105,29 @@ extension HelperEngine {
                 report.changed.append(settings.name)
             }
             return report
+        }
+        // The file stays the wish: what waits is applied by the timer when the lock ends.
+        heldBackProfiles = earliestUnlock.map { HeldBackProfiles(first: first, profiles: configured, due: $0) }
+        if heldBackProfiles != nil { wake() }
+        return report
+    }
+
+    /// The timer's share: once the lock that held part of the file's profiles back has ended, the
+    /// same profiles are applied again (anything still locked waits for its own lock's end).
+    func applyHeldBackProfilesIfDue(now: Instant) {
+        guard let held = heldBackProfiles, now >= held.due else { return }
+        do {
+            let report = try applyConfiguredProfiles(default: held.first, profiles: held.profiles)
+            if !report.changed.isEmpty {
+                logger.notice("held-back configuration applied now that its lock has ended",
+                              metadata: ["profiles": "\(report.changed.joined(separator: ","))"])
+            }
+            for line in report.heldBack { logger.notice("configuration still held back", metadata: ["detail": "\(line)"]) }
+        } catch {
+            // The profiles were valid when they were held back, so this is a failed write (a full
+            // disk): try again in a minute rather than at once, which would spin the timer.
+            heldBackProfiles?.due = now + .seconds(60)
+            logger.error("applying the held-back configuration failed; trying again in a minute", metadata: ["error": "\(error)"])
         }
     }
 

@@ -39,6 +39,7 @@ extension HelperEngine: Service {
         }
         consider(box.enforcement.snapshot.validUntil)
         consider(urges.flushDue)
+        consider(heldBackProfiles?.due)
         return due
     }
 
@@ -68,6 +69,7 @@ extension HelperEngine: Service {
             throw error
         }
         if now >= nextRetentionAt { applyRetention(now: now) }
+        applyHeldBackProfilesIfDue(now: now)
     }
 
     /// Writes the pending urges now (before `events` or `stats` read them).

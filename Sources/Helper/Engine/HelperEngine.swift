@@ -76,6 +76,9 @@ public actor HelperEngine {
     var pendingJumps: [ClockJump] = []
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
     var nextRetentionAt = Instant(millisecondsSince1970: .max)
+    /// The configuration file's profiles while part of them is held back by a lock, and when the
+    /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfiles`).
+    var heldBackProfiles: HeldBackProfiles?
 
     // Timer loop (HelperEngine+Timers.swift).
     var wakeContinuation: CheckedContinuation<Void, Never>?
