@@ -91,11 +91,14 @@ public final class AnswerCache: Sendable {
     /// answer obeys the new capacity and TTL clamps. Questions in flight still reach the clients
     /// waiting for them; their answers are just not stored.
     public func reconfigure(_ configuration: CacheConfiguration) {
+        // Swapped under the lock, freed after it: releasing up to `capacity` answers while every
+        // event loop waits on this lock would stall DNS for the length of the free.
+        var old = State(configuration: configuration)
         state.withLock { state in
-            let counters = (state.hits, state.misses, state.nextSerial)
-            state = State(configuration: configuration)
-            (state.hits, state.misses, state.nextSerial) = counters
+            swap(&state, &old)
+            (state.hits, state.misses, state.nextSerial) = (old.hits, old.misses, old.nextSerial)
         }
+        _ = consume old
     }
 
     /// Finds a fresh answer or an in-flight question for `key`, or registers a new in-flight

@@ -15,8 +15,15 @@ import Synchronization
 /// A flood of spoofed addresses can therefore only reset other clients' buckets, never use memory.
 /// Loopback clients are limited like any other: a local runaway process is the commonest case.
 ///
-/// Lookups take one of 16 short locks, chosen by the address hash, so event loops rarely meet;
-/// nothing allocates per query. The settings are one atomic word, swapped by a reload.
+/// Lookups take one of 16 short locks, chosen by the address hash: event loops serving different
+/// clients rarely meet, but queries of one client (on a laptop, every query comes from 127.0.0.1
+/// or systemd-resolved's stub) all take the same one. That lock is held for a few comparisons and
+/// is taken only when a limit is set; nothing allocates per query. The settings are one atomic
+/// word, swapped by a reload.
+///
+/// Clients are counted per address, IPv6 included: on a home network every device shares one /64
+/// (SLAAC), so a per-prefix budget, as authoritative servers use against the internet, would put
+/// the whole household in one bucket.
 public final class ClientRateLimiter: Sendable {
     /// Slots examined per lookup: a client lives within this many slots of its hash.
     static let probeWindow = 8
