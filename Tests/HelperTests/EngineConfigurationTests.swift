@@ -239,3 +239,23 @@ extension HelperEngine {
     /// Sets what waits for a lock, as `applyConfiguredProfiles` would.
     func holdBack(_ held: HeldBackProfiles) { heldBackProfiles = held }
 }
+
+/// The range arithmetic the takeover check probes with (first address, the one past the end).
+extension EngineConfigurationTests {
+    @Test(arguments: [
+        ("10.0.0.5/24", "10.0.0.0", "10.0.1.0"),
+        ("10.0.0.7", "10.0.0.7", "10.0.0.8"),
+        ("0.0.0.0/0", "0.0.0.0", nil),
+        ("255.255.255.0/24", "255.255.255.0", nil),
+        ("fd00::1/64", "fd00:0:0:0:0:0:0:0", "fd00:0:0:1:0:0:0:0"),
+        ("fd00::ffff:ffff:ffff:ffff/128", "fd00:0:0:0:ffff:ffff:ffff:ffff", "fd00:0:0:1:0:0:0:0"),
+        ("::/0", "0:0:0:0:0:0:0:0", nil),
+    ] as [(String, String, String?)])
+    func a_network_knows_its_first_address_and_the_one_after_its_last(text: String, first: String, after: String?) throws {
+        let network = try ClientNetwork(parsing: text)
+        #expect(network.first.description == first)
+        #expect(network.afterLast?.description == after)
+        #expect(network.contains(network.first))
+        if let next = network.afterLast { #expect(!network.contains(next)) }
+    }
+}
