@@ -60,8 +60,11 @@ extension HelperEngine {
     /// (`ProfileWeakening`) while any lock of that profile is in force is held back whole, except
     /// for its owners, exactly as a weakening from the CLI is refused inside a cooldown; it is
     /// reported with the time the locks end and applied by the timer then (or by the next reload or
-    /// start, whichever comes first). Changes that only tighten apply at once (strengthening is
-    /// always allowed).
+    /// start, whichever comes first). Clients go by longest prefix, so networks added or widened
+    /// anywhere (a new `0.0.0.0/0`, a rename that wins the tie, a /32 inside a locked /24) can also
+    /// take a locked profile's devices: such a change waits for that profile's locks the same way
+    /// (a new profile is not created yet; `ProfileWeakening.takeovers`). Changes that only tighten
+    /// apply at once (strengthening is always allowed).
     @discardableResult
     public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
