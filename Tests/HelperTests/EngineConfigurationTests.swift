@@ -139,3 +139,123 @@ import Testing
         #expect(await engine.profileList().map(\.name) == ["default"], "nothing was applied")
     }
 }
+
+/// Devices moved between profiles by another profile's networks (longest prefix, ties by name;
+/// SPEC §9): a lock of the profile that has them now must hold them (SPEC §3, §11).
+extension EngineConfigurationTests {
+    static let kids = settings("kids", clients: ["10.0.0.0/24"])
+    static let tv = settings("tv", clients: ["10.0.5.0/24"])
+
+    /// Default, kids (10.0.0.0/24) and tv (10.0.5.0/24), with instagram blocked in `locked`, so
+    /// that profile's cooldown runs until 14:00.
+    static func lockedEngine(_ dir: String, _ time: TestTimeSource, locked: String) async throws -> HelperEngine {
+        let engine = try await Fixture.start(dir, time)
+        _ = try await engine.applyConfiguredProfiles(default: settings("default"), profiles: [kids, tv])
+        _ = try await engine.block(["instagram"], profile: locked)
+        return engine
+    }
+
+    @Test(arguments: [
+        ("default", [kids, tv, settings("free", clients: ["0.0.0.0/0", "::/0"])], "192.168.1.4", "free is not created yet"),
+        ("default", [kids, tv, settings("free", clients: ["0.0.0.0/0", "::/0"])], "fd00::1", "free is not created yet"),
+        // Renamed: kids stays (the file no longer names it) and children sorts first, so wins the tie.
+        ("kids", [settings("children", clients: ["10.0.0.0/24"]), tv], "10.0.0.9", "children is not created yet"),
+        ("kids", [kids, settings("tv", clients: ["10.0.5.0/24", "10.0.0.7/32"])], "10.0.0.7", "profile tv: clients 10.0.0.7/32 wait"),
+        // Widened: its first address was kids' already; the devices after 10.0.0.255 were the default profile's.
+        ("default", [settings("kids", clients: ["10.0.0.0/16"]), tv], "10.0.1.9", "profile kids: clients 10.0.0.0/16 wait"),
+    ])
+    func networks_that_would_take_devices_from_a_locked_profile_wait_for_its_lock(
+        locked: String, change: [ProfileSettings], device: String, heldBack: String
+    ) async throws {
+        let dir = Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Self.lockedEngine(dir, time, locked: locked)
+        let before = await engine.profileList().map { "\($0.name)=\($0.clients)" }
+        #expect(await engine.decision("www.instagram.com", client: device).blocked, "the device starts in \(locked)")
+
+        let report = try await engine.applyConfiguredProfiles(default: Self.settings("default"), profiles: change)
+        #expect(report.heldBack.count == 1, "\(report.heldBack)")
+        let line = try #require(report.heldBack.first)
+        #expect(line.contains(heldBack), "\(line)")
+        #expect(line.contains("profile \(locked) (such as"), "names the profile that keeps the devices: \(line)")
+        #expect(line.contains("2026-11-18T14:00:00Z"), "says until when: \(line)")
+        #expect(await engine.profileList().map { "\($0.name)=\($0.clients)" } == before, "nothing moved")
+        #expect(await engine.decision("www.instagram.com", client: device).blocked, "the device stays in \(locked)")
+
+        // The lock over, the timer applies the file by itself and the device leaves for the new profile.
+        time.pass(.hours(2) + .minutes(1))
+        try await engine.tick()
+        #expect(await engine.heldBackProfiles == nil)
+        #expect(await !engine.decision("www.instagram.com", client: device).blocked, "now routed by the new networks")
+    }
+
+    @Test(arguments: [
+        // The default profile is not locked: /0 only takes its devices; kids' /24 is longer and keeps its own.
+        ([kids, tv, settings("free", clients: ["0.0.0.0/0", "::/0"])], ["free"]),
+        // tv is not locked: a /32 carved out of it, and a new network nobody claimed, apply at once.
+        ([kids, tv, settings("phone", clients: ["10.0.5.7/32"]), settings("guests", clients: ["192.168.0.0/16"])], ["phone", "guests"]),
+        ([kids, settings("tv", clients: ["10.0.5.0/24", "10.0.6.0/24"])], ["tv"]),
+    ])
+    func networks_that_take_devices_only_from_unlocked_profiles_apply_at_once(change: [ProfileSettings], changed: [String]) async throws {
+        let dir = Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Self.lockedEngine(dir, time, locked: "kids")
+        let report = try await engine.applyConfiguredProfiles(default: Self.settings("default"), profiles: change)
+        #expect(report.heldBack.isEmpty, "\(report.heldBack)")
+        #expect(Set(report.changed) == Set(changed))
+        #expect(await engine.heldBackProfiles == nil)
+        #expect(await engine.decision("www.instagram.com", client: "10.0.0.9").blocked, "kids keeps its devices")
+        let names = await engine.profileList().map(\.name)
+        #expect(Set(changed).isSubset(of: Set(names)), "\(names)")
+    }
+
+    @Test func a_held_back_configuration_that_became_invalid_is_dropped_once_not_retried() async throws {
+        let dir = Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Self.lockedEngine(dir, time, locked: "kids")
+        // As if the zone had been valid when held back and a tzdata update removed it since.
+        await engine.holdBack(HeldBackProfiles(first: Self.settings("default", zone: "Mars/Olympus"), profiles: [Self.kids, Self.tv],
+                                               due: Fixture.noon + .minutes(1)))
+        time.pass(.minutes(2))
+        try await engine.tick()
+        #expect(await engine.heldBackProfiles == nil, "not retried every minute")
+        #expect(await engine.profileList().map(\.name) == ["default", "kids", "tv"], "the profiles in force stay")
+    }
+
+    @Test func a_profile_defined_twice_names_the_profiles_table() async throws {
+        do {
+            try HelperEngine.validateConfiguredProfiles(default: Self.settings("default"), profiles: [Self.kids, Self.kids])
+            Issue.record("expected a rejection")
+        } catch {
+            #expect(error.description.contains("[[profiles]]"), "\(error)")
+        }
+    }
+}
+
+extension HelperEngine {
+    /// Sets what waits for a lock, as `applyConfiguredProfiles` would.
+    func holdBack(_ held: HeldBackProfiles) { heldBackProfiles = held }
+}
+
+/// The range arithmetic the takeover check probes with (first address, the one past the end).
+extension EngineConfigurationTests {
+    @Test(arguments: [
+        ("10.0.0.5/24", "10.0.0.0", "10.0.1.0"),
+        ("10.0.0.7", "10.0.0.7", "10.0.0.8"),
+        ("0.0.0.0/0", "0.0.0.0", nil),
+        ("255.255.255.0/24", "255.255.255.0", nil),
+        ("fd00::1/64", "fd00:0:0:0:0:0:0:0", "fd00:0:0:1:0:0:0:0"),
+        ("fd00::ffff:ffff:ffff:ffff/128", "fd00:0:0:0:ffff:ffff:ffff:ffff", "fd00:0:0:1:0:0:0:0"),
+        ("::/0", "0:0:0:0:0:0:0:0", nil),
+    ] as [(String, String, String?)])
+    func a_network_knows_its_first_address_and_the_one_after_its_last(text: String, first: String, after: String?) throws {
+        let network = try ClientNetwork(parsing: text)
+        #expect(network.first.description == first)
+        #expect(network.afterLast?.description == after)
+        #expect(network.contains(network.first))
+        if let next = network.afterLast { #expect(!network.contains(next)) }
+    }
+}

@@ -139,3 +139,68 @@ public struct ClientRouter: Sendable {
         return 0
     }
 }
+
+/// Address-range arithmetic for checking what a change of networks moves (`ProfileWeakening`),
+/// not used on the query path.
+extension ClientNetwork {
+    /// The network's masks: a v4 mask in the low 32 bits of `low`, or the two v6 halves.
+    private var masks: (high: UInt64, low: UInt64) {
+        switch address {
+        case .v4:
+            return (0, prefixLength == 0 ? 0 : UInt64(~UInt32(0) << UInt32(32 - prefixLength)))
+        case .v6:
+            let high: UInt64 = prefixLength == 0 ? 0 : (prefixLength >= 64 ? ~0 : ~UInt64(0) << UInt64(64 - prefixLength))
+            let low: UInt64 = prefixLength <= 64 ? 0 : (prefixLength == 128 ? ~0 : ~UInt64(0) << UInt64(128 - prefixLength))
+            return (high, low)
+        case .unknown:
+            return (0, 0)
+        }
+    }
+
+    /// The network's first address: the written one with its host bits cleared (`10.0.0.5/24` → `10.0.0.0`).
+    var first: ClientIP {
+        let m = masks
+        switch address {
+        case .v4(let a): return .v4(a & UInt32(truncatingIfNeeded: m.low))
+        case .v6(let high, let low): return .v6(high: high & m.high, low: low & m.low)
+        case .unknown: return .unknown
+        }
+    }
+
+    /// The address right after the network's last one; nil when the network ends the address space.
+    var afterLast: ClientIP? {
+        let m = masks
+        switch first {
+        case .v4(let a):
+            let (next, overflow) = (a | ~UInt32(truncatingIfNeeded: m.low)).addingReportingOverflow(1)
+            return overflow ? nil : .v4(next)
+        case .v6(let high, let low):
+            let (nextLow, carry) = (low | ~m.low).addingReportingOverflow(1)
+            guard carry else { return .v6(high: high | ~m.high, low: nextLow) }
+            let (nextHigh, overflow) = (high | ~m.high).addingReportingOverflow(1)
+            return overflow ? nil : .v6(high: nextHigh, low: 0)
+        case .unknown:
+            return nil
+        }
+    }
+
+    /// Whether `ip` lies in the network (same address family).
+    func contains(_ ip: ClientIP) -> Bool {
+        let m = masks
+        switch (first, ip) {
+        case (.v4(let base), .v4(let a)): return a & UInt32(truncatingIfNeeded: m.low) == base
+        case (.v6(let bh, let bl), .v6(let h, let l)): return h & m.high == bh && l & m.low == bl
+        default: return false
+        }
+    }
+
+    /// Whether `other` lies wholly inside this network and is smaller than it.
+    func strictlyContains(_ other: ClientNetwork) -> Bool {
+        other.prefixLength > prefixLength && contains(other.first)
+    }
+
+    /// The same network as `other`, however each was written (`10.0.0.5/24` is `10.0.0.0/24`).
+    func sameNetwork(as other: ClientNetwork) -> Bool {
+        prefixLength == other.prefixLength && first == other.first
+    }
+}

@@ -41,7 +41,7 @@ extension HelperEngine {
             }
             if p.name != first.name || p != first {
                 guard names.insert(p.name).inserted else {
-                    throw .invalid("Profile “\(p.name)” is defined twice; merge the two into one [[profile]] table.")
+                    throw .invalid("Profile “\(p.name)” is defined twice; merge the two into one [[profiles]] table.")
                 }
             }
             // Zone, knobs and networks, checked exactly as a running profile is built.
@@ -60,8 +60,11 @@ extension HelperEngine {
     /// (`ProfileWeakening`) while any lock of that profile is in force is held back whole, except
     /// for its owners, exactly as a weakening from the CLI is refused inside a cooldown; it is
     /// reported with the time the locks end and applied by the timer then (or by the next reload or
-    /// start, whichever comes first). Changes that only tighten apply at once (strengthening is
-    /// always allowed).
+    /// start, whichever comes first). Clients go by longest prefix, so networks added or widened
+    /// anywhere (a new `0.0.0.0/0`, a rename that wins the tie, a /32 inside a locked /24) can also
+    /// take a locked profile's devices: such a change waits for that profile's locks the same way
+    /// (a new profile is not created yet; `ProfileWeakening.takeovers`). Changes that only tighten
+    /// apply at once (strengthening is always allowed).
     @discardableResult
     public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
@@ -74,35 +77,44 @@ extension HelperEngine {
         var earliestUnlock: Instant?
         let report = try perform { (w: inout Work) throws(EngineError) -> ProfileConfigurationReport in
             var report = ProfileConfigurationReport()
-            for var settings in wanted {
+            // What each named profile gets now: its own loosening waits for its own locks…
+            var planned: [String: ProfileSettings] = [:]
+            for settings in wanted {
                 guard let i = w.profiles.firstIndex(where: { $0.name == settings.name }) else {
-                    var fresh = try ProfileRuntime.fresh(settings, now: w.now)
-                    w.change.append(.saveProfile(settings))
-                    let starter = fresh.account.grantStarter(at: w.now)
-                    w.change.record(starter, account: fresh.account.state, profile: settings.name)
-                    w.profiles = Self.ordered(w.profiles + [fresh])
-                    report.changed.append(settings.name)
+                    planned[settings.name] = settings
                     continue
                 }
                 let old = w.profiles[i].settings
                 guard old != settings else { continue }
                 let loosenings = ProfileWeakening.loosenings(from: old, to: settings)
-                if !loosenings.isEmpty, let until = ProfileWeakening.locksEnd(of: w.profiles[i], at: w.now) {
-                    earliestUnlock = min(earliestUnlock ?? until, until)
-                    report.heldBack.append(
-                        "profile \(settings.name): \(loosenings.joined(separator: "; ")) waits until "
-                            + "\(Self.logTime(until)) while a cooldown or curfew edit lock is in force; it applies then by itself")
-                    guard old.ownerUIDs != settings.ownerUIDs else { continue }
-                    let owners = settings.ownerUIDs
-                    settings = old
-                    settings.ownerUIDs = owners
+                guard !loosenings.isEmpty, let until = ProfileWeakening.locksEnd(of: w.profiles[i], at: w.now) else {
+                    planned[settings.name] = settings
+                    continue
                 }
+                earliestUnlock = min(earliestUnlock ?? until, until)
+                report.heldBack.append(
+                    "profile \(settings.name): \(loosenings.joined(separator: "; ")) waits until "
+                        + "\(Self.logTime(until)) while a cooldown or curfew edit lock is in force; it applies then by itself")
+                planned[settings.name] = Self.ownersOnly(of: settings, over: old)
+            }
+            // …and a change whose networks would take devices from a locked profile waits for that one's.
+            try holdBackTakeovers(&planned, in: w, earliestUnlock: &earliestUnlock, report: &report)
+            for settings in wanted {
+                guard let settings = planned[settings.name] else { continue }
                 let rebuilt = try ProfileRuntime.fresh(settings, now: w.now)
+                w.change.append(.saveProfile(settings))
+                report.changed.append(settings.name)
+                guard let i = w.profiles.firstIndex(where: { $0.name == settings.name }) else {
+                    // New: with its starter credit, like `scrolloff profile add`.
+                    var fresh = rebuilt
+                    let starter = fresh.account.grantStarter(at: w.now)
+                    w.change.record(starter, account: fresh.account.state, profile: settings.name)
+                    w.profiles = Self.ordered(w.profiles + [fresh])
+                    continue
+                }
                 w.profiles[i].settings = settings
                 w.profiles[i].networks = rebuilt.networks
                 w.profiles[i].account.policy = rebuilt.account.policy
-                w.change.append(.saveProfile(settings))
-                report.changed.append(settings.name)
             }
             return report
         }
@@ -123,12 +135,81 @@ extension HelperEngine {
                               metadata: ["profiles": "\(report.changed.joined(separator: ","))"])
             }
             for line in report.heldBack { logger.notice("configuration still held back", metadata: ["detail": "\(line)"]) }
+        } catch .invalid(let why) {
+            // Valid when held back, invalid now: a tzdata update removed a zone the file names, say.
+            // Retrying cannot help until the file changes, so give up once, loudly, rather than
+            // logging the same error every minute; the profiles in force stay as they are.
+            heldBackProfiles = nil
+            logger.error("the held-back configuration can no longer apply; edit the configuration file and reload (systemctl reload scrolloff-dns)",
+                         metadata: ["error": "\(why)"])
         } catch {
-            // The profiles were valid when they were held back, so this is a failed write (a full
-            // disk): try again in a minute rather than at once, which would spin the timer.
+            // A failed write (a full disk): try again in a minute rather than at once, which would
+            // spin the timer.
             heldBackProfiles?.due = now + .seconds(60)
             logger.error("applying the held-back configuration failed; trying again in a minute", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Holds back, until the locks end, every planned change whose client networks would take
+    /// devices from a profile with a lock in force (`ProfileWeakening.takeovers`): a new profile is
+    /// not created yet, an existing one keeps its old settings but for its owners. Holding one back
+    /// changes the routing the others are checked against, so this repeats until nothing moves;
+    /// each round holds back at least one more change, so it ends.
+    private func holdBackTakeovers(_ planned: inout [String: ProfileSettings], in w: Work,
+                                   earliestUnlock: inout Instant?, report: inout ProfileConfigurationReport) throws(EngineError) {
+        while true {
+            var after: [ProfileWeakening.RoutedProfile] = []
+            for p in w.profiles {
+                let networks = try planned[p.name].map { s throws(EngineError) in try Self.networks(of: s) } ?? p.networks
+                after.append(.init(name: p.name, networks: networks))
+            }
+            for (name, s) in planned where !w.profiles.contains(where: { $0.name == name }) {
+                after.append(.init(name: name, networks: try Self.networks(of: s)))
+            }
+            after = after.filter { $0.name == Self.defaultProfile } + after.filter { $0.name != Self.defaultProfile }.sorted { $0.name < $1.name }
+            let takeovers = ProfileWeakening.takeovers(current: w.profiles, after: after, at: w.now)
+            var heldAny = false
+            for taker in Set(takeovers.map(\.taker)).sorted() {
+                guard let wish = planned[taker] else { continue }
+                let old = w.profiles.first { $0.name == taker }?.settings
+                // Already back to its old networks: nothing more to hold (cannot happen, since only
+                // added networks take devices, but it keeps the loop finite whatever the routing).
+                guard wish.clientCIDRs != old?.clientCIDRs else { continue }
+                let mine = takeovers.filter { $0.taker == taker }
+                let until = mine.map(\.until).max() ?? w.now
+                earliestUnlock = min(earliestUnlock ?? until, until)
+                let keepers = mine.map {
+                    "profile \($0.keeper) (such as \($0.address)), which keeps them while a cooldown or curfew edit lock is in force until \(Self.logTime($0.until))"
+                }.joined(separator: ", and from ")
+                if let old {
+                    let added = wish.clientCIDRs.filter { !old.clientCIDRs.contains($0) }
+                    report.heldBack.append(
+                        "profile \(taker): clients \(added.joined(separator: ", ")) wait: they would take devices from \(keepers); the change applies then by itself")
+                    planned[taker] = Self.ownersOnly(of: wish, over: old)
+                } else {
+                    report.heldBack.append(
+                        "profile \(taker) is not created yet: its clients \(wish.clientCIDRs.joined(separator: ", ")) would take devices from \(keepers); it is created then by itself")
+                    planned[taker] = nil
+                }
+                heldAny = true
+            }
+            guard heldAny else { return }
+        }
+    }
+
+    /// The old settings with only the new owners, what a held-back change still applies (owners
+    /// loosen nothing); nil when the owners did not change either.
+    private nonisolated static func ownersOnly(of wish: ProfileSettings, over old: ProfileSettings) -> ProfileSettings? {
+        guard old.ownerUIDs != wish.ownerUIDs else { return nil }
+        var kept = old
+        kept.ownerUIDs = wish.ownerUIDs
+        return kept
+    }
+
+    private nonisolated static func networks(of s: ProfileSettings) throws(EngineError) -> [ClientNetwork] {
+        var networks: [ClientNetwork] = []
+        for text in s.clientCIDRs { networks.append(try ClientNetwork(parsing: text)) }
+        return networks
     }
 
     /// An instant as the log shows it: ISO 8601 in UTC.

@@ -77,7 +77,7 @@ public actor HelperEngine {
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
     var nextRetentionAt = Instant(millisecondsSince1970: .max)
     /// The configuration file's profiles while part of them is held back by a lock, and when the
-    /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfiles`).
+    /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
     var heldBackProfiles: HeldBackProfiles?
 
     // Timer loop (HelperEngine+Timers.swift).

@@ -9,7 +9,9 @@ import Store
 /// them early. What a settings change can still loosen is what comes next or how windows fall:
 /// - the time zone moves every window of the profile, so it can end a curfew early;
 /// - a client network taken out moves those devices to the default profile's rules;
-/// - a looser knob (shorter cooldown, more peeks or tokens, a larger earn cap, …).
+/// - a looser knob (shorter cooldown, more peeks or tokens, a larger earn cap, …);
+/// - a network added or widened in another profile (or a new one) that wins some of a locked
+///   profile's devices by longest prefix or by name (`takeovers`).
 enum ProfileWeakening {
     /// Words for each loosening part of `old` → `new`, empty when the change only tightens or
     /// changes nothing that binds (owners, stricter knobs, added networks).
@@ -65,5 +67,67 @@ enum ProfileWeakening {
         }
         for f in p.focusSessions where f.isActive(at: t) { consider(f.end) }
         return latest
+    }
+
+    /// Devices a change of networks would move out of a profile with a lock in force.
+    struct Takeover: Equatable {
+        /// The profile that would route the address after the change.
+        var taker: String
+        /// The locked profile that routes it now and keeps it.
+        var keeper: String
+        /// One address that would move (a representative of its range).
+        var address: ClientIP
+        /// When the keeper's locks end (`locksEnd`).
+        var until: Instant
+    }
+
+    /// One profile as a change would leave it: its name and networks.
+    struct RoutedProfile {
+        var name: String
+        var networks: [ClientNetwork]
+    }
+
+    /// Addresses that `after` would route away from a profile of `current` whose locks are in
+    /// force (SPEC §3, §11), the devices a new, renamed or widened profile would take.
+    ///
+    /// Clients go to the longest matching prefix, ties to the profile first by name (SPEC §9,
+    /// `ClientRouter`), so a network added anywhere can win addresses from any profile: the
+    /// default profile's unclaimed ones (`0.0.0.0/0`), a locked profile's whole network (the same
+    /// prefix under a name that sorts first) or one device of it (a /32 inside its /24). Only
+    /// networks that are new to their profile are probed, since nothing else can gain addresses.
+    /// Inside such a network both routers are constant between the edges of the networks nested
+    /// in it, so probing its first address and every nested network's first address and the one
+    /// right after it sees every address that moves.
+    ///
+    /// - Parameters:
+    ///   - current: the profiles in force, default first (index 0 routes unclaimed clients).
+    ///   - after: the same and any new profiles as the change would leave them, in the same order.
+    static func takeovers(current: [ProfileRuntime], after: [RoutedProfile], at t: Instant) -> [Takeover] {
+        let before = ClientRouter(networks: current.map(\.networks))
+        let router = ClientRouter(networks: after.map(\.networks))
+        let everyNetwork = current.flatMap(\.networks) + after.flatMap(\.networks)
+        var locks: [Int: Instant?] = [:]
+        var found: [Takeover] = []
+        for profile in after {
+            let old = current.first { $0.name == profile.name }?.networks ?? []
+            for added in profile.networks where !old.contains(where: { $0.sameNetwork(as: added) }) {
+                var probes = [added.first]
+                for nested in everyNetwork where added.strictlyContains(nested) {
+                    probes.append(nested.first)
+                    if let next = nested.afterLast, added.contains(next) { probes.append(next) }
+                }
+                for address in probes {
+                    let from = before.profile(for: address), to = router.profile(for: address)
+                    guard current.indices.contains(from), after.indices.contains(to),
+                          current[from].name != after[to].name else { continue }
+                    let until = locks[from] ?? locksEnd(of: current[from], at: t)
+                    locks[from] = until
+                    guard let until else { continue }
+                    let takeover = Takeover(taker: after[to].name, keeper: current[from].name, address: address, until: until)
+                    if !found.contains(where: { $0.taker == takeover.taker && $0.keeper == takeover.keeper }) { found.append(takeover) }
+                }
+            }
+        }
+        return found
     }
 }
