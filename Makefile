@@ -49,12 +49,14 @@ fuzz-smoke:
 	SWIFT=$(SWIFT) scripts/fuzz.sh 60
 
 # Installs the release binaries, the curated lists, the unit and the sample config (as root).
-# Build first as yourself (`make release`); it is built here only when missing or older than the
-# sources, so `git pull && sudo make install` never installs the previous build.
+# Never builds: run as root it would leave a root-owned .build in your checkout, and sudo's
+# secure_path often has no swift. A missing or stale build stops here, so
+# `git pull && sudo make install` never installs the previous build.
 install:
 	@if [ ! -x .build/release/scrolloff-dns ] || [ ! -x .build/release/scrolloff ] \
 	    || [ -n "$$(find Package.swift Sources -newer .build/release/scrolloff-dns -print -quit)" ]; then \
-	    $(MAKE) --no-print-directory release; fi
+	    echo 'the release build is missing or older than the sources: run `make release` as yourself, then `sudo make install`' >&2; \
+	    exit 1; fi
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SYSCONFDIR="$(SYSCONFDIR)" UNITDIR="$(UNITDIR)" STATEDIR="$(STATEDIR)" \
 		scripts/install.sh install --bin-dir .build/release
 

@@ -15,6 +15,9 @@ public enum HelperMain {
         _ configuration: HelperConfiguration, logger incomingLogger: Logger,
         reloadConfiguration: (@Sendable () throws -> HelperConfiguration)? = nil, reloads: ReloadHandle? = nil
     ) async throws {
+        // A SIGHUP (`systemctl reload`, logrotate) that arrives before ReloadService traps it
+        // would otherwise kill the helper: ignored from here, trapped once ReloadService runs.
+        signal(SIGHUP, SIG_IGN)
         // The level can change at a reload, so every service logs through one live level. At start
         // the more verbose of the process's (`--log-level`) and the configuration's wins.
         let logLevel = LiveLogLevel(min(incomingLogger.logLevel, configuration.logLevel))
@@ -110,20 +113,28 @@ public enum HelperMain {
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
         var serverConfiguration = DNSServerConfiguration(listen: configuration.listen)
         serverConfiguration.counters = counters
+        // READY=1 only once DNS, the control socket and the metrics listener (if on) are all bound.
+        let readiness = ReadinessGate(
+            waitingFor: configuration.metricsListen == nil ? [.dns, .control] : [.dns, .control, .metrics],
+            onOpen: { status in notifier.ready(status: status) })
         let server = DNSServer(
             configuration: serverConfiguration, chain: chain, group: group, logger: logger, announce: announce,
             ready: { addresses in
-                notifier.ready(status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
+                readiness.bound(.dns, status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
             }, bound: bound)
         let reload = ReloadService(
-            logger: logger, reloadDiagnostic: { loader.reload(into: diagnostic) }, reloader: reloader, notifier: notifier)
+            logger: logger, reloadDiagnostic: { loader.reload(into: diagnostic) }, reloader: reloader, notifier: notifier,
+            readiness: readiness)
         let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
-        var helperServices: [any Service] = [engine, server, reload, refresher] + control.services
+        var helperServices: [any Service] = [
+            engine, server, reload, refresher,
+            ReportingControlServer(server: control.server, readiness: readiness), control.refresh,
+        ]
         if let listen = configuration.metricsListen, let counters {
             let sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
-                logger: logger, announce: announce))
+                logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))

@@ -11,17 +11,27 @@ struct ReloadService: Service {
     /// Rereads the diagnostic `--blocklist`/`--managed-list` files.
     let reloadDiagnostic: @Sendable () -> Void
     let reloader: ConfigurationReloader
-    /// Tells systemd (`Type=notify`) a reload is under way and when it is done, so
-    /// `systemctl reload` returns once the new configuration is in force or refused.
+    /// Tells systemd (`Type=notify`) a reload is under way and when it is done, for
+    /// `systemctl status`. `systemctl reload` does not wait for it: the unit's ExecReload checks the
+    /// file and sends the signal, and returns then (systemd 252 has no `Type=notify-reload`).
     let notifier: SystemdNotifier
+    /// Open once start-up's READY=1 went out; a reload before that tells systemd nothing, since
+    /// its READY=1 would end start-up before every listener is bound.
+    let readiness: ReadinessGate
 
     func run() async throws {
+        // HelperMain ignores SIGHUP from its first line, so one sent before this trap is dropped
+        // instead of killing the helper (the default action). That changes nothing here:
+        // UnixSignalsSequence itself sets SIG_IGN right before it creates its Dispatch signal
+        // source, which receives the signal regardless (ReloadEndToEndTests send real SIGHUPs).
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
             logger.info("SIGHUP: reloading")
-            notifier.reloading(status: "reloading the configuration and lists")
+            let announce = readiness.isOpen
+            if announce { notifier.reloading(status: "reloading the configuration and lists") }
             reloadDiagnostic()
             let report = await reloader.reload()
+            guard announce else { continue }
             notifier.ready(status: report.failure == nil
                 ? "answering DNS; configuration reloaded"
                 : "answering DNS on the previous configuration; the new file was refused (see the log)")

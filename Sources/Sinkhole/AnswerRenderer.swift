@@ -5,8 +5,13 @@ import NIOCore
 /// TTLs counted down and capped by the rules, an OPT record if it sent one, fitted to its size.
 enum AnswerRenderer {
     enum Output {
+        /// The answer, replayed into the scratch buffer.
         case scratch
+        /// A local reply (SERVFAIL for a malformed stored answer) in the builder.
         case builder
+        /// The blocked answer in the builder: the CNAME chain ran through a blocked name (SPEC §9).
+        /// Counted as blocked in the metrics, not as cached or forwarded.
+        case blocked
     }
 
     /// Renders into the context's buffers: the hot path of a cache hit, allocation-free once warm.
@@ -23,7 +28,7 @@ enum AnswerRenderer {
         if effective.isBlocked {
             LocalAnswer.writeBlocked(
                 into: &builder, query: query, mode: blocking.mode, ttl: blocking.ttl(cap: effective.ttlCap), limit: limit)
-            return .builder
+            return .blocked
         }
 
         let wire = answer.wire
@@ -97,15 +102,16 @@ enum AnswerRenderer {
     static func renderDetached(
         _ answer: CachedAnswer, for pending: PendingQuestion, client: ClientAddress, policy: any QueryPolicy,
         blocking: BlockingSettings
-    ) -> [UInt8] {
+    ) -> LaterReply {
         var scratch: [UInt8] = []
         var builder = DNSResponseBuilder(capacity: 512)
         let output = render(
             answer, query: pending.query, limit: pending.limit, decision: pending.decision, policy: policy,
             client: client, blocking: blocking, now: NIODeadline.now().uptimeNanoseconds, scratch: &scratch, builder: &builder)
         switch output {
-        case .scratch: return scratch
-        case .builder: return builder.bytes
+        case .scratch: return LaterReply(scratch)
+        case .builder: return LaterReply(builder.bytes)
+        case .blocked: return LaterReply(builder.bytes, blocked: true)
         }
     }
 

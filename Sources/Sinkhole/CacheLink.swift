@@ -6,6 +6,7 @@ public struct CacheLink: ResolverLink {
     public let cache: AnswerCache
     public let policies: PolicyStore
     /// Mode and TTL of the blocked answer (a CNAME chain through a blocked name), swappable by a reload.
+    /// Such an answer counts as blocked in the metrics (`QueryRoute.blocked`), not as cached.
     public let blocking: BlockingSettingsStore
 
     public init(cache: AnswerCache, policies: PolicyStore, blocking: BlockingSettingsStore) {
@@ -28,7 +29,13 @@ public struct CacheLink: ResolverLink {
                 answer, query: context.query, limit: context.replyLimit, decision: context.decision,
                 policy: policies.policy, client: context.client, blocking: blocking.current, now: now,
                 scratch: &context.scratch, builder: &context.builder)
-            return output == .scratch ? .scratchReply : .builtReply
+            switch output {
+            case .scratch: return .scratchReply
+            case .builder: return .builtReply
+            case .blocked:
+                context.route = .blocked
+                return .builtReply
+            }
         case .wait(let future):
             context.route = .cached
             return .later(renderLater(future.hop(to: context.eventLoop), context))
@@ -46,7 +53,7 @@ public struct CacheLink: ResolverLink {
         }
     }
 
-    private func renderLater(_ future: EventLoopFuture<CachedAnswer>, _ context: QueryContext) -> EventLoopFuture<[UInt8]> {
+    private func renderLater(_ future: EventLoopFuture<CachedAnswer>, _ context: QueryContext) -> EventLoopFuture<LaterReply> {
         let pending = context.pending
         let client = context.client
         let policies = policies

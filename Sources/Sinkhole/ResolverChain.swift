@@ -10,9 +10,22 @@ public enum Resolution {
     /// The reply is in `context.scratch`.
     case scratchReply
     /// The reply comes later, fully written for this client.
-    case later(EventLoopFuture<[UInt8]>)
+    case later(EventLoopFuture<LaterReply>)
     /// An upstream answer is on its way; the cache link turns it into `later` for this client.
     case upstream(EventLoopFuture<CachedAnswer>)
+}
+
+/// A reply written after its query's context moved on (an upstream answer, a joined question).
+public struct LaterReply: Sendable {
+    public var bytes: [UInt8]
+    /// The rules blocked the answer when it arrived (a CNAME chain through a blocked name, SPEC §9):
+    /// the metrics count it as blocked, whatever route the query took to get it.
+    public var blocked: Bool
+
+    public init(_ bytes: [UInt8], blocked: Bool = false) {
+        self.bytes = bytes
+        self.blocked = blocked
+    }
 }
 
 /// One step of the resolver chain (ARCHITECTURE.md principle 2, CoreDNS `ServeDNS`): answer the

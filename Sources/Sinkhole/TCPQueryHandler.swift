@@ -132,9 +132,9 @@ final class TCPQueryHandler: ChannelInboundHandler {
                 let (handler, context) = loopBound.value
                 handler.inFlight -= 1
                 handler.pending.decrement()
-                let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
-                handler.write(bytes, context: context)
-                handler.shard?.record(route, reply: bytes, since: started)
+                let reply = (try? result.get()) ?? LaterReply(ServerFailure.reply(for: pending))
+                handler.write(reply.bytes, context: context)
+                handler.shard?.record(reply.blocked ? .blocked : route, reply: reply.bytes, since: started)
                 context.flush()
                 if handler.inFlight < handler.limits.maximumInFlightPerConnection {
                     context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }

@@ -57,9 +57,9 @@ final class UDPQueryHandler: ChannelInboundHandler {
             future.whenComplete { result in
                 let (handler, context) = loopBound.value
                 handler.pending.decrement()
-                let bytes = (try? result.get()) ?? ServerFailure.reply(for: pending)
-                handler.write(bytes, to: remote, context: context)
-                handler.shard?.record(route, reply: bytes, since: started)
+                let reply = (try? result.get()) ?? LaterReply(ServerFailure.reply(for: pending))
+                handler.write(reply.bytes, to: remote, context: context)
+                handler.shard?.record(reply.blocked ? .blocked : route, reply: reply.bytes, since: started)
                 handler.flushIfNeeded(context: context)
             }
         case .upstream:

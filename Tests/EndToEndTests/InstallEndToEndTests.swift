@@ -116,6 +116,7 @@ struct InstallEndToEndTests {
         #expect(status == 0, "\(output)")
         let unit = try #require(Self.text("\(root)/opt/scrolloff/lib/systemd/system/scrolloff-dns.service"))
         #expect(unit.contains("ExecStart=/opt/scrolloff/bin/scrolloff-dns start --config /etc/scrolloff/scrolloff.toml --state-dir /srv/scrolloff\n"))
+        #expect(unit.contains("ExecReload=/opt/scrolloff/bin/scrolloff-dns check-config --config /etc/scrolloff/scrolloff.toml\n"))
         #expect(unit.contains("ReadWritePaths=/srv/scrolloff\n"))
         #expect(!unit.contains("/usr/local/bin"))
         #expect(Self.mode("\(root)/srv/scrolloff") == 0o700)
@@ -133,7 +134,8 @@ struct InstallEndToEndTests {
         let installed = try #require(Self.text("\(root)/usr/local/lib/systemd/system/scrolloff-dns.service"))
         try FileManager.default.createDirectory(atPath: scratch.path + "/verify", withIntermediateDirectories: true)
         let unit = try scratch.file("verify/scrolloff-dns.service",
-                                    installed.replacingOccurrences(of: "ExecStart=/usr/local/bin/", with: "ExecStart=\(root)/usr/local/bin/"))
+                                    installed.replacingOccurrences(of: "ExecStart=/usr/local/bin/", with: "ExecStart=\(root)/usr/local/bin/")
+                                        .replacingOccurrences(of: "ExecReload=/usr/local/bin/", with: "ExecReload=\(root)/usr/local/bin/"))
         let verify = try runWithStatus(analyze, ["verify", unit])
         #expect(verify.exitCode == 0, "\(verify.output)")
         // Unknown keys and bad values are only warnings for verify: require it to say nothing at all.
@@ -142,7 +144,8 @@ struct InstallEndToEndTests {
 
     /// What issue 6 asks of the unit, line by line, so a later edit cannot drop one unnoticed.
     @Test(arguments: [
-        "Type=notify", "ExecReload=kill -HUP $MAINPID", "Restart=on-failure", "RuntimeDirectory=scrolloff",
+        "Type=notify", "ExecReload=/usr/local/bin/scrolloff-dns check-config --config /etc/scrolloff/scrolloff.toml",
+        "ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure", "RuntimeDirectory=scrolloff",
         "StateDirectory=scrolloff", "StateDirectoryMode=0700", "CapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_CHOWN",
         "ProtectSystem=strict", "ReadWritePaths=/var/lib/scrolloff", "#ReadWritePaths=/etc", "ProtectHome=yes",
         "PrivateTmp=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service",
@@ -166,7 +169,8 @@ struct InstallEndToEndTests {
         let installed = try #require(Self.text("\(root)/usr/local/lib/systemd/system/scrolloff-dns.service"))
         try FileManager.default.createDirectory(atPath: scratch.path + "/security", withIntermediateDirectories: true)
         let unit = try scratch.file("security/scrolloff-dns.service",
-                                    installed.replacingOccurrences(of: "ExecStart=/usr/local/bin/", with: "ExecStart=\(root)/usr/local/bin/"))
+                                    installed.replacingOccurrences(of: "ExecStart=/usr/local/bin/", with: "ExecStart=\(root)/usr/local/bin/")
+                                        .replacingOccurrences(of: "ExecReload=/usr/local/bin/", with: "ExecReload=\(root)/usr/local/bin/"))
         let rating = try runWithStatus(analyze, ["security", "--offline=true", "--threshold=30", "--no-pager", unit])
         #expect(rating.exitCode == 0, "\(rating.output.split(separator: "\n").filter { $0.hasPrefix("✗") || $0.contains("Overall") }.joined(separator: "\n"))")
         #expect(rating.output.contains("Overall exposure level for scrolloff-dns.service"), "\(rating.output)")

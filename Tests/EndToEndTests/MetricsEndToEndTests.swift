@@ -60,6 +60,24 @@ import Testing
         #expect(after.text.contains(#"scrolloff_build_info{version=""#))
     }
 
+    /// SPEC §9 CNAME inspection: innocent.test is a CNAME to cdn.tracker.test upstream, and
+    /// tracker.test is blocked. Both the first answer (rendered when the upstream replies) and the
+    /// cached one count as blocked, not as forwarded or cached.
+    @Test func an_answer_blocked_for_its_cname_chain_counts_as_blocked_fresh_and_cached() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let server = try Sinkhole(
+            scratch: scratch, upstreams: [upstream.port], blocklist: ["tracker.test"], extra: ["--metrics", "127.0.0.1:0"])
+        let port = try Self.metricsPort(server)
+        let before = try Scrape(port: port)
+        for _ in 0..<2 { #expect(try dig(server.port, ["+short", "innocent.test", "A"]) == "0.0.0.0\n") }
+        let after = try Scrape(port: port)
+        #expect(after.delta(#"scrolloff_dns_queries_total{result="blocked"}"#, since: before) == 2, "\(after.text)")
+        #expect(after.delta(#"scrolloff_dns_queries_total{result="forwarded"}"#, since: before) == 0)
+        #expect(after.delta(#"scrolloff_dns_queries_total{result="cached"}"#, since: before) == 0)
+        #expect(upstream.queries(for: "innocent.test") == 1)
+    }
+
     @Test func scrape_reports_each_downloaded_list_with_its_domains_and_age() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)

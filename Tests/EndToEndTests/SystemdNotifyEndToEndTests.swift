@@ -42,6 +42,69 @@ struct SystemdNotifyEndToEndTests {
         deinit { close(descriptor) }
     }
 
+    /// Whether a Unix stream socket at `path` accepts a connection now.
+    static func accepts(unixSocket path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, length) }
+        } == 0
+    }
+
+    /// Issue 6: `systemctl start scrolloff-dns && scrolloff doctor` must find the control socket
+    /// (and the metrics endpoint, when on) answering the moment systemd hears READY=1.
+    @Test(arguments: [false, true])
+    func at_ready_the_control_socket_and_the_metrics_listener_already_answer(_ metrics: Bool) throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let notify = try NotifySocket(scratch: scratch, abstract: false)
+        let control = "\(scratch.path)/control.sock"
+        let child = try Child(
+            "/usr/bin/env",
+            ["NOTIFY_SOCKET=\(notify.name)", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0",
+             "--upstream", "127.0.0.1:\(upstream.port)", "--state-dir", "\(scratch.path)/state",
+             "--control-socket", control] + (metrics ? ["--metrics", "127.0.0.1:0"] : []),
+            scratch: scratch, label: "notify-ready")
+
+        _ = try notify.receive(until: "READY=1")
+        // Checked before anything else, while the helper may still be starting other services.
+        #expect(Self.accepts(unixSocket: control), "\(child.stderr)")
+        let metricsLine = child.stdout.split(separator: "\n").first { $0.hasPrefix("listening metrics 127.0.0.1:") }
+        #expect((metricsLine != nil) == metrics, "\(child.stdout)")
+        let status = try Spawned(Products.scrolloff, ["status", "--socket", control],
+                                 stdout: "\(scratch.path)/status.out", stderr: "\(scratch.path)/status.err").wait()
+        #expect(status == 0, "\(scratch.read("status.out")) \(scratch.read("status.err"))")
+        if let port = metricsLine?.split(separator: ":").last.flatMap({ Int($0) }) {
+            let scrape = try run("/usr/bin/curl", ["-sS", "--max-time", "5", "http://127.0.0.1:\(port)/metrics"])
+            #expect(scrape.contains("scrolloff_build_info"), "\(scrape)")
+        }
+    }
+
+    /// A SIGHUP while the helper is still starting (logrotate, an early `systemctl reload`) is
+    /// ignored or applied, never the default action that kills the process.
+    @Test func sighup_right_after_the_first_listening_line_keeps_the_helper_running() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let child = try Child(
+            Products.scrolloffDNS,
+            ["start", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)",
+             "--state-dir", "\(scratch.path)/state", "--control-socket", "\(scratch.path)/control.sock"],
+            scratch: scratch, label: "early-hup")
+        _ = try child.waitForLine(seconds: 30) { $0.hasPrefix("listening ") }
+        child.signal(SIGHUP)
+        let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
+        let port = try #require(udp.split(separator: ":").last.flatMap { Int($0) })
+        #expect(try dig(port, ["+short", "host.test"]) == "10.0.0.7\n", "\(child.stderr)")
+        #expect(child.isRunning, "\(child.stderr)")
+        child.signal(SIGTERM)
+        #expect(child.process.wait() == 0)
+    }
+
     @Test(arguments: [false, true])
     func ready_after_listening_then_reloading_and_ready_on_sighup_then_stopping_on_sigterm(_ abstract: Bool) throws {
         let scratch = try Scratch()

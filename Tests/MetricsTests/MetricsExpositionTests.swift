@@ -70,6 +70,58 @@ import Testing
         #expect(text.contains(#"scrolloff_grants_active{profile="default"} 0.0"#))
     }
 
+    static func upstreams(_ statuses: [(String, UInt64)]) -> MetricsReading {
+        MetricsReading(
+            queries: totals(),
+            upstreams: statuses.map { UpstreamStatus(address: $0.0, up: true, consecutiveFailures: 0, totalFailures: $0.1) },
+            cacheEntries: 0, lists: [], grantsActive: [])
+    }
+
+    static func failures(_ text: Set<String>, _ address: String) -> String? {
+        let prefix = #"scrolloff_upstream_failures_total{upstream="\#(address)"} "#
+        return text.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    }
+
+    /// A reload from [a, b] to [a] restarts the forwarder's totals from 0: a's counter goes on
+    /// from 9 (never back, never frozen until it passes 9) and b's series leave the exposition.
+    @Test func a_reload_that_changes_the_upstreams_drops_removed_ones_and_keeps_counting_the_others() {
+        let exposition = MetricsExposition(version: "1")
+        let first = Self.lines(exposition.render(Self.upstreams([("10.0.0.1:53", 9), ("10.0.0.2:53", 4)])))
+        #expect(Self.failures(first, "10.0.0.1:53") == "9")
+        #expect(Self.failures(first, "10.0.0.2:53") == "4")
+
+        let reloaded = Self.lines(exposition.render(Self.upstreams([("10.0.0.1:53", 2)])))
+        #expect(Self.failures(reloaded, "10.0.0.1:53") == "11", "\(reloaded)")
+        #expect(!reloaded.contains { $0.contains("10.0.0.2:53") }, "\(reloaded)")
+
+        let later = Self.lines(exposition.render(Self.upstreams([("10.0.0.1:53", 5)])))
+        #expect(Self.failures(later, "10.0.0.1:53") == "14")
+    }
+
+    /// Table: each row is the totals the forwarder reports at successive scrapes of one upstream
+    /// set, and the counter expected after the last one.
+    @Test(arguments: [
+        ([UInt64(3), 7, 7, 12], "12"), // steady: the counter is the total
+        ([9, 2], "11"), // health restarted without a set change (a changed backoff): 2 more
+        ([0, 0], "0"),
+    ])
+    func failures_counter_never_goes_backwards(_ scrapes: [UInt64], _ expected: String) {
+        let exposition = MetricsExposition(version: "1")
+        var text: Set<String> = []
+        for total in scrapes { text = Self.lines(exposition.render(Self.upstreams([("10.0.0.1:53", total)]))) }
+        #expect(Self.failures(text, "10.0.0.1:53") == expected, "\(text)")
+    }
+
+    /// Re-adding an upstream that a reload removed starts its series afresh.
+    @Test func an_upstream_removed_and_added_back_starts_again_from_its_new_total() {
+        let exposition = MetricsExposition(version: "1")
+        _ = exposition.render(Self.upstreams([("10.0.0.1:53", 9), ("10.0.0.2:53", 4)]))
+        _ = exposition.render(Self.upstreams([("10.0.0.1:53", 0)]))
+        let back = Self.lines(exposition.render(Self.upstreams([("10.0.0.1:53", 0), ("10.0.0.2:53", 1)])))
+        #expect(Self.failures(back, "10.0.0.2:53") == "1", "\(back)")
+        #expect(Self.failures(back, "10.0.0.1:53") == "9")
+    }
+
     @Test func a_list_never_downloaded_has_no_domains_or_age_series() {
         let text = String(decoding: MetricsExposition(version: "1").render(Self.reading(
             Self.totals(), lists: [MetricsReading.List(name: "new", domains: nil, ageSeconds: nil)])), as: UTF8.self)

@@ -64,7 +64,7 @@ final class ChainHarness {
         case .scratchReply: return context.scratch
         case .later(let future):
             loop.run()
-            return try future.wait()
+            return try future.wait().bytes
         case .upstream: return nil
         }
     }

@@ -46,8 +46,13 @@ public struct ControlServer: Service {
         self.eventLoopGroup = eventLoopGroup
     }
 
-    public func run() async throws {
+    public func run() async throws { try await run(whenBound: {}) }
+
+    /// Runs the server; `whenBound` is called once the socket file answers connections (the
+    /// helper's readiness for systemd waits for it, `ReadinessGate`).
+    public func run(whenBound: @Sendable () -> Void) async throws {
         let bound = try await bind()
+        whenBound()
         // Shutdown cancels: the listener and every connection close at once. A request cut short
         // changes nothing half-way (list copies are replaced atomically), and the CLI must not
         // keep a stopping helper alive for the length of a download.

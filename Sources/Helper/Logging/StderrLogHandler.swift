@@ -2,11 +2,15 @@
 import Glibc
 #endif
 import Logging
+import Synchronization
 
 /// swift-log to stderr, one line per event (`LineLogFormat`), journald-aware.
 ///
-/// Each line goes out in a single write(2): lines from several threads never interleave, and a
-/// line shorter than PIPE_BUF (4096) reaches journald's pipe whole.
+/// Lines are written whole under one process-wide lock, so lines from several threads never
+/// interleave. A single write(2) is not enough on its own: under systemd stderr is journald's Unix
+/// *stream* socket (systemd.exec(5), `StandardError=journal`), not a pipe, so PIPE_BUF atomicity
+/// does not apply and a long line can be sent in parts that another thread's write splits. The
+/// lock is taken only when a line is logged, which the DNS path does not do per query.
 public struct StderrLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     public var metadata: Logger.Metadata = [:]
@@ -66,19 +70,24 @@ public struct StderrLogHandler: LogHandler {
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(milliText)Z"
     }
 
+    /// Serializes whole lines; a partial write is finished before the next line starts.
+    private static let writeLock = Mutex(())
+
     static func write(_ line: String) {
         var line = line
-        line.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(STDERR_FILENO, base + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return // stderr is gone; nothing better to do with a log line
-                }
-                offset += written
+        line.withUTF8 { bytes in writeLock.withLock { _ in writeAll(bytes) } }
+    }
+
+    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(STDERR_FILENO, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return // stderr is gone; nothing better to do with a log line
             }
+            offset += written
         }
     }
 }

@@ -13,9 +13,19 @@ public final class MetricsExposition: Sendable {
 
     private struct State {
         var reported = QueryTotals(outcomes: [], buckets: [], sumNanoseconds: 0)
-        var reportedFailures: [String: UInt64] = [:]
+        /// The upstream set of the last scrape, in the forwarder's order, and each one's series.
+        var upstreamOrder: [String] = []
+        var upstreamSeries: [String: UpstreamSeries] = [:]
         var listGauges: [String: (domains: Gauge?, age: Gauge?)] = [:]
         var grantGauges: [String: Gauge] = [:]
+    }
+
+    /// One upstream's series, and the forwarder's failure total already added to its counter.
+    private struct UpstreamSeries {
+        let up: Gauge
+        let consecutiveFailures: Gauge
+        let failures: Counter
+        var reportedFailures: UInt64
     }
 
     private let registry = PrometheusCollectorRegistry()
@@ -56,19 +66,43 @@ public final class MetricsExposition: Sendable {
         state.reported = reading.queries
         cacheEntries.set(to: Double(reading.cacheEntries))
 
-        for upstream in reading.upstreams {
-            let labels = [("upstream", upstream.address)]
-            registry.makeGauge(descriptor: Names.upstreamUp, labels: labels).set(to: upstream.up ? 1 : 0)
-            registry.makeGauge(descriptor: Names.upstreamConsecutiveFailures, labels: labels)
-                .set(to: Double(upstream.consecutiveFailures))
-            let failures = registry.makeCounter(descriptor: Names.upstreamFailures, labels: labels)
-            let before = state.reportedFailures[upstream.address] ?? 0
-            if upstream.totalFailures > before { failures.increment(by: Int64(clamping: upstream.totalFailures - before)) }
-            state.reportedFailures[upstream.address] = upstream.totalFailures
-        }
-
+        updateUpstreams(&state, reading.upstreams)
         updateLists(&state, reading.lists)
         updateGrants(&state, reading.grantsActive)
+    }
+
+    /// A reload may change the upstreams. The series of one no longer configured are dropped, not
+    /// left frozen at their last value. A changed set also restarts the forwarder's health, so
+    /// every total starts again from 0 (`Forwarder.replace`): the baseline restarts with it and
+    /// the failures counted after the reload are added at once. The counter of an upstream that
+    /// stays never goes backwards; a total below its baseline without a set change (the health
+    /// restarted for a changed backoff) is read the same way, as a restart.
+    private func updateUpstreams(_ state: inout State, _ upstreams: [UpstreamStatus]) {
+        let order = upstreams.map(\.address)
+        let restarted = order != state.upstreamOrder
+        for (address, series) in state.upstreamSeries where !order.contains(address) {
+            registry.unregisterGauge(series.up)
+            registry.unregisterGauge(series.consecutiveFailures)
+            registry.unregisterCounter(series.failures)
+            state.upstreamSeries[address] = nil
+        }
+        for upstream in upstreams {
+            let labels = [("upstream", upstream.address)]
+            var series = state.upstreamSeries[upstream.address] ?? UpstreamSeries(
+                up: registry.makeGauge(descriptor: Names.upstreamUp, labels: labels),
+                consecutiveFailures: registry.makeGauge(descriptor: Names.upstreamConsecutiveFailures, labels: labels),
+                failures: registry.makeCounter(descriptor: Names.upstreamFailures, labels: labels),
+                reportedFailures: 0)
+            series.up.set(to: upstream.up ? 1 : 0)
+            series.consecutiveFailures.set(to: Double(upstream.consecutiveFailures))
+            if restarted || upstream.totalFailures < series.reportedFailures { series.reportedFailures = 0 }
+            if upstream.totalFailures > series.reportedFailures {
+                series.failures.increment(by: Int64(clamping: upstream.totalFailures - series.reportedFailures))
+            }
+            series.reportedFailures = upstream.totalFailures
+            state.upstreamSeries[upstream.address] = series
+        }
+        state.upstreamOrder = order
     }
 
     /// Lists come and go at run time: a removed list's series are dropped, not left at their last value.

@@ -28,11 +28,14 @@ public final class MetricsServer: Service {
     let logger: Logger
     /// Called with the bound address (`listening metrics 127.0.0.1:9153`) before serving.
     let announce: @Sendable (String) -> Void
+    /// Called once the listener is bound (the helper's readiness for systemd waits for it).
+    let whenBound: @Sendable () -> Void
 
     public init(
         listen: HostPort, sources: MetricsSources, exposition: MetricsExposition, group: any EventLoopGroup, logger: Logger,
-        announce: @escaping @Sendable (String) -> Void = { _ in }
+        announce: @escaping @Sendable (String) -> Void = { _ in }, whenBound: @escaping @Sendable () -> Void = {}
     ) {
+        self.whenBound = whenBound
         self.listen = listen
         self.sources = sources
         self.exposition = exposition
@@ -46,6 +49,7 @@ public final class MetricsServer: Service {
         let shown = HostPort(host: listen.host, port: channel.localAddress?.port ?? listen.port)
         announce("listening metrics \(shown)")
         logger.info("metrics listening", metadata: ["metrics.address": "\(shown)"])
+        whenBound()
         try? await gracefulShutdown()
         try? await channel.close()
     }
