@@ -49,14 +49,16 @@ fuzz-smoke:
 	SWIFT=$(SWIFT) scripts/fuzz.sh 60
 
 # Installs the release binaries, the curated lists, the unit and the sample config (as root).
-# Never builds: run as root it would leave a root-owned .build in your checkout, and sudo's
-# secure_path often has no swift. A missing or stale build stops here, so
+# Builds them first only when this user owns the checkout (root on a fresh machine): sudo in a
+# user's checkout would leave a root-owned .build behind, and sudo's secure_path often has no
+# swift, so then a missing or stale build stops here with what to run. Either way
 # `git pull && sudo make install` never installs the previous build.
 install:
 	@if [ ! -x .build/release/scrolloff-dns ] || [ ! -x .build/release/scrolloff ] \
 	    || [ -n "$$(find Package.swift Sources -newer .build/release/scrolloff-dns -print -quit)" ]; then \
-	    echo 'the release build is missing or older than the sources: run `make release` as yourself, then `sudo make install`' >&2; \
-	    exit 1; fi
+	    if [ "$$(stat -c %u .)" = "$$(id -u)" ]; then $(MAKE) --no-print-directory release || exit 1; \
+	    else echo 'the release build is missing or older than the sources: run `make release` as yourself, then `sudo make install`' >&2; \
+	    exit 1; fi; fi
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SYSCONFDIR="$(SYSCONFDIR)" UNITDIR="$(UNITDIR)" STATEDIR="$(STATEDIR)" \
 		scripts/install.sh install --bin-dir .build/release
 
