@@ -7,16 +7,30 @@ extension DoctorVerdicts {
         public var resolvConfPath: String
         /// The file's text; nil when it could not be read (glibc then asks 127.0.0.1).
         public var resolvConf: String?
-        /// systemd-resolved's servers, read only when resolv.conf names its stub: where they were
-        /// read (a path or `resolvectl dns`), and nil servers when they could not be read.
+        /// How nsswitch.conf's `hosts:` line reaches DNS: through nss-resolve straight to
+        /// systemd-resolved (resolv.conf unread), or through resolv.conf.
+        public var hostsLookup: ResolverSetup.HostsLookup
+        public var nsswitchPath: String
+        /// systemd-resolved's servers for an ordinary name, read when resolv.conf names its stub,
+        /// nsswitch.conf asks it, or the helper forwards to it: where they were read (a path or
+        /// `resolvectl`), and nil servers when they could not be read.
         public var resolvedSource: String?
         public var resolvedServers: [NameServer]?
+        /// resolved's servers that only get their links' own domains (a `~.` scope takes the rest).
+        public var resolvedIgnored: [NameServer]
 
-        public init(resolvConfPath: String, resolvConf: String?, resolvedSource: String? = nil, resolvedServers: [NameServer]? = nil) {
+        public init(
+            resolvConfPath: String, resolvConf: String?, hostsLookup: ResolverSetup.HostsLookup = .resolvConfOnly,
+            nsswitchPath: String = "/etc/nsswitch.conf", resolvedSource: String? = nil, resolvedServers: [NameServer]? = nil,
+            resolvedIgnored: [NameServer] = []
+        ) {
             self.resolvConfPath = resolvConfPath
             self.resolvConf = resolvConf
+            self.hostsLookup = hostsLookup
+            self.nsswitchPath = nsswitchPath
             self.resolvedSource = resolvedSource
             self.resolvedServers = resolvedServers
+            self.resolvedIgnored = resolvedIgnored
         }
 
         /// The servers of resolv.conf as glibc reads them; with none, glibc asks 127.0.0.1:53.
@@ -27,16 +41,35 @@ extension DoctorVerdicts {
 
         /// Whether resolv.conf hands queries to systemd-resolved's stub.
         public var namesResolvedStub: Bool { resolvConfServers.contains { ResolverSetup.resolvedStubs.contains($0.host) } }
+
+        /// Whether any lookup reaches systemd-resolved, by nss-resolve or by its stub.
+        public var asksResolved: Bool { hostsLookup.asksResolved || namesResolvedStub }
+
+        /// What glibc asks, in order: resolved (as its stub) when nss-resolve comes first, then
+        /// resolv.conf's servers unless nss-resolve's answer is final.
+        var entryServers: [NameServer] {
+            guard hostsLookup.asksResolved else { return resolvConfServers }
+            let viaNSS = NameServer(host: "127.0.0.53")
+            return hostsLookup.thenResolvConf ? [viaNSS] + resolvConfServers.filter { $0 != viaNSS } : [viaNSS]
+        }
+
+        /// Where browsers' lookups go first: resolved's first server when nss-resolve asks it
+        /// directly (its stub listener may be off), else resolv.conf's first server.
+        public var firstServer: NameServer {
+            if hostsLookup.asksResolved, let first = resolvedServers?.first { return first }
+            return resolvConfServers.first ?? NameServer(host: "127.0.0.1")
+        }
     }
 
     public static func resolver(_ seen: ResolverObservation, listeners: [DoctorListener], localAddresses: Set<String>) -> DoctorCheck {
-        let path = seen.resolvConfPath
-        let viaResolved = seen.namesResolvedStub
+        let viaNSS = seen.hostsLookup.asksResolved
+        let path = viaNSS ? seen.nsswitchPath : seen.resolvConfPath
+        let viaResolved = seen.asksResolved
         var asked: [NameServer] = []
-        for server in seen.resolvConfServers {
+        for server in seen.entryServers {
             if ResolverSetup.resolvedStubs.contains(server.host) {
                 guard let servers = seen.resolvedServers else {
-                    return .fail("resolver", "\(path) hands queries to systemd-resolved (\(server.host)), whose servers could not be read from \(seen.resolvedSource ?? "/run/systemd/resolve/resolv.conf")",
+                    return .fail("resolver", "\(path) hands queries to systemd-resolved (\(viaNSS ? "nss-resolve" : server.host)), whose servers could not be read from \(seen.resolvedSource ?? "/run/systemd/resolve/resolv.conf")",
                                  fix: "Show them with `resolvectl dns`, and make the sinkhole the only one (see the README's resolver steps).")
                 }
                 asked += servers.filter { !asked.contains($0) }
@@ -52,7 +85,10 @@ extension DoctorVerdicts {
         let listed = asked.map(\.description).joined(separator: ", ")
         let sinkholeCount = matches.count { $0.1 == .sinkhole }
         if sinkholeCount == matches.count {
-            return .pass("resolver", "\(route) → \(listed): the sinkhole")
+            // Servers of links without `~.` are named, so nobody wonders why they are not a FAIL.
+            let ignored = seen.resolvedIgnored.isEmpty ? ""
+                : " (\(seen.resolvedIgnored.map(\.description).joined(separator: ", ")) only for \(seen.resolvedIgnored.count == 1 ? "its link's" : "their links'") own domains)"
+            return .pass("resolver", "\(route) → \(listed): the sinkhole" + ignored)
         }
         if let (server, match) = matches.first(where: { if case .otherPort = $0.1 { true } else { false } }),
            case .otherPort(let port) = match {
