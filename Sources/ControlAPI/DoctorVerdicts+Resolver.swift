@@ -18,11 +18,13 @@ extension DoctorVerdicts {
         public var resolvedServers: [NameServer]?
         /// resolved's servers that only get their links' own domains (a `~.` scope takes the rest).
         public var resolvedIgnored: [NameServer]
+        /// The link each of `resolvedServers` comes from, when not the global scope.
+        public var resolvedLinks: [NameServer: String]
 
         public init(
             resolvConfPath: String, resolvConf: String?, hostsLookup: ResolverSetup.HostsLookup = .resolvConfOnly,
             nsswitchPath: String = "/etc/nsswitch.conf", resolvedSource: String? = nil, resolvedServers: [NameServer]? = nil,
-            resolvedIgnored: [NameServer] = []
+            resolvedIgnored: [NameServer] = [], resolvedLinks: [NameServer: String] = [:]
         ) {
             self.resolvConfPath = resolvConfPath
             self.resolvConf = resolvConf
@@ -31,6 +33,7 @@ extension DoctorVerdicts {
             self.resolvedSource = resolvedSource
             self.resolvedServers = resolvedServers
             self.resolvedIgnored = resolvedIgnored
+            self.resolvedLinks = resolvedLinks
         }
 
         /// The servers of resolv.conf as glibc reads them; with none, glibc asks 127.0.0.1:53.
@@ -98,7 +101,15 @@ extension DoctorVerdicts {
                 : "resolv.conf cannot name a port: let the helper listen on port 53 (`--listen \(server.host.contains(":") ? "[\(server.host)]" : server.host):53`, or `listen` in /etc/scrolloff/scrolloff.toml), then restart it."
             return .fail("resolver", "\(route) asks \(server.host) on port \(server.port), but the sinkhole listens there on port \(port)", fix: fix)
         }
-        let others = matches.filter { $0.1 != .sinkhole }.map { $0.0.description }.joined(separator: ", ")
+        let otherServers = matches.filter { $0.1 != .sinkhole }.map(\.0)
+        let otherLinks = otherServers.compactMap { seen.resolvedLinks[$0] }
+        if sinkholeCount > 0, viaResolved, otherLinks.count == otherServers.count {
+            // Each server passing the sinkhole by is a link's own: that link's setting is the fix, not resolved.conf.
+            let named = Set(otherLinks).sorted().joined(separator: ", ")
+            return .fail("resolver", "\(route) also asks \(otherServers.map(\.description).joined(separator: ", ")) of \(named), which \(otherLinks.count == 1 ? "takes" : "take") every name (`~.`) besides the sinkhole",
+                         fix: "Give \(named) the sinkhole as DNS server too, or take `~.` off its DNS domains (`resolvectl domain` shows them; a VPN sets it in its connection's settings).")
+        }
+        let others = otherServers.map(\.description).joined(separator: ", ")
         let detail = sinkholeCount == 0
             ? "\(route) → \(listed), not the sinkhole (\(sinkholeAddresses(listeners)))"
             : "\(route) also asks \(others), which \(others.contains(",") ? "answer" : "answers") without the sinkhole"

@@ -38,9 +38,13 @@ public struct ResolvedRouting: Sendable, Equatable {
     /// ordinary name by the sinkhole.
     public var ignored: [NameServer]
 
-    public init(asked: [NameServer], ignored: [NameServer] = []) {
+    /// The link each asked server belongs to (`Link 5 (tun0)`); global servers are not named.
+    public var links: [NameServer: String]
+
+    public init(asked: [NameServer], ignored: [NameServer] = [], links: [NameServer: String] = [:]) {
         self.asked = asked
         self.ignored = ignored
+        self.links = links
     }
 }
 
@@ -72,7 +76,13 @@ extension ResolverSetup {
         let chosen = everyName.isEmpty ? withServers.filter(\.isDefaultRoute) : everyName
         let asked = uniqueServers(chosen.flatMap(\.servers))
         let ignored = uniqueServers(withServers.flatMap(\.servers)).filter { !asked.contains($0) }
-        return ResolvedRouting(asked: asked, ignored: ignored)
+        var links: [NameServer: String] = [:]
+        // A server also in the global scope is the global one: the link then changes nothing.
+        let global = Set(chosen.filter(\.isGlobal).flatMap(\.servers))
+        for scope in chosen where !scope.isGlobal {
+            for server in scope.servers where !global.contains(server) && links[server] == nil { links[server] = scope.name }
+        }
+        return ResolvedRouting(asked: asked, ignored: ignored, links: links)
     }
 
     /// `Global: a b` → ("Global", ["a", "b"]); `Link 2 (eth0): a` → ("Link 2 (eth0)", ["a"]).

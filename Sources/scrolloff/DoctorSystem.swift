@@ -35,6 +35,7 @@ enum DoctorSystem {
         seen.resolvedSource = source
         seen.resolvedServers = routing?.asked
         seen.resolvedIgnored = routing?.ignored ?? []
+        seen.resolvedLinks = routing?.links ?? [:]
         return seen
     }
 

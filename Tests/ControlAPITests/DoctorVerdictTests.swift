@@ -20,6 +20,7 @@ struct DoctorVerdictTests {
         var hosts = ResolverSetup.HostsLookup.resolvConfOnly
         var resolved: [NameServer]?
         var ignored: [NameServer] = []
+        var links: [NameServer: String] = [:]
         var listeners: [DoctorListener]
         var status: DoctorCheck.Status
         var detail: String
@@ -62,6 +63,15 @@ struct DoctorVerdictTests {
                      resolvConf: "nameserver 127.0.0.53\n", resolved: [NameServer(host: "127.0.0.1")], ignored: [NameServer(host: "192.168.1.1")],
                      listeners: port53, status: .pass,
                      detail: "systemd-resolved → 127.0.0.1: the sinkhole (192.168.1.1 only for its link's own domains)"),
+        ResolverCase(label: "a VPN link with its own ~. takes every name besides the sinkhole",
+                     resolvConf: "nameserver 127.0.0.53\n", resolved: [NameServer(host: "127.0.0.1"), NameServer(host: "10.8.0.1")],
+                     links: [NameServer(host: "10.8.0.1"): "Link 5 (tun0)"], listeners: port53, status: .fail,
+                     detail: "systemd-resolved also asks 10.8.0.1 of Link 5 (tun0), which takes every name (`~.`) besides the sinkhole",
+                     fix: "Give Link 5 (tun0) the sinkhole as DNS server too"),
+        ResolverCase(label: "a link's ~. with no sinkhole at all is resolved.conf's to fix",
+                     resolvConf: "nameserver 127.0.0.53\n", resolved: [NameServer(host: "10.8.0.1")],
+                     links: [NameServer(host: "10.8.0.1"): "Link 5 (tun0)"], listeners: port53, status: .fail,
+                     detail: "systemd-resolved → 10.8.0.1, not the sinkhole", fix: "`Domains=~.`"),
         ResolverCase(label: "nss-resolve asks resolved even though resolv.conf names the router",
                      resolvConf: "nameserver 192.168.1.1\n", hosts: ResolverSetup.HostsLookup(asksResolved: true, thenResolvConf: false),
                      resolved: [NameServer(host: "127.0.0.1")], listeners: port53, status: .pass,
@@ -84,7 +94,7 @@ struct DoctorVerdictTests {
     func resolver_passes_only_when_every_server_asked_is_the_sinkhole(_ c: ResolverCase) {
         let seen = DoctorVerdicts.ResolverObservation(
             resolvConfPath: "/etc/resolv.conf", resolvConf: c.resolvConf, hostsLookup: c.hosts,
-            resolvedSource: "/run/systemd/resolve/resolv.conf", resolvedServers: c.resolved, resolvedIgnored: c.ignored)
+            resolvedSource: "/run/systemd/resolve/resolv.conf", resolvedServers: c.resolved, resolvedIgnored: c.ignored, resolvedLinks: c.links)
         let check = DoctorVerdicts.resolver(seen, listeners: c.listeners, localAddresses: [])
         #expect(check.name == "resolver")
         #expect(check.status == c.status, "\(check)")

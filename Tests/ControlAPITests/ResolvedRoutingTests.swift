@@ -26,6 +26,7 @@ struct ResolvedRoutingTests {
         var domainsKnown = true
         var asked: [NameServer]
         var ignored: [NameServer] = []
+        var links: [NameServer: String] = [:]
         var testDescription: String { label }
     }
 
@@ -37,26 +38,26 @@ struct ResolvedRoutingTests {
         RoutingCase(label: "a link with its own ~. ties with the global one and is asked too",
                     scopes: [ResolvedScope(name: "Global", servers: [sinkhole], domains: ["~."]),
                              ResolvedScope(name: "Link 5 (tun0)", servers: [vpn], domains: ["~."])],
-                    asked: [sinkhole, vpn]),
+                    asked: [sinkhole, vpn], links: [vpn: "Link 5 (tun0)"]),
         RoutingCase(label: "~. on a link only: that link takes every name",
                     scopes: [ResolvedScope(name: "Global", servers: []),
                              ResolvedScope(name: "Link 2 (eth0)", servers: [router], defaultRoute: true),
                              ResolvedScope(name: "Link 4 (lo)", servers: [sinkhole], domains: ["~."])],
-                    asked: [sinkhole], ignored: [router]),
+                    asked: [sinkhole], ignored: [router], links: [sinkhole: "Link 4 (lo)"]),
         RoutingCase(label: "a ~. scope without servers routes nothing",
                     scopes: [ResolvedScope(name: "Global", servers: [], domains: ["~."]),
                              ResolvedScope(name: "Link 2 (eth0)", servers: [router], defaultRoute: true)],
-                    asked: [router]),
+                    asked: [router], links: [router: "Link 2 (eth0)"]),
         RoutingCase(label: "no ~.: global and default-route links",
                     scopes: [ResolvedScope(name: "Global", servers: [sinkhole]),
                              ResolvedScope(name: "Link 2 (eth0)", servers: [router], domains: ["lan"], defaultRoute: true),
                              ResolvedScope(name: "Link 5 (tun0)", servers: [vpn], domains: ["~corp.example"], defaultRoute: false)],
-                    asked: [sinkhole, router], ignored: [vpn]),
+                    asked: [sinkhole, router], ignored: [vpn], links: [router: "Link 2 (eth0)"]),
         RoutingCase(label: "no ~. and no default-route setting: a link with a routing-only domain is not a default route",
                     scopes: [ResolvedScope(name: "Global", servers: [sinkhole]),
                              ResolvedScope(name: "Link 2 (eth0)", servers: [router]),
                              ResolvedScope(name: "Link 5 (tun0)", servers: [vpn], domains: ["~corp.example"])],
-                    asked: [sinkhole, router], ignored: [vpn]),
+                    asked: [sinkhole, router], ignored: [vpn], links: [router: "Link 2 (eth0)"]),
         RoutingCase(label: "domains unknown: every server counts",
                     scopes: [ResolvedScope(name: "Global", servers: [sinkhole]),
                              ResolvedScope(name: "Link 2 (eth0)", servers: [router, sinkhole], defaultRoute: false)],
@@ -65,7 +66,7 @@ struct ResolvedRoutingTests {
 
     @Test(arguments: cases)
     func an_ordinary_name_goes_to_the_tilde_dot_scopes_or_else_to_the_default_routes(_ c: RoutingCase) {
-        #expect(ResolverSetup.ordinaryNameRouting(c.scopes, domainsKnown: c.domainsKnown) == ResolvedRouting(asked: c.asked, ignored: c.ignored))
+        #expect(ResolverSetup.ordinaryNameRouting(c.scopes, domainsKnown: c.domainsKnown) == ResolvedRouting(asked: c.asked, ignored: c.ignored, links: c.links))
     }
 
     @Test(arguments: [
