@@ -102,7 +102,8 @@ enum DoctorRun {
             } else {
                 // Upstream answers may take the forwarder's whole budget; allow a little more.
                 let normal = DNSProbe.ask(probeName, host: probe.host, port: probe.port, timeout: 5)
-                checks.append(DoctorVerdicts.normalProbe(name: probeName, target: NameServer(host: probe.host, port: probe.port), normal))
+                checks.append(DoctorVerdicts.normalProbe(
+                    name: probeName, target: NameServer(host: probe.host, port: probe.port), normal, upstreams: facts.upstreams))
             }
         } else {
             checks += ["blocked_probe", "normal_probe"].map(DoctorVerdicts.noListener)

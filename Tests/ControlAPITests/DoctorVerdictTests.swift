@@ -170,6 +170,14 @@ struct DoctorVerdictTests {
         if let loop { #expect(found?.contains(loop) == true, "\(found ?? "no loop")") } else { #expect(found == nil, "\(found ?? "")") }
     }
 
+    @Test func a_servfail_through_resolveds_stub_suggests_the_loop_fix() {
+        let check = DoctorVerdicts.normalProbe(name: "example.com", target: NameServer(host: "127.0.0.1"), Self.answer("SERVFAIL"), upstreams: [Self.stub])
+        #expect(check.status == .fail)
+        #expect(check.fix?.contains("systemd-resolved's stub, which sends names back if it points at the sinkhole: a forwarding loop: set `[dns] upstreams = [...]`") == true, "\(check.fix ?? "")")
+        let direct = DoctorVerdicts.normalProbe(name: "example.com", target: NameServer(host: "127.0.0.1"), Self.answer("SERVFAIL"), upstreams: [NameServer(host: "9.9.9.9")])
+        #expect(direct.fix?.contains("`--upstream ADDR`") == true)
+    }
+
     @Test func a_forwarding_loop_fails_the_normal_probe_with_the_upstreams_to_set() {
         let check = DoctorVerdicts.normalProbe(name: "example.com", loop: "the helper forwards to 127.0.0.53 (systemd-resolved), which sends it back to the sinkhole at 127.0.0.1")
         #expect(check.name == "normal_probe" && check.status == .fail)
