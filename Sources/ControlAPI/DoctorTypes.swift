@@ -12,6 +12,9 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     public var profile: String
     /// Every socket the DNS server has bound, as the kernel gave it (port 0 resolved).
     public var listeners: [DoctorListener]
+    /// The upstream resolvers the forwarder asks now (after any reload): `doctor` tells a
+    /// forwarding loop through systemd-resolved's stub from an upstream that is down.
+    public var upstreams: [NameServer]
     /// Where and what to probe; nil while no UDP listener is up.
     public var probe: DoctorProbeFacts?
     public var lists: [DoctorListFacts]
@@ -19,14 +22,15 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     public var database: DoctorDatabaseFacts
 
     public init(
-        version: String, pid: Int32, now: Date, profile: String, listeners: [DoctorListener], probe: DoctorProbeFacts?,
-        lists: [DoctorListFacts], clock: DoctorClockFacts, database: DoctorDatabaseFacts
+        version: String, pid: Int32, now: Date, profile: String, listeners: [DoctorListener], upstreams: [NameServer] = [],
+        probe: DoctorProbeFacts?, lists: [DoctorListFacts], clock: DoctorClockFacts, database: DoctorDatabaseFacts
     ) {
         self.version = version
         self.pid = pid
         self.now = now
         self.profile = profile
         self.listeners = listeners
+        self.upstreams = upstreams
         self.probe = probe
         self.lists = lists
         self.clock = clock
@@ -34,7 +38,22 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, pid, now, profile, listeners, probe, lists, clock, database
+        case version, pid, now, profile, listeners, upstreams, probe, lists, clock, database
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(String.self, forKey: .version)
+        pid = try c.decode(Int32.self, forKey: .pid)
+        now = try c.decode(Date.self, forKey: .now)
+        profile = try c.decode(String.self, forKey: .profile)
+        listeners = try c.decode([DoctorListener].self, forKey: .listeners)
+        // A helper from before upstreams were reported still gets every other check.
+        upstreams = try c.decodeIfPresent([NameServer].self, forKey: .upstreams) ?? []
+        probe = try c.decodeIfPresent(DoctorProbeFacts.self, forKey: .probe)
+        lists = try c.decode([DoctorListFacts].self, forKey: .lists)
+        clock = try c.decode(DoctorClockFacts.self, forKey: .clock)
+        database = try c.decode(DoctorDatabaseFacts.self, forKey: .database)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -45,6 +64,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         try c.encode(now, forKey: .now)
         try c.encode(profile, forKey: .profile)
         try c.encode(listeners, forKey: .listeners)
+        try c.encode(upstreams, forKey: .upstreams)
         try c.encode(probe, forKey: .probe)
         try c.encode(lists, forKey: .lists)
         try c.encode(clock, forKey: .clock)

@@ -120,8 +120,13 @@ public enum DoctorVerdicts {
 
     // MARK: 5. normal probe
 
-    public static func normalProbe(name: String, target: NameServer, _ result: ProbeResult) -> DoctorCheck {
-        let upstreamFix = "Check the upstream resolvers the helper forwards to (`--upstream ADDR`, or `upstreams` in /etc/scrolloff/scrolloff.toml) and that this machine is online."
+    /// - Parameter upstreams: the helper's; through systemd-resolved's stub a failure is most
+    ///   likely resolved sending the name back (resolved's servers could not be read to be sure).
+    public static func normalProbe(name: String, target: NameServer, _ result: ProbeResult, upstreams: [NameServer] = []) -> DoctorCheck {
+        let viaStub = upstreams.contains { ResolverSetup.resolvedStubs.contains($0.host) }
+        let upstreamFix = viaStub
+            ? "The helper forwards to systemd-resolved's stub, which sends names back if it points at the sinkhole: a " + forwardingLoopFix
+            : "Check the upstream resolvers the helper forwards to (`--upstream ADDR`, or `upstreams` in /etc/scrolloff/scrolloff.toml) and that this machine is online."
         let otherName = "Probe a name that resolves from here: `scrolloff doctor --probe-name NAME`."
         switch result {
         case .failed(let reason):

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// A DNS server the system resolver asks: a literal address and a port.
-public struct NameServer: Hashable, Sendable, CustomStringConvertible {
+public struct NameServer: Hashable, Sendable, Codable, CustomStringConvertible {
     public var host: String
     public var port: Int
 

@@ -67,9 +67,10 @@ public enum HelperMain {
         let bound = BoundListeners()
         // The blocking answer and its TTL: swappable by a reload, read once per blocked query.
         let blocking = BlockingSettingsStore(BlockingSettings(mode: configuration.blockingMode, blockedTTL: configuration.blockedTTL))
+        let doctorUpstreams = DoctorUpstreams() // the forwarder, once made below
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine,
-            doctor: DoctorSources(listeners: bound, blocking: blocking), logger: logger)
+            doctor: DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams), logger: logger)
 
         // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
         // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
@@ -89,6 +90,7 @@ public enum HelperMain {
         let upstreams = try configuration.upstreams.map { try $0.socketAddress() }
         let forwarder = Forwarder(
             configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: upstreams), logger: logger)
+        doctorUpstreams.follow(forwarder)
         // Everything a reload may change lives in a swappable holder the chain reads per query.
         let cache = AnswerCache(configuration: configuration.cache)
         let rateLimiter = ClientRateLimiter(configuration.rateLimit)

@@ -26,6 +26,12 @@ struct Doctor: ParsableCommand {
     @Option(name: .customLong("resolved-conf"), help: .hidden)
     var resolvedConf: String?
 
+    @Option(name: .customLong("nsswitch-conf"), help: .hidden)
+    var nsswitchConf = "/etc/nsswitch.conf"
+
+    @Option(name: .customLong("resolvectl"), help: .hidden)
+    var resolvectl: String?
+
     func validate() throws {
         guard !probeName.isEmpty, (try? DNSName(probeName)) != nil else {
             throw ValidationError("--probe-name needs a DNS name such as example.com.")
@@ -49,7 +55,10 @@ struct Doctor: ParsableCommand {
             facts = nil
             unreachable = error
         }
-        let seen = DoctorSystem.observeResolver(resolvConf: resolvConf, resolvedConf: resolvedConf)
+        let sources = DoctorSystem.Sources(resolvConf: resolvConf, nsswitchConf: nsswitchConf, resolvedConf: resolvedConf, resolvectl: resolvectl)
+        // resolved's servers also matter when the helper forwards to its stub: a loop if they lead back.
+        let forwardsToStub = facts?.upstreams.contains { ResolverSetup.resolvedStubs.contains($0.host) } ?? false
+        let seen = DoctorSystem.observeResolver(sources, alsoResolved: forwardsToStub)
         var checks: [DoctorCheck]
         if let facts {
             checks = DoctorRun.checks(facts: facts, socket: socket, resolver: seen, probeName: probeName)
@@ -82,13 +91,20 @@ enum DoctorRun {
                                            over: listener.transport == DoctorListener.tcp ? .tcp : .udp))
         }
         checks.append(DoctorVerdicts.listeners(listenerResults))
-        checks.append(DoctorVerdicts.resolver(seen, listeners: facts.listeners, localAddresses: DoctorSystem.localAddresses()))
+        let local = DoctorSystem.localAddresses()
+        checks.append(DoctorVerdicts.resolver(seen, listeners: facts.listeners, localAddresses: local))
         if let probe = facts.probe {
             let blocked = DNSProbe.ask(probe.blockedName, host: probe.host, port: probe.port)
             checks.append(DoctorVerdicts.blockedProbe(probe, blocked, profile: facts.profile))
-            // Upstream answers may take the forwarder's whole budget; allow a little more.
-            let normal = DNSProbe.ask(probeName, host: probe.host, port: probe.port, timeout: 5)
-            checks.append(DoctorVerdicts.normalProbe(name: probeName, target: NameServer(host: probe.host, port: probe.port), normal))
+            if let loop = DoctorVerdicts.forwardingLoop(upstreams: facts.upstreams, listeners: facts.listeners, localAddresses: local,
+                                                        resolvedServers: seen.resolvedServers) {
+                checks.append(DoctorVerdicts.normalProbe(name: probeName, loop: loop))
+            } else {
+                // Upstream answers may take the forwarder's whole budget; allow a little more.
+                let normal = DNSProbe.ask(probeName, host: probe.host, port: probe.port, timeout: 5)
+                checks.append(DoctorVerdicts.normalProbe(
+                    name: probeName, target: NameServer(host: probe.host, port: probe.port), normal, upstreams: facts.upstreams))
+            }
         } else {
             checks += ["blocked_probe", "normal_probe"].map(DoctorVerdicts.noListener)
         }
@@ -101,7 +117,7 @@ enum DoctorRun {
 
     /// Asks the canary of the first server the system resolver uses, the one a browser's lookup reaches.
     static func canary(resolver seen: DoctorVerdicts.ResolverObservation, helperAnswers: Bool = true) -> DoctorCheck {
-        let server = seen.resolvConfServers.first ?? NameServer(host: "127.0.0.1")
+        let server = seen.firstServer
         let result = DNSProbe.ask(DoctorVerdicts.canaryName, host: server.host, port: server.port)
         return DoctorVerdicts.canary(through: server, result, helperAnswers: helperAnswers)
     }

@@ -11,38 +11,61 @@ enum DoctorSystem {
     /// Where systemd-resolved lists every server it uses, global and per link (systemd-resolved.service(8)).
     static let resolvedServersFile = "/run/systemd/resolve/resolv.conf"
 
-    /// `/etc/resolv.conf` (or `--resolv-conf`), and resolved's servers when it names the stub.
-    static func observeResolver(resolvConf path: String, resolvedConf: String?) -> DoctorVerdicts.ResolverObservation {
-        var seen = DoctorVerdicts.ResolverObservation(resolvConfPath: path, resolvConf: try? String(contentsOfFile: path, encoding: .utf8))
-        guard seen.namesResolvedStub else { return seen }
-        let (source, servers) = resolvedServers(explicit: resolvedConf)
+    /// Where to look for systemd-resolved's own files and tool; each a hidden option of `doctor`
+    /// so the tests can stand in for them.
+    struct Sources {
+        var resolvConf = "/etc/resolv.conf"
+        var nsswitchConf = "/etc/nsswitch.conf"
+        /// A resolv.conf-format list of resolved's servers, read instead of asking `resolvectl`.
+        var resolvedConf: String?
+        /// The `resolvectl` to run; nil for the system's.
+        var resolvectl: String?
+    }
+
+    /// `/etc/resolv.conf` and nsswitch.conf's `hosts:` line, and systemd-resolved's servers for an
+    /// ordinary name when a lookup reaches it (resolv.conf names its stub, nss-resolve asks it) or
+    /// `alsoResolved` (the helper forwards to its stub).
+    static func observeResolver(_ sources: Sources, alsoResolved: Bool) -> DoctorVerdicts.ResolverObservation {
+        let nsswitch = try? String(contentsOfFile: sources.nsswitchConf, encoding: .utf8)
+        var seen = DoctorVerdicts.ResolverObservation(
+            resolvConfPath: sources.resolvConf, resolvConf: try? String(contentsOfFile: sources.resolvConf, encoding: .utf8),
+            hostsLookup: nsswitch.map { ResolverSetup.hostsLookup(nsswitch: $0) } ?? .resolvConfOnly, nsswitchPath: sources.nsswitchConf)
+        guard seen.asksResolved || alsoResolved else { return seen }
+        let (source, routing) = resolvedServers(sources)
         seen.resolvedSource = source
-        seen.resolvedServers = servers
+        seen.resolvedServers = routing?.asked
+        seen.resolvedIgnored = routing?.ignored ?? []
+        seen.resolvedLinks = routing?.links ?? [:]
         return seen
     }
 
-    /// resolved's servers: from `--resolved-conf` when given; else `resolvectl dns`, which keeps
-    /// ports and per-link servers; else resolved's own resolv.conf-format list.
-    static func resolvedServers(explicit: String?) -> (source: String, servers: [NameServer]?) {
-        if let explicit {
-            return (explicit, (try? String(contentsOfFile: explicit, encoding: .utf8)).map { ResolverSetup.nameServers(resolvConf: $0, limit: nil) })
+    /// resolved's servers for an ordinary name: from `--resolved-conf` when given; else from
+    /// `resolvectl dns`, `domain` and `default-route`, which keep ports, links and routing
+    /// domains; else resolved's own resolv.conf-format list (every server counts then).
+    static func resolvedServers(_ sources: Sources) -> (source: String, routing: ResolvedRouting?) {
+        if let explicit = sources.resolvedConf {
+            let text = try? String(contentsOfFile: explicit, encoding: .utf8)
+            return (explicit, text.map { ResolvedRouting(asked: ResolverSetup.nameServers(resolvConf: $0, limit: nil)) })
         }
-        if let output = resolvectlDNS() {
-            return ("`resolvectl dns`", ResolverSetup.nameServers(resolvectlOutput: output))
+        if let tool = sources.resolvectl ?? systemResolvectl(), let dns = run(tool, "dns") {
+            let domains = run(tool, "domain")
+            let scopes = ResolverSetup.resolvedScopes(dns: dns, domains: domains, defaultRoute: run(tool, "default-route"))
+            return ("`resolvectl`", ResolverSetup.ordinaryNameRouting(scopes, domainsKnown: domains != nil))
         }
         let text = try? String(contentsOfFile: resolvedServersFile, encoding: .utf8)
-        return (resolvedServersFile, text.map { ResolverSetup.nameServers(resolvConf: $0, limit: nil) })
+        return (resolvedServersFile, text.map { ResolvedRouting(asked: ResolverSetup.nameServers(resolvConf: $0, limit: nil)) })
     }
 
-    /// `resolvectl dns` output, or nil when resolvectl is missing, fails, or takes over 3 s (it
-    /// asks resolved over D-Bus, which may not run).
-    static func resolvectlDNS() -> String? {
-        guard let tool = ["/usr/bin/resolvectl", "/bin/resolvectl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return nil
-        }
+    static func systemResolvectl() -> String? {
+        ["/usr/bin/resolvectl", "/bin/resolvectl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// `resolvectl VERB` output, or nil when it fails or takes over 3 s (it asks resolved over
+    /// D-Bus, which may not run).
+    static func run(_ tool: String, _ verb: String) -> String? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["dns"]
+        process.arguments = [verb]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

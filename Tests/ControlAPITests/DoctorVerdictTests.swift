@@ -17,7 +17,10 @@ struct DoctorVerdictTests {
     struct ResolverCase: Sendable, CustomTestStringConvertible {
         var label: String
         var resolvConf: String?
+        var hosts = ResolverSetup.HostsLookup.resolvConfOnly
         var resolved: [NameServer]?
+        var ignored: [NameServer] = []
+        var links: [NameServer: String] = [:]
         var listeners: [DoctorListener]
         var status: DoctorCheck.Status
         var detail: String
@@ -56,13 +59,42 @@ struct DoctorVerdictTests {
                      detail: "listens there on port 5300", fix: "`DNS=127.0.0.1:5300`"),
         ResolverCase(label: "resolved's servers unreadable", resolvConf: "nameserver 127.0.0.53\n", resolved: nil, listeners: port53,
                      status: .fail, detail: "whose servers could not be read", fix: "`resolvectl dns`"),
+        ResolverCase(label: "resolved's ~. scope at the sinkhole, a DHCP server only for its link's domain",
+                     resolvConf: "nameserver 127.0.0.53\n", resolved: [NameServer(host: "127.0.0.1")], ignored: [NameServer(host: "192.168.1.1")],
+                     listeners: port53, status: .pass,
+                     detail: "systemd-resolved → 127.0.0.1: the sinkhole (192.168.1.1 only for its link's own domains)"),
+        ResolverCase(label: "a VPN link with its own ~. takes every name besides the sinkhole",
+                     resolvConf: "nameserver 127.0.0.53\n", resolved: [NameServer(host: "127.0.0.1"), NameServer(host: "10.8.0.1")],
+                     links: [NameServer(host: "10.8.0.1"): "Link 5 (tun0)"], listeners: port53, status: .fail,
+                     detail: "systemd-resolved also asks 10.8.0.1 of Link 5 (tun0), which takes every name (`~.`) besides the sinkhole",
+                     fix: "Give Link 5 (tun0) the sinkhole as DNS server too"),
+        ResolverCase(label: "a link's ~. with no sinkhole at all is resolved.conf's to fix",
+                     resolvConf: "nameserver 127.0.0.53\n", resolved: [NameServer(host: "10.8.0.1")],
+                     links: [NameServer(host: "10.8.0.1"): "Link 5 (tun0)"], listeners: port53, status: .fail,
+                     detail: "systemd-resolved → 10.8.0.1, not the sinkhole", fix: "`Domains=~.`"),
+        ResolverCase(label: "nss-resolve asks resolved even though resolv.conf names the router",
+                     resolvConf: "nameserver 192.168.1.1\n", hosts: ResolverSetup.HostsLookup(asksResolved: true, thenResolvConf: false),
+                     resolved: [NameServer(host: "127.0.0.1")], listeners: port53, status: .pass,
+                     detail: "/etc/nsswitch.conf → systemd-resolved → 127.0.0.1: the sinkhole"),
+        ResolverCase(label: "nss-resolve asks resolved, which forwards elsewhere",
+                     resolvConf: "nameserver 127.0.0.1\n", hosts: ResolverSetup.HostsLookup(asksResolved: true, thenResolvConf: false),
+                     resolved: [NameServer(host: "9.9.9.9")], listeners: port53, status: .fail,
+                     detail: "/etc/nsswitch.conf → systemd-resolved → 9.9.9.9, not the sinkhole", fix: "`Domains=~.`"),
+        ResolverCase(label: "nss-resolve whose servers are unreadable",
+                     resolvConf: "nameserver 127.0.0.1\n", hosts: ResolverSetup.HostsLookup(asksResolved: true, thenResolvConf: false),
+                     resolved: nil, listeners: port53, status: .fail,
+                     detail: "/etc/nsswitch.conf hands queries to systemd-resolved (nss-resolve), whose servers could not be read", fix: "`resolvectl dns`"),
+        ResolverCase(label: "nss-resolve without a final answer falls back to resolv.conf's router",
+                     resolvConf: "nameserver 192.168.1.1\n", hosts: ResolverSetup.HostsLookup(asksResolved: true, thenResolvConf: true),
+                     resolved: [NameServer(host: "127.0.0.1")], listeners: port53, status: .fail,
+                     detail: "also asks 192.168.1.1, which answers without the sinkhole", fix: "`Domains=~.`"),
     ]
 
     @Test(arguments: resolverCases)
     func resolver_passes_only_when_every_server_asked_is_the_sinkhole(_ c: ResolverCase) {
         let seen = DoctorVerdicts.ResolverObservation(
-            resolvConfPath: "/etc/resolv.conf", resolvConf: c.resolvConf,
-            resolvedSource: "/run/systemd/resolve/resolv.conf", resolvedServers: c.resolved)
+            resolvConfPath: "/etc/resolv.conf", resolvConf: c.resolvConf, hostsLookup: c.hosts,
+            resolvedSource: "/run/systemd/resolve/resolv.conf", resolvedServers: c.resolved, resolvedIgnored: c.ignored, resolvedLinks: c.links)
         let check = DoctorVerdicts.resolver(seen, listeners: c.listeners, localAddresses: [])
         #expect(check.name == "resolver")
         #expect(check.status == c.status, "\(check)")
@@ -116,7 +148,54 @@ struct DoctorVerdictTests {
         let check = DoctorVerdicts.normalProbe(name: "example.com", target: NameServer(host: "127.0.0.1"), result)
         #expect(check.status == status, "\(check)")
         #expect(check.detail.contains(detail), "\(check.detail)")
-        #expect(check.fix?.contains(fix ?? "") ?? (fix == nil))
+        if let fix { #expect(check.fix?.contains(fix) == true, "\(check.fix ?? "no fix")") } else { #expect(check.fix == nil, "\(check.fix ?? "")") }
+    }
+
+    // MARK: forwarding loop
+
+    static let stub = NameServer(host: "127.0.0.53")
+
+    @Test(arguments: [
+        ([stub], [NameServer(host: "127.0.0.1")], "the helper forwards to 127.0.0.53 (systemd-resolved), which sends it back to the sinkhole at 127.0.0.1"),
+        ([NameServer(host: "127.0.0.54")], [NameServer(host: "127.0.0.1")], "forwards to 127.0.0.54 (systemd-resolved)"),
+        ([NameServer(host: "9.9.9.9"), NameServer(host: "127.0.0.1")], nil, "the helper forwards to 127.0.0.1, which is the sinkhole itself"),
+        ([stub], [NameServer(host: "192.168.1.1")], nil),
+        ([stub], nil, nil),
+        ([NameServer(host: "9.9.9.9")], [NameServer(host: "127.0.0.1")], nil),
+        // The sinkhole's address on another port is another server (a second resolver there).
+        ([NameServer(host: "127.0.0.1", port: 5353)], nil, nil),
+    ] as [([NameServer], [NameServer]?, String?)])
+    func a_forwarding_loop_is_an_upstream_that_leads_back_to_the_sinkhole(upstreams: [NameServer], resolved: [NameServer]?, loop: String?) {
+        let found = DoctorVerdicts.forwardingLoop(upstreams: upstreams, listeners: Self.port53, localAddresses: [], resolvedServers: resolved)
+        if let loop { #expect(found?.contains(loop) == true, "\(found ?? "no loop")") } else { #expect(found == nil, "\(found ?? "")") }
+    }
+
+    @Test func a_servfail_through_resolveds_stub_suggests_the_loop_fix() {
+        let check = DoctorVerdicts.normalProbe(name: "example.com", target: NameServer(host: "127.0.0.1"), Self.answer("SERVFAIL"), upstreams: [Self.stub])
+        #expect(check.status == .fail)
+        #expect(check.fix?.contains("systemd-resolved's stub, which sends names back if it points at the sinkhole: a forwarding loop: set `[dns] upstreams = [...]`") == true, "\(check.fix ?? "")")
+        let direct = DoctorVerdicts.normalProbe(name: "example.com", target: NameServer(host: "127.0.0.1"), Self.answer("SERVFAIL"), upstreams: [NameServer(host: "9.9.9.9")])
+        #expect(direct.fix?.contains("`--upstream ADDR`") == true)
+    }
+
+    @Test func a_forwarding_loop_fails_the_normal_probe_with_the_upstreams_to_set() {
+        let check = DoctorVerdicts.normalProbe(name: "example.com", loop: "the helper forwards to 127.0.0.53 (systemd-resolved), which sends it back to the sinkhole at 127.0.0.1")
+        #expect(check.name == "normal_probe" && check.status == .fail)
+        #expect(check.detail.hasPrefix("example.com not asked: the helper forwards to 127.0.0.53"))
+        #expect(check.fix?.hasPrefix("forwarding loop: set `[dns] upstreams = [...]` in /etc/scrolloff/scrolloff.toml to your router or a public resolver") == true)
+    }
+
+    @Test func facts_from_a_helper_without_upstreams_still_decode() throws {
+        let facts = DoctorFacts(
+            version: "1", pid: 7, now: Self.now, profile: "default", listeners: Self.port53, upstreams: [Self.stub, NameServer(host: "::1", port: 5300)],
+            probe: nil, lists: [], clock: Self.clock(offset: 0), database: DoctorDatabaseFacts(path: "/db", problems: []))
+        let data = try ControlJSON.encode(facts)
+        #expect(try ControlJSON.decoder().decode(DoctorFacts.self, from: data) == facts)
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((object["upstreams"] as? [[String: Any]])?.first?["host"] as? String == "127.0.0.53")
+        object["upstreams"] = nil
+        let older = try ControlJSON.decoder().decode(DoctorFacts.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(older.upstreams.isEmpty && older.listeners == facts.listeners)
     }
 
     // MARK: lists

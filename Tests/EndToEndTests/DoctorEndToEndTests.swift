@@ -31,7 +31,9 @@ import Testing
             try? FileManager.default.removeItem(atPath: out)
             try? FileManager.default.removeItem(atPath: err)
         }
-        let status = try Spawned(Products.scrolloff, ["doctor"] + arguments, stdout: out, stderr: err).wait()
+        // This machine's nsswitch.conf must not decide the verdicts: an empty one means glibc's default (dns).
+        let own = arguments.contains("--nsswitch-conf") ? arguments : arguments + ["--nsswitch-conf", "/dev/null"]
+        let status = try Spawned(Products.scrolloff, ["doctor"] + own, stdout: out, stderr: err).wait()
         // WIFEXITED / WEXITSTATUS by hand: the C macros are not imported into Swift.
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
         return Run(exitCode: code, stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
@@ -139,6 +141,82 @@ import Testing
         let viaStub = try doctor(["--socket", server.controlSocket, "--resolv-conf", stub, "--resolved-conf", resolved, "--probe-name", "host.test"])
         #expect(viaStub.line("resolver")?.text.contains("PASS  resolver") == true, "\(viaStub)")
         #expect(viaStub.line("resolver")?.text.contains("systemd-resolved → 127.0.0.89: the sinkhole") == true, "\(viaStub)")
+    }
+
+    @Test func resolved_with_tilde_dot_at_the_sinkhole_passes_though_a_link_keeps_its_dhcp_server() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let server = try sinkhole(on: "127.0.0.85", scratch: scratch, upstream: upstream)
+        // A stand-in for resolvectl, answering each verb as systemd 252 prints it.
+        let resolvectl = try scratch.file("resolvectl", """
+            #!/bin/sh
+            case "$1" in
+            dns) printf 'Global: 127.0.0.85\nLink 2 (eth0): 192.168.1.1\nLink 3 (wlan0):\n' ;;
+            domain) printf 'Global: ~.\nLink 2 (eth0): lan\nLink 3 (wlan0):\n' ;;
+            default-route) printf 'Link 2 (eth0): yes\nLink 3 (wlan0): yes\n' ;;
+            *) exit 1 ;;
+            esac
+            """)
+        chmod(resolvectl, 0o755)
+        let stub = try scratch.file("stub-resolv.conf", "nameserver 127.0.0.53\n")
+        let arguments = ["--socket", server.controlSocket, "--resolv-conf", stub, "--resolvectl", resolvectl, "--probe-name", "host.test"]
+
+        // Only the resolver line: the canary asks 127.0.0.53 itself, and no resolved runs here.
+        let passing = try doctor(arguments)
+        #expect(passing.line("resolver")?.text.hasPrefix("PASS  resolver ") == true, "\(passing)")
+        #expect(passing.line("resolver")?.text.contains("systemd-resolved → 127.0.0.85: the sinkhole (192.168.1.1 only for its link's own domains)") == true, "\(passing)")
+
+        // glibc asking resolved through nss-resolve: resolv.conf naming another server no longer matters.
+        let nsswitch = try scratch.file("nsswitch.conf", "hosts: files resolve [!UNAVAIL=return] dns myhostname\n")
+        let router = try scratch.file("router-resolv.conf", "nameserver 127.0.0.99\n")
+        let viaNSS = try doctor(["--socket", server.controlSocket, "--resolv-conf", router, "--nsswitch-conf", nsswitch,
+                                 "--resolvectl", resolvectl, "--probe-name", "host.test"])
+        #expect(viaNSS.exitCode == 0, "\(viaNSS)")
+        #expect(viaNSS.line("resolver")?.text.hasPrefix("PASS  resolver ") == true, "\(viaNSS)")
+        #expect(viaNSS.line("resolver")?.text.contains("\(nsswitch) → systemd-resolved → 127.0.0.85: the sinkhole") == true, "\(viaNSS)")
+        #expect(viaNSS.line("canary")?.text.contains("NXDOMAIN through 127.0.0.85") == true, "\(viaNSS)")
+        // Without nss-resolve the same resolv.conf is what glibc asks.
+        #expect(try doctor(["--socket", server.controlSocket, "--resolv-conf", router, "--resolvectl", resolvectl]).exitCode == 1)
+    }
+
+    @Test func a_vpn_link_with_its_own_tilde_dot_fails_the_resolver_check() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let server = try sinkhole(on: "127.0.0.84", scratch: scratch, upstream: upstream)
+        let resolvectl = try scratch.file("resolvectl", """
+            #!/bin/sh
+            case "$1" in
+            dns) printf 'Global: 127.0.0.84\nLink 2 (eth0): 192.168.1.1\nLink 5 (tun0): 10.8.0.1\n' ;;
+            domain) printf 'Global: ~.\nLink 2 (eth0): lan\nLink 5 (tun0): ~.\n' ;;
+            default-route) printf 'Link 2 (eth0): yes\nLink 5 (tun0): no\n' ;;
+            *) exit 1 ;;
+            esac
+            """)
+        chmod(resolvectl, 0o755)
+        let stub = try scratch.file("stub-resolv.conf", "nameserver 127.0.0.53\n")
+        let run = try doctor(["--socket", server.controlSocket, "--resolv-conf", stub, "--resolvectl", resolvectl, "--probe-name", "host.test"])
+        #expect(run.exitCode == 1, "\(run)")
+        let resolver = try #require(run.line("resolver"), "\(run)")
+        #expect(resolver.text.hasPrefix("FAIL  resolver "), "\(run)")
+        #expect(resolver.text.contains("\(stub) → systemd-resolved also asks 10.8.0.1 of Link 5 (tun0), which takes every name (`~.`) besides the sinkhole"), "\(run)")
+        #expect(resolver.fix?.contains("Give Link 5 (tun0) the sinkhole as DNS server too, or take `~.` off its DNS domains") == true, "\(run)")
+    }
+
+    @Test func a_helper_forwarding_to_resolveds_stub_that_points_back_fails_as_a_forwarding_loop() throws {
+        let scratch = try Scratch()
+        let server = try Sinkhole(scratch: scratch, upstreams: [], extra: ["--listen", "127.0.0.83:53", "--upstream", "127.0.0.53"])
+        _ = try server.child.waitForLine { $0 == "listening tcp 127.0.0.83:53" }
+        let stub = try scratch.file("stub-resolv.conf", "nameserver 127.0.0.53\n")
+        let resolved = try scratch.file("resolved-resolv.conf", "nameserver 127.0.0.83\n")
+        let run = try doctor(["--socket", server.controlSocket, "--resolv-conf", stub, "--resolved-conf", resolved, "--json"])
+        #expect(run.exitCode == 1, "\(run)")
+        let checks = try #require(try jsonObject(run.stdout)["checks"] as? [[String: Any]], "\(run)")
+        let normal = try #require(checks.first { $0["name"] as? String == "normal_probe" }, "\(run)")
+        #expect(normal["status"] as? String == "fail")
+        #expect((normal["detail"] as? String)?.contains("the helper forwards to 127.0.0.53 (systemd-resolved), which sends it back to the sinkhole at 127.0.0.83") == true, "\(normal)")
+        #expect((normal["fix"] as? String)?.hasPrefix("forwarding loop: set `[dns] upstreams = [...]` in /etc/scrolloff/scrolloff.toml") == true, "\(normal)")
+        // The resolver itself is right: resolved does send names to the sinkhole.
+        #expect(checks.first { $0["name"] as? String == "resolver" }?["status"] as? String == "pass", "\(run)")
     }
 
     @Test func a_list_older_than_twice_its_period_fails_with_the_update_command() throws {

@@ -1,7 +1,9 @@
 import ControlAPI
 import Foundation
 import ScrollOffCore
+import NIOCore
 import Sinkhole
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -14,14 +16,36 @@ public struct DoctorSources: Sendable {
     /// The blocking answer in force, which a reload may change (the probe expects that answer).
     public var blocking: BlockingSettingsStore
     public var blockingMode: BlockingMode { blocking.current.mode }
+    /// The forwarder's upstreams in force, once `HelperMain` has made the forwarder.
+    public var upstreams: DoctorUpstreams
 
-    public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore) {
+    public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore, upstreams: DoctorUpstreams = DoctorUpstreams()) {
         self.listeners = listeners
         self.blocking = blocking
+        self.upstreams = upstreams
     }
 
     public init(listeners: BoundListeners = BoundListeners(), blockingMode: BlockingMode = .null) {
         self.init(listeners: listeners, blocking: BlockingSettingsStore(BlockingSettings(mode: blockingMode)))
+    }
+}
+
+/// The forwarder whose upstreams `doctor` reports. The control server starts before the forwarder
+/// is made, so `HelperMain` hands it over afterwards; until then no upstream is reported.
+public final class DoctorUpstreams: Sendable {
+    private let forwarder = Mutex<Forwarder?>(nil)
+
+    public init() {}
+
+    public func follow(_ forwarder: Forwarder) { self.forwarder.withLock { $0 = forwarder } }
+
+    /// The upstreams new questions go to, as literal addresses with ports (a reload may change them).
+    public var current: [NameServer] {
+        let addresses = forwarder.withLock { $0?.configuration.upstreams } ?? []
+        return addresses.compactMap { address in
+            guard let host = address.ipAddress, let port = address.port else { return nil }
+            return NameServer(host: host, port: port)
+        }
     }
 }
 
@@ -49,7 +73,7 @@ enum DoctorRoute {
         }
         return .ok(DoctorFacts(
             version: context.version, pid: getpid(), now: context.clock().date, profile: request.profile,
-            listeners: listeners, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database))
+            listeners: listeners, upstreams: context.doctor.upstreams.current, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database))
     }
 }
 
