@@ -10,7 +10,8 @@ public struct ReloadReport: Sendable, Equatable {
     public var applied: [String] = []
     /// Settings that changed but only take effect at the next restart; their old values stay.
     public var needsRestart: [String] = []
-    /// Profile changes kept back while a lock is in force (`HelperEngine.applyConfiguredProfiles`).
+    /// Changes kept back while a lock is in force, each with when it ends: profile changes
+    /// (`HelperEngine.applyConfiguredProfiles`) and list URLs (`ListsController.setConfiguredSources`).
     public var heldBack: [String] = []
     /// Why the new configuration was not taken; nil when it was. The old one then stays whole.
     public var failure: String?
@@ -40,9 +41,14 @@ public struct ConfigurationRejected: Error, Sendable, CustomStringConvertible {
 /// config and report"): reads it, validates every part before touching anything, then applies
 /// what can change while running and reports the rest as waiting for a restart.
 ///
-/// One actor, so two SIGHUPs in a row apply one after the other, never interleaved.
+/// Reloads run one at a time, in the order they were asked for (SIGHUP and `ReloadHandle` alike):
+/// an actor alone would not ensure it, since a reload suspends while the engine and the lists
+/// apply their parts, and a second reload entering then could apply an older file after a newer
+/// one. So each reload first waits for the one before it (`last`).
 public actor ConfigurationReloader {
     private var current: HelperConfiguration
+    /// The latest reload asked for; the next one waits for it to finish.
+    private var last: Task<ReloadReport, Never>?
     private let source: @Sendable () throws -> HelperConfiguration
     private let live: LiveSettings
     private let logger: Logger
@@ -59,29 +65,52 @@ public actor ConfigurationReloader {
     public var configuration: HelperConfiguration { current }
 
     /// Puts the start configuration's profiles and list sources in force: file values apply at
-    /// every start, not only at first setup. Fatal when the database refuses the write.
+    /// every start, not only at first setup. Fatal (ARCHITECTURE principle 5) when the database
+    /// refuses the write, and when a list source new to this start comes from a host an entry
+    /// blocks (SPEC §1): the helper then does not start, and the error names the
+    /// `lists.source[N].url` key, the host and the entry, as for any other bad file. Serving on
+    /// without the source instead would leave the file saying one thing and the helper doing another.
+    /// Lists the rules hold keep their URL (held back, logged), as at a reload.
     func applyAtStart() async throws(ConfigurationRejected) {
         let start = current
         try Self.validate(start)
+        try await live.lists.checkConfiguredHosts(start.listSources)
         do {
             let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)
             for held in report.heldBack { logger.warning("configuration: \(held)") }
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
-        await live.lists.setConfiguredSources(
+        let lists = await live.lists.setConfiguredSources(
             start.listSources, refreshPeriod: start.listRefreshPeriod, definedIn: start.paths.configFile)
+        for held in lists.heldBack { logger.warning("configuration: \(held)") }
     }
 
     /// Reads the configuration again and applies it (SIGHUP). Never throws: a bad file is logged in
     /// one line saying what to fix, and everything stays as it was.
     @discardableResult
     public func reload() async -> ReloadReport {
+        // No suspension between reading `last` and replacing it, so every reload queues behind
+        // exactly the one asked for before it.
+        let previous = last
+        let task = Task {
+            _ = await previous?.value
+            return await self.reloadNow()
+        }
+        last = task
+        return await task.value
+    }
+
+    private func reloadNow() async -> ReloadReport {
         var report = ReloadReport()
-        let next: HelperConfiguration
+        let validated: ValidatedConfiguration
         do {
-            next = try source()
-            try Self.validate(next)
+            validated = try Self.validate(try source())
         } catch {
             return refuse("\(error)", report: &report)
+        }
+        let next = validated.configuration
+        // A list URL's host is allowed at once (SPEC §1): refused whole, before anything applies.
+        do { try await live.lists.checkConfiguredHosts(next.listSources) } catch {
+            return refuse(error.description, report: &report)
         }
 
         let old = current
@@ -110,17 +139,16 @@ public actor ConfigurationReloader {
         } catch {
             return refuse("the profiles could not be saved (\(error))", report: &report)
         }
-        if old.listSources != next.listSources || old.listRefreshPeriod != next.listRefreshPeriod {
-            await live.lists.setConfiguredSources(
-                next.listSources, refreshPeriod: next.listRefreshPeriod, definedIn: next.paths.configFile)
-            if old.listSources != next.listSources { report.applied.append("lists") }
-            if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("list_refresh_period") }
-        }
+        // Every reload, not only when the file changed: a URL held back while a rule holds its list
+        // is compared with the store again, and applies once the rule lets the list's names open.
+        let lists = await live.lists.setConfiguredSources(
+            next.listSources, refreshPeriod: next.listRefreshPeriod, definedIn: next.paths.configFile)
+        if lists.changed { report.applied.append("lists") }
+        report.heldBack += lists.heldBack
+        if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("list_refresh_period") }
         if old.upstreams != next.upstreams || old.forwarder != next.forwarder {
-            // Validated above, so every address resolves.
-            if let upstreams = try? next.upstreams.map({ try $0.socketAddress() }) {
-                live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: upstreams))
-            }
+            // The addresses validation resolved: nothing left here can fail after changes began.
+            live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses))
             if old.upstreams != next.upstreams { report.applied.append("upstreams") }
             if old.forwarder != next.forwarder { report.applied.append("upstream_timeout") }
         }
@@ -160,34 +188,6 @@ public actor ConfigurationReloader {
         }
         if !report.heldBack.isEmpty { parts.append("held back: \(report.heldBack.joined(separator: " | "))") }
         logger.notice("configuration reloaded: \(parts.joined(separator: "; "))")
-    }
-
-    /// Checks every part of `configuration` that a reload would apply, before anything is applied.
-    static func validate(_ configuration: HelperConfiguration) throws(ConfigurationRejected) {
-        guard !configuration.upstreams.isEmpty else {
-            throw ConfigurationRejected("no upstream resolver is configured; name at least one, such as 9.9.9.9")
-        }
-        for upstream in configuration.upstreams {
-            do { _ = try upstream.socketAddress() } catch {
-                throw ConfigurationRejected("upstream \(upstream) is not an IP address and port: \(error)")
-            }
-        }
-        guard (1...PolicyDecision.maximumBlockedTTL).contains(configuration.blockedTTL) else {
-            throw ConfigurationRejected(
-                "blocked TTL \(configuration.blockedTTL) s is outside 1…\(PolicyDecision.maximumBlockedTTL) s (SPEC §9)")
-        }
-        guard configuration.forwarder.perUpstream > .zero, configuration.forwarder.overall > .zero else {
-            throw ConfigurationRejected("upstream timeouts must be longer than 0 s")
-        }
-        guard configuration.listRefreshPeriod > .zero else {
-            throw ConfigurationRejected("the list refresh period must be longer than 0 s")
-        }
-        do { try ListsController.validate(configuration.listSources) } catch {
-            throw ConfigurationRejected(error.error.message)
-        }
-        do { try HelperEngine.validateConfiguredProfiles(default: configuration.defaultProfile, profiles: configuration.profiles) } catch {
-            throw ConfigurationRejected("\(error)")
-        }
     }
 
     static func forwarderConfiguration(_ configuration: HelperConfiguration, upstreams: [SocketAddress]) -> ForwarderConfiguration {

@@ -31,7 +31,10 @@ struct CheckConfigTests {
     }
 
     @Test func shipped_sample_is_valid_exit_0_with_a_summary() throws {
-        let run = try Self.checkConfig(["--config", samplePath])
+        // The sample takes its upstreams from resolv.conf: one naming another resolver, as most machines'.
+        let scratch = try Scratch()
+        let resolv = try scratch.file("resolv.conf", "nameserver 192.0.2.53\n")
+        let run = try Self.checkConfig(["--config", samplePath, "--resolv-conf", resolv])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\(samplePath): the configuration is valid."))
         #expect(run.stdout.contains("2 listen addresses: 127.0.0.1:53, [::1]:53") || run.stdout.contains("listen address"))
@@ -58,6 +61,33 @@ struct CheckConfigTests {
         #expect(run.status == 1)
         #expect(run.stderr.contains("\(file):2:"), "\(run.stderr)")
         #expect(run.stderr.contains("not valid TOML"))
+    }
+
+    /// The checks start and reload make beyond the file's own are made here too, with their words:
+    /// a file whose empty `upstreams` falls back to a resolv.conf naming only this server would
+    /// leave the helper nobody to ask, and `systemctl reload` would refuse it.
+    @Test(arguments: [
+        ("nameserver 127.0.0.1\n", "listen = [\"127.0.0.1:53\"]"),
+        ("# no servers at all\n", "listen = [\"127.0.0.1:53\"]"),
+        ("nameserver 127.0.0.1\nnameserver ::1\n", "listen = [\"127.0.0.1:53\", \"[::1]:53\"]"),
+    ])
+    func empty_upstreams_with_a_resolv_conf_naming_only_this_server_exits_1_as_reload_would(
+        resolvConf: String, listen: String
+    ) throws {
+        let scratch = try Scratch()
+        let resolv = try scratch.file("resolv.conf", resolvConf)
+        let file = try scratch.file("loop.toml", "[dns]\n\(listen)\nupstreams = []\n")
+        let run = try Self.checkConfig(["--config", file, "--resolv-conf", resolv])
+        #expect(run.status == 1, "\(run.stdout)")
+        #expect(run.stderr.contains("\(file): no upstream resolver: upstreams is empty and /etc/resolv.conf names no server other than this one"),
+                "\(run.stderr)")
+        #expect(run.stderr.contains("upstreams = [\"9.9.9.9\"]"), "it says what to write")
+        #expect(run.stdout.isEmpty)
+
+        // The same file with another resolver in resolv.conf passes: the refusal is about the loop alone.
+        let other = try scratch.file("other.conf", resolvConf + "nameserver 192.0.2.53\n")
+        let passing = try Self.checkConfig(["--config", file, "--resolv-conf", other])
+        #expect(passing.status == 0, "\(passing.stderr)")
     }
 
     @Test func missing_file_named_with_config_exits_1() throws {

@@ -164,7 +164,7 @@ final class ReloadableHelper: Sendable {
         let handle = handle
         let task = Task {
             try await HelperMain.run(configuration, logger: logger, reloadConfiguration: {
-                try next.value.withLock { try $0.get() }
+                try next.read()
             }, reloads: handle)
         }
         running.withLock { $0 = task }
@@ -210,5 +210,16 @@ final class ReloadableHelper: Sendable {
 /// What the next reload of a `ReloadableHelper` reads: a configuration, or an error as a bad file gives.
 final class NextConfiguration: Sendable {
     let value: Mutex<Result<HelperConfiguration, ConfigurationRejected>>
+    /// Files the next reloads read one each, in order, before `value` again: two reloads asked at
+    /// once read two different files, as two quick edits each followed by SIGHUP would.
+    let queued = Mutex<[HelperConfiguration]>([])
     init(_ initial: Result<HelperConfiguration, ConfigurationRejected>) { value = Mutex(initial) }
+
+    func read() throws -> HelperConfiguration {
+        if let first = queued.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+            value.withLock { $0 = .success(first) }
+            return first
+        }
+        return try value.withLock { try $0.get() }
+    }
 }

@@ -174,6 +174,142 @@ struct ReloadTests {
         #expect(remove.status != 0)
         #expect(remove.stderr.contains("defined in \(helper.start.paths.configFile); remove it there"), "\(remove)")
     }
+
+    // MARK: the file is held to the CLI's rules (SPEC §1, §3)
+
+    @Test func a_list_source_on_a_blocked_host_refuses_the_whole_reload_and_the_host_stays_blocked() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        let second = try await UpstreamResolver(answering: "198.51.100.2")
+        defer { upstream.stop(); second.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream)
+        defer { Task { await helper.stop() } }
+        let block = try await cli(["block", "instagram"], socket: helper.socket)
+        #expect(block.status == 0, "\(block)")
+        #expect(try await helper.query("www.instagram.com") == "0.0.0.0\n")
+
+        let report = try #require(await helper.reload { c in
+            c.upstreams = [second.hostPort]
+            c.listSources = [ConfiguredListSource(name: "reels", url: "https://www.instagram.com/x")]
+        })
+        let failure = try #require(report.failure)
+        #expect(failure.contains("lists.source[1].url is \"https://www.instagram.com/x\""), "\(failure)")
+        #expect(failure.contains("www.instagram.com") && failure.contains("belongs to instagram"), "\(failure)")
+        #expect(failure.contains("Use a URL on another host"), "\(failure)")
+        #expect(report.applied.isEmpty)
+
+        // Nothing of the file applied: the host is not allowed, the list is not there, the old upstream answers.
+        #expect(try await helper.query("www.instagram.com") == "0.0.0.0\n")
+        #expect(!(try await cli(["lists", "list"], socket: helper.socket).stdout.contains("reels")))
+        #expect(try await helper.query("other.test") == "198.51.100.1\n")
+    }
+
+    @Test func a_list_source_on_a_blocked_host_stops_start_with_an_error_naming_the_key() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var paths = RuntimePaths.defaults(isRoot: false, environment: ["HOME": directory])
+        paths.stateDirectory = directory + "/state"
+        paths.controlSocket = directory + "/ctl.sock"
+        var configuration = HelperConfiguration(
+            paths: paths, listen: [HostPort(host: "127.0.0.1", port: try freeLoopbackPort())], upstreams: [upstream.hostPort],
+            eventLoops: 1)
+        configuration.catalogPath = ReloadableHelper.catalog
+        configuration.defaultProfile = ProfileSettings(name: "default", timeZoneID: "UTC")
+        configuration.listSources = [ConfiguredListSource(name: "reels", url: "https://www.instagram.com/x")]
+        let lines = LogLines()
+        await #expect {
+            try await HelperMain.run(configuration, logger: lines.logger())
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("lists.source[1].url") && text.contains("www.instagram.com") && text.contains("another host")
+        }
+    }
+
+    @Test func a_new_url_for_a_list_a_block_holds_is_held_back_and_the_old_copy_keeps_blocking() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream)
+        defer { Task { await helper.stop() } }
+        let oldPath = helper.directory + "/old.txt", newPath = helper.directory + "/new.txt"
+        try "feed.test\n".write(toFile: oldPath, atomically: true, encoding: .utf8)
+        try "other.test\n".write(toFile: newPath, atomically: true, encoding: .utf8)
+        let added = try await cli(["lists", "add", "file://" + oldPath, "--name", "doom"], socket: helper.socket)
+        #expect(added.status == 0, "\(added)")
+        let block = try await cli(["block", "doom"], socket: helper.socket)
+        #expect(block.status == 0, "\(block)")
+        #expect(try await eventually { try await helper.query("www.feed.test") == "0.0.0.0\n" })
+
+        // The block's cooldown runs: swapping the URL would replace the copy and open feed.test.
+        // A second reload of the same file asks again: still held, and nothing else changes.
+        for (round, applied) in [(1, ["lists"]), (2, [])] {
+            let report = try #require(await helper.reload { c in
+                c.listSources = [ConfiguredListSource(name: "doom", url: "file://" + newPath)]
+            })
+            #expect(report.failure == nil)
+            // The first time the file takes the list over (defined there now), with its old URL.
+            #expect(report.applied == applied, "round \(round)")
+            let held = try #require(report.heldBack.first, "\(report)")
+            #expect(held.contains("list doom: lists.source[1].url \"file://\(newPath)\" waits until 20"), "\(held)")
+            #expect(held.contains("keeps \"file://\(oldPath)\""), "\(held)")
+        }
+        let updated = try await cli(["lists", "update", "doom"], socket: helper.socket)
+        #expect(updated.status == 0, "\(updated)")
+        let listed = try await cli(["lists", "list", "--json"], socket: helper.socket)
+        #expect(listed.stdout.contains(oldPath) && !listed.stdout.contains(newPath), "\(listed.stdout)")
+        #expect(try await helper.query("www.feed.test") == "0.0.0.0\n", "the old copy still blocks")
+        #expect(try await helper.query("www.other.test") == "198.51.100.1\n")
+        // The file names the list now, so `lists rm` sends the person to the file.
+        let remove = try await cli(["lists", "rm", "doom"], socket: helper.socket)
+        #expect(remove.stderr.contains("defined in"), "\(remove)")
+    }
+
+    @Test func a_new_url_for_a_list_no_rule_holds_applies_and_is_fetched() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream)
+        defer { Task { await helper.stop() } }
+        let oldPath = helper.directory + "/old.txt", newPath = helper.directory + "/new.txt"
+        try "feed.test\n".write(toFile: oldPath, atomically: true, encoding: .utf8)
+        try "other.test\n".write(toFile: newPath, atomically: true, encoding: .utf8)
+        let added = try await cli(["lists", "add", "file://" + oldPath, "--name", "doom"], socket: helper.socket)
+        #expect(added.status == 0, "\(added)")
+
+        let report = try #require(await helper.reload { c in
+            c.listSources = [ConfiguredListSource(name: "doom", url: "file://" + newPath)]
+        })
+        #expect(report.applied == ["lists"])
+        #expect(report.heldBack.isEmpty)
+        #expect(try await eventually {
+            try await cli(["lists", "list", "--json"], socket: helper.socket).stdout.contains(newPath)
+        })
+    }
+
+    /// Two reloads asked at once (a SIGHUP while a `ReloadHandle` reload runs) read two files and
+    /// apply them one after the other: the second sees what the first put in force.
+    @Test func two_reloads_at_once_apply_in_order_and_the_later_file_wins() async throws {
+        let upstream = try await UpstreamResolver(answering: "198.51.100.1")
+        defer { upstream.stop() }
+        let helper = try await ReloadableHelper(upstream: upstream) { c, dir in c.blocklistPath = try Self.blocklist(dir) }
+        defer { Task { await helper.stop() } }
+        var first = helper.start
+        first.blockedTTL = 3
+        first.profiles = [ProfileSettings(name: "kids", clientCIDRs: ["127.0.0.2/32"], timeZoneID: "UTC")]
+        var second = first
+        second.blockingMode = .nxdomain
+        helper.next.queued.withLock { $0 = [first, second] }
+
+        async let one = helper.handle.reload()
+        async let two = helper.handle.reload()
+        let reports = [try #require(await one), try #require(await two)]
+        #expect(reports.allSatisfy { $0.failure == nil })
+        // Whichever ran first read the first file; the other saw its TTL and profile already in force.
+        #expect(Set(reports.map(\.applied)) == [["profiles", "blocked_ttl"], ["mode"]], "\(reports)")
+
+        let blocked = try await helper.query("blocked.test", ["+noall", "+comments", "+authority"])
+        #expect(blocked.contains("status: NXDOMAIN"), "\(blocked)")
+        #expect(Self.ttl(blocked, type: "SOA") == 3, "\(blocked)")
+    }
 }
 
 /// The log level a reload changes reaches loggers the services copied at start.

@@ -15,16 +15,23 @@ import ScrollOffCore
 /// Two kinds of source share one store: those a person added with `scrolloff lists add` and those
 /// the configuration file names (`setConfiguredSources`, at start and at every reload). They merge
 /// by name: a file source is fetched and refreshed exactly like an added one, and where both use
-/// one name the file's URL wins. `lists rm` refuses a file source (the file would bring it back at
-/// the next reload); a source taken out of the file is not deleted by the reload but becomes an
-/// ordinary list that `lists rm` can remove, so editing the file never silently opens the names
-/// of a list a rule holds (SPEC §3).
+/// one name the file's URL wins, once the rules allow it. The file passes the same checks as the
+/// CLI (SPEC §1, §3): a new or changed source's host is checked as `lists add` checks it
+/// (`checkConfiguredHosts`, which refuses the whole reload), and giving a stored list another URL,
+/// which replaces its copy and so opens every name only the old copy listed, is asked as
+/// `lists rm` asks (`checkRemoval`); while a rule holds the list the stored URL stays and the new
+/// one is held back, applied when the lock ends or at a later reload. `lists rm` refuses a file
+/// source (the file would bring it back at the next reload); a source taken out of the file is
+/// not deleted by the reload but becomes an ordinary list that `lists rm` can remove.
 public actor ListsController {
     public nonisolated let store: ListStore
     /// When lists are refreshed; the configuration's period can change it at a reload.
     public private(set) var plan: RefreshPlan
-    /// Sources the configuration file names, by name, and the file they come from.
+    /// Sources the configuration file names, by name, and the file they come from. A name whose
+    /// new URL is held back keeps its stored URL here until the lock ends.
     private var configured: [ListName: String] = [:]
+    /// File URLs waiting while a rule holds their list (SPEC §3), by list name.
+    private var heldURLs: [ListName: HeldURL] = [:]
     private var configurationFile = "the configuration file"
     /// Signalled when a list is added, updated or removed by a person.
     public nonisolated let changes = ChangeSignal()
@@ -70,21 +77,108 @@ public actor ListsController {
         }
     }
 
+    /// Refuses a file whose new or changed source would be fetched from a host an entry blocks:
+    /// the host becomes always-allowed as soon as the source is in force, before any download
+    /// (SPEC §1), so it is checked as `lists add` checks it, before anything of the file applies.
+    /// Sources already in force with the same URL are not asked again.
+    public func checkConfiguredHosts(_ sources: [ConfiguredListSource]) async throws(ConfigurationRejected) {
+        guard let guardrail else { return }
+        let stored = await storedURLs()
+        for (index, source) in sources.enumerated() {
+            guard let name = try? ListName(source.name), stored[name] != source.url, configured[name] != source.url,
+                  let host = (try? ListSourceNaming.validate(source.url))?.fetchedHost
+            else { continue }
+            do { try await guardrail.checkSourceHost(host) } catch {
+                throw ConfigurationRejected(
+                    "lists.source[\(index + 1)].url is \"\(source.url)\": \(error.error.message) Nothing of the file was applied.")
+            }
+        }
+    }
+
+    /// What `setConfiguredSources` did.
+    public struct ConfiguredSourcesOutcome: Sendable, Equatable {
+        /// Whether the sources in force changed (a source added, taken out or given a new URL).
+        public var changed = false
+        /// New URLs kept back while a rule holds their list, each with when the lock ends.
+        public var heldBack: [String] = []
+    }
+
     /// Puts the configuration file's list sources and refresh period in force (at start and at
     /// every reload). Sources new to the store, or whose URL changed, are fetched by the refresh
-    /// service right away; nothing here waits for a download. Call `validate` first.
-    public func setConfiguredSources(_ sources: [ConfiguredListSource], refreshPeriod: Span, definedIn file: String) async {
+    /// service right away; nothing here waits for a download. Call `validate` and
+    /// `checkConfiguredHosts` first.
+    ///
+    /// A stored list given another URL loses its copy at the next fetch, which opens every name
+    /// only the old copy listed; so the rules are asked as for `lists rm` (SPEC §3, §11), and while
+    /// one refuses, the stored URL stays and the new one waits, reported with the lock's end.
+    @discardableResult
+    public func setConfiguredSources(
+        _ sources: [ConfiguredListSource], refreshPeriod: Span, definedIn file: String
+    ) async -> ConfiguredSourcesOutcome {
+        var outcome = ConfiguredSourcesOutcome()
+        let stored = await storedURLs()
         var next: [ListName: String] = [:]
-        for source in sources {
-            if let name = try? ListName(source.name) { next[name] = source.url }
+        var held: [ListName: HeldURL] = [:]
+        for (index, source) in sources.enumerated() {
+            guard let name = try? ListName(source.name) else { continue }
+            next[name] = source.url
+            guard let old = stored[name], old != source.url, let guardrail else { continue }
+            do { try await guardrail.checkRemoval(name) } catch {
+                next[name] = old
+                let waiting = HeldURL(url: source.url, key: "lists.source[\(index + 1)].url",
+                                      until: error.error.opensAt.map(Instant.init(date:)))
+                held[name] = waiting
+                outcome.heldBack.append(waiting.report(name: name, old: old, reason: error.error.message))
+            }
         }
+        let heldChanged = held != heldURLs
+        heldURLs = held
         let periodChanged = plan.period != refreshPeriod
-        guard next != configured || periodChanged || file != configurationFile else { return }
+        outcome.changed = next != configured
+        guard outcome.changed || periodChanged || file != configurationFile || heldChanged else { return outcome }
         configured = next
         configurationFile = file
         if periodChanged { plan.period = refreshPeriod }
         await publish()
+        // Also wakes the refresh service to plan for a held URL's lock end.
         changes.notify()
+        return outcome
+    }
+
+    private func storedURLs() async -> [ListName: String] {
+        Dictionary(await store.allMetadata().map { ($0.name, $0.url) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Puts in force the held URLs whose lock has ended, asking the rules again (a newer rule may
+    /// hold the list by now, or an entry may now cover the new host). Called by the refresh timer,
+    /// which then fetches them. Returns whether any was applied.
+    private func releaseHeldURLs() async -> Bool {
+        let now = clock()
+        var released = false
+        for (name, waiting) in heldURLs.sorted(by: { $0.key < $1.key }) {
+            guard let until = waiting.until, until <= now else { continue }
+            do throws(ControlFailure) {
+                if let guardrail {
+                    try await guardrail.checkRemoval(name)
+                    if let host = (try? ListSourceNaming.validate(waiting.url))?.fetchedHost { try await guardrail.checkSourceHost(host) }
+                }
+            } catch {
+                // Still held: wait for the new lock's end, never sooner than a minute (no spinning
+                // on a clock that disagrees), or for a reload when waiting will not help.
+                let next = error.error.opensAt.map(Instant.init(date:)).map { max($0, now + .seconds(60)) }
+                if heldURLs[name] == waiting { heldURLs[name]?.until = next }
+                logger.notice("list URL from the configuration still held back: \(error.error.message)", metadata: ["list.name": "\(name)"])
+                continue
+            }
+            // A reload during the awaits above settled this name afresh: its word stands.
+            guard heldURLs[name] == waiting else { continue }
+            heldURLs[name] = nil
+            configured[name] = waiting.url
+            released = true
+            logger.notice("held-back list URL applied now that its lock has ended",
+                          metadata: ["list.name": "\(name)", "list.url": "\(waiting.url)"])
+        }
+        return released
     }
 
     /// Whether `name` comes from the configuration file.
@@ -294,7 +388,7 @@ public actor ListsController {
     /// Refreshes every list whose planned instant has come and returns the next planned instant
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
-        var changed = false
+        var changed = await releaseHeldURLs()
         // File sources not in the store yet, or whose URL the file changed, are fetched now.
         let stored = Dictionary(await store.allMetadata().map { ($0.name, $0.url) }, uniquingKeysWith: { first, _ in first })
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
@@ -313,7 +407,8 @@ public actor ListsController {
         if changed { await publish() }
         let all = await store.allMetadata().filter { !$0.url.isEmpty }
         // A list that was never tried plans "now"; that only happens for lists added while offline.
-        return all.map { plan.nextRefresh(for: $0.name, history: $0.history) ?? clock() }.min()
+        let lockEnds = heldURLs.values.compactMap(\.until)
+        return (all.map { plan.nextRefresh(for: $0.name, history: $0.history) ?? clock() } + lockEnds).min()
     }
 
     private func log(_ report: RefreshReport, trigger: String) {
@@ -345,5 +440,24 @@ public actor ListsController {
                 error: ControlError(code: error.code, message: error.description), list: list
             )
         }
+    }
+}
+
+/// A configuration file URL for a stored list, waiting while a rule holds the list (SPEC §3).
+struct HeldURL: Sendable, Equatable {
+    var url: String
+    /// The file key that names it, `lists.source[N].url`.
+    var key: String
+    /// When the lock ends; nil when waiting alone will not open it (then a later reload asks again).
+    var until: Instant?
+
+    func report(name: ListName, old: String, reason: String) -> String {
+        let head = "list \(name): \(key) \"\(url)\" waits"
+        let keeps = "it keeps \"\(old)\" until then"
+        guard let until else {
+            return "\(head) while a rule holds the list (\(reason)); \(keeps), and a later reload applies the new URL once the rule allows it"
+        }
+        return "\(head) until \(HelperEngine.logTime(until)) while a rule holds the list (\(reason)); "
+            + "\(keeps), and the new URL applies by itself then"
     }
 }
