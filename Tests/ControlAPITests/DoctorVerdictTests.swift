@@ -189,7 +189,7 @@ struct DoctorVerdictTests {
         let facts = DoctorFacts(
             version: "1", pid: 7, now: Self.now, profile: "default", listeners: Self.port53, upstreams: [Self.stub, NameServer(host: "::1", port: 5300)],
             probe: nil, lists: [], clock: Self.clock(offset: 0), database: DoctorDatabaseFacts(path: "/db", problems: []))
-        let data = try ControlJSON.encode(facts)
+        let data = ControlJSON.encode(facts)
         #expect(try ControlJSON.decoder().decode(DoctorFacts.self, from: data) == facts)
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect((object["upstreams"] as? [[String: Any]])?.first?["host"] as? String == "127.0.0.53")
