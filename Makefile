@@ -27,8 +27,12 @@ test-deps:
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
+# The Swift runtime is linked in, so installed binaries keep working whatever happens to the
+# toolchain they were built with (they need only Debian's libc, libstdc++, libcurl and libsqlite3).
+RELEASE_FLAGS ?= --static-swift-stdlib
+
 release: deps
-	$(SWIFT) build -c release $(SWIFT_FLAGS)
+	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
 # Starts the helper in the foreground with the embedded defaults (not root: ~/.local/state/scrolloff, port 5300).
 run: release

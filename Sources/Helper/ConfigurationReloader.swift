@@ -121,13 +121,13 @@ public actor ConfigurationReloader {
             report.needsRestart.append(key)
             kept[keyPath: path] = old[keyPath: path]
         }
-        restartOnly("listen", \.listen)
-        restartOnly("state_dir", \.paths.stateDirectory)
-        restartOnly("control_socket", \.paths.controlSocket)
-        restartOnly("threads", \.eventLoops)
-        restartOnly("metrics_listen", \.metricsListen)
-        restartOnly("catalog", \.catalogPath)
-        restartOnly("doh_endpoints", \.dohEndpointsPath)
+        restartOnly("dns.listen", \.listen)
+        restartOnly("helper.state_dir", \.paths.stateDirectory)
+        restartOnly("helper.control_socket", \.paths.controlSocket)
+        restartOnly("helper.threads", \.eventLoops)
+        restartOnly("metrics.listen", \.metricsListen)
+        restartOnly("lists.catalog", \.catalogPath)
+        restartOnly("dns.block_encrypted_dns", \.dohEndpointsPath)
 
         // The one step that can fail (a database write) goes first, so a failure leaves all as it was.
         // Always compared with the engine's state, not the last file: a held-back change or a
@@ -143,31 +143,31 @@ public actor ConfigurationReloader {
         // is compared with the store again, and applies once the rule lets the list's names open.
         let lists = await live.lists.setConfiguredSources(
             next.listSources, refreshPeriod: next.listRefreshPeriod, definedIn: next.paths.configFile)
-        if lists.changed { report.applied.append("lists") }
+        if lists.changed { report.applied.append("lists.source") }
         report.heldBack += lists.heldBack
-        if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("list_refresh_period") }
+        if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("lists.refresh_period") }
         if old.upstreams != next.upstreams || old.forwarder != next.forwarder {
             // The addresses validation resolved: nothing left here can fail after changes began.
             live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses))
-            if old.upstreams != next.upstreams { report.applied.append("upstreams") }
-            if old.forwarder != next.forwarder { report.applied.append("upstream_timeout") }
+            if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
+            if old.forwarder != next.forwarder { report.applied.append("dns.upstream_timeout") }
         }
         if old.blockingMode != next.blockingMode || old.blockedTTL != next.blockedTTL {
             live.blocking.replace(with: BlockingSettings(mode: next.blockingMode, blockedTTL: next.blockedTTL))
-            if old.blockingMode != next.blockingMode { report.applied.append("mode") }
-            if old.blockedTTL != next.blockedTTL { report.applied.append("blocked_ttl") }
+            if old.blockingMode != next.blockingMode { report.applied.append("dns.blocking_mode") }
+            if old.blockedTTL != next.blockedTTL { report.applied.append("dns.blocked_ttl") }
         }
         if old.cache != next.cache {
             live.cache.reconfigure(next.cache)
-            report.applied.append("cache")
+            report.applied.append("dns.cache")
         }
         if old.rateLimit != next.rateLimit {
             live.rateLimiter.replace(with: next.rateLimit)
-            report.applied.append("rate_limit")
+            report.applied.append("dns.rate_limit")
         }
         if old.logLevel != next.logLevel {
             live.logLevel.set(next.logLevel)
-            report.applied.append("log_level")
+            report.applied.append("helper.log_level")
         }
         current = kept
         log(report)

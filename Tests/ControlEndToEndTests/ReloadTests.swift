@@ -48,9 +48,9 @@ struct ReloadTests {
             c.eventLoops = 4
         })
         #expect(report.failure == nil)
-        #expect(Set(report.applied) == ["upstreams", "mode", "blocked_ttl", "cache"])
-        #expect(report.needsRestart == ["listen", "threads"])
-        #expect(helper.log.all.contains { $0.contains("configuration reloaded") && $0.contains("listen, threads take effect at the next restart") })
+        #expect(Set(report.applied) == ["dns.upstreams", "dns.blocking_mode", "dns.blocked_ttl", "dns.cache"])
+        #expect(report.needsRestart == ["dns.listen", "helper.threads"])
+        #expect(helper.log.all.contains { $0.contains("configuration reloaded") && $0.contains("dns.listen, helper.threads take effect at the next restart") })
 
         // Still on the old port (listen waits for a restart), now asking the new upstream.
         #expect(try await helper.query("two.test") == "198.51.100.2\n")
@@ -61,7 +61,7 @@ struct ReloadTests {
         // A second reload with the same file changes nothing, and says so.
         let again = try #require(await helper.reload { _ in })
         #expect(again.applied.isEmpty)
-        #expect(again.needsRestart == ["listen", "threads"], "the old values are still the ones in force")
+        #expect(again.needsRestart == ["dns.listen", "helper.threads"], "the old values are still the ones in force")
     }
 
     @Test func a_bad_configuration_is_logged_and_the_old_one_keeps_answering() async throws {
@@ -99,7 +99,7 @@ struct ReloadTests {
         let helper = try await ReloadableHelper(upstream: upstream) { c, dir in c.blocklistPath = try Self.blocklist(dir) }
         defer { Task { await helper.stop() } }
         let report = try #require(await helper.reload { c in c.rateLimit = RateLimit(queriesPerSecond: 1, burst: 3) })
-        #expect(report.applied == ["rate_limit"])
+        #expect(report.applied == ["dns.rate_limit"])
         // Ten questions from one dig process, milliseconds apart: three tokens, then REFUSED (the
         // exact arithmetic of the bucket is tested with a hand-moved clock in RateLimitTests).
         let names = (1...10).map { "q\($0).blocked.test" }
@@ -161,7 +161,7 @@ struct ReloadTests {
         let report = try #require(await helper.reload { c in
             c.listSources = [ConfiguredListSource(name: "doomscroll", url: "file://" + listPath)]
         })
-        #expect(report.applied == ["lists"])
+        #expect(report.applied == ["lists.source"])
         #expect(try await eventually {
             try await cli(["lists", "list"], socket: helper.socket).stdout.contains("doomscroll")
         })
@@ -242,7 +242,7 @@ struct ReloadTests {
 
         // The block's cooldown runs: swapping the URL would replace the copy and open feed.test.
         // A second reload of the same file asks again: still held, and nothing else changes.
-        for (round, applied) in [(1, ["lists"]), (2, [])] {
+        for (round, applied) in [(1, ["lists.source"]), (2, [])] {
             let report = try #require(await helper.reload { c in
                 c.listSources = [ConfiguredListSource(name: "doom", url: "file://" + newPath)]
             })
@@ -278,7 +278,7 @@ struct ReloadTests {
         let report = try #require(await helper.reload { c in
             c.listSources = [ConfiguredListSource(name: "doom", url: "file://" + newPath)]
         })
-        #expect(report.applied == ["lists"])
+        #expect(report.applied == ["lists.source"])
         #expect(report.heldBack.isEmpty)
         #expect(try await eventually {
             try await cli(["lists", "list", "--json"], socket: helper.socket).stdout.contains(newPath)
@@ -304,7 +304,7 @@ struct ReloadTests {
         let reports = [try #require(await one), try #require(await two)]
         #expect(reports.allSatisfy { $0.failure == nil })
         // Whichever ran first read the first file; the other saw its TTL and profile already in force.
-        #expect(Set(reports.map(\.applied)) == [["profiles", "blocked_ttl"], ["mode"]], "\(reports)")
+        #expect(Set(reports.map(\.applied)) == [["profiles", "dns.blocked_ttl"], ["dns.blocking_mode"]], "\(reports)")
 
         let blocked = try await helper.query("blocked.test", ["+noall", "+comments", "+authority"])
         #expect(blocked.contains("status: NXDOMAIN"), "\(blocked)")
