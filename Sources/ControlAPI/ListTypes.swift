@@ -20,12 +20,15 @@ public struct ListInfo: Codable, Sendable, Equatable {
     public var lastError: String?
     public var lastErrorCode: String?
     public var consecutiveFailures: Int
+    /// The configuration file that names this list (`[[lists.source]]`); nil for a list added with
+    /// `scrolloff lists add`. Such a list is changed or removed in the file, not with the CLI.
+    public var definedIn: String?
 
     public init(
         state: String, name: String, url: String, servingCopy: Bool, entryCount: Int? = nil, sizeBytes: Int64? = nil,
         badLineCount: Int? = nil, badLines: [BadLineInfo] = [], lastSuccess: Date? = nil, lastAttempt: Date? = nil,
         lastChanged: Date? = nil, nextRefresh: Date? = nil, lastError: String? = nil, lastErrorCode: String? = nil,
-        consecutiveFailures: Int = 0
+        consecutiveFailures: Int = 0, definedIn: String? = nil
     ) {
         self.state = state
         self.name = name
@@ -42,6 +45,7 @@ public struct ListInfo: Codable, Sendable, Equatable {
         self.lastError = lastError
         self.lastErrorCode = lastErrorCode
         self.consecutiveFailures = consecutiveFailures
+        self.definedIn = definedIn
     }
 
     enum CodingKeys: String, CodingKey {
@@ -58,6 +62,7 @@ public struct ListInfo: Codable, Sendable, Equatable {
         case lastError = "last_error"
         case lastErrorCode = "last_error_code"
         case consecutiveFailures = "consecutive_failures"
+        case definedIn = "defined_in"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -78,6 +83,7 @@ public struct ListInfo: Codable, Sendable, Equatable {
         try c.encode(lastError, forKey: .lastError)
         try c.encode(lastErrorCode, forKey: .lastErrorCode)
         try c.encode(consecutiveFailures, forKey: .consecutiveFailures)
+        try c.encode(definedIn, forKey: .definedIn)
     }
 }
 

@@ -12,6 +12,9 @@ enum ListDescription {
             first += "no copy yet"
         }
         var lines = [first, "  " + Terminal.dim(list.url)]
+        if let file = list.definedIn {
+            lines.append("  from \(file): change or remove it there, then `sudo systemctl reload scrolloff-dns`")
+        }
         switch list.state {
         case ListState.failing:
             let when = list.lastAttempt.map { " \(Format.ago($0, now: now))" } ?? ""

@@ -165,6 +165,12 @@ struct ReloadTests {
         #expect(try await eventually {
             try await cli(["lists", "list"], socket: helper.socket).stdout.contains("doomscroll")
         })
+        // `lists list` says where the list comes from, in words and in JSON.
+        let shown = try await cli(["lists", "list"], socket: helper.socket)
+        #expect(shown.stdout.contains("from \(helper.start.paths.configFile): change or remove it there"), "\(shown)")
+        let json = try await cli(["lists", "list", "--json"], socket: helper.socket)
+        #expect(json.stdout.contains("\"defined_in\" : \"\(helper.start.paths.configFile)\"")
+                    || json.stdout.contains("\"defined_in\":\"\(helper.start.paths.configFile)\""), "\(json)")
         let block = try await cli(["block", "doomscroll"], socket: helper.socket)
         #expect(block.status == 0, "\(block)")
         #expect(try await eventually { try await helper.query("www.feed.test") == "0.0.0.0\n" }, "the file's list blocks once fetched")

@@ -244,7 +244,8 @@ public actor ListsController {
             badLines: meta.badLines.map { BadLineInfo(lineNumber: $0.lineNumber, text: $0.text, reason: $0.reason) },
             lastSuccess: meta.lastSuccess?.date, lastAttempt: meta.lastAttempt?.date, lastChanged: meta.lastChanged?.date,
             nextRefresh: (plan.nextRefresh(for: meta.name, history: meta.history) ?? now).date,
-            lastError: meta.lastError, lastErrorCode: meta.lastErrorCode, consecutiveFailures: meta.consecutiveFailures
+            lastError: meta.lastError, lastErrorCode: meta.lastErrorCode, consecutiveFailures: meta.consecutiveFailures,
+            definedIn: configured[meta.name] == nil ? nil : configurationFile
         )
     }
 
