@@ -24,7 +24,8 @@ cd "$(dirname "$0")/.."
 for tool in dnsmasq dnsperf taskset; do
     command -v "$tool" >/dev/null || { echo "bench/dns.sh: $tool is missing; install it (Debian: apt-get install $tool)" >&2; exit 1; }
 done
-swift build -c release --product scrolloff-dns >/dev/null
+# The flags of `make release` (static Swift runtime), so the two never rebuild each other.
+swift build -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
 BIN="$(swift build -c release --show-bin-path)/scrolloff-dns"
 WORK=$(mktemp -d /tmp/scrolloff-bench.XXXXXX)
 PIDS=()
