@@ -89,14 +89,6 @@ enum AnswerRenderer {
         return .scratch
     }
 
-    /// `render` with a fixed blocking mode and the SPEC's 10 s blocked TTL.
-    static func render(
-        _ answer: CachedAnswer, query: DNSQuery, limit: Int, decision: PolicyDecision, policy: any QueryPolicy,
-        client: ClientAddress, mode: BlockingMode, now: UInt64, scratch: inout [UInt8], builder: inout DNSResponseBuilder
-    ) -> Output {
-        render(answer, query: query, limit: limit, decision: decision, policy: policy, client: client,
-               blocking: BlockingSettings(mode: mode), now: now, scratch: &scratch, builder: &builder)
-    }
 
     /// Renders into fresh buffers, for an answer that arrives after the context moved on.
     static func renderDetached(

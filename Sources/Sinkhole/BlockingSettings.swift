@@ -32,6 +32,11 @@ public final class BlockingSettingsStore: Sendable {
         packed = Atomic(Self.pack(settings))
     }
 
+    /// Settings that start as `mode` with the SPEC's 10 s TTL (tests, tools, the diagnostic chain).
+    public convenience init(mode: BlockingMode) {
+        self.init(BlockingSettings(mode: mode))
+    }
+
     public var current: BlockingSettings {
         Self.unpack(packed.load(ordering: .relaxed))
     }

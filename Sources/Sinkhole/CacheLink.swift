@@ -15,10 +15,6 @@ public struct CacheLink: ResolverLink {
         self.blocking = blocking
     }
 
-    /// A link whose blocking mode never changes (tests, tools).
-    public init(cache: AnswerCache, policies: PolicyStore, mode: BlockingMode) {
-        self.init(cache: cache, policies: policies, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
-    }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let now = NIODeadline.now().uptimeNanoseconds

@@ -25,15 +25,11 @@ public struct CanaryLink: ResolverLink {
     /// Mode and TTL of the blocked answer for DoH endpoints, swappable by a reload.
     public let blocking: BlockingSettingsStore
 
-    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), blocking: BlockingSettingsStore) {
+    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), blocking: BlockingSettingsStore = BlockingSettingsStore()) {
         self.dohEndpoints = dohEndpoints
         self.blocking = blocking
     }
 
-    /// A link whose blocking mode never changes (tests, tools).
-    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), mode: BlockingMode = .null) {
-        self.init(dohEndpoints: dohEndpoints, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
-    }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let name = context.query.lowercasedName

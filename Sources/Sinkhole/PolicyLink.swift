@@ -11,10 +11,6 @@ public struct PolicyLink: ResolverLink {
         self.blocking = blocking
     }
 
-    /// A link whose blocking mode never changes (tests, tools).
-    public init(policies: PolicyStore, mode: BlockingMode) {
-        self.init(policies: policies, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)))
-    }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let decision = policies.policy.decide(

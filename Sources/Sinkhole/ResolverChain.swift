@@ -111,12 +111,4 @@ public struct ResolverChain: Sendable {
         return ResolverChain(links: links)
     }
 
-    /// The standard chain with a fixed blocking mode and no rate limit.
-    public static func standard(
-        policies: PolicyStore, canaries: CanaryLink, mode: BlockingMode, cache: AnswerCache, forwarder: Forwarder
-    ) -> ResolverChain {
-        standard(
-            policies: policies, canaries: canaries, blocking: BlockingSettingsStore(BlockingSettings(mode: mode)),
-            rateLimiter: nil, cache: cache, forwarder: forwarder)
-    }
 }

@@ -38,7 +38,7 @@ import Testing
         var builder = DNSResponseBuilder()
         let output = AnswerRenderer.render(
             answer, query: query, limit: limit ?? query.udpReplyLimit(), decision: decision, policy: policy,
-            client: .unknown, mode: .null, now: now, scratch: &scratch, builder: &builder)
+            client: .unknown, blocking: BlockingSettings(), now: now, scratch: &scratch, builder: &builder)
         return try Packet.parse(output == .scratch ? scratch : builder.bytes)
     }
 

@@ -8,7 +8,7 @@ import Testing
     /// The chain ends after the canaries: a name that got past them would be answered REFUSED,
     /// so any other answer is the canary link's own.
     static func harness(mode: BlockingMode) -> ChainHarness {
-        ChainHarness(ResolverChain(links: [QueryGateLink(), CanaryLink(mode: mode)]))
+        ChainHarness(ResolverChain(links: [QueryGateLink(), CanaryLink(blocking: BlockingSettingsStore(mode: mode))]))
     }
 
     @Test(arguments: [

@@ -8,8 +8,8 @@ import Testing
         let policy = try TablePolicy(blocked: ["blocked.test"])
         return ChainHarness(ResolverChain(links: [
             QueryGateLink(),
-            CanaryLink(dohEndpoints: try DomainSuffixSet(doh), mode: mode),
-            PolicyLink(policies: PolicyStore(policy), mode: mode),
+            CanaryLink(dohEndpoints: try DomainSuffixSet(doh), blocking: BlockingSettingsStore(mode: mode)),
+            PolicyLink(policies: PolicyStore(policy), blocking: BlockingSettingsStore(mode: mode)),
         ]))
     }
 
@@ -96,7 +96,7 @@ import Testing
 
     @Test func a_policy_swap_applies_to_the_next_query() throws {
         let store = PolicyStore(try TablePolicy(blocked: []))
-        let harness = ChainHarness(ResolverChain(links: [QueryGateLink(), PolicyLink(policies: store, mode: .null)]))
+        let harness = ChainHarness(ResolverChain(links: [QueryGateLink(), PolicyLink(policies: store, blocking: BlockingSettingsStore(mode: .null))]))
         let packet = try Packet.query("late.test")
         #expect(try Packet.parse(try #require(try harness.run(packet))).rcode == .refused)
         store.replace(with: try TablePolicy(blocked: ["late.test"]))

@@ -10,7 +10,7 @@ import Testing
     static func chain() throws -> ResolverChain {
         ResolverChain(links: [
             QueryGateLink(),
-            PolicyLink(policies: PolicyStore(try TablePolicy(blocked: ["blocked.test"])), mode: .null),
+            PolicyLink(policies: PolicyStore(try TablePolicy(blocked: ["blocked.test"])), blocking: BlockingSettingsStore(mode: .null)),
         ])
     }
 

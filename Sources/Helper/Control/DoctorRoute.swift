@@ -19,15 +19,12 @@ public struct DoctorSources: Sendable {
     /// The forwarder's upstreams in force, once `HelperMain` has made the forwarder.
     public var upstreams: DoctorUpstreams
 
-    public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore, upstreams: DoctorUpstreams = DoctorUpstreams()) {
+    public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore = BlockingSettingsStore(), upstreams: DoctorUpstreams = DoctorUpstreams()) {
         self.listeners = listeners
         self.blocking = blocking
         self.upstreams = upstreams
     }
 
-    public init(listeners: BoundListeners = BoundListeners(), blockingMode: BlockingMode = .null) {
-        self.init(listeners: listeners, blocking: BlockingSettingsStore(BlockingSettings(mode: blockingMode)))
-    }
 }
 
 /// The forwarder whose upstreams `doctor` reports. The control server starts before the forwarder
