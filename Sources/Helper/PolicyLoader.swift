@@ -5,20 +5,20 @@ import ScrollOffCore
 import Sinkhole
 import Synchronization
 
-/// Builds the production policy (`SnapshotPolicy`: DomainLists matcher + ScrollOffCore snapshot)
-/// from the lists given at start. Start-up errors are fatal; on reload the old policy stays and the
-/// error is logged (ARCHITECTURE.md principle 5).
+/// Builds the diagnostic policy of the hidden `--blocklist` and `--managed-list` flags (tests and
+/// benchmarks), which `PolicyComposer` lays over the engine's rules. Start-up errors are fatal; on
+/// reload the old policy stays and the error is logged (ARCHITECTURE.md principle 5).
 ///
-/// Until the Store and the control API feed real entries, schedules and grants, the rules are:
-/// entry `blocklist` (the `--blocklist` file) blocked around the clock, and entry `managed` (the
-/// hidden `--managed-list` test hook) opened by a grant from start-up for `managedTTLCap` seconds,
-/// after which it is blocked too. Both go through the same matcher and snapshot as real entries.
+/// Its rules are fixed: entry `blocklist` (the `--blocklist` file) blocked around the clock, and
+/// entry `managed` (`--managed-list`) opened by a grant from start-up for `managedTTLCap` seconds,
+/// after which it is blocked too. Both go through the same matcher and snapshot types as the
+/// engine's entries, so the benchmarks measure the production lookup.
 public final class PolicyLoader: Sendable {
     public let blocklistPath: String?
     public let managedListPath: String?
     public let managedTTLCap: UInt32
     public let logger: Logger
-    /// The trusted clock (SPEC §11); the wall clock until the helper's trusted clock is wired in.
+    /// The clock of the fixed grant above; these lists carry no schedule for the trusted clock to guard.
     public let clock: @Sendable () -> Instant
     let startedAt: Instant
     static let catalog: [EntryID] = ["blocklist", "managed"]
@@ -38,7 +38,7 @@ public final class PolicyLoader: Sendable {
     }
 
     /// The wall clock through the program's one real clock (`SystemTimeSource`, ARCHITECTURE.md
-    /// principle 11), until the helper's persisted `TrustedClock` is wired in.
+    /// principle 11).
     public static let wallClock: @Sendable () -> Instant = { timeSource.read().wall }
     /// Built once: it reads the boot id from /proc, which no query should pay for.
     static let timeSource = SystemTimeSource()
