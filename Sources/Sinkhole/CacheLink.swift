@@ -23,7 +23,7 @@ public struct CacheLink: ResolverLink {
             context.route = .cached
             let output = AnswerRenderer.render(
                 answer, query: context.query, limit: context.replyLimit, decision: context.decision,
-                policy: policies.policy, client: context.client, blocking: blocking.current, now: now,
+                policy: context.policy, client: context.client, blocking: blocking.current, now: now,
                 scratch: &context.scratch, builder: &context.builder)
             switch output {
             case .scratch: return .scratchReply

@@ -11,10 +11,11 @@ public struct PolicyLink: ResolverLink {
         self.blocking = blocking
     }
 
-
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
-        let decision = policies.policy.decide(
+        let policy = policies.policy
+        let decision = policy.decide(
             lowercasedName: context.query.lowercasedName, type: context.query.type, client: context.client)
+        context.policy = policy
         context.decision = decision
         if decision.isBlocked {
             context.route = .blocked

@@ -24,6 +24,9 @@ public final class QueryContext {
     public let eventLoop: any EventLoop
     /// The local decision, filled in by the policy link and read by the links after it.
     public var decision: PolicyDecision
+    /// The policy that decision came from, so the cache link checks CNAME targets against the same
+    /// rules without taking the policy store's lock a second time for the query.
+    public var policy: any QueryPolicy = AllowAllPolicy()
     /// Replies built here: gate errors, canaries, blocked answers.
     public var builder: DNSResponseBuilder
     /// Replies copied from the cache.
