@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "Helper", "DNSWire",
+                "Sinkhole", "Helper", "DNSWire", "DomainLists",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import DomainLists
 import Foundation
 import Logging
 import NIOCore
@@ -83,9 +84,16 @@ public enum HelperMain {
         let composer = PolicyComposer(target: policies, engine: engine, diagnostic: initialDiagnostic)
         let diagnostic = PolicyStore(initialDiagnostic, didReplace: { composer.diagnosticReplaced($0) })
         await engine.setPublishHandler { composer.enforcementPublished($0) }
-        var doh = DomainSuffixSet()
+        // Known DoH endpoints (SPEC §9, optional): parsed and matched like any other list.
+        var doh: DomainMatcher?
         if let path = configuration.dohEndpointsPath {
-            for domain in try PlainDomainList.load(path: path).domains { try doh.insert(domain) }
+            do {
+                var builder = MatcherBuilder()
+                builder.add(try ListParser.parse(contentsOfFile: path).rules, entry: 0)
+                doh = builder.build()
+            } catch {
+                throw HelperStartError("cannot load the DNS-over-HTTPS list \(path): \(error); fix it or leave block_encrypted_dns off")
+            }
         }
         let upstreams = try configuration.upstreams.map { try $0.socketAddress() }
         let forwarder = Forwarder(

@@ -1,4 +1,5 @@
 import DNSWire
+import DomainLists
 
 /// The canary names of SPEC §9, and the optional list of known DoH endpoints.
 ///
@@ -21,12 +22,17 @@ public struct CanaryLink: ResolverLink {
     /// Negative answers for canaries may be cached a while by clients: they never change.
     static let canaryTTL: UInt32 = 300
 
-    public let dohEndpoints: DomainSuffixSet
+    /// Known DoH endpoints and their subdomains, in the same matcher the blocklists use.
+    public let dohEndpoints: DomainMatcher
+    /// Whether any endpoint is listed: most helpers run without the list, and then no query pays
+    /// for a lookup.
+    let hasDoHEndpoints: Bool
     /// Mode and TTL of the blocked answer for DoH endpoints, swappable by a reload.
     public let blocking: BlockingSettingsStore
 
-    public init(dohEndpoints: DomainSuffixSet = DomainSuffixSet(), blocking: BlockingSettingsStore = BlockingSettingsStore()) {
-        self.dohEndpoints = dohEndpoints
+    public init(dohEndpoints: DomainMatcher? = nil, blocking: BlockingSettingsStore = BlockingSettingsStore()) {
+        self.dohEndpoints = dohEndpoints ?? MatcherBuilder().build()
+        hasDoHEndpoints = dohEndpoints != nil
         self.blocking = blocking
     }
 
@@ -49,7 +55,7 @@ public struct CanaryLink: ResolverLink {
                 into: &context.builder, query: context.query, mode: blocking.current.mode, ttl: 0, limit: context.replyLimit)
             return .builtReply
         }
-        if dohEndpoints.contains(lowercasedName: name) {
+        if hasDoHEndpoints, name.withUnsafeBytes({ dohEndpoints.match(wire: $0).isBlocked }) {
             // A known DoH endpoint is a blocked name for the metrics, like any other (SPEC §9).
             context.route = .blocked
             let settings = blocking.current

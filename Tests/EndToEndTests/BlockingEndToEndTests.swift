@@ -19,6 +19,18 @@ import Testing
         Case(name: "m.blocked.test", type: "MX", short: ""),
     ]
 
+    @Test func the_shipped_doh_endpoint_list_blocks_its_hosts_and_their_subdomains_and_nothing_else() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let list = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("blocklists/doh/encrypted-dns.list").path
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--doh-endpoints", list])
+        #expect(try shortA(server.port, "1dot1dot1dot1.cloudflare-dns.com") == "0.0.0.0")
+        #expect(try shortA(server.port, "x.1dot1dot1dot1.cloudflare-dns.com") == "0.0.0.0")
+        #expect(try shortA(server.port, "host.test") == "10.0.0.7")
+        #expect(upstream.queries(for: "1dot1dot1dot1.cloudflare-dns.com") == 0, "a DoH host never reaches the upstream")
+    }
+
     @Test func blocked_names_and_subdomains_over_udp_and_tcp_with_dig_and_kdig() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)

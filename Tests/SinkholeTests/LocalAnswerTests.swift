@@ -8,7 +8,7 @@ import Testing
         let policy = try TablePolicy(blocked: ["blocked.test"])
         return ChainHarness(ResolverChain(links: [
             QueryGateLink(),
-            CanaryLink(dohEndpoints: try DomainSuffixSet(doh), blocking: BlockingSettingsStore(mode: mode)),
+            CanaryLink(dohEndpoints: try suffixMatcher(doh), blocking: BlockingSettingsStore(mode: mode)),
             PolicyLink(policies: PolicyStore(policy), blocking: BlockingSettingsStore(mode: mode)),
         ]))
     }

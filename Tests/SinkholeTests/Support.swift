@@ -1,4 +1,5 @@
 import DNSWire
+import DomainLists
 import NIOCore
 import NIOEmbedded
 @testable import Sinkhole
@@ -72,20 +73,27 @@ final class ChainHarness {
 
 /// A policy from a list of names, with an optional managed list and cap.
 struct TablePolicy: QueryPolicy {
-    var blocked: DomainSuffixSet
-    var managed: DomainSuffixSet = DomainSuffixSet()
+    var blocked: DomainMatcher
+    var managed: DomainMatcher
     var managedCap: UInt32 = 30
     var blockedCap: UInt32 = 10
 
     init(blocked: [String], managed: [String] = [], managedCap: UInt32 = 30) throws {
-        self.blocked = try DomainSuffixSet(blocked)
-        self.managed = try DomainSuffixSet(managed)
+        self.blocked = try suffixMatcher(blocked)
+        self.managed = try suffixMatcher(managed)
         self.managedCap = managedCap
     }
 
     func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
-        if blocked.contains(lowercasedName: lowercasedName) { return .blocked(ttlCap: blockedCap) }
-        if managed.contains(lowercasedName: lowercasedName) { return .managed(ttlCap: managedCap) }
+        if lowercasedName.withUnsafeBytes({ blocked.match(wire: $0).isBlocked }) { return .blocked(ttlCap: blockedCap) }
+        if lowercasedName.withUnsafeBytes({ managed.match(wire: $0).isBlocked }) { return .managed(ttlCap: managedCap) }
         return .allowed
     }
+}
+
+/// A matcher of `names` and their subdomains (SPEC §1), as the DomainLists builder makes for lists.
+func suffixMatcher(_ names: [String]) throws -> DomainMatcher {
+    var builder = MatcherBuilder()
+    for name in names { builder.add(try DomainName(name), entry: 0) }
+    return builder.build()
 }
