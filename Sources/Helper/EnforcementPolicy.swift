@@ -15,10 +15,9 @@ struct EnforcementPolicy: QueryPolicy {
 
     func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
         let now = enforcement.now()
-        let ip = ClientIP(client)
-        let decision = lowercasedName.withUnsafeBytes { Helper.decide(enforcement, wire: $0, client: ip, now: now) }
+        let decision = lowercasedName.withUnsafeBytes { Helper.decide(enforcement, wire: $0, client: client, now: now) }
         if decision.blocked {
-            if decision.managed { engine.recordUrge(decision, enforcement: enforcement, client: ip, now: now) }
+            if decision.managed { engine.recordUrge(decision, enforcement: enforcement, client: client, now: now) }
             return .blocked(ttlCap: decision.ttlCap)
         }
         return decision.managed ? .managed(ttlCap: decision.ttlCap) : .allowed
@@ -68,17 +67,6 @@ final class PolicyComposer: Sendable {
             let rules = EnforcementPolicy(enforcement: enforcement, engine: engine)
             target.replace(with: parts.diagnostic is AllowAllPolicy
                 ? rules : CombinedPolicy(engine: rules, diagnostic: parts.diagnostic))
-        }
-    }
-}
-
-extension ClientIP {
-    /// The sinkhole's address form; both keep host byte order, so this is a plain switch.
-    init(_ address: ClientAddress) {
-        switch address {
-        case .v4(let a): self = .v4(a)
-        case .v6(let high, let low): self = .v6(high: high, low: low)
-        case .unknown: self = .unknown
         }
     }
 }

@@ -1,18 +1,13 @@
 import DNSWire
+import Sinkhole
 
-/// A querying address in the compact form CIDR matching needs (SPEC §9 "per-client profiles").
-/// Same representation as the sinkhole's `ClientAddress`, so the DNS side converts with a switch.
-public enum ClientIP: Hashable, Sendable, CustomStringConvertible {
-    /// IPv4 in host byte order.
-    case v4(UInt32)
-    /// IPv6 as two 64-bit halves in host byte order.
-    case v6(high: UInt64, low: UInt64)
-    /// No address (a Unix socket): the default profile.
-    case unknown
+/// A querying address as the engine routes it (SPEC §9 "per-client profiles"): the sinkhole's own
+/// `ClientAddress`, so a query's address needs no conversion on its way to the rules.
+public typealias ClientIP = ClientAddress
 
-    /// Parses `192.168.1.7` or `fd00::1` (no brackets, no zone id) with DNSWire's address
-    /// parsers, the ones the DNS side reads its own addresses with: strict dotted-quad digits
-    /// (no sign, no suffix) and RFC 4291 §2.2 hex groups. Nil when it is neither.
+extension ClientAddress: CustomStringConvertible {
+    /// Parses a numeric address, IPv4 or IPv6 (an embedded dotted quad included), as written in a
+    /// configuration file or on the command line.
     public init?(_ text: String) {
         if let v4 = IPv4Address(text) {
             self = .v4(v4.rawValue)
