@@ -21,7 +21,7 @@ extension ConfigurationReloader {
             // The loader fills an empty `upstreams` from /etc/resolv.conf minus this server itself.
             throw ConfigurationRejected(
                 "no upstream resolver: upstreams is empty and /etc/resolv.conf names no server other than this one; "
-                    + "name one in the file, such as upstreams = [\"9.9.9.9\"]")
+                    + "name one in the file, such as upstreams = [\"9.9.9.9\"], or with --upstream 9.9.9.9")
         }
         var addresses: [SocketAddress] = []
         for upstream in configuration.upstreams {

@@ -72,8 +72,8 @@ public actor ConfigurationReloader {
     /// without the source instead would leave the file saying one thing and the helper doing another.
     /// Lists the rules hold keep their URL (held back, logged), as at a reload.
     func applyAtStart() async throws(ConfigurationRejected) {
+        // `HelperMain` validated `start` before building the parts this applies to.
         let start = current
-        try Self.validate(start)
         try await live.lists.checkConfiguredHosts(start.listSources)
         do {
             let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)

@@ -32,10 +32,10 @@ public enum HelperMain {
                 "cannot create the state folder \(configuration.paths.stateDirectory): \(error.localizedDescription); "
                     + "choose another with --state-dir")
         }
-        guard !configuration.upstreams.isEmpty else {
-            throw HelperStartError(
-                "no upstream resolver: /etc/resolv.conf names none other than this server; give one with --upstream 9.9.9.9")
-        }
+        // The same checks a reload and `check-config` make, once, before anything is built: what
+        // they work out (the upstreams' socket addresses) is what the forwarder gets.
+        let validated: ValidatedConfiguration
+        do { validated = try ConfigurationReloader.validate(configuration) } catch { throw HelperStartError(error.description) }
         // Type=notify under systemd (etc/systemd/scrolloff-dns.service); a no-op otherwise.
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment, logger: logger)
         notifier.status("starting: opening the database and the lists")
@@ -95,9 +95,9 @@ public enum HelperMain {
                 throw HelperStartError("cannot load the DNS-over-HTTPS list \(path): \(error); fix it or leave block_encrypted_dns off")
             }
         }
-        let upstreams = try configuration.upstreams.map { try $0.socketAddress() }
         let forwarder = Forwarder(
-            configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: upstreams), logger: logger)
+            configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: validated.upstreamAddresses),
+            logger: logger)
         doctorUpstreams.follow(forwarder)
         // Everything a reload may change lives in a swappable holder the chain reads per query.
         let cache = AnswerCache(configuration: configuration.cache)
