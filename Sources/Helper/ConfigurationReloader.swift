@@ -128,6 +128,8 @@ public actor ConfigurationReloader {
         restartOnly("metrics.listen", \.metricsListen)
         restartOnly("lists.catalog", \.catalogPath)
         restartOnly("dns.block_encrypted_dns", \.dohEndpointsPath)
+        restartOnly("dns.tcp_*", \.tcp)
+        restartOnly("helper.control_connections*", \.control)
 
         // The one step that can fail (a database write) goes first, so a failure leaves all as it was.
         // Always compared with the engine's state, not the last file: a held-back change or a

@@ -40,6 +40,10 @@ public struct HelperConfiguration: Sendable {
     /// Where the optional Prometheus endpoint listens; nil = off (the default).
     public var metricsListen: HostPort?
     public var logLevel: Logger.Level = .info
+    /// Bounds of DNS over TCP (`dns.tcp_*`); taken at start.
+    public var tcp = TCPLimits()
+    /// Bounds of the control socket (`helper.control_connections*`); taken at start.
+    public var control = ControlConnectionLimits()
 
     /// The default profile when no file says otherwise: the system's zone and the strict preset.
     public static var embeddedDefaultProfile: ProfileSettings {

@@ -36,6 +36,7 @@ public enum HelperMain {
         // they work out (the upstreams' socket addresses) is what the forwarder gets.
         let validated: ValidatedConfiguration
         do { validated = try ConfigurationReloader.validate(configuration) } catch { throw HelperStartError(error.description) }
+        DescriptorBudget.ensure(configuration, logger: logger)
         // Type=notify under systemd (etc/systemd/scrolloff-dns.service); a no-op otherwise.
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment, logger: logger)
         notifier.status("starting: opening the database and the lists")
@@ -71,7 +72,8 @@ public enum HelperMain {
         let doctorUpstreams = DoctorUpstreams() // the forwarder, once made below
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine,
-            doctor: DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams), logger: logger)
+            doctor: DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams),
+            controlLimits: configuration.control, logger: logger)
 
         // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
         // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
@@ -121,7 +123,7 @@ public enum HelperMain {
         }
         // Queries are counted only when the metrics endpoint is on (off by default).
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
-        var serverConfiguration = DNSServerConfiguration(listen: configuration.listen)
+        var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: configuration.tcp)
         serverConfiguration.counters = counters
         // READY=1 only once DNS, the control socket and the metrics listener (if on) are all bound.
         let readiness = ReadinessGate(

@@ -38,6 +38,8 @@ public final class DNSServer: Service {
     let logger: Logger
     let counter: ConnectionCounter
     let pending = InFlightCounter()
+    /// Refused connections and accept failures, logged once a minute rather than once each.
+    let limitLog: ThrottledLog
     /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
     let announce: @Sendable (String) -> Void
     /// Called once every listener is bound, with the addresses as bound (port 0 resolved).
@@ -54,7 +56,8 @@ public final class DNSServer: Service {
         self.chain = chain
         self.group = group
         self.logger = logger
-        counter = ConnectionCounter(limit: configuration.tcp.maximumConnections)
+        counter = ConnectionCounter(limit: configuration.tcp.maximumConnections, perKeyLimit: configuration.tcp.maximumConnectionsPerClient)
+        limitLog = ThrottledLog(logger: logger)
         self.announce = announce
         self.ready = ready
         self.bound = bound
@@ -159,15 +162,31 @@ public final class DNSServer: Service {
         let counter = counter
         let pending = pending
         let counters = configuration.counters
+        let limitLog = limitLog
         return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
-            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // Out of descriptors: say so once, then wait a second between accepts (issue 11).
+                    try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "dns tcp \(address)"))
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false))
+                }
+            }
+            // TCP_NODELAY lives at IPPROTO_TCP. `socketOption(.tcp_nodelay)` would set option 1 at
+            // SOL_SOCKET, which is SO_DEBUG: it needs CAP_NET_ADMIN, so without it every accepted
+            // connection failed its set-up and was reset (issue 11).
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+            // Replies the client has not read count against `maximumUnsentBytes`; past it the
+            // channel turns unwritable and the handler stops reading the connection.
+            .childChannelOption(
+                ChannelOptions.writeBufferWaterMark,
+                value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.maximumUnsentBytes / 2, 1), high: max(limits.maximumUnsentBytes, 2)))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
-                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters))
+                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog))
                 }
             }
             .bind(host: address.host, port: address.port)

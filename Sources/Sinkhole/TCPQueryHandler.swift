@@ -2,41 +2,41 @@ import DNSWire
 import NIOCore
 import Synchronization
 
-/// Limits for DNS over TCP (RFC 7766 §6.2.3: servers should bound connections and close idle ones).
-public struct TCPLimits: Sendable {
+/// Limits for DNS over TCP (RFC 7766 §6.2.3: servers should bound connections and close idle
+/// ones). Each is a key of `[dns]` in scrolloff.toml; the defaults are the sample's.
+public struct TCPLimits: Sendable, Equatable {
+    /// Connections open at once, from all clients.
     public var maximumConnections: Int
-    /// A connection with no query in flight and nothing received for this long is closed.
+    /// Connections open at once from one client address, so one client cannot take them all.
+    public var maximumConnectionsPerClient: Int
+    /// A connection with no query in flight and nothing received for this long is closed; so is
+    /// one whose client has taken none of its replies for this long.
     public var idleTimeout: TimeAmount
-    /// Queries in flight on one connection before it stops reading (RFC 7766 §6.2.1.2).
+    /// Queries of one connection being answered at once (RFC 7766 §6.2.1.2). Counted as frames are
+    /// decoded: frames past it wait, unresolved, and the connection is not read meanwhile.
     public var maximumInFlightPerConnection: Int
+    /// Reply bytes a connection may have waiting for its client to read them. Past it the
+    /// connection is not read until the client has taken half of them.
+    public var maximumUnsentBytes: Int
 
-    public init(maximumConnections: Int = 256, idleTimeout: TimeAmount = .seconds(10), maximumInFlightPerConnection: Int = 64) {
+    public init(
+        maximumConnections: Int = 256, maximumConnectionsPerClient: Int = 32, idleTimeout: TimeAmount = .seconds(10),
+        maximumInFlightPerConnection: Int = 64, maximumUnsentBytes: Int = 64 * 1024
+    ) {
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.idleTimeout = idleTimeout
         self.maximumInFlightPerConnection = maximumInFlightPerConnection
+        self.maximumUnsentBytes = maximumUnsentBytes
     }
 }
 
-/// Counts open TCP connections across all event loops.
-final class ConnectionCounter: Sendable {
-    private let open = Atomic<Int>(0)
-    let limit: Int
+/// Open TCP connections across all event loops, in total and per client address.
+typealias ConnectionCounter = ConnectionSlots<ClientAddress>
 
-    init(limit: Int) { self.limit = limit }
-
-    /// Takes a slot; false when all are in use.
-    func acquire() -> Bool {
-        let now = open.add(1, ordering: .relaxed).newValue
-        if now > limit {
-            open.subtract(1, ordering: .relaxed)
-            return false
-        }
-        return true
-    }
-
-    func release() { open.subtract(1, ordering: .relaxed) }
-
-    var current: Int { open.load(ordering: .relaxed) }
+extension ConnectionSlots where Key == ClientAddress {
+    /// A bound of `limit` connections, each client allowed all of them (tests of the total alone).
+    convenience init(limit: Int) { self.init(limit: limit, perKeyLimit: limit) }
 }
 
 /// Counts questions waiting for an upstream across all handlers, so shutdown can let them finish.
@@ -49,6 +49,15 @@ final class InFlightCounter: Sendable {
 
 /// Serves framed queries on one TCP connection (RFC 7766). Queries are answered as they resolve,
 /// possibly out of order (§6.2.1.1 pipelining); each reply carries its query's ID.
+///
+/// Three bounds keep one connection from taking more than its share (issue 11):
+/// - at most `maximumInFlightPerConnection` queries resolve at once. The frame decoder hands over
+///   every frame of a read at once, so frames past the bound wait here, unresolved (a read is at
+///   most 64 KiB, so that wait is bounded too), and the connection is not read meanwhile;
+/// - at most `maximumUnsentBytes` of replies wait for the client (NIO's write-buffer water mark).
+///   Past it the connection is neither read nor served until the client reads, and a client that
+///   reads nothing for `idleTimeout` is disconnected;
+/// - connections in total and per client address (`ConnectionCounter`).
 final class TCPQueryHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -58,27 +67,47 @@ final class TCPQueryHandler: ChannelInboundHandler {
     let counter: ConnectionCounter
     let pending: InFlightCounter
     let counters: QueryCounters?
+    let limitLog: ThrottledLog?
     private var queryContext: QueryContext?
     /// This loop's counters; nil when metrics are off, and then no clock is read either.
     private var shard: QueryCounterShard?
+    private var client = ClientAddress.unknown
     private var inFlight = 0
     private var holdsSlot = false
+    /// Frames decoded but not yet resolved, oldest first.
+    private var waiting = CircularBuffer<ByteBuffer>()
+    private var draining = false
+    /// Whether the connection is being read (autoRead); internal for tests.
+    private(set) var reading = true
     private var idleTimer: Scheduled<Void>?
+    /// Armed while the client takes none of its replies; closes the connection when it fires.
+    private var stallTimer: Scheduled<Void>?
 
     init(
         chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter(),
-        counters: QueryCounters? = nil
+        counters: QueryCounters? = nil, limitLog: ThrottledLog? = nil
     ) {
         self.chain = chain
         self.limits = limits
         self.counter = counter
         self.pending = pending
         self.counters = counters
+        self.limitLog = limitLog
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        guard counter.acquire() else {
-            // Over the bound: refuse by closing at once, which clients treat as "try UDP or later".
+        client = ClientAddress(context.remoteAddress)
+        if let refusal = counter.acquire(client) {
+            // Over a bound: refuse by closing at once, which clients treat as "try UDP or later".
+            let address = context.remoteAddress?.ipAddress ?? "?"
+            switch refusal {
+            case .total(let limit):
+                limitLog?.warning("tcp-total", "refusing DNS-over-TCP connections: all \(limit) are open (dns.tcp_connections)",
+                                  metadata: ["client.ip": "\(address)"])
+            case .perKey(let limit):
+                limitLog?.warning("tcp-client", "refusing DNS-over-TCP connections of a client that holds \(limit) already (dns.tcp_connections_per_client)",
+                                  metadata: ["client.ip": "\(address)"])
+            }
             context.close(promise: nil)
             return
         }
@@ -90,17 +119,75 @@ final class TCPQueryHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if holdsSlot { counter.release() }
+        if holdsSlot { counter.release(client) }
         holdsSlot = false
         idleTimer?.cancel()
         idleTimer = nil
+        stallTimer?.cancel()
+        stallTimer = nil
+        waiting.removeAll()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard queryContext != nil else { return }
+        waiting.append(unwrapInboundIn(data))
+        drain(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stallTimer?.cancel()
+            stallTimer = nil
+            drain(context: context)
+            armIdleTimer(context: context)
+            context.flush()
+        } else if stallTimer == nil {
+            // The idle timer must not be what keeps this connection: queries keep arriving from a
+            // client that reads nothing, and each would otherwise restart it.
+            idleTimer?.cancel()
+            idleTimer = nil
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            stallTimer = context.eventLoop.scheduleTask(in: limits.idleTimeout) {
+                loopBound.value.close(promise: nil)
+            }
+        }
+        updateReading(context: context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset or a framing error ends this connection only.
+        context.close(promise: nil)
+    }
+
+    /// Resolves waiting frames while the connection has room in flight and its client takes its
+    /// replies; then reads again only if both still hold.
+    private func drain(context: ChannelHandlerContext) {
+        if !draining {
+            draining = true
+            defer { draining = false }
+            while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive {
+                resolve(waiting.removeFirst(), context: context)
+            }
+        }
+        updateReading(context: context)
+    }
+
+    private func updateReading(context: ChannelHandlerContext) {
+        let shouldRead = waiting.isEmpty && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
+        guard shouldRead != reading, context.channel.isActive else { return }
+        reading = shouldRead
+        context.channel.setOption(ChannelOptions.autoRead, value: shouldRead).whenComplete { _ in }
+    }
+
+    private func resolve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         guard let query = queryContext else { return }
-        let frame = unwrapInboundIn(data)
-        query.client = ClientAddress(context.remoteAddress)
+        query.client = client
         query.transport = .tcp
         query.decision = .allowed
         query.route = .local
@@ -125,7 +212,6 @@ final class TCPQueryHandler: ChannelInboundHandler {
             let route = query.route
             inFlight += 1
             self.pending.increment()
-            if inFlight >= limits.maximumInFlightPerConnection { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
             let pending = query.pending
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             future.whenComplete { result in
@@ -135,22 +221,11 @@ final class TCPQueryHandler: ChannelInboundHandler {
                 let reply = (try? result.get()) ?? LaterReply(ServerFailure.reply(for: pending))
                 handler.write(reply.bytes, context: context)
                 handler.shard?.record(reply.blocked ? .blocked : route, reply: reply.bytes, since: started)
+                handler.drain(context: context)
                 context.flush()
-                if handler.inFlight < handler.limits.maximumInFlightPerConnection {
-                    context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
-                }
-                handler.armIdleTimer(context: context)
+                if handler.stallTimer == nil { handler.armIdleTimer(context: context) }
             }
         }
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        context.flush()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A reset or a framing error ends this connection only.
-        context.close(promise: nil)
     }
 
     private func write(_ bytes: [UInt8], context: ChannelHandlerContext) {
@@ -166,7 +241,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
         idleTimer = context.eventLoop.scheduleTask(in: limits.idleTimeout) {
             let (handler, context) = loopBound.value
             // Answers still owed keep the connection open; the last one re-arms the timer.
-            if handler.inFlight == 0 { context.close(promise: nil) }
+            if handler.inFlight == 0, handler.waiting.isEmpty { context.close(promise: nil) }
         }
     }
 }

@@ -53,6 +53,9 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "metricsListen": c.metricsListen?.description ?? "off",
         "logLevel": c.logLevel.rawValue,
         "profiles": c.profiles.map(\.name).joined(separator: ","),
+        "tcp": "\(c.tcp.maximumConnections)/\(c.tcp.maximumConnectionsPerClient)/\(c.tcp.maximumInFlightPerConnection)/"
+            + "\(c.tcp.idleTimeout.nanoseconds)/\(c.tcp.maximumUnsentBytes)",
+        "control": "\(c.control.total)/\(c.control.perUser)",
     ]
     for p in [c.defaultProfile] + c.profiles {
         d["\(p.name).clients"] = p.clientCIDRs.joined(separator: ",")

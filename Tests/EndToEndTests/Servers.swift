@@ -6,16 +6,32 @@ final class Sinkhole: @unchecked Sendable {
     let port: Int
     let controlSocket: String
 
-    init(scratch: Scratch, upstreams: [Int], blocklist: [String] = [], extra: [String] = []) throws {
+    /// - Parameters:
+    ///   - mode: who runs the helper (root, an ordinary user, root under the unit's capabilities).
+    ///   - wrapper: a command put in front, such as `prlimit --nofile=300:300`.
+    init(
+        scratch: Scratch, upstreams: [Int], blocklist: [String] = [], extra: [String] = [], mode: PrivilegeMode = .root,
+        wrapper: [String] = []
+    ) throws {
         // Each helper owns its database and control socket: a second helper on the same ones is
         // refused at start (one writer, one socket), and some tests run two side by side.
         let instance = UUID().uuidString
         let list = try scratch.file("blocklist-\(instance).txt", blocklist.joined(separator: "\n") + "\n")
-        controlSocket = "\(scratch.path)/control-\(instance).sock"
-        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", "\(scratch.path)/state-\(instance)",
-                         "--control-socket", controlSocket, "--blocklist", list]
+        let state: String
+        if mode == .ordinaryUser {
+            // The scratch folder is root's: the user gets a folder of its own for state and socket.
+            let folder = try mode.privateFolder(in: scratch, name: "u-\(instance.prefix(8))")
+            state = "\(folder)/state"
+            controlSocket = "\(folder)/control.sock"
+        } else {
+            state = "\(scratch.path)/state-\(instance)"
+            controlSocket = "\(scratch.path)/control-\(instance).sock"
+        }
+        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", state, "--control-socket", controlSocket, "--blocklist", list]
         for upstream in upstreams { arguments += ["--upstream", "127.0.0.1:\(upstream)"] }
-        child = try Child(Products.scrolloffDNS, arguments + extra, scratch: scratch, label: "sinkhole-\(UUID().uuidString)")
+        let (executable, prefix) = try mode.launcher()
+        let command = wrapper.isEmpty ? (executable, prefix) : (wrapper[0], Array(wrapper.dropFirst()) + [executable] + prefix)
+        child = try Child(command.0, command.1 + arguments + extra, scratch: scratch, label: "sinkhole-\(UUID().uuidString)")
         let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
         let tcp = try child.waitForLine { $0.hasPrefix("listening tcp 127.0.0.1:") }
         guard let port = udp.split(separator: ":").last.flatMap({ Int($0) }), tcp.hasSuffix(":\(port)") else {

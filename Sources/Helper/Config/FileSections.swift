@@ -73,6 +73,15 @@ struct FileSections {
         if let threads = t.integer("threads", in: 0...64, allowed: "0 (one per core) to 64") {
             configuration.eventLoops = threads == 0 ? System.coreCount : threads
         }
+        let total = t.integer("control_connections", in: 1...4096, allowed: "1 to 4096 connections")
+        let perUser = t.integer("control_connections_per_user", in: 1...4096, allowed: "1 to 4096 connections, at most control_connections")
+        let control = ControlConnectionLimits(total: total ?? configuration.control.total, perUser: perUser ?? configuration.control.perUser)
+        if control.perUser > control.total {
+            t.report("control_connections_per_user", "is \(control.perUser), more than control_connections (\(control.total))",
+                     allowed: "at most control_connections")
+        } else {
+            configuration.control = control
+        }
         t.finish()
     }
 
@@ -145,7 +154,33 @@ struct FileSections {
             let b = burst ?? 0
             configuration.rateLimit = RateLimit(queriesPerSecond: rate, burst: b == 0 ? rate * 2 : b)
         }
+        readTCPLimits(t)
         t.finish()
+    }
+
+    /// `dns.tcp_*`: the bounds that keep one DNS-over-TCP client from taking the server (issue 11).
+    private mutating func readTCPLimits(_ t: TableReader) {
+        var tcp = configuration.tcp
+        if let total = t.integer("tcp_connections", in: 1...65_536, allowed: "1 to 65536 connections") { tcp.maximumConnections = total }
+        if let perClient = t.integer("tcp_connections_per_client", in: 1...65_536, allowed: "1 to 65536 connections, at most tcp_connections") {
+            tcp.maximumConnectionsPerClient = perClient
+        }
+        if let queries = t.integer("tcp_queries_per_connection", in: 1...65_535, allowed: "1 to 65535 queries") {
+            tcp.maximumInFlightPerConnection = queries
+        }
+        if let idle = t.duration("tcp_idle_timeout", in: Span(milliseconds: 100) ... .minutes(10), allowed: "100ms to 10min") {
+            tcp.idleTimeout = .milliseconds(idle.milliseconds)
+        }
+        // A reply larger than the bound is still sent whole; the bound only decides when to stop reading.
+        if let unsent = t.integer("tcp_unsent_bytes", in: 4096...64 << 20, allowed: "4096 to 67108864 bytes") {
+            tcp.maximumUnsentBytes = unsent
+        }
+        if tcp.maximumConnectionsPerClient > tcp.maximumConnections {
+            t.report("tcp_connections_per_client", "is \(tcp.maximumConnectionsPerClient), more than tcp_connections (\(tcp.maximumConnections))",
+                     allowed: "at most tcp_connections")
+        } else {
+            configuration.tcp = tcp
+        }
     }
 
     /// Listen or upstream addresses; nil when any is wrong (each reported) or two are the same.

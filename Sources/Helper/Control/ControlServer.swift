@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import Sinkhole
 
 /// Limits and location of the control server.
 public struct ControlServerConfiguration: Sendable {
@@ -16,14 +17,36 @@ public struct ControlServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Header sections above this get 400 (NIO's decoder limit).
     public var maxHeaderBytes: Int
-    /// A connection idle between requests for this long is closed.
+    /// A connection idle between requests for this long is closed. The CLI sends its request
+    /// as soon as it connects, so only an abandoned or hostile client ever waits this long.
     public var idleTimeout: TimeAmount
+    /// Connections open at once, in total and per uid (SO_PEERCRED).
+    public var limits: ControlConnectionLimits
 
-    public init(socket: ControlSocketFile, maxBodyBytes: Int = 64 * 1024, maxHeaderBytes: Int = 16 * 1024, idleTimeout: TimeAmount = .seconds(30)) {
+    public init(
+        socket: ControlSocketFile, maxBodyBytes: Int = 64 * 1024, maxHeaderBytes: Int = 16 * 1024, idleTimeout: TimeAmount = .seconds(5),
+        limits: ControlConnectionLimits = ControlConnectionLimits()
+    ) {
         self.socket = socket
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.idleTimeout = idleTimeout
+        self.limits = limits
+    }
+}
+
+/// How many control connections may be open (`helper.control_connections` and
+/// `helper.control_connections_per_user`). Any member of group `scrolloff` may connect; without
+/// these bounds one of them could hold thousands of idle connections and leave the helper without
+/// file descriptors to forward queries with (issue 11). Per uid, so such a member cannot lock out
+/// root's `scrolloff status`.
+public struct ControlConnectionLimits: Sendable, Equatable {
+    public var total: Int
+    public var perUser: Int
+
+    public init(total: Int = 64, perUser: Int = 8) {
+        self.total = total
+        self.perUser = perUser
     }
 }
 
@@ -73,10 +96,33 @@ public struct ControlServer: Service {
         let temporary = socketFile.temporaryPath()
         let maxHeaderBytes = configuration.maxHeaderBytes
         let idleTimeout = configuration.idleTimeout
+        let slots = ConnectionSlots<UInt32>(limit: configuration.limits.total, perKeyLimit: configuration.limits.perUser)
+        let limitLog = ThrottledLog(logger: logger)
+        let socketPath = socketFile.path
         let listener = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 64)
+            .serverChannelInitializer { channel in
+                // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, which this
+                // bootstrap adds after it, waits a second before accepting again.
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "control \(socketPath)"))
+                }
+            }
             .bind(unixDomainSocketPath: temporary, cleanupExistingSocketFile: true) { channel in
-                PeerCredentials.read(from: channel).flatMapThrowing { caller in
+                PeerCredentials.read(from: channel).flatMapThrowing { caller -> ControlAdmission in
+                    if let refusal = slots.acquire(caller.uid) {
+                        let (key, message): (String, Logger.Message) = switch refusal {
+                        case .total(let limit):
+                            ("control-total", "refusing control connections: all \(limit) are open (helper.control_connections)")
+                        case .perKey(let limit):
+                            ("control-user-\(caller.uid)",
+                             "refusing control connections of uid \(caller.uid): it holds \(limit) already (helper.control_connections_per_user)")
+                        }
+                        limitLog.warning(key, message, metadata: ["client.uid": "\(caller.uid)", "client.pid": "\(caller.pid)"])
+                        channel.close(promise: nil)
+                        return .refused
+                    }
+                    channel.closeFuture.whenComplete { _ in slots.release(caller.uid) }
                     var limits = NIOHTTPDecoderLimitConfiguration()
                     limits.maxHeaderListSize = maxHeaderBytes
                     limits.maxHeaderFieldSize = maxHeaderBytes
@@ -89,7 +135,7 @@ public struct ControlServer: Service {
                     try sync.addHandler(ControlProtocolErrorHandler())
                     try sync.addHandler(IdleConnectionCloser())
                     let wrapped = try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
-                    return ControlConnection(caller: caller, channel: wrapped)
+                    return .accepted(ControlConnection(caller: caller, channel: wrapped))
                 }
             }
         let inode: ino_t
@@ -108,6 +154,12 @@ public struct ControlServer: Service {
     }
 }
 
+/// A connection let in, or one refused (already closed) for being over a limit.
+enum ControlAdmission: Sendable {
+    case accepted(ControlConnection)
+    case refused
+}
+
 struct ControlConnection: Sendable {
     var caller: CallerIdentity
     var channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
@@ -115,7 +167,7 @@ struct ControlConnection: Sendable {
 
 /// A listening control server.
 public struct BoundControlServer: Sendable {
-    let listener: NIOAsyncChannel<ControlConnection, Never>
+    let listener: NIOAsyncChannel<ControlAdmission, Never>
     let socketFile: ControlSocketFile
     let inode: ino_t
     let handler: ConnectionHandler
@@ -128,7 +180,8 @@ public struct BoundControlServer: Sendable {
         defer { socketFile.remove(inode: inode) }
         try await withThrowingDiscardingTaskGroup { group in
             try await listener.executeThenClose { connections in
-                for try await connection in connections {
+                for try await admission in connections {
+                    guard case .accepted(let connection) = admission else { continue }
                     group.addTask { await handler.handle(connection) }
                 }
             }

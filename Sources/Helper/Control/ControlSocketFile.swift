@@ -52,7 +52,11 @@ public struct ControlSocketFile: Sendable {
     /// Returns the inode now at `path`, so shutdown removes only its own socket.
     func install(boundAt temporary: String) throws(ControlSocketError) -> ino_t {
         if let groupName, let gid = SystemGroups.groupID(named: groupName) {
-            if chown(temporary, uid_t.max, gid) != 0 { throw .setup(path: temporary, operation: "chown", errno: errno) }
+            // An ordinary user (`make run`) may only give a file to a group they belong to; not
+            // belonging to `scrolloff`, their socket keeps their own group, as when there is none.
+            if chown(temporary, uid_t.max, gid) != 0, !(errno == EPERM && geteuid() != 0) {
+                throw .setup(path: temporary, operation: "chown", errno: errno)
+            }
         }
         if chmod(temporary, mode) != 0 { throw .setup(path: temporary, operation: "chmod", errno: errno) }
         // A helper that started in the meantime would have taken the path; check again right before.

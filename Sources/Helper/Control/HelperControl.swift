@@ -33,7 +33,8 @@ public struct HelperControl: Sendable {
     public init(
         paths: RuntimePaths, version: String, engine: HelperEngine, lists configuration: ListsConfiguration = ListsConfiguration(),
         authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), socketMode: mode_t = 0o660,
-        clock: (@Sendable () -> Instant)? = nil, doctor: DoctorSources = DoctorSources(), logger: Logger
+        clock: (@Sendable () -> Instant)? = nil, doctor: DoctorSources = DoctorSources(),
+        controlLimits: ControlConnectionLimits = ControlConnectionLimits(), logger: Logger
     ) async {
         self.engine = engine
         // The engine's trusted clock (SPEC §11), read from the published enforcement without an
@@ -44,7 +45,8 @@ public struct HelperControl: Sendable {
             context: ControlContext(version: version, lists: lists, clock: clock, engine: engine, doctor: doctor), authorizer: authorizer, logger: logger
         )
         server = ControlServer(
-            configuration: ControlServerConfiguration(socket: ControlSocketFile(path: paths.controlSocket, mode: socketMode)),
+            configuration: ControlServerConfiguration(
+                socket: ControlSocketFile(path: paths.controlSocket, mode: socketMode), limits: controlLimits),
             router: router, logger: logger
         )
         refresh = ListRefreshService(lists: lists, timer: SystemRefreshTimer(clock: clock), logger: logger)

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// How the test starts `scrolloff-dns`: as people run it (issue 11). Every DNS transport test runs
+/// in each mode, because a socket option that needs a capability only root has (SO_DEBUG, set by
+/// mistake) broke DNS over TCP for everyone else while every test ran as root.
+enum PrivilegeMode: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// Root with every capability, as the tests and `sudo make run` run it.
+    case root
+    /// An ordinary user (`make run` without sudo): uid and gid 65534, no supplementary groups.
+    case ordinaryUser = "ordinary user"
+    /// Root under the shipped unit's `CapabilityBoundingSet`, with nothing inheritable.
+    case unitCapabilities = "unit capabilities"
+
+    var testDescription: String { rawValue }
+
+    static let ordinaryUID: uid_t = 65534
+    static let ordinaryGID: gid_t = 65534
+
+    /// The program to start and the arguments before the helper's own path.
+    func launcher() throws -> (executable: String, prefix: [String]) {
+        switch self {
+        case .root:
+            return (Products.scrolloffDNS, [])
+        case .ordinaryUser:
+            return ("/usr/bin/setpriv", ["--reuid=\(Self.ordinaryUID)", "--regid=\(Self.ordinaryGID)", "--clear-groups",
+                                         try ReachableInstall.shared.helper])
+        case .unitCapabilities:
+            return ("/usr/bin/setpriv", ["--bounding-set=\(try UnitCapabilities.boundingSet())", "--inh-caps=-all",
+                                         try ReachableInstall.shared.helper])
+        }
+    }
+
+    /// A folder for the helper's state and control socket that the helper's user may write.
+    func privateFolder(in scratch: Scratch, name: String) throws -> String {
+        let folder = "\(scratch.path)/\(name)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if self == .ordinaryUser, chown(folder, Self.ordinaryUID, Self.ordinaryGID) != 0 {
+            throw HarnessError("cannot chown \(folder) to \(Self.ordinaryUID): \(String(cString: strerror(errno)))")
+        }
+        return folder
+    }
+}
+
+/// The capabilities the shipped unit keeps (`CapabilityBoundingSet=` in
+/// etc/systemd/scrolloff-dns.service), as `setpriv --bounding-set` wants them: `-all,+net_bind_service,+chown`.
+enum UnitCapabilities {
+    static func boundingSet() throws -> String {
+        let unit = try String(contentsOfFile: repositoryRoot + "/etc/systemd/scrolloff-dns.service", encoding: .utf8)
+        guard let line = unit.split(separator: "\n").first(where: { $0.hasPrefix("CapabilityBoundingSet=") }) else {
+            throw HarnessError("the unit has no CapabilityBoundingSet= line")
+        }
+        let names = line.dropFirst("CapabilityBoundingSet=".count).split(separator: " ").map {
+            $0.lowercased().replacingOccurrences(of: "cap_", with: "")
+        }
+        return (["-all"] + names.map { "+" + $0 }).joined(separator: ",")
+    }
+}
+
+/// The repository's root, found from this file.
+let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// A copy of the helper and the curated lists in an install layout (`bin/`, `share/scrolloff/`)
+/// under /tmp, which any user can reach: the build folder may sit in a home directory that an
+/// ordinary user cannot enter (CI's checkout, say). Made once per test run and removed at exit.
+final class ReachableInstall: Sendable {
+    static let shared = ReachableInstall()
+    let root = NSTemporaryDirectory() + "scrolloff-e2e-install-\(getpid())"
+
+    private let made: Result<String, HarnessError>
+
+    var helper: String { get throws { try made.get() } }
+
+    private init() {
+        let root = root
+        made = Result {
+            let manager = FileManager.default
+            try? manager.removeItem(atPath: root)
+            try manager.createDirectory(atPath: root + "/bin", withIntermediateDirectories: true)
+            try manager.createDirectory(atPath: root + "/share/scrolloff", withIntermediateDirectories: true)
+            let helper = root + "/bin/scrolloff-dns"
+            try manager.copyItem(atPath: Products.scrolloffDNS, toPath: helper)
+            try manager.copyItem(atPath: repositoryRoot + "/blocklists", toPath: root + "/share/scrolloff/blocklists")
+            for folder in [root, root + "/bin", root + "/share", root + "/share/scrolloff"] { chmod(folder, 0o755) }
+            chmod(helper, 0o755)
+            return helper
+        }.mapError { HarnessError("cannot copy the helper to \(root): \($0)") }
+        atexit { try? FileManager.default.removeItem(atPath: ReachableInstall.shared.root) }
+    }
+}
+
+/// The resident memory of process `pid` in KiB: now (VmRSS) and at its peak (VmHWM), from /proc.
+func residentKiB(_ pid: pid_t) -> (now: Int, peak: Int) {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    func field(_ name: String) -> Int {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return -1 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+    }
+    return (field("VmRSS"), field("VmHWM"))
+}

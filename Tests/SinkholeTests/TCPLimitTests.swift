@@ -1,0 +1,134 @@
+import DNSWire
+import NIOCore
+import NIOEmbedded
+import Synchronization
+import Testing
+@testable import Sinkhole
+
+/// The bounds of one DNS-over-TCP connection on an embedded channel (issue 11): queries in flight
+/// counted as frames are decoded, replies the client does not read, connections per client.
+@Suite struct TCPLimitTests {
+    /// Answers every query later, when the test says so: an upstream that takes its time.
+    final class HeldAnswers: ResolverLink, @unchecked Sendable {
+        private let held = Mutex<[(EventLoopPromise<LaterReply>, [UInt8])]>([])
+
+        func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
+            let promise = context.eventLoop.makePromise(of: LaterReply.self)
+            var reply = Array(context.packet)
+            reply[2] |= 0x80
+            held.withLock { $0.append((promise, reply)) }
+            return .later(promise.futureResult)
+        }
+
+        var count: Int { held.withLock { $0.count } }
+
+        /// Completes the first `n` queries still held.
+        func answer(_ n: Int) {
+            let taken = held.withLock { list in
+                let first = Array(list.prefix(n))
+                list.removeFirst(min(n, list.count))
+                return first
+            }
+            for (promise, reply) in taken { promise.succeed(LaterReply(reply)) }
+        }
+    }
+
+    static func channel(
+        _ link: any ResolverLink, limits: TCPLimits, counter: ConnectionCounter = ConnectionCounter(limit: 10),
+        from address: String = "127.0.0.1"
+    ) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(
+            TCPQueryHandler(chain: ResolverChain(links: [QueryGateLink(), link]), limits: limits, counter: counter))
+        try channel.connect(to: SocketAddress(ipAddress: address, port: 4000)).wait()
+        return channel
+    }
+
+    /// Whether the handler has the connection read (EmbeddedChannel reports autoRead as always on).
+    static func reading(_ channel: EmbeddedChannel) throws -> Bool {
+        try channel.pipeline.syncOperations.handler(type: TCPQueryHandler.self).reading
+    }
+
+    static func queries(_ count: Int) throws -> ByteBuffer {
+        ServerHandlerTests.framed(try (0..<count).map { try Packet.query("q\($0).example", id: UInt16($0)) })
+    }
+
+    @Test func frames_already_decoded_past_the_in_flight_bound_wait_instead_of_going_upstream() throws {
+        let upstream = HeldAnswers()
+        let channel = try Self.channel(upstream, limits: TCPLimits(maximumInFlightPerConnection: 4))
+        // 100 queries in one segment: the decoder hands over all of them at once.
+        try channel.writeInbound(try Self.queries(100))
+        #expect(upstream.count == 4)
+        #expect(try Self.reading(channel) == false, "a connection at its bound is not read")
+        upstream.answer(1)
+        #expect(upstream.count == 4, "one answered, one more let through")
+        var rounds = 0
+        while upstream.count > 0, rounds < 100 {
+            #expect(upstream.count <= 4)
+            upstream.answer(upstream.count)
+            rounds += 1
+        }
+        #expect(Set(try ServerHandlerTests.readReplies(channel).map(\.header.id)) == Set((0..<100).map(UInt16.init)))
+        #expect(try Self.reading(channel))
+    }
+
+    @Test func a_client_that_reads_no_replies_is_not_served_or_read_and_is_closed_after_the_idle_timeout() throws {
+        let channel = try ServerHandlerTests.tcpChannel(limits: TCPLimits(idleTimeout: .seconds(10)), counter: ConnectionCounter(limit: 10))
+        try channel.writeInbound(ServerHandlerTests.framed([try Packet.query("a.blocked.test", id: 1)]))
+        #expect(try ServerHandlerTests.readReplies(channel).count == 1)
+        // The client's window is full: NIO's unsent bytes passed the water mark.
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try Self.reading(channel) == false)
+        for second in 1...9 {
+            channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+            try channel.writeInbound(ServerHandlerTests.framed([try Packet.query("b.blocked.test", id: UInt16(100 + second))]))
+        }
+        #expect(try ServerHandlerTests.readReplies(channel).isEmpty, "nothing is resolved for a client that reads nothing")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive, "queries did not restart the idle clock while the replies were stuck")
+    }
+
+    @Test func replies_resume_when_the_client_reads_again() throws {
+        let channel = try ServerHandlerTests.tcpChannel(limits: TCPLimits(idleTimeout: .seconds(10)), counter: ConnectionCounter(limit: 10))
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        try channel.writeInbound(ServerHandlerTests.framed([try Packet.query("a.blocked.test", id: 7), try Packet.query("c.blocked.test", id: 8)]))
+        #expect(try ServerHandlerTests.readReplies(channel).isEmpty)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try ServerHandlerTests.readReplies(channel).map(\.header.id) == [7, 8])
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive, "the stall timer was cancelled")
+        #expect(try Self.reading(channel))
+    }
+
+    @Test func one_client_address_gets_its_share_of_connections_and_another_still_gets_in() throws {
+        let counter = ConnectionCounter(limit: 10, perKeyLimit: 2)
+        let link = HeldAnswers()
+        let first = try Self.channel(link, limits: TCPLimits(), counter: counter)
+        let second = try Self.channel(link, limits: TCPLimits(), counter: counter)
+        let third = try Self.channel(link, limits: TCPLimits(), counter: counter)
+        let other = try Self.channel(link, limits: TCPLimits(), counter: counter, from: "192.0.2.9")
+        #expect(first.isActive && second.isActive)
+        #expect(!third.isActive)
+        #expect(other.isActive)
+        _ = try first.close().wait()
+        #expect(counter.current(for: ClientAddress(try SocketAddress(ipAddress: "127.0.0.1", port: 1))) == 1)
+        #expect(try Self.channel(link, limits: TCPLimits(), counter: counter).isActive)
+    }
+
+    @Test func total_bound_holds_across_clients() {
+        let slots = ConnectionSlots<Int>(limit: 3, perKeyLimit: 2)
+        #expect(slots.acquire(1) == nil)
+        #expect(slots.acquire(1) == nil)
+        #expect(slots.acquire(1) == .perKey(limit: 2))
+        #expect(slots.acquire(2) == nil)
+        #expect(slots.acquire(3) == .total(limit: 3))
+        slots.release(1)
+        #expect(slots.acquire(3) == nil)
+        #expect(slots.current == 3)
+    }
+}
