@@ -179,6 +179,10 @@ public final class DNSServer: Service {
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             // Replies the client has not read count against `maximumUnsentBytes`; past it the
             // channel turns unwritable and the handler stops reading the connection.
+            // A fixed kernel send buffer of the same size: with the kernel's autotuning it kept
+            // growing for a client that read nothing, so the connection turned writable again
+            // every second and was never found stalled. 64 KiB in flight is plenty for DNS.
+            .childChannelOption(ChannelOptions.socketOption(.so_sndbuf), value: limits.maximumUnsentBytes)
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark,
                 value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.maximumUnsentBytes / 2, 1), high: max(limits.maximumUnsentBytes, 2)))

@@ -6,24 +6,26 @@ import Testing
 /// of the helper; forwarded queries failed, TCP DNS timed out, `status` took over 10 s, and
 /// nothing was logged).
 @Suite struct ControlLimitsEndToEndTests {
-    /// Opens up to `count` connections to `socket` as fast as it can, prints `HOLDING n`, keeps
-    /// them `seconds`, then prints how many the helper closed meanwhile and exits.
+    /// Opens up to `count` connections to `socket` as fast as it can for at most `connecting`
+    /// seconds, prints `HOLDING n`, keeps them `seconds`, then prints how many the helper closed
+    /// meanwhile and exits.
     static let flood = """
         import os, resource, socket, sys, time
-        path, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+        path, count, seconds, connecting = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         count = min(count, hard - 64)
-        socks = []
-        for _ in range(count):
+        socks, deadline = [], time.time() + connecting
+        while len(socks) < count and time.time() < deadline:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(2)
             try:
                 s.connect(path)
+                socks.append(s)
             except OSError:
+                # The backlog is full (EAGAIN): the helper has not accepted yet, or is backing off.
                 s.close()
-                continue
-            socks.append(s)
+                time.sleep(0.001)
         print("HOLDING", len(socks), flush=True)
         time.sleep(seconds)
         closed = 0
@@ -38,9 +40,11 @@ import Testing
         """
 
     /// The flood as uid 65534 with the socket file's group, as a member of group `scrolloff` would be.
-    static func startFlood(_ server: Sinkhole, count: Int, seconds: Double, scratch: Scratch, asRoot: Bool = false) throws -> Child {
+    static func startFlood(
+        _ server: Sinkhole, count: Int, seconds: Double, connecting: Double = 20, scratch: Scratch, asRoot: Bool = false
+    ) throws -> Child {
         let script = try scratch.file("flood-\(UUID().uuidString).py", flood)
-        let arguments = [script, server.controlSocket, "\(count)", "\(seconds)"]
+        let arguments = [script, server.controlSocket, "\(count)", "\(seconds)", "\(connecting)"]
         if asRoot { return try Child("/usr/bin/python3", arguments, scratch: scratch, label: "flood") }
         var info = stat()
         guard stat(server.controlSocket, &info) == 0 else { throw HarnessError("no control socket at \(server.controlSocket)") }
@@ -84,7 +88,8 @@ import Testing
             scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], extra: ["--config", config],
             wrapper: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
         #expect(server.child.stderr.contains("the file descriptor limit is lower than the connection limits need"), "\(server.child.stderr)")
-        let flooder = try Self.startFlood(server, count: 1000, seconds: 4, scratch: scratch, asRoot: true)
+        // 300 descriptors hold about 270 connections and the backlog 64 more: 400 reach the limit.
+        let flooder = try Self.startFlood(server, count: 400, seconds: 3, connecting: 3, scratch: scratch, asRoot: true)
         _ = try flooder.waitForLine(seconds: 60) { $0.hasPrefix("HOLDING") }
         // A blocked name needs no descriptor: it is answered while accepting waits.
         #expect(try shortA(server.port, "blocked.test") == "0.0.0.0")
