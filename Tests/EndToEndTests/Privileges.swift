@@ -18,7 +18,11 @@ enum PrivilegeMode: String, CaseIterable, Sendable, CustomTestStringConvertible 
     static let ordinaryGID: gid_t = 65534
 
     /// The program to start and the arguments before the helper's own path.
+    ///
+    /// Run by an ordinary user (a developer's `swift test`), every mode starts the helper as that
+    /// user: it has no capabilities at all, fewer than either non-root mode asks for.
     func launcher() throws -> (executable: String, prefix: [String]) {
+        if geteuid() != 0 { return (Products.scrolloffDNS, []) }
         switch self {
         case .root:
             return (Products.scrolloffDNS, [])
@@ -35,7 +39,7 @@ enum PrivilegeMode: String, CaseIterable, Sendable, CustomTestStringConvertible 
     func privateFolder(in scratch: Scratch, name: String) throws -> String {
         let folder = "\(scratch.path)/\(name)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        if self == .ordinaryUser, chown(folder, Self.ordinaryUID, Self.ordinaryGID) != 0 {
+        if self == .ordinaryUser, geteuid() == 0, chown(folder, Self.ordinaryUID, Self.ordinaryGID) != 0 {
             throw HarnessError("cannot chown \(folder) to \(Self.ordinaryUID): \(String(cString: strerror(errno)))")
         }
         return folder
@@ -83,8 +87,11 @@ final class ReachableInstall: Sendable {
             try manager.createDirectory(atPath: root + "/bin", withIntermediateDirectories: true)
             try manager.createDirectory(atPath: root + "/share/scrolloff", withIntermediateDirectories: true)
             let helper = root + "/bin/scrolloff-dns"
-            try manager.copyItem(atPath: Products.scrolloffDNS, toPath: helper)
-            try manager.copyItem(atPath: repositoryRoot + "/blocklists", toPath: root + "/share/scrolloff/blocklists")
+            // Copied by cp, not in this process: a child spawned meanwhile by another test would
+            // inherit the descriptor open for writing, and exec of the copy would fail with ETXTBSY.
+            let copied = try runWithStatus("/bin/cp", ["-R", Products.scrolloffDNS, helper])
+            let lists = try runWithStatus("/bin/cp", ["-R", repositoryRoot + "/blocklists", root + "/share/scrolloff/blocklists"])
+            guard copied.exitCode == 0, lists.exitCode == 0 else { throw HarnessError("\(copied) \(lists)") }
             for folder in [root, root + "/bin", root + "/share", root + "/share/scrolloff"] { chmod(folder, 0o755) }
             chmod(helper, 0o755)
             return helper
@@ -101,4 +108,30 @@ func residentKiB(_ pid: pid_t) -> (now: Int, peak: Int) {
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
     }
     return (field("VmRSS"), field("VmHWM"))
+}
+
+/// The real uid and effective capability mask of process `pid`, from /proc/PID/status.
+func processIdentity(_ pid: pid_t) -> (uid: Int, effectiveCapabilities: UInt64) {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    func fields(_ name: String) -> [Substring] {
+        status.split(separator: "\n").first { $0.hasPrefix(name + ":") }?.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().map { $0 } ?? []
+    }
+    return (Int(fields("Uid").first ?? "") ?? -1, UInt64(fields("CapEff").first ?? "", radix: 16) ?? .max)
+}
+
+extension PrivilegeMode {
+    /// Checks that the helper really runs as this mode says (when the tests run as root).
+    func check(_ pid: pid_t) {
+        guard geteuid() == 0 else { return }
+        let identity = processIdentity(pid)
+        switch self {
+        case .root:
+            #expect(identity.uid == 0, "\(identity)")
+        case .ordinaryUser:
+            #expect(identity.uid == Int(Self.ordinaryUID) && identity.effectiveCapabilities == 0, "\(identity)")
+        case .unitCapabilities:
+            // CAP_CHOWN is bit 0, CAP_NET_BIND_SERVICE bit 10 (capability.h).
+            #expect(identity.uid == 0 && identity.effectiveCapabilities == 1 << 0 | 1 << 10, "\(identity)")
+        }
+    }
 }

@@ -10,6 +10,7 @@ import Testing
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], mode: mode)
+        mode.check(server.child.process.pid)
         // UDP: a forwarded name and a blocked one.
         #expect(try shortA(server.port, "host.test") == "10.0.0.7")
         #expect(try shortA(server.port, "www.blocked.test") == "0.0.0.0")
