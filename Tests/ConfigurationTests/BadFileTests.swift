@@ -104,6 +104,12 @@ struct BadFileTests {
                 text: "[[profiles]]\nname = \"a\"\nclients = [\"10.0.0.0/8\"]\n[[profiles]]\nname = \"b\"\nclients = [\"10.0.0.0/8\"]\n",
                 key: "profiles[2].clients[1]", line: 6, allowed: "each claimed by one profile", problem: "profile a"),
         BadFile(name: "dns_as_a_number", text: "dns = 5\n", key: "dns", line: 1, allowed: "[dns] section"),
+        BadFile(name: "tcp_per_client_above_the_total", text: "[dns]\ntcp_connections = 10\ntcp_connections_per_client = 20\n",
+                key: "dns.tcp_connections_per_client", line: 3, allowed: "at most tcp_connections", problem: "more than tcp_connections (10)"),
+        BadFile(name: "tcp_unsent_bytes_too_small", text: "[dns]\ntcp_unsent_bytes = 100\n",
+                key: "dns.tcp_unsent_bytes", line: 2, allowed: "4096 to 67108864 bytes"),
+        BadFile(name: "control_per_user_above_the_total", text: "[helper]\ncontrol_connections = 4\ncontrol_connections_per_user = 8\n",
+                key: "helper.control_connections_per_user", line: 3, allowed: "at most control_connections"),
     ]
 
     @Test(arguments: cases)
