@@ -40,6 +40,7 @@ public final class DNSServer: Service {
     let pending = InFlightCounter()
     /// Refused connections and accept failures, logged once a minute rather than once each.
     let limitLog: ThrottledLog
+    let clientInFlight: ClientInFlight
     /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
     let announce: @Sendable (String) -> Void
     /// Called once every listener is bound, with the addresses as bound (port 0 resolved).
@@ -58,6 +59,7 @@ public final class DNSServer: Service {
         self.logger = logger
         counter = ConnectionCounter(limit: configuration.tcp.maximumConnections, perKeyLimit: configuration.tcp.maximumConnectionsPerClient)
         limitLog = ThrottledLog(logger: logger)
+        clientInFlight = ClientInFlight(limit: .max, perKeyLimit: configuration.tcp.maximumInFlightPerClient)
         self.announce = announce
         self.ready = ready
         self.bound = bound
@@ -163,6 +165,7 @@ public final class DNSServer: Service {
         let pending = pending
         let counters = configuration.counters
         let limitLog = limitLog
+        let clientInFlight = clientInFlight
         return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
@@ -190,7 +193,8 @@ public final class DNSServer: Service {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
-                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog))
+                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog,
+                                        clientInFlight: clientInFlight))
                 }
             }
             .bind(host: address.host, port: address.port)

@@ -15,18 +15,23 @@ public struct TCPLimits: Sendable, Equatable {
     /// Queries of one connection being answered at once (RFC 7766 §6.2.1.2). Counted as frames are
     /// decoded: frames past it wait, unresolved, and the connection is not read meanwhile.
     public var maximumInFlightPerConnection: Int
+    /// Queries of one client address being answered at once over all its connections, so that
+    /// a client with many connections cannot fill the forwarder's 512 outstanding questions and
+    /// leave every other client SERVFAIL.
+    public var maximumInFlightPerClient: Int
     /// Reply bytes a connection may have waiting for its client to read them. Past it the
     /// connection is not read until the client has taken half of them.
     public var maximumUnsentBytes: Int
 
     public init(
         maximumConnections: Int = 256, maximumConnectionsPerClient: Int = 32, idleTimeout: TimeAmount = .seconds(10),
-        maximumInFlightPerConnection: Int = 64, maximumUnsentBytes: Int = 64 * 1024
+        maximumInFlightPerConnection: Int = 64, maximumInFlightPerClient: Int = 128, maximumUnsentBytes: Int = 64 * 1024
     ) {
         self.maximumConnections = maximumConnections
         self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.idleTimeout = idleTimeout
         self.maximumInFlightPerConnection = maximumInFlightPerConnection
+        self.maximumInFlightPerClient = maximumInFlightPerClient
         self.maximumUnsentBytes = maximumUnsentBytes
     }
 }
@@ -38,6 +43,9 @@ extension ConnectionSlots where Key == ClientAddress {
     /// A bound of `limit` connections, each client allowed all of them (tests of the total alone).
     convenience init(limit: Int) { self.init(limit: limit, perKeyLimit: limit) }
 }
+
+/// Queries being answered per client address over all its TCP connections, across event loops.
+typealias ClientInFlight = ConnectionSlots<ClientAddress>
 
 /// Counts questions waiting for an upstream across all handlers, so shutdown can let them finish.
 final class InFlightCounter: Sendable {
@@ -57,7 +65,10 @@ final class InFlightCounter: Sendable {
 /// - at most `maximumUnsentBytes` of replies wait for the client (NIO's write-buffer water mark).
 ///   Past it the connection is neither read nor served until the client reads, and a client that
 ///   reads nothing for `idleTimeout` is disconnected;
-/// - connections in total and per client address (`ConnectionCounter`).
+/// - connections in total and per client address (`ConnectionCounter`), and queries being
+///   answered per client address over all its connections (`ClientInFlight`). A connection whose
+///   client is at that bound looks again every 20 ms, since the answer that frees a slot may come
+///   on another connection and another event loop.
 final class TCPQueryHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -68,6 +79,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
     let pending: InFlightCounter
     let counters: QueryCounters?
     let limitLog: ThrottledLog?
+    let clientInFlight: ClientInFlight
     private var queryContext: QueryContext?
     /// This loop's counters; nil when metrics are off, and then no clock is read either.
     private var shard: QueryCounterShard?
@@ -82,10 +94,12 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private var idleTimer: Scheduled<Void>?
     /// Armed while the client takes none of its replies; closes the connection when it fires.
     private var stallTimer: Scheduled<Void>?
+    /// Armed while the client is at its in-flight bound; drains again when it fires.
+    private var retryTimer: Scheduled<Void>?
 
     init(
         chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter(),
-        counters: QueryCounters? = nil, limitLog: ThrottledLog? = nil
+        counters: QueryCounters? = nil, limitLog: ThrottledLog? = nil, clientInFlight: ClientInFlight? = nil
     ) {
         self.chain = chain
         self.limits = limits
@@ -93,6 +107,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
         self.pending = pending
         self.counters = counters
         self.limitLog = limitLog
+        self.clientInFlight = clientInFlight ?? ClientInFlight(limit: .max, perKeyLimit: limits.maximumInFlightPerClient)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -125,6 +140,8 @@ final class TCPQueryHandler: ChannelInboundHandler {
         idleTimer = nil
         stallTimer?.cancel()
         stallTimer = nil
+        retryTimer?.cancel()
+        retryTimer = nil
         waiting.removeAll()
         context.fireChannelInactive()
     }
@@ -172,10 +189,27 @@ final class TCPQueryHandler: ChannelInboundHandler {
             draining = true
             defer { draining = false }
             while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive {
+                // A slot of the client's budget for every query: most are answered at once and give
+                // it back, but which ones go upstream is only known after resolving.
+                guard clientInFlight.acquire(client) == nil else {
+                    retryLater(context: context)
+                    break
+                }
                 resolve(waiting.removeFirst(), context: context)
             }
         }
         updateReading(context: context)
+    }
+
+    private func retryLater(context: ChannelHandlerContext) {
+        guard retryTimer == nil else { return }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        retryTimer = context.eventLoop.scheduleTask(in: .milliseconds(20)) {
+            let (handler, context) = loopBound.value
+            handler.retryTimer = nil
+            handler.drain(context: context)
+            context.flush()
+        }
     }
 
     private func updateReading(context: ChannelHandlerContext) {
@@ -185,8 +219,12 @@ final class TCPQueryHandler: ChannelInboundHandler {
         context.channel.setOption(ChannelOptions.autoRead, value: shouldRead).whenComplete { _ in }
     }
 
+    /// Resolves one frame; the caller took a slot of the client's in-flight budget for it.
     private func resolve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
-        guard let query = queryContext else { return }
+        guard let query = queryContext else {
+            clientInFlight.release(client)
+            return
+        }
         query.client = client
         query.transport = .tcp
         query.decision = .allowed
@@ -198,6 +236,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             defer { query.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
             return chain.resolve(query)
         }
+        if case .later = resolution {} else { clientInFlight.release(client) }
         switch resolution {
         case .drop, .upstream:
             shard?.record(.dropped, nanoseconds: 0)
@@ -217,6 +256,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             future.whenComplete { result in
                 let (handler, context) = loopBound.value
                 handler.inFlight -= 1
+                handler.clientInFlight.release(handler.client)
                 handler.pending.decrement()
                 let reply = (try? result.get()) ?? LaterReply(ServerFailure.reply(for: pending))
                 handler.write(reply.bytes, context: context)

@@ -25,8 +25,8 @@ struct GoodFileTests {
         ("[dns]\nrate_limit = 50", "rateLimit", "50/100"),
         ("[dns]\nrate_limit = 50\nrate_limit_burst = 80", "rateLimit", "50/80"),
         ("[dns]\nrate_limit_burst = 80", "rateLimit", "off"),
-        ("[dns]\ntcp_connections = 1000\ntcp_connections_per_client = 100\ntcp_queries_per_connection = 16\n"
-            + "tcp_idle_timeout = \"30s\"\ntcp_unsent_bytes = 131072", "tcp", "1000/100/16/30000000000/131072"),
+        ("[dns]\ntcp_connections = 1000\ntcp_connections_per_client = 100\ntcp_queries_per_connection = 16\ntcp_queries_per_client = 40\n"
+            + "tcp_idle_timeout = \"30s\"\ntcp_unsent_bytes = 131072", "tcp", "1000/100/16/40/30000000000/131072"),
         ("[helper]\ncontrol_connections = 128\ncontrol_connections_per_user = 16", "control", "128/16"),
         ("[lists]\nrefresh_period = \"6h\"", "listRefreshPeriod", "21600000"),
         ("[lists]\ncatalog = \"/opt/blocklists\"", "catalogPath", "/opt/blocklists"),

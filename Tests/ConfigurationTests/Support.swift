@@ -53,7 +53,7 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "metricsListen": c.metricsListen?.description ?? "off",
         "logLevel": c.logLevel.rawValue,
         "profiles": c.profiles.map(\.name).joined(separator: ","),
-        "tcp": "\(c.tcp.maximumConnections)/\(c.tcp.maximumConnectionsPerClient)/\(c.tcp.maximumInFlightPerConnection)/"
+        "tcp": "\(c.tcp.maximumConnections)/\(c.tcp.maximumConnectionsPerClient)/\(c.tcp.maximumInFlightPerConnection)/\(c.tcp.maximumInFlightPerClient)/"
             + "\(c.tcp.idleTimeout.nanoseconds)/\(c.tcp.maximumUnsentBytes)",
         "control": "\(c.control.total)/\(c.control.perUser)",
     ]

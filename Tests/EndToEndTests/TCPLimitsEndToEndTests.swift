@@ -118,6 +118,23 @@ import Testing
         #expect(output == "64\n", "\(output)")
     }
 
+    @Test func a_client_with_many_connections_has_at_most_128_questions_upstream() throws {
+        let scratch = try Scratch()
+        let upstream = try ScriptedUpstream(.silent, scratch: scratch)
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--upstream-timeout-ms", "5000"])
+        let output = try python(server.port, """
+            import socket, struct, time, dns.message
+            socks = [socket.create_connection(("127.0.0.1", PORT), timeout=5) for _ in range(8)]
+            for c, t in enumerate(socks):
+                t.sendall(b"".join(struct.pack(">H", len(q)) + q for q in (dns.message.make_query("c%d-%d.test" % (c, i), "A").to_wire() for i in range(60))))
+            time.sleep(2)
+            print(open("\(upstream.child.stdoutPath)").read().count("QUERY"))
+            """, scratch: scratch)
+        // 8 connections × 60 queries, each under the 64 per connection: 480, nearly the forwarder's
+        // 512, without the per-client budget (dns.tcp_queries_per_client).
+        #expect(output == "128\n", "\(output)")
+    }
+
     @Test func one_client_address_cannot_hold_every_tcp_connection() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)

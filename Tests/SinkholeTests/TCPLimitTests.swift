@@ -35,12 +35,13 @@ import Testing
 
     static func channel(
         _ link: any ResolverLink, limits: TCPLimits, counter: ConnectionCounter = ConnectionCounter(limit: 10),
-        from address: String = "127.0.0.1"
+        from address: String = "127.0.0.1", clientInFlight: ClientInFlight? = nil, loop: EmbeddedEventLoop = EmbeddedEventLoop()
     ) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
+        let channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
         try channel.pipeline.syncOperations.addHandler(
-            TCPQueryHandler(chain: ResolverChain(links: [QueryGateLink(), link]), limits: limits, counter: counter))
+            TCPQueryHandler(chain: ResolverChain(links: [QueryGateLink(), link]), limits: limits, counter: counter,
+                            clientInFlight: clientInFlight))
         try channel.connect(to: SocketAddress(ipAddress: address, port: 4000)).wait()
         return channel
     }
@@ -71,6 +72,25 @@ import Testing
         }
         #expect(Set(try ServerHandlerTests.readReplies(channel).map(\.header.id)) == Set((0..<100).map(UInt16.init)))
         #expect(try Self.reading(channel))
+    }
+
+    @Test func a_client_with_several_connections_has_one_in_flight_budget() throws {
+        let upstream = HeldAnswers()
+        let limits = TCPLimits(maximumInFlightPerConnection: 4, maximumInFlightPerClient: 6)
+        let budget = ClientInFlight(limit: .max, perKeyLimit: 6)
+        let loop = EmbeddedEventLoop()
+        let first = try Self.channel(upstream, limits: limits, clientInFlight: budget, loop: loop)
+        let second = try Self.channel(upstream, limits: limits, clientInFlight: budget, loop: loop)
+        let other = try Self.channel(upstream, limits: limits, from: "192.0.2.9", clientInFlight: budget, loop: loop)
+        try first.writeInbound(try Self.queries(10))
+        try second.writeInbound(try Self.queries(10))
+        #expect(upstream.count == 6, "4 from the first connection, 2 from the second")
+        try other.writeInbound(try Self.queries(10))
+        #expect(upstream.count == 10, "another client has its own budget")
+        upstream.answer(1) // the first connection's oldest
+        loop.advanceTime(by: .milliseconds(20))
+        #expect(upstream.count == 10, "the freed slot went to one of the client's connections")
+        #expect(try ServerHandlerTests.readReplies(first).count == 1)
     }
 
     @Test func a_client_that_reads_no_replies_is_not_served_or_read_and_is_closed_after_the_idle_timeout() throws {

@@ -168,6 +168,9 @@ struct FileSections {
         if let queries = t.integer("tcp_queries_per_connection", in: 1...65_535, allowed: "1 to 65535 queries") {
             tcp.maximumInFlightPerConnection = queries
         }
+        if let queries = t.integer("tcp_queries_per_client", in: 1...65_535, allowed: "1 to 65535 queries") {
+            tcp.maximumInFlightPerClient = queries
+        }
         if let idle = t.duration("tcp_idle_timeout", in: Span(milliseconds: 100) ... .minutes(10), allowed: "100ms to 10min") {
             tcp.idleTimeout = .milliseconds(idle.milliseconds)
         }
