@@ -128,11 +128,13 @@ public struct ControlClient: Sendable {
                     while let event = try reader.finish() {
                         if case .end = event, let head { return head }
                     }
-                    throw ControlClientError.badAnswer(path: socketPath, detail: "the connection closed before an answer")
+                    throw ControlClientError.badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer)
                 }
                 reader.feed(bytes)
             }
         } catch let failure as HTTPResponseReader.Failure {
+            // Not a byte of an answer: closed at once, not a garbled answer of another version.
+            if failure == .truncated("no answer at all") { throw .badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer) }
             throw .badAnswer(path: socketPath, detail: failure.description)
         } catch let error as ControlClientError {
             throw error

@@ -37,6 +37,13 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
+    static let closedBeforeAnswer = "the connection closed before an answer"
+
+    /// The helper closes a connection at once when its user already holds
+    /// `helper.control_connections_per_user` of them, or all `helper.control_connections` are open.
+    static let closedAtOnce = " It closes connections at once while your user holds too many (helper.control_connections_per_user) "
+        + "or all are in use (helper.control_connections); its log says which. Try again in a few seconds."
+
     public var description: String {
         switch self {
         case .helperUnreachable(let path, let reason):
@@ -54,7 +61,10 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
         case .socketPathInvalid(let path, let limit):
             return "'\(path)' cannot be a socket path: it must be 1 to \(limit) bytes long. Use a shorter path."
         case .io(let path, let operation, let code):
-            return "Could not \(operation) the helper at \(path): \(String(cString: strerror(code))) (errno \(code))."
+            let text = "Could not \(operation) the helper at \(path): \(String(cString: strerror(code))) (errno \(code))."
+            return code == EPIPE || code == ECONNRESET ? text + Self.closedAtOnce : text
+        case .badAnswer(let path, let detail) where detail == Self.closedBeforeAnswer:
+            return "The helper at \(path) closed the connection before answering." + Self.closedAtOnce
         case .badAnswer(let path, let detail):
             return "The helper at \(path) sent an answer this CLI cannot read (\(detail)). Are the CLI "
                 + "and the helper the same version?"

@@ -79,6 +79,23 @@ import Testing
         #expect(Self.occurrences("refusing control connections of uid 65534", in: log) == 1, "\(log)")
     }
 
+    @Test func a_user_over_its_control_connections_is_told_why_and_root_is_still_served() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let config = try scratch.file("limits.toml", "[helper]\ncontrol_connections_per_user = 2\n")
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--config", config])
+        let flooder = try Self.startFlood(server, count: 2, seconds: 3, scratch: scratch)
+        _ = try flooder.waitForLine(seconds: 20) { $0.hasPrefix("HOLDING 2") }
+        var info = stat()
+        stat(server.controlSocket, &info)
+        let refused = try runWithStatus(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=\(info.st_gid)", "--clear-groups", Products.scrolloff, "status", "--socket", server.controlSocket])
+        #expect(refused.exitCode == 3, "\(refused)")
+        #expect(refused.output.contains("helper.control_connections_per_user"), "\(refused)")
+        let root = try runWithStatus(Products.scrolloff, ["status", "--socket", server.controlSocket])
+        #expect(root.exitCode == 0, "\(root)")
+    }
+
     @Test func at_the_descriptor_limit_accepts_back_off_and_the_log_says_so_once() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
