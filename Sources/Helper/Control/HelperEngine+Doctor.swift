@@ -43,7 +43,10 @@ extension HelperEngine {
             thresholdSeconds: TrustedClock.jumpThreshold.milliseconds / 1000, basis: report.basis, recentTamper: tamper,
             tamperWindowSeconds: Self.doctorTamperWindow.milliseconds / 1000)
         return DoctorEngineFacts(
-            clock: clock, database: DoctorDatabaseFacts(path: store.path, problems: problems),
+            clock: clock,
+            database: DoctorDatabaseFacts(path: store.path, problems: problems, writeFailure: writeFailure().map {
+                DoctorWriteFailure(since: $0.since.date, attempts: $0.attempts, error: $0.error)
+            }),
             blocked: probeClient.flatMap { blockedProbeName(profile: profile, client: $0) })
     }
 

@@ -65,7 +65,7 @@ public final class UrgeRecorder: Sendable {
         guard Int(set) < sets.count, profile >= 0, profile < enforcement.states.count else { return 0 }
         let statuses = enforcement.states[profile].entries
         // Under a strict curfew every listed name is blocked, so each entry of the set counts.
-        let strict = enforcement.isStrictCurfew(profile: profile)
+        let strict = enforcement.isStrictCurfew(profile: profile, now: now)
         var started = 0
         for index in sets[Int(set)] {
             let i = Int(index)
