@@ -62,8 +62,12 @@ enum EntryWords {
         if let open = entry.openUntil { parts.append("until \(TimeWords.until(open, now: now))") }
         else if let next = entry.nextChange {
             // Say what it becomes: a curfew ending under an all-day block stays blocked.
-            let then = entry.nextState.map { "\($0) at " } ?? "changes at "
-            parts.append((entry.nextState == nil ? "" : "then ") + then + TimeWords.until(next, now: now))
+            let words = switch entry.nextState {
+            case "blocked", "curfew": "then \(entry.nextState ?? "") at"
+            case "open", "scheduled", "none": "opens at"
+            default: "changes at"
+            }
+            parts.append("\(words) \(TimeWords.until(next, now: now))")
         }
         if let locked = entry.lockedUntil { parts.append("locked until \(TimeWords.until(locked, now: now))") }
         for reason in entry.reasons where !reason.isEmpty { parts.append("“\(reason)”") }
