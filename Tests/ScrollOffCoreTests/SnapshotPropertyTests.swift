@@ -89,6 +89,7 @@ import ScrollOffCore
                 // One entry per set: status's next change is where decide first answers differently.
                 for (i, status) in statuses.enumerated() {
                     let decision = snap.decide(profile: 0, set: EntrySetID(i + 1), now: now)
+                    #expect(snap.kind(profile: 0, entry: i, now: now) == status.state.kind)
                     guard status.state.isManaged else { continue }
                     if let change = status.nextChange, change < snap.horizon {
                         #expect(decision.nextChange == change, "entry \(i) at \(now.millisecondsSince1970)")

@@ -57,7 +57,7 @@ extension HelperEngine {
         let enforcement = box.enforcement
         guard let index = enforcement.profileNames.firstIndex(of: profile) else { return nil }
         let now = enforcement.now()
-        for entry in enforcement.blockingEntries(profile: index) {
+        for entry in enforcement.blockingEntries(profile: index, at: now) {
             for candidate in probeCandidates(for: entry) {
                 guard let wire = try? DNSName(candidate).wireBytes else { continue }
                 let decision = wire.withUnsafeBytes { decide(enforcement, wire: $0, client: client, now: now) }

@@ -162,11 +162,10 @@ public final class Enforcement: Sendable {
     /// Whether a strict curfew blocks every unlisted name of `profile` at `now`.
     public func isStrictCurfew(profile: Int, now: Instant) -> Bool { snapshot.isStrictCurfew(profile: profile, now: now) }
 
-    /// The entries blocking now for `profile` (blocked or in curfew), as of the build.
-    public func blockingEntries(profile: Int) -> [EntryID] {
-        guard profile >= 0, profile < states.count else { return [] }
-        return states[profile].entries.enumerated().compactMap { i, status in
-            status.state.isBlocking && i < tables.entries.count ? tables.entries[i] : nil
+    /// The entries blocking for `profile` at `now` (blocked or in curfew), from the snapshot's timelines.
+    public func blockingEntries(profile: Int, at now: Instant) -> [EntryID] {
+        tables.entries.indices.compactMap { i in
+            snapshot.kind(profile: profile, entry: i, now: now).isBlocking ? tables.entries[i] : nil
         }
     }
 

@@ -44,6 +44,10 @@ public final class EnforcementSnapshot: Sendable {
 
     @usableFromInline let horizonMilliseconds: Int64
     @usableFromInline let cells: ContiguousArray<Range>
+    /// `entryCells[profile × entryCount + entry]`: one entry's own timeline, for bookkeeping that
+    /// needs entries rather than names (urges, `doctor`'s probe); shares segments with the sets.
+    @usableFromInline let entryCells: ContiguousArray<Range>
+    @usableFromInline let entryCount: Int
     @usableFromInline let strict: ContiguousArray<Range>
     @usableFromInline let segments: ContiguousArray<Segment>
 
@@ -73,6 +77,9 @@ public final class EnforcementSnapshot: Sendable {
         var segments = ContiguousArray<Segment>()
         var cells = ContiguousArray(repeating: Range(offset: 0, count: 0), count: profiles.count * setCount)
         var strict = ContiguousArray<Range>()
+        let entryCount = entries.count
+        self.entryCount = entryCount
+        var entryCells = ContiguousArray(repeating: Range(offset: 0, count: 0), count: profiles.count * entryCount)
         var earliest = Int64.max
         func append(_ steps: [TimelineStep], continues: Bool) -> Range {
             let offset = Int32(segments.count)
@@ -98,16 +105,28 @@ public final class EnforcementSnapshot: Sendable {
                 if t.steps.count == 1, t.steps[0].kind == .none, !t.continuesPastHorizon { continue }
                 timelines[i] = t
             }
+            var ranges: [Int: Range] = [:]
+            for (i, t) in timelines.sorted(by: { $0.key < $1.key }) {
+                let range = append(t.steps, continues: t.continuesPastHorizon)
+                ranges[i] = range
+                entryCells[p * entryCount + i] = range
+            }
             var touched = Set<Int>()
             for i in timelines.keys where i < containing.count { for set in containing[i] { touched.insert(Int(set)) } }
             for set in touched.sorted() where set > 0 && set < entrySets.count {
-                let members = entrySets[set].compactMap { timelines[Int($0)] }
-                let combined = Self.combine(members, from: builtAt)
+                let named = entrySets[set].filter { timelines[Int($0)] != nil }
+                // A set with one ruled entry (most of them) shares that entry's segments.
+                if named.count == 1, let range = ranges[Int(named[0])] {
+                    cells[p * setCount + set] = range
+                    continue
+                }
+                let combined = Self.combine(named.compactMap { timelines[Int($0)] }, from: builtAt)
                 cells[p * setCount + set] = append(combined.steps, continues: combined.continuesPastHorizon)
             }
         }
         self.segments = segments
         self.cells = cells
+        self.entryCells = entryCells
         self.strict = strict
         validUntil = earliest == .max ? nil : Instant(millisecondsSince1970: earliest)
     }
@@ -187,6 +206,16 @@ public final class EnforcementSnapshot: Sendable {
         }
         if blocked, ttl > Decision.blockedTTLCap { ttl = Decision.blockedTTLCap }
         return Decision(blocked: blocked, managed: kind.isManaged, ttlCap: ttl, kind: kind, changeAt: next)
+    }
+
+    /// The state of entry index `entry` for `profile` at `now`; `.none` for an entry no rule names,
+    /// an unknown profile or index, and (failing closed) `.blocked` for a ruled entry past the horizon.
+    @inlinable public func kind(profile: Int, entry: Int, now: Instant) -> EntryState.Kind {
+        guard profile >= 0, profile < profileCount, entry >= 0, entry < entryCount else { return .none }
+        let cell = entryCells[profile &* entryCount &+ entry]
+        guard cell.count > 0 else { return .none }
+        if now.millisecondsSince1970 >= horizonMilliseconds { return .blocked }
+        return lookup(cell, now.millisecondsSince1970).kind
     }
 
     /// Whether a strict curfew is in force for `profile` at `now` (every name but the allow list blocked).
