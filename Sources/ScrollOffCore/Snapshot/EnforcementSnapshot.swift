@@ -4,7 +4,7 @@
 /// at every instant", ARCHITECTURE principle 13).
 ///
 /// Layout: flat arrays. `cells[profile × setCount + set]` and `strict[profile]` are ranges into one
-/// `segments` array; a lookup is an index, a binary search over a handful of segments and a
+/// `segments` array; a lookup is an index, a scan (or bisection) over a handful of segments and a
 /// subtraction, with no allocation, no lock, no hashing of strings and no calendar math.
 ///
 /// Only entry sets that contain an entry some rule names get segments; every other set is answered
@@ -49,6 +49,7 @@ public final class EnforcementSnapshot: Sendable {
     @usableFromInline let entryCells: ContiguousArray<Range>
     @usableFromInline let entryCount: Int
     @usableFromInline let strict: ContiguousArray<Range>
+    /// Every range's segments, back to back.
     @usableFromInline let segments: ContiguousArray<Segment>
 
     /// Builds every profile's timelines over `[builtAt, builtAt + horizon)`.
@@ -159,16 +160,25 @@ public final class EnforcementSnapshot: Sendable {
     }
 
     /// The segment of `range` in force at `t` (the last one starting at or before it), and the start
-    /// of the next one (`Int64.max` when none).
+    /// of the next one (`Int64.max` when none). One unsafe buffer for the whole search.
     @inlinable func lookup(_ range: Range, _ t: Int64) -> (kind: EntryState.Kind, next: Int64) {
-        var lo = Int(range.offset), hi = Int(range.offset) &+ Int(range.count) &- 1
-        // Invariant: segments[lo].start <= t (the first segment starts at Int64.min).
-        while lo < hi {
-            let mid = (lo &+ hi &+ 1) >> 1
-            if segments[mid].start <= t { lo = mid } else { hi = mid &- 1 }
+        segments.withUnsafeBufferPointer { seg in
+            let first = Int(range.offset)
+            let last = first &+ Int(range.count) &- 1
+            // Invariant: seg[lo].start <= t (the first segment starts at Int64.min). Most ranges
+            // hold a few segments and `now` is near the build, so a forward scan beats bisection.
+            var lo = first
+            if last &- first <= 8 {
+                while lo < last, seg[lo &+ 1].start <= t { lo &+= 1 }
+            } else {
+                var hi = last
+                while lo < hi {
+                    let mid = (lo &+ hi &+ 1) >> 1
+                    if seg[mid].start <= t { lo = mid } else { hi = mid &- 1 }
+                }
+            }
+            return (seg[lo].kind, lo < last ? seg[lo &+ 1].start : .max)
         }
-        let last = Int(range.offset) &+ Int(range.count) &- 1
-        return (segments[lo].kind, lo < last ? segments[lo &+ 1].start : .max)
     }
 
     /// Decides for a name in entry set `set` asked by a client of profile `profile` at `now`.
