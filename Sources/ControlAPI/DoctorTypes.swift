@@ -226,10 +226,31 @@ public struct DoctorDatabaseFacts: Codable, Sendable, Equatable {
     public var path: String
     /// SQLite's findings (at most a few); empty when it said "ok".
     public var problems: [String]
+    /// The helper's state writes failing now (a full disk); nil when the last write succeeded.
+    public var writeFailure: DoctorWriteFailure?
 
-    public init(path: String, problems: [String]) {
+    public init(path: String, problems: [String], writeFailure: DoctorWriteFailure? = nil) {
         self.path = path
         self.problems = problems
+        self.writeFailure = writeFailure
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case path, problems
+        case writeFailure = "write_failure"
+    }
+}
+
+/// State writes that keep failing: since when, how many attempts, the last error.
+public struct DoctorWriteFailure: Codable, Sendable, Equatable {
+    public var since: Date
+    public var attempts: Int
+    public var error: String
+
+    public init(since: Date, attempts: Int, error: String) {
+        self.since = since
+        self.attempts = attempts
+        self.error = error
     }
 }
 

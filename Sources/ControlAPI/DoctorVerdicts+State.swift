@@ -49,7 +49,16 @@ extension DoctorVerdicts {
 
     // MARK: 9. database
 
-    public static func database(_ database: DoctorDatabaseFacts) -> DoctorCheck {
+    /// - Parameter now: the helper's time, to say for how long writes have failed.
+    public static func database(_ database: DoctorDatabaseFacts, now: Date = Date()) -> DoctorCheck {
+        if let failure = database.writeFailure {
+            let seconds = max(0, Int64(now.timeIntervalSince(failure.since)))
+            let directory = (database.path as NSString).deletingLastPathComponent
+            return .fail("database", "state writes failing for \(SpanWords.describe(seconds: seconds)), \(failure.attempts) "
+                + "\(failure.attempts == 1 ? "attempt" : "attempts"): \(failure.error). Rules stay enforced; "
+                + "the ledger and events catch up with the exact seconds once writes succeed",
+                fix: "Free space where the state lives: `df -h \(directory)`, then remove what fills it.")
+        }
         guard !database.problems.isEmpty else { return .pass("database", "PRAGMA quick_check: ok (\(database.path))") }
         let path = database.path
         return .fail("database", "PRAGMA quick_check of \(path) found: \(database.problems.prefix(3).joined(separator: "; "))",

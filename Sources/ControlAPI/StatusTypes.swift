@@ -19,18 +19,38 @@ public struct EntryReport: Hashable, Sendable, Codable {
     @WireOptionalTime public var nextChange: Instant?
     /// For `open`: when the block returns.
     @WireOptionalTime public var openUntil: Instant?
+    /// The state at `next_change` (`blocked` when a curfew ends under an all-day block); nil with it.
+    public var nextState: String?
+    /// The reasons of every rule in force that blocks the entry, strongest first; `reason` is the first.
+    public var reasons: [String]
 
-    public init(id: String, state: String, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?) {
+    public init(id: String, state: String, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
+                nextState: String? = nil, reasons: [String]? = nil) {
         self.id = id
         self.state = state
         self.lockedUntil = lockedUntil
         self.reason = reason
         self.nextChange = nextChange
         self.openUntil = openUntil
+        self.nextState = nextState
+        self.reasons = reasons ?? reason.map { [$0] } ?? []
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        state = try c.decode(String.self, forKey: .state)
+        _lockedUntil = try c.decode(WireOptionalTime.self, forKey: .lockedUntil)
+        reason = try c.decodeIfPresent(String.self, forKey: .reason)
+        _nextChange = try c.decodeIfPresent(WireOptionalTime.self, forKey: .nextChange) ?? WireOptionalTime(wrappedValue: nil)
+        _openUntil = try c.decodeIfPresent(WireOptionalTime.self, forKey: .openUntil) ?? WireOptionalTime(wrappedValue: nil)
+        nextState = try c.decodeIfPresent(String.self, forKey: .nextState)
+        reasons = try c.decodeIfPresent([String].self, forKey: .reasons) ?? reason.map { [$0] } ?? []
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, state, reason
+        case id, state, reason, reasons
+        case nextState = "next_state"
         case lockedUntil = "locked_until"
         case nextChange = "next_change"
         case openUntil = "open_until"
@@ -66,11 +86,14 @@ public struct StatusReport: Hashable, Sendable, Codable {
     public var tokensLeftMonth: Int
     public var balanceSeconds: Int64
     public var grants: [GrantReport]
+    /// Focus sessions running now, with their ends.
+    public var focus: [FocusReport]
     /// The end of a strict curfew in force (every name but the allow list blocked).
     @WireOptionalTime public var strictCurfewUntil: Instant?
 
     public init(profile: String, now: Instant, entries: [EntryReport], peeksLeftToday: Int, tokensLeftMonth: Int,
-                balanceSeconds: Int64, grants: [GrantReport], strictCurfewUntil: Instant?) {
+                balanceSeconds: Int64, grants: [GrantReport], strictCurfewUntil: Instant?, focus: [FocusReport] = []) {
+        self.focus = focus
         self.profile = profile
         self.now = now
         self.entries = entries
@@ -82,7 +105,7 @@ public struct StatusReport: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case profile, now, entries, grants
+        case profile, now, entries, grants, focus
         case peeksLeftToday = "peeks_left_today"
         case tokensLeftMonth = "tokens_left_month"
         case balanceSeconds = "balance_seconds"

@@ -16,6 +16,8 @@ struct EnforcementPolicy: QueryPolicy {
     func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
         let now = enforcement.now()
         let decision = lowercasedName.withUnsafeBytes { Helper.decide(enforcement, wire: $0, client: client, now: now) }
+        // The snapshot's timeline runs out: ask the engine for a new one (SPEC §3 "fails closed").
+        if enforcement.claimRebuild(at: now) { engine.wakeForRebuild() }
         if decision.blocked {
             if decision.managed { engine.recordUrge(decision, enforcement: enforcement, client: client, now: now) }
             return .blocked(ttlCap: decision.ttlCap)

@@ -78,8 +78,7 @@ public final class PolicyLoader: Sendable {
     private func policy(matcher: DomainMatcher) -> SnapshotPolicy {
         let now = clock()
         let entrySets = matcher.entrySets.map { set in set.map(\.rawValue) }
-        let snapshot = EnforcementSnapshot(
-            entrySets: entrySets, profiles: [rules.evaluate(entries: Self.catalog, at: now)], builtAt: now)
+        let snapshot = EnforcementSnapshot(entrySets: entrySets, entries: Self.catalog, profiles: [rules], builtAt: now)
         return SnapshotPolicy(matcher: matcher, snapshot: snapshot, now: clock)
     }
 

@@ -111,7 +111,7 @@ enum DoctorRun {
         checks += DoctorVerdicts.lists(facts.lists, now: facts.now)
         checks.append(canary(resolver: seen))
         checks.append(DoctorVerdicts.clock(facts.clock))
-        checks.append(DoctorVerdicts.database(facts.database))
+        checks.append(DoctorVerdicts.database(facts.database, now: facts.now))
         return checks
     }
 

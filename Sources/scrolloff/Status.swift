@@ -23,6 +23,10 @@ struct Status: ParsableCommand {
                 return
             }
             for line in EntryWords.groupedLines(status.entries, now: now) { print(line) }
+            for session in status.focus {
+                let reason = session.reason.map { " · “\($0)”" } ?? ""
+                print("Focus: \(shortList(session.entries)) blocked until \(TimeWords.until(session.end, now: now))\(reason)")
+            }
             for grant in status.grants {
                 let task = grant.task.map { " · task “\($0)”" } ?? ""
                 print("Open now: \(grant.entry) (\(grant.kind)) until \(TimeWords.until(grant.end, now: now))\(task)")
@@ -56,9 +60,17 @@ enum EntryWords {
     static func details(_ entry: EntryReport, now: Instant) -> [String] {
         var parts = [state(entry.state)]
         if let open = entry.openUntil { parts.append("until \(TimeWords.until(open, now: now))") }
-        else if let next = entry.nextChange { parts.append("changes at \(TimeWords.until(next, now: now))") }
+        else if let next = entry.nextChange {
+            // Say what it becomes: a curfew ending under an all-day block stays blocked.
+            let words = switch entry.nextState {
+            case "blocked", "curfew": "then \(entry.nextState ?? "") at"
+            case "open", "scheduled", "none": "opens at"
+            default: "changes at"
+            }
+            parts.append("\(words) \(TimeWords.until(next, now: now))")
+        }
         if let locked = entry.lockedUntil { parts.append("locked until \(TimeWords.until(locked, now: now))") }
-        if let reason = entry.reason, !reason.isEmpty { parts.append("“\(reason)”") }
+        for reason in entry.reasons where !reason.isEmpty { parts.append("“\(reason)”") }
         return parts
     }
 

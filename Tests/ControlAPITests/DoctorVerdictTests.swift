@@ -253,6 +253,21 @@ struct DoctorVerdictTests {
         #expect(bad.fix?.contains("sudo sqlite3 /s/db.sqlite .recover | sudo sqlite3 /s/db.sqlite.recovered") == true)
     }
 
+    @Test func database_fails_while_state_writes_fail_with_how_long_and_how_many_attempts() {
+        let since = Date(timeIntervalSince1970: 1_795_003_200)
+        let facts = DoctorDatabaseFacts(path: "/var/lib/scrolloff/scrolloff.sqlite", problems: [],
+                                        writeFailure: DoctorWriteFailure(since: since, attempts: 43, error: "database or disk is full"))
+        let check = DoctorVerdicts.database(facts, now: since.addingTimeInterval(12 * 60))
+        #expect(check.status == .fail)
+        #expect(check.detail.hasPrefix("state writes failing for 12 min, 43 attempts: database or disk is full."), "\(check.detail)")
+        #expect(check.fix == "Free space where the state lives: `df -h /var/lib/scrolloff`, then remove what fills it.")
+        // The field travels as `write_failure` and is optional for an older helper.
+        let json = String(decoding: (try? JSONEncoder().encode(facts)) ?? Data(), as: UTF8.self)
+        #expect(json.contains("\"write_failure\""))
+        let old = try? JSONDecoder().decode(DoctorDatabaseFacts.self, from: Data(#"{"path":"/s","problems":[]}"#.utf8))
+        #expect(old == DoctorDatabaseFacts(path: "/s", problems: []))
+    }
+
     @Test(arguments: [
         (answer("NXDOMAIN"), DoctorCheck.Status.pass, "use-application-dns.net → NXDOMAIN through 127.0.0.1"),
         (answer("NOERROR", ["104.16.1.1"]), .fail, "→ NOERROR 104.16.1.1 through 127.0.0.1: Firefox may turn on its own DNS over HTTPS"),

@@ -125,7 +125,7 @@ struct EngineBlockTests {
     @Test func every_publish_reaches_the_handler_with_the_blocking_entries() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         let seen = PublishLog()
-        await engine.setPublishHandler { seen.append($0.blockingEntries(profile: 0)) }
+        await engine.setPublishHandler { seen.append($0.blockingEntries(profile: 0, at: $0.snapshot.builtAt)) }
         _ = try await engine.block(["instagram", "tiktok"])
         #expect(seen.values.first == [])
         #expect(seen.values.last == ["instagram", "tiktok"])

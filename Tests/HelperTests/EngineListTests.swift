@@ -18,7 +18,7 @@ struct EngineListTests {
         let d = await engine.decision("www.example.com")
         #expect(d.blocked)
         #expect(d.ttlCap <= 10)
-        #expect(engine.box.enforcement.isStrictCurfew(profile: 0))
+        #expect(engine.box.enforcement.isStrictCurfew(profile: 0, now: Fixture.noon + .minutes(60)))
         #expect(await engine.decision("pool.ntp.org").blocked == false)
         #expect(await engine.decision("lists.example.org").blocked == false)
         #expect(try await engine.status().strictCurfewUntil == Fixture.noon + .hours(3))

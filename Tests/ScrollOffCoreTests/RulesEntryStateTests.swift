@@ -99,15 +99,15 @@ import ScrollOffCore
         }
         // In the snapshot, set 1 = instagram's names, set 2 = the unnamed entry's names.
         let at = Self.at("2026-11-24 01:00")
-        let snapshot = EnforcementSnapshot(entrySets: [[], [0], [1]],
-                                           profiles: [rules.evaluate(entries: ["instagram", "news.example.com"], at: at)], builtAt: at)
+        let snapshot = EnforcementSnapshot(entrySets: [[], [0], [1]], entries: ["instagram", "news.example.com"],
+                                           profiles: [rules], builtAt: at)
         let unnamed = snapshot.decide(profile: 0, set: 2, now: at)
         #expect(unnamed.blocked && !unnamed.managed)
         let named = snapshot.decide(profile: 0, set: 1, now: at)
         #expect(named.blocked && named.managed)
         let noon = Self.at("2026-11-24 12:00")
-        let daySnapshot = EnforcementSnapshot(entrySets: [[], [0], [1]],
-                                              profiles: [rules.evaluate(entries: ["instagram", "news.example.com"], at: noon)], builtAt: noon)
+        let daySnapshot = EnforcementSnapshot(entrySets: [[], [0], [1]], entries: ["instagram", "news.example.com"],
+                                              profiles: [rules], builtAt: noon)
         let unnamedByDay = daySnapshot.decide(profile: 0, set: 2, now: noon)
         #expect(!unnamedByDay.blocked && !unnamedByDay.managed)
     }

@@ -143,11 +143,12 @@ import ScrollOffCore
                 let status = rules.status(of: e, at: t)
                 guard let change = status.nextChange else { continue }
                 #expect(change > t)
-                #expect(rules.status(of: e, at: change).state != status.state)
+                #expect(rules.status(of: e, at: change).state.kind != status.state.kind)
+                #expect(rules.status(of: e, at: change).state.kind == status.nextState)
                 let length = (change - t).milliseconds
                 for f in fractions {
                     let probe = t + Span(milliseconds: length * Int64(f) / 100)
-                    #expect(rules.status(of: e, at: probe).state == status.state)
+                    #expect(rules.status(of: e, at: probe).state.kind == status.state.kind)
                 }
             }
         }

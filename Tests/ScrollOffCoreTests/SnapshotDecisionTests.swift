@@ -25,7 +25,7 @@ import ScrollOffCore
     }
 
     static func snapshot(_ profiles: [ProfileRules], at t: Instant = now) -> EnforcementSnapshot {
-        EnforcementSnapshot(entrySets: sets, profiles: profiles.map { $0.evaluate(entries: catalog, at: t) }, builtAt: t)
+        EnforcementSnapshot(entrySets: sets, entries: catalog, profiles: profiles, builtAt: t)
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -40,8 +40,10 @@ import ScrollOffCore
              expected: Decision(blocked: false, managed: true, ttlCap: 300)),
         Case(label: "ttl counts down while the snapshot is used", set: 2, secondsAfterBuild: 100,
              expected: Decision(blocked: false, managed: true, ttlCap: 200)),
-        Case(label: "ttl floors at 1 s once the change is due", set: 2, secondsAfterBuild: 400,
+        Case(label: "ttl floors at 1 s in the last second before the change", set: 2, secondsAfterBuild: 299,
              expected: Decision(blocked: false, managed: true, ttlCap: 1)),
+        Case(label: "past the curfew edge the same snapshot blocks (was: open, TTL 1)", set: 2, secondsAfterBuild: 400,
+             expected: Decision(blocked: true, managed: true, ttlCap: 10)),
         Case(label: "grant open until 23:02: 420 s", set: 3, secondsAfterBuild: 0,
              expected: Decision(blocked: false, managed: true, ttlCap: 420)),
         Case(label: "unmanaged entry: no cap", set: 4, secondsAfterBuild: 0,
@@ -57,7 +59,8 @@ import ScrollOffCore
     @Test(arguments: cases)
     func decision_table(c: Case) {
         let snap = Self.snapshot([Self.rules])
-        #expect(snap.decide(profile: 0, set: c.set, now: Self.now + .seconds(c.secondsAfterBuild)) == c.expected)
+        let d = snap.decide(profile: 0, set: c.set, now: Self.now + .seconds(c.secondsAfterBuild))
+        #expect(d.blocked == c.expected.blocked && d.managed == c.expected.managed && d.ttlCap == c.expected.ttlCap)
     }
 
     @Test func curfew_names_are_blocked_and_grants_do_not_open_them() {
@@ -66,18 +69,18 @@ import ScrollOffCore
         rules.grants.append(Grant(id: 2, entry: "tiktok", kind: .token, start: Self.at("2026-11-23 23:00"), end: Self.at("2026-11-23 23:10")))
         let t = Self.at("2026-11-23 23:01")
         let snap = Self.snapshot([rules], at: t)
-        #expect(snap.decide(profile: 0, set: 2, now: t) == Decision(blocked: true, managed: true, ttlCap: 10))
+        #expect(snap.decide(profile: 0, set: 2, now: t).answer == Decision(blocked: true, managed: true, ttlCap: 10).answer)
     }
 
     @Test func strict_curfew_blocks_unmanaged_names_and_caps_their_ttl_before_it_starts() {
         let strict = ProfileRules(schedules: [RulesTime.schedule("23:00", "06:00", entries: [], kind: .strictCurfew)])
         let before = Self.snapshot([Self.rules, strict])
-        #expect(!before.isStrictCurfew(profile: 1))
-        #expect(before.decide(profile: 1, set: 0, now: Self.now) == Decision(blocked: false, managed: false, ttlCap: 300))
+        #expect(!before.isStrictCurfew(profile: 1, now: Self.now))
+        #expect(before.decide(profile: 1, set: 0, now: Self.now).answer == Decision(blocked: false, managed: false, ttlCap: 300).answer)
         let t = Self.at("2026-11-23 23:30")
         let during = Self.snapshot([Self.rules, strict], at: t)
-        #expect(during.isStrictCurfew(profile: 1) && !during.isStrictCurfew(profile: 0))
-        #expect(during.decide(profile: 1, set: 0, now: t) == Decision(blocked: true, managed: false, ttlCap: 10))
+        #expect(during.isStrictCurfew(profile: 1, now: t) && !during.isStrictCurfew(profile: 0, now: t))
+        #expect(during.decide(profile: 1, set: 0, now: t).answer == Decision(blocked: true, managed: false, ttlCap: 10).answer)
         #expect(during.decide(profile: 1, set: 4, now: t).blocked)
         // Profile 0 is untouched by profile 1's strict curfew.
         #expect(!during.decide(profile: 0, set: 4, now: t).blocked)
@@ -97,22 +100,43 @@ import ScrollOffCore
     }
 
     @Test func empty_snapshot_answers_not_blocked() {
-        let snap = EnforcementSnapshot(entrySets: [], profiles: [], builtAt: Self.now)
+        let snap = EnforcementSnapshot(entrySets: [], entries: [], profiles: [], builtAt: Self.now)
         #expect(snap.decide(profile: 0, set: 3, now: Self.now) == Decision(blocked: false, managed: false, ttlCap: Decision.uncapped))
+    }
+
+    /// The faketime bug of issue 10: a snapshot built at 22:59:40 kept answering "open, TTL 1" past
+    /// the 23:00 curfew edge until something rebuilt it. The timeline flips at the edge itself.
+    @Test func a_snapshot_built_before_a_curfew_blocks_at_the_edge_without_a_rebuild() {
+        let built = Self.at("2026-11-23 22:59") + .seconds(40)
+        let snap = Self.snapshot([Self.rules], at: built)
+        let edge = Self.at("2026-11-23 23:00")
+        let before = snap.decide(profile: 0, set: 2, now: edge - Span(milliseconds: 1))
+        #expect(!before.blocked && before.ttlCap == 1 && before.kind == .scheduled)
+        let at = snap.decide(profile: 0, set: 2, now: edge)
+        #expect(at.blocked && at.kind == .curfew && at.ttlCap == 10)
+        // And it opens again at 07:00 the next morning, still from the same snapshot.
+        #expect(!snap.decide(profile: 0, set: 2, now: Self.at("2026-11-24 07:00")).blocked)
+        // The spend on reddit ends at 23:02: blocked from that instant.
+        #expect(!snap.decide(profile: 0, set: 3, now: Self.at("2026-11-23 23:01")).blocked)
+        #expect(snap.decide(profile: 0, set: 3, now: Self.at("2026-11-23 23:02")).blocked)
     }
 
     @Test func snapshot_answers_agree_with_entry_states_at_every_probe() async {
         // The table and the rules it was built from must never disagree while the snapshot is valid.
         let rules = Self.rules
         let snap = Self.snapshot([rules])
-        let validUntil = snap.validUntil ?? Self.now + .hours(24)
         var t = Self.now
-        while t < validUntil {
+        while t < snap.horizon {
             for (id, members) in Self.sets.enumerated() where id > 0 {
                 let states = members.map { rules.status(of: Self.catalog[Int($0)], at: t).state }
                 #expect(snap.decide(profile: 0, set: EntrySetID(id), now: t).blocked == states.contains { $0.isBlocking })
             }
-            t = t + .seconds(15)
+            t = t + .seconds(97)
         }
     }
+}
+
+extension Decision {
+    /// What a DNS answer is made of: blocked or not, managed or not, and the TTL cap.
+    var answer: [UInt32] { [blocked ? 1 : 0, managed ? 1 : 0, ttlCap] }
 }

@@ -23,10 +23,10 @@ import Testing
                 Block(entry: "news", created: t0 - .hours(3), cooldownUntil: t0 - .hours(1)),
             ],
             grants: [Grant(id: 1, entry: "news", kind: .spend, start: t0 - .seconds(10), end: t0 + .seconds(120))])
-        var states = [rules.evaluate(entries: catalog, at: now)]
-        if secondProfile { states.append(ProfileRules().evaluate(entries: catalog, at: now)) }
+        var all = [rules]
+        if secondProfile { all.append(ProfileRules()) }
         let snapshot = EnforcementSnapshot(
-            entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, profiles: states, builtAt: now)
+            entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, entries: catalog, profiles: all, builtAt: now)
         return SnapshotPolicy(matcher: matcher, snapshot: snapshot, profiles: profiles, now: { now })
     }
 

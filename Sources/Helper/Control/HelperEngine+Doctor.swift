@@ -43,7 +43,10 @@ extension HelperEngine {
             thresholdSeconds: TrustedClock.jumpThreshold.milliseconds / 1000, basis: report.basis, recentTamper: tamper,
             tamperWindowSeconds: Self.doctorTamperWindow.milliseconds / 1000)
         return DoctorEngineFacts(
-            clock: clock, database: DoctorDatabaseFacts(path: store.path, problems: problems),
+            clock: clock,
+            database: DoctorDatabaseFacts(path: store.path, problems: problems, writeFailure: writeFailure().map {
+                DoctorWriteFailure(since: $0.since.date, attempts: $0.attempts, error: $0.error)
+            }),
             blocked: probeClient.flatMap { blockedProbeName(profile: profile, client: $0) })
     }
 
@@ -54,7 +57,7 @@ extension HelperEngine {
         let enforcement = box.enforcement
         guard let index = enforcement.profileNames.firstIndex(of: profile) else { return nil }
         let now = enforcement.now()
-        for entry in enforcement.blockingEntries(profile: index) {
+        for entry in enforcement.blockingEntries(profile: index, at: now) {
             for candidate in probeCandidates(for: entry) {
                 guard let wire = try? DNSName(candidate).wireBytes else { continue }
                 let decision = wire.withUnsafeBytes { decide(enforcement, wire: $0, client: client, now: now) }

@@ -17,6 +17,9 @@ public struct MatcherTables: Sendable {
     let indexOfEntry: [EntryID: Int]
     /// Every entry with no rule: `.none` for good. A profile's states start as a copy of it.
     let unruled: [EntryStatus]
+    /// Entry index → the matcher sets holding it, so a snapshot build touches only the sets of the
+    /// entries some rule names.
+    let setsContaining: [[ScrollOffCore.EntrySetID]]
 
     init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs) {
         self.matcher = matcher
@@ -25,22 +28,24 @@ public struct MatcherTables: Sendable {
         self.inputs = inputs
         indexOfEntry = Dictionary(entries.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
         unruled = entries.map { EntryStatus(entry: $0, state: .none, nextChange: nil, reason: nil) }
+        setsContaining = EnforcementSnapshot.setsContaining(entrySets, entryCount: entries.count)
+    }
+
+    /// The decision table for every profile's rules from `t` over the snapshot's horizon.
+    public func snapshot(_ rules: [ProfileRules], at t: Instant) -> EnforcementSnapshot {
+        EnforcementSnapshot(entrySets: entrySets, entries: entries, profiles: rules, builtAt: t,
+                            indexOfEntry: indexOfEntry, setsContaining: setsContaining)
     }
 
     /// The state of every entry for one profile's rules at `t`: the same answer as
     /// `rules.evaluate(entries: entries, at: t)`, but only the entries a rule names are evaluated.
     /// An entry no block, schedule, focus session or grant names is `.none` with no next change
     /// whatever the time, and the catalog's entries are mostly that, so a rule change costs the
-    /// profile's few rules rather than every entry (issue 5). A strict curfew covers every entry,
-    /// so a profile with one is evaluated in full.
+    /// profile's few rules rather than every entry (issue 5). A strict curfew applies only to
+    /// entries another rule names (`ProfileRules.applies`), so it needs no full evaluation either.
     public func evaluate(_ rules: ProfileRules, at t: Instant) -> ProfileState {
-        if rules.schedules.contains(where: { $0.kind.isStrict }) { return rules.evaluate(entries: entries, at: t) }
-        var named = Set(rules.blocks.map(\.entry))
-        for s in rules.schedules { named.formUnion(s.entries) }
-        for f in rules.focusSessions { named.formUnion(f.entries) }
-        for g in rules.grants { named.insert(g.entry) }
         var statuses = unruled
-        for id in named {
+        for id in rules.entriesWithRules {
             if let i = indexOfEntry[id] { statuses[i] = rules.status(of: id, at: t) }
         }
         // No entries: only the profile-wide strict-curfew fields are computed.
@@ -103,7 +108,8 @@ struct MatcherInputs: Equatable, Sendable {
 
 /// Everything the DNS path needs to answer one query, immutable once built (ARCHITECTURE "data
 /// flows one way"). The engine publishes a new one through ``EnforcementBox`` after every state
-/// change and at the snapshot's `validUntil`; a query holds one instance from start to end.
+/// change, at the snapshot's `validUntil` and `refreshAt`; a query holds one instance from start to
+/// end. The DNS answer does not depend on those republishes: the snapshot carries the timeline.
 public final class Enforcement: Sendable {
     public let tables: MatcherTables
     public let snapshot: EnforcementSnapshot
@@ -116,6 +122,9 @@ public final class Enforcement: Sendable {
     /// The trusted clock as of the build, so the DNS side can read "now" from the boot clock alone
     /// (`now(bootNanoseconds:)`) without asking the engine.
     public let clock: TrustedClock
+    /// Set by the first query that finds the snapshot due for a rebuild, so the engine is woken once
+    /// per snapshot, not once per query.
+    let rebuildRequested = Atomic<Bool>(false)
 
     init(tables: MatcherTables, snapshot: EnforcementSnapshot, states: [ProfileState], router: ClientRouter,
          profileNames: [String], clock: TrustedClock) {
@@ -131,11 +140,18 @@ public final class Enforcement: Sendable {
     public static func empty(clock: TrustedClock) -> Enforcement {
         Enforcement(
             tables: MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs()),
-            snapshot: EnforcementSnapshot(entrySets: [[]], profiles: [], builtAt: clock.now), states: [],
+            snapshot: EnforcementSnapshot(entrySets: [[]], entries: [], profiles: [], builtAt: clock.now), states: [],
             router: ClientRouter(networks: []), profileNames: ["default"], clock: clock)
     }
 
     public var matcher: DomainMatcher { tables.matcher }
+
+    /// Whether this query is the first to find the snapshot due for a rebuild (its refresh passed:
+    /// the engine's timer is late by hours, or the horizon is near, where managed names fail closed).
+    /// One comparison on the hot path; the atomic exchange only once the refresh is due.
+    public func claimRebuild(at now: Instant) -> Bool {
+        snapshot.needsRebuild(at: now) && !rebuildRequested.exchange(true, ordering: .relaxed)
+    }
 
     /// The trusted time at a `CLOCK_BOOTTIME` reading (SPEC §11); never earlier than the build.
     @inlinable public func now(bootNanoseconds: UInt64) -> Instant { clock.instant(atBootNanoseconds: bootNanoseconds) }
@@ -143,14 +159,13 @@ public final class Enforcement: Sendable {
     /// The trusted time now, from one `CLOCK_BOOTTIME` reading: what the DNS side passes to `decide`.
     public func now() -> Instant { clock.instant(atBootNanoseconds: BootClock.nanoseconds()) }
 
-    /// Whether a strict curfew blocks every unlisted name of `profile` now.
-    public func isStrictCurfew(profile: Int) -> Bool { snapshot.isStrictCurfew(profile: profile) }
+    /// Whether a strict curfew blocks every unlisted name of `profile` at `now`.
+    public func isStrictCurfew(profile: Int, now: Instant) -> Bool { snapshot.isStrictCurfew(profile: profile, now: now) }
 
-    /// The entries blocking now for `profile` (blocked or in curfew), as of the build.
-    public func blockingEntries(profile: Int) -> [EntryID] {
-        guard profile >= 0, profile < states.count else { return [] }
-        return states[profile].entries.enumerated().compactMap { i, status in
-            status.state.isBlocking && i < tables.entries.count ? tables.entries[i] : nil
+    /// The entries blocking for `profile` at `now` (blocked or in curfew), from the snapshot's timelines.
+    public func blockingEntries(profile: Int, at now: Instant) -> [EntryID] {
+        tables.entries.indices.compactMap { i in
+            snapshot.kind(profile: profile, entry: i, now: now).isBlocking ? tables.entries[i] : nil
         }
     }
 

@@ -53,7 +53,7 @@ extension HelperEngine {
         let result = try perform { (w: inout Work) throws(EngineError) -> GrantResult in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
-            switch p.rules.status(of: entry, at: w.now).state {
+            switch p.rules.state(of: entry, at: w.now) {
             case .blocked, .curfew, .open: break
             case .none, .scheduled:
                 throw .refused(Refusal(rule: .notBlocked, subject: entry.rawValue,

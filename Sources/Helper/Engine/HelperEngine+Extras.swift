@@ -28,7 +28,7 @@ extension HelperEngine {
         let rules = p.rules
         return chosen.map { s in
             ServiceReport(id: s.id, name: s.name, category: s.category.rawValue, note: s.note,
-                          state: rules.status(of: EntryID(s.id), at: now).state.name)
+                          state: rules.state(of: EntryID(s.id), at: now).name)
         }
     }
 

@@ -17,7 +17,10 @@ extension HelperEngine {
             entries: p.namedEntries(at: now).map { Self.entryReport(p, $0, at: now) }.filter { $0.state != EntryState.none.name },
             peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth,
             balanceSeconds: credit.balanceSeconds, grants: credit.grantsInUse.map(GrantReport.init),
-            strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end)
+            strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end,
+            focus: p.focusSessions.filter { $0.isActive(at: now) }.sorted { $0.end < $1.end }.map {
+                FocusReport(id: $0.id, entries: $0.entries.map(\.rawValue).sorted(), start: $0.start, end: $0.end, reason: $0.reason)
+            })
     }
 
     /// `scrolloff wallet` (SPEC §4, §13), to the second (on a copy; see `status`).

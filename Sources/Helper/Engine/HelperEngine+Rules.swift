@@ -269,6 +269,7 @@ extension HelperEngine {
         var openUntil: Instant?
         if case .open(let until) = status.state { openUntil = until }
         return EntryReport(id: id.rawValue, state: status.state.name, lockedUntil: rules.lockedUntil(of: id, at: t),
-                           reason: status.reason, nextChange: status.nextChange, openUntil: openUntil)
+                           reason: status.reason, nextChange: status.nextChange, openUntil: openUntil,
+                           nextState: status.nextState?.name, reasons: status.reasons)
     }
 }

@@ -16,9 +16,11 @@ extension HelperEngine: Service {
                 do {
                     try await self.tick()
                 } catch {
-                    // A failed write leaves memory as it was; the next wake retries the same work.
-                    self.logger.error("timer work failed; retrying at the next wake", metadata: ["error": "\(error)"])
-                    try? await Task.sleep(for: .seconds(1))
+                    // A failed write leaves the held state as it was (the enforcement was still
+                    // published) and is logged with back-off by `commit`; retry the same work after
+                    // a pause that grows with the failures.
+                    let delay = await self.commitHealth.retryDelay
+                    try? await Task.sleep(for: .milliseconds(delay.milliseconds))
                 }
             }
             try? await self.flushUrges()
@@ -37,10 +39,18 @@ extension HelperEngine: Service {
             consider(p.rules.nextCurfewReminder(after: p.reminderCursor)?.remindAt)
             consider(p.calendar.nextMidnight(after: now))
         }
-        consider(box.enforcement.snapshot.validUntil)
+        let snapshot = box.enforcement.snapshot
+        consider(snapshot.validUntil)
+        consider(snapshot.refreshAt)
         consider(urges.flushDue)
         consider(heldBackProfiles?.due)
         return due
+    }
+
+    /// Whether the timer's writes are failing now, for `doctor`: since when, how many attempts, the error.
+    func writeFailure() -> (since: Instant, attempts: Int, error: String)? {
+        guard let since = commitHealth.failingSince else { return nil }
+        return (since, commitHealth.attempts, commitHealth.lastError ?? "unknown")
     }
 
     /// One wake: advances the trusted clock by the boot clock (recording a tamper event on a
@@ -66,6 +76,9 @@ extension HelperEngine: Service {
             try commit(&change, profiles: &work, now: now)
         } catch {
             urges.restore(batch)
+            // Time-driven changes never wait for the disk (SPEC §3): publish what the wallets and
+            // rules say now; the books are written by the retry.
+            rebuild(now: now, from: work)
             throw error
         }
         if now >= nextRetentionAt { applyRetention(now: now) }
@@ -92,6 +105,11 @@ extension HelperEngine: Service {
     static func event(_ u: PendingUrge) -> StoredEvent {
         StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
                     message: "\(u.entry) was asked for and stayed blocked.")
+    }
+
+    /// Called from the DNS path when a query finds the snapshot due for a rebuild.
+    public nonisolated func wakeForRebuild() {
+        Task { await self.wake() }
     }
 
     /// Ends the timer's sleep early: a command changed what is due.

@@ -80,6 +80,9 @@ public actor HelperEngine {
     /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
     var heldBackProfiles: HeldBackProfiles?
 
+    /// Failing state writes, for the log's back-off and `doctor`.
+    var commitHealth = CommitHealth()
+
     // Timer loop (HelperEngine+Timers.swift).
     var wakeContinuation: CheckedContinuation<Void, Never>?
     var wakeRequested = false
@@ -209,7 +212,13 @@ public actor HelperEngine {
         }
         for i in work.indices { Self.settle(&work[i], at: now, into: &change) }
         let receipt: CommitReceipt
-        do { receipt = try store.commit(change, anchor: clock.anchor) } catch { throw EngineError(error) }
+        do {
+            receipt = try store.commit(change, anchor: clock.anchor)
+        } catch {
+            noteCommit(failure: "\(error)", at: now)
+            throw EngineError(error)
+        }
+        noteCommitSucceeded(at: now)
         pendingJumps.removeAll()
         profiles = work
         rebuild(now: now)
@@ -230,14 +239,39 @@ public actor HelperEngine {
 
     // MARK: Enforcement
 
+    /// Logs a failed write: the first at once, then summaries ever further apart (`CommitHealth`).
+    func noteCommit(failure: String, at now: Instant) {
+        switch commitHealth.failed(failure, at: now) {
+        case .failing?:
+            logger.error("cannot write the state; rules stay enforced, the books catch up when writes succeed",
+                         metadata: ["store.path": "\(store.path)", "error": "\(failure)"])
+        case .stillFailing(let span, let attempts)?:
+            logger.error("state writes still failing for \(SpanWords.describe(span)), \(attempts) attempts; rules stay enforced",
+                         metadata: ["store.path": "\(store.path)", "error": "\(failure)"])
+        default: break
+        }
+    }
+
+    func noteCommitSucceeded(at now: Instant) {
+        if case .recovered(let span, let attempts)? = commitHealth.succeeded(at: now) {
+            logger.notice("state writes succeed again after \(SpanWords.describe(span)), \(attempts) failed attempts; the books are caught up",
+                          metadata: ["store.path": "\(store.path)"])
+        }
+    }
+
     /// Rebuilds the snapshot (and the matcher when the entries changed) and publishes it.
-    func rebuild(now: Instant) {
+    /// - Parameter state: the profiles to publish; the held ones by default. The timer passes its
+    ///   uncommitted copy when a write fails, so what time changed (a spend cut short by an expiry)
+    ///   is enforced without waiting for the disk.
+    func rebuild(now: Instant, from state: [ProfileRuntime]? = nil) {
+        let profiles = state ?? self.profiles
         let inputs = matcherInputs(now: now)
         if inputs != tables.inputs {
             tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)
         }
-        let states = profiles.map { tables.evaluate($0.rules, at: now) }
-        let snapshot = EnforcementSnapshot(entrySets: tables.entrySets, profiles: states, builtAt: now)
+        let rules = profiles.map(\.rules)
+        let states = rules.map { tables.evaluate($0, at: now) }
+        let snapshot = tables.snapshot(rules, at: now)
         let enforcement = Enforcement(tables: tables, snapshot: snapshot, states: states,
                                       router: ClientRouter(networks: profiles.map(\.networks)), profileNames: profiles.map(\.name), clock: clock)
         box.publish(enforcement)

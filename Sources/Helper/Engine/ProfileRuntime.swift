@@ -54,7 +54,8 @@ struct ProfileRuntime: Sendable {
         let rules = self.rules
         if rules.strictCurfew(at: t) != nil { return true }
         for id in namedEntries(at: t) {
-            switch rules.status(of: id, at: t).state {
+            // The state alone: its next change is not needed here, and finding it walks edges.
+            switch rules.state(of: id, at: t) {
             case .blocked, .curfew, .open: return true
             case .none, .scheduled: continue
             }

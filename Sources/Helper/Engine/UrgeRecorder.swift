@@ -63,13 +63,15 @@ public final class UrgeRecorder: Sendable {
     func record(set: UInt32, client: ClientIP, profile: Int, now: Instant, enforcement: Enforcement) -> Int {
         let sets = enforcement.tables.entrySets
         guard Int(set) < sets.count, profile >= 0, profile < enforcement.states.count else { return 0 }
-        let statuses = enforcement.states[profile].entries
         // Under a strict curfew every listed name is blocked, so each entry of the set counts.
-        let strict = enforcement.isStrictCurfew(profile: profile)
+        let strict = enforcement.isStrictCurfew(profile: profile, now: now)
         var started = 0
         for index in sets[Int(set)] {
             let i = Int(index)
-            guard i < statuses.count, i < enforcement.tables.entries.count, strict || statuses[i].state.isBlocking else { continue }
+            // The entry's state at the query's instant, from the snapshot's timeline: right even
+            // when a window edge passed since the build.
+            let blocking = enforcement.snapshot.kind(profile: profile, entry: i, now: now).isBlocking
+            guard i < enforcement.tables.entries.count, strict || blocking else { continue }
             if recordEpisode(Key(profile: profile, entry: index, client: client), entry: enforcement.tables.entries[i],
                              now: now, enforcement: enforcement) {
                 started += 1

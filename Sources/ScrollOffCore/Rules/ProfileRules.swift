@@ -15,54 +15,69 @@ public struct ProfileRules: Sendable {
         self.grants = grants
     }
 
-    /// How many rule edges past the first one `status(of:at:)` follows to find the instant the state
-    /// really changes. Edges that change nothing (a block window ending under an around-the-clock
-    /// block) are skipped; past this many the earliest unresolved edge is returned, which is early
-    /// and therefore safe for TTLs and timers.
-    static let maximumEdgesFollowed = 32
+    /// How far past its last one-off edge (a focus session's or a grant's) `status(of:at:)` looks
+    /// for a change. Past that instant only weekly schedules are left, so a week and a day of edges
+    /// that change nothing (a block window ending under an around-the-clock block) means the state
+    /// never changes: `nextChange` is nil rather than some far edge that changes nothing.
+    static let settledLookahead: Span = .hours(24 * 8)
+    /// A bound on the edges followed, so a pathological rule set cannot stall a status call. Eight
+    /// days of edges is far below it for any real profile (a daily schedule has 16).
+    static let maximumEdgesFollowed = 4096
 
     // MARK: Entry state
 
-    /// The entry's state at `t` and the instant it next changes.
+    /// The entry's state at `t`, the instant it next changes and what it changes to.
     ///
     /// Precedence: a curfew covering the entry wins over everything, grants included (SPEC §2:
     /// "Nothing opens the entries"); then any block (around the clock, an active block window, a
     /// focus session), which a running grant opens; then "scheduled" when a rule names the entry.
+    /// A change is a change of the state's kind (curfew → blocked counts; a grant followed at once
+    /// by another one does not, and `open(until:)` is the end of the whole open stretch).
     public func status(of entry: EntryID, at t: Instant) -> EntryStatus {
-        let (state, reason) = stateAndReason(of: entry, at: t)
-        let change = nextChange(of: entry, from: t, state: state)
-        // A grant running into a curfew is open only until the curfew starts: say so in the state.
-        if case .open(let until) = state, let change, change < until {
-            return EntryStatus(entry: entry, state: .open(until: change), nextChange: change, reason: reason)
+        let (state, reasons) = stateAndReasons(of: entry, at: t)
+        let (change, nextKind) = nextChange(of: entry, from: t, kind: state.kind)
+        // An open stretch ends at its next change: when the grants run out or a curfew starts.
+        if case .open = state, let change {
+            return EntryStatus(entry: entry, state: .open(until: change), nextChange: change, reason: reasons.first,
+                               reasons: reasons, nextState: nextKind)
         }
-        return EntryStatus(entry: entry, state: state, nextChange: change, reason: reason)
+        return EntryStatus(entry: entry, state: state, nextChange: change, reason: reasons.first, reasons: reasons, nextState: nextKind)
     }
 
-    func stateAndReason(of entry: EntryID, at t: Instant) -> (EntryState, String?) {
-        var blockReason: String?
-        var blocking = false
+    /// The entry's state at `t` alone: what the snapshot's timelines are built from.
+    public func state(of entry: EntryID, at t: Instant) -> EntryState { stateAndReasons(of: entry, at: t).0 }
+
+    func stateAndReasons(of entry: EntryID, at t: Instant) -> (EntryState, [String]) {
+        var reasons: [String] = []
+        func note(_ reason: String?) {
+            if let reason, !reason.isEmpty, !reasons.contains(reason) { reasons.append(reason) }
+        }
+        var curfew = false
         for s in schedules where s.enabled && s.kind.isCurfew && applies(s, to: entry) && s.isActive(at: t) {
-            return (.curfew, s.reason)
+            curfew = true
+            note(s.reason)
         }
-        if let block = blocks.first(where: { $0.entry == entry }) {
+        var blocking = false
+        for block in blocks where block.entry == entry {
             blocking = true
-            blockReason = block.reason
+            note(block.reason)
         }
-        if !blocking, let s = schedules.first(where: { $0.enabled && $0.kind == .block && $0.entries.contains(entry) && $0.isActive(at: t) }) {
+        for s in schedules where s.enabled && s.kind == .block && s.entries.contains(entry) && s.isActive(at: t) {
             blocking = true
-            blockReason = s.reason
+            note(s.reason)
         }
-        if !blocking, let f = focusSessions.first(where: { $0.entries.contains(entry) && $0.isActive(at: t) }) {
+        for f in focusSessions where f.entries.contains(entry) && f.isActive(at: t) {
             blocking = true
-            blockReason = f.reason
+            note(f.reason)
         }
+        if curfew { return (.curfew, reasons) }
         if blocking {
             let openUntil = grants.lazy.filter { $0.entry == entry && $0.isActive(at: t) }.map(\.end).max()
-            return (openUntil.map { .open(until: $0) } ?? .blocked, blockReason)
+            return (openUntil.map { .open(until: $0) } ?? .blocked, reasons)
         }
         let named = schedules.contains { $0.enabled && applies($0, to: entry) }
             || focusSessions.contains { $0.entries.contains(entry) && $0.end > t }
-        return (named ? .scheduled : .none, nil)
+        return (named ? .scheduled : .none, [])
     }
 
     /// The earliest edge after `t` of any rule that can touch `entry`.
@@ -78,14 +93,26 @@ public struct ProfileRules: Sendable {
         return best
     }
 
-    func nextChange(of entry: EntryID, from t: Instant, state: EntryState) -> Instant? {
+    /// The last edge of a one-off rule (focus session, grant) touching `entry`; nil when none has one.
+    func lastOneOffEdge(of entry: EntryID) -> Instant? {
+        var last: Instant?
+        for f in focusSessions where f.entries.contains(entry) { last = max(last ?? f.end, f.end) }
+        for g in grants where g.entry == entry { last = max(last ?? g.end, g.end) }
+        return last
+    }
+
+    /// The first edge after `t` at which the entry's state kind differs from `kind`, and the new kind.
+    func nextChange(of entry: EntryID, from t: Instant, kind: EntryState.Kind) -> (Instant?, EntryState.Kind?) {
+        let settled = max(t, lastOneOffEdge(of: entry) ?? t) + Self.settledLookahead
         var cursor = t
         for _ in 0..<Self.maximumEdgesFollowed {
-            guard let edge = nextEdge(of: entry, after: cursor) else { return nil }
-            if stateAndReason(of: entry, at: edge).0 != state { return edge }
+            guard let edge = nextEdge(of: entry, after: cursor), edge <= settled else { return (nil, nil) }
+            let next = state(of: entry, at: edge).kind
+            if next != kind { return (edge, next) }
             cursor = edge
         }
-        return cursor
+        // Too many edges to follow: the last one seen is early, which is safe for TTLs and timers.
+        return (cursor, kind)
     }
 
     // MARK: Which rules touch an entry

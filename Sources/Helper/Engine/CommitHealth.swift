@@ -1,0 +1,61 @@
+import ScrollOffCore
+
+/// How the state writes are going, so a disk that stays full is said once, then less and less often
+/// with a summary (`still failing for 12 min, 43 attempts`), and shown by `doctor` — instead of a log
+/// line per retry. Enforcement does not wait for it: a failed write still publishes what time
+/// changed (SPEC §3 "Enforcement at every instant"); only the books wait.
+struct CommitHealth: Sendable {
+    /// What to log after a write.
+    enum Note: Equatable, Sendable {
+        /// The first failure of a run of them.
+        case failing
+        /// A summary while failures go on.
+        case stillFailing(for: Span, attempts: Int)
+        /// The first success after failures.
+        case recovered(after: Span, attempts: Int)
+    }
+
+    /// The first summary comes this long after the first failure; each later one twice as long after
+    /// the one before, up to ``longestLogInterval``.
+    static let firstLogInterval = Span.minutes(1)
+    static let longestLogInterval = Span.hours(1)
+    /// Retries after a failed timer write: 1 s, doubling, at most this (the ledger catches up within
+    /// it once space is back).
+    static let longestRetryDelay = Span.seconds(8)
+
+    private(set) var failingSince: Instant?
+    private(set) var attempts = 0
+    private(set) var lastError: String?
+    private var nextLogAt: Instant?
+    private var logInterval = firstLogInterval
+
+    var isFailing: Bool { failingSince != nil }
+
+    mutating func failed(_ error: String, at now: Instant) -> Note? {
+        attempts += 1
+        lastError = error
+        guard let since = failingSince, let due = nextLogAt else {
+            failingSince = now
+            logInterval = Self.firstLogInterval
+            nextLogAt = now + logInterval
+            return .failing
+        }
+        guard now >= due else { return nil }
+        logInterval = min(logInterval * 2, Self.longestLogInterval)
+        nextLogAt = now + logInterval
+        return .stillFailing(for: now - since, attempts: attempts)
+    }
+
+    mutating func succeeded(at now: Instant) -> Note? {
+        guard let since = failingSince else { return nil }
+        let note = Note.recovered(after: now - since, attempts: attempts)
+        self = CommitHealth()
+        return note
+    }
+
+    /// How long the timer waits before retrying after the current run of failures.
+    var retryDelay: Span {
+        let doubled = Span.seconds(1) * Int64(1 << min(max(attempts - 1, 0), 10))
+        return min(doubled, Self.longestRetryDelay)
+    }
+}
