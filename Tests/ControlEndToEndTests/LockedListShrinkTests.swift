@@ -29,9 +29,11 @@ struct LockedListShrinkTests {
     /// a conditional GET sees the change (see `writeList`).
     static func write(_ path: String, names: Int, extra: [String] = []) throws {
         try writeList(path, names: names, prefix: "doom")
+        // Keep the date `writeList` gave (later than every list written before in this process).
+        let dated = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate]
         let text = try String(contentsOfFile: path, encoding: .utf8) + extra.map { $0 + "\n" }.joined()
         try text.write(toFile: path, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(10)], ofItemAtPath: path)
+        if let dated { try FileManager.default.setAttributes([.modificationDate: dated], ofItemAtPath: path) }
     }
 
     @Test func a_blocked_list_refreshed_with_one_name_left_keeps_the_others_blocked_until_the_cooldown_ends() async throws {
