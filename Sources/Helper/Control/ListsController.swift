@@ -23,6 +23,11 @@ import ScrollOffCore
 /// one is held back, applied when the lock ends or at a later reload. `lists rm` refuses a file
 /// source (the file would bring it back at the next reload); a source taken out of the file is
 /// not deleted by the reload but becomes an ordinary list that `lists rm` can remove.
+///
+/// A refresh may add names to a list a rule holds but never drop them (SPEC §3, "Enforcement at
+/// every instant"): before each refresh the rules are asked (`ListGuard.holdOf`), and while one
+/// holds the list the names the new copy drops are kept in `<name>.held`, in force with the copy,
+/// until the refresh service finds the lock over (`releaseEndedHolds`) and lets them go.
 public actor ListsController {
     public nonisolated let store: ListStore
     /// When lists are refreshed; the configuration's period can change it at a reload.
