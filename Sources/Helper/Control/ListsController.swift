@@ -429,10 +429,9 @@ public actor ListsController {
         if let guardrail, let refusal = await guardrail.holdOf(name) {
             hold = ListHold(until: refusal.error.opensAt.map(Instant.init(date:)), reason: refusal.error.message)
         }
-        let before = (try? await store.metadata(for: name))?.held?.count ?? 0
         let report = await store.refresh(name, from: url, progress: progress, hold: hold)
         log(report, trigger: trigger)
-        if let held = report.metadata.held, held.count != before || before == 0, case .updated = report.outcome {
+        if let held = report.metadata.held, case .updated = report.outcome {
             logger.notice(
                 "list refresh dropped names a rule holds; \(held.count) stay blocked until \(held.until.map(HelperEngine.logTime) ?? "the rule allows it"): \(held.reason)",
                 metadata: ["list.name": "\(name)", "list.held": "\(held.count)"])
