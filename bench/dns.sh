@@ -2,7 +2,9 @@
 # Side-by-side benchmark of scrolloff-dns and dnsmasq as blocking resolvers (issue 3, SPEC §9).
 #
 # Both servers load the same synthetic blocklist (200,000 and 1,000,000 names by default) and forward
-# everything else to one local upstream (a third dnsmasq). The query mix is ~90% blocked names and
+# everything else to one local upstream (a third dnsmasq). scrolloff-dns blocks it the way a person
+# does, through the engine's one decision path: `scrolloff lists add file://…` then `scrolloff block`
+# (load time runs from start until the first blocked name answers 0.0.0.0). The query mix is ~90% blocked names and
 # ~10% names answered from the server's cache. The server under test is pinned to one core and
 # dnsperf to the other, runs of the two servers are interleaved, and the script prints for each:
 # load time, RSS (and bytes per blocked name over an empty-list baseline), maximum QPS, latency at a
@@ -26,7 +28,9 @@ for tool in dnsmasq dnsperf taskset; do
 done
 # The flags of `make release` (static Swift runtime), so the two never rebuild each other.
 swift build -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
+swift build -c release --static-swift-stdlib --product scrolloff >/dev/null
 BIN="$(swift build -c release --show-bin-path)/scrolloff-dns"
+CLI="$(swift build -c release --show-bin-path)/scrolloff"
 WORK=$(mktemp -d /tmp/scrolloff-bench.XXXXXX)
 PIDS=()
 cleanup() {
@@ -79,7 +83,6 @@ with open(f"{d}/queries.txt", "w") as f:
             name = rng.choice(names)
             f.write(f"{'www.' if i % 2 else ''}{name} A\n")
 PY
-    : > "$dir/empty.txt"
     : > "$dir/empty.conf"
 }
 
@@ -89,9 +92,10 @@ start_server() { # kind list-size(or "empty") dir
     port=$(free_port)
     start=$(now_ms)
     if [ "$kind" = scrolloff ]; then
-        local list="$dir/blocklist.txt"; [ "$which" = empty ] && list="$dir/empty.txt"
+        # A fresh state folder per run: the block (and its cooldown) lives in the database.
+        local state="$WORK/state-$port"
         taskset -c "$SERVER_CPU" "$BIN" start --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
-            --state-dir "$WORK/state" --blocklist "$list" --threads 1 --log-level warning >/dev/null 2>"$WORK/scrolloff.err" &
+            --state-dir "$state" --control-socket "$state.sock" --threads 1 --log-level warning >/dev/null 2>"$WORK/scrolloff.err" &
     else
         local conf="$dir/dnsmasq.conf"; [ "$which" = empty ] && conf="$dir/empty.conf"
         taskset -c "$SERVER_CPU" dnsmasq --no-daemon --conf-file="$conf" --port="$port" --listen-address=127.0.0.1 \
@@ -102,6 +106,11 @@ start_server() { # kind list-size(or "empty") dir
     PIDS+=("$SERVER_PID")
     SERVER_PORT=$port
     wait_answering "$port" x.cache.bench 10.0.0.1
+    if [ "$kind" = scrolloff ] && [ "$which" != empty ]; then
+        "$CLI" lists add "file://$dir/blocklist.txt" --name bench --socket "$WORK/state-$port.sock" >/dev/null
+        "$CLI" block bench --socket "$WORK/state-$port.sock" >/dev/null
+        wait_answering "$port" "$(head -1 "$dir/blocklist.txt")" 0.0.0.0
+    fi
     LOAD_MS=$(( $(now_ms) - start ))
 }
 

@@ -23,12 +23,15 @@ public struct ListInfo: Codable, Sendable, Equatable {
     /// The configuration file that names this list (`[[lists.source]]`); nil for a list added with
     /// `scrolloff lists add`. Such a list is changed or removed in the file, not with the CLI.
     public var definedIn: String?
+    /// Names a refresh dropped while a rule held the list (a block's cooldown, a curfew): they
+    /// stay blocked until the lock ends, then go by themselves (SPEC §3). Nil: none held.
+    public var held: HeldNamesInfo?
 
     public init(
         state: String, name: String, url: String, servingCopy: Bool, entryCount: Int? = nil, sizeBytes: Int64? = nil,
         badLineCount: Int? = nil, badLines: [BadLineInfo] = [], lastSuccess: Date? = nil, lastAttempt: Date? = nil,
         lastChanged: Date? = nil, nextRefresh: Date? = nil, lastError: String? = nil, lastErrorCode: String? = nil,
-        consecutiveFailures: Int = 0, definedIn: String? = nil
+        consecutiveFailures: Int = 0, definedIn: String? = nil, held: HeldNamesInfo? = nil
     ) {
         self.state = state
         self.name = name
@@ -46,6 +49,7 @@ public struct ListInfo: Codable, Sendable, Equatable {
         self.lastErrorCode = lastErrorCode
         self.consecutiveFailures = consecutiveFailures
         self.definedIn = definedIn
+        self.held = held
     }
 
     enum CodingKeys: String, CodingKey {
@@ -63,6 +67,7 @@ public struct ListInfo: Codable, Sendable, Equatable {
         case lastErrorCode = "last_error_code"
         case consecutiveFailures = "consecutive_failures"
         case definedIn = "defined_in"
+        case held
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -84,6 +89,29 @@ public struct ListInfo: Codable, Sendable, Equatable {
         try c.encode(lastErrorCode, forKey: .lastErrorCode)
         try c.encode(consecutiveFailures, forKey: .consecutiveFailures)
         try c.encode(definedIn, forKey: .definedIn)
+        try c.encode(held, forKey: .held)
+    }
+}
+
+/// `ListInfo.held`: how many names a lock keeps in force and until when.
+public struct HeldNamesInfo: Codable, Sendable, Equatable {
+    /// Rules the last refreshes dropped that stay in force.
+    public var count: Int
+    /// When the lock ends and they go; nil when waiting alone will not open it.
+    public var until: Date?
+    /// The rule's words (which rule, whose reason).
+    public var reason: String
+    public var since: Date
+
+    public init(count: Int, until: Date?, reason: String, since: Date) {
+        self.count = count
+        self.until = until
+        self.reason = reason
+        self.since = since
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case count, until, reason, since
     }
 }
 

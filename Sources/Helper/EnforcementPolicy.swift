@@ -26,49 +26,23 @@ struct EnforcementPolicy: QueryPolicy {
     }
 }
 
-/// The engine's rules combined with the diagnostic lists of `--blocklist`/`--managed-list`: the
-/// stricter answer wins (`PolicyDecision.combined`).
-struct CombinedPolicy: QueryPolicy {
-    let engine: EnforcementPolicy
-    let diagnostic: any QueryPolicy
-
-    func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
-        engine.decide(lowercasedName: lowercasedName, type: type, client: client)
-            .combined(with: diagnostic.decide(lowercasedName: lowercasedName, type: type, client: client))
-    }
-}
-
-/// Builds the one policy the resolver chain reads per query from the engine's latest enforcement
-/// and the diagnostic lists' latest policy, whenever either changes. Composing here, off the hot
-/// path, keeps every query to a single reference read of the chain's `PolicyStore`.
+/// Builds the one policy the resolver chain reads per query from the engine's latest enforcement,
+/// whenever the engine publishes. Composing here, off the hot path, keeps every query to a single
+/// reference read of the chain's `PolicyStore`. There is one decision path: no diagnostic lists.
 final class PolicyComposer: Sendable {
-    private struct Parts: Sendable {
-        var enforcement: Enforcement?
-        var diagnostic: any QueryPolicy
-    }
-
     private let target: PolicyStore
     private let engine: HelperEngine
-    private let parts: Mutex<Parts>
+    private let published: Mutex<Void>
 
-    init(target: PolicyStore, engine: HelperEngine, diagnostic: any QueryPolicy) {
+    init(target: PolicyStore, engine: HelperEngine) {
         self.target = target
         self.engine = engine
-        parts = Mutex(Parts(enforcement: nil, diagnostic: diagnostic))
+        published = Mutex(())
     }
 
-    func enforcementPublished(_ enforcement: Enforcement) { compose { $0.enforcement = enforcement } }
-    func diagnosticReplaced(_ policy: any QueryPolicy) { compose { $0.diagnostic = policy } }
-
-    private func compose(_ change: (inout Parts) -> Void) {
-        // Replacing under this lock keeps an older composition from overwriting a newer one when
-        // the engine and a reload publish at the same moment. The target's lock never calls out.
-        parts.withLock { parts in
-            change(&parts)
-            guard let enforcement = parts.enforcement else { return }
-            let rules = EnforcementPolicy(enforcement: enforcement, engine: engine)
-            target.replace(with: parts.diagnostic is AllowAllPolicy
-                ? rules : CombinedPolicy(engine: rules, diagnostic: parts.diagnostic))
-        }
+    func enforcementPublished(_ enforcement: Enforcement) {
+        // Replacing under this lock keeps an older publication from overwriting a newer one when
+        // two publish at the same moment. The target's lock never calls out.
+        published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, engine: engine)) }
     }
 }

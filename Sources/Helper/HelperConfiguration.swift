@@ -13,12 +13,6 @@ public struct HelperConfiguration: Sendable {
     public var blockingMode: BlockingMode
     /// The curated catalog folder (`--catalog`); nil = found by `CatalogLocation`.
     public var catalogPath: String?
-    /// A plain list of domains to block with their subdomains, for diagnostics and tests, on top of
-    /// the rules; reread on SIGHUP.
-    public var blocklistPath: String?
-    /// Names treated as managed and open, with their TTL cap: a test hook for TTL capping.
-    public var managedListPath: String?
-    public var managedTTLCap: UInt32 = 60
     /// Known DoH endpoints to block (SPEC §9, optional).
     public var dohEndpointsPath: String?
     public var eventLoops: Int
@@ -61,14 +55,13 @@ public struct HelperConfiguration: Sendable {
 
     public init(
         paths: RuntimePaths, listen: [HostPort], upstreams: [HostPort], blockingMode: BlockingMode = .null,
-        blocklistPath: String? = nil, dohEndpointsPath: String? = nil, eventLoops: Int = System.coreCount,
+        dohEndpointsPath: String? = nil, eventLoops: Int = System.coreCount,
         forwarder: ForwarderTimeouts = ForwarderTimeouts(), cache: CacheConfiguration = CacheConfiguration()
     ) {
         self.paths = paths
         self.listen = listen
         self.upstreams = upstreams
         self.blockingMode = blockingMode
-        self.blocklistPath = blocklistPath
         self.dohEndpointsPath = dohEndpointsPath
         self.eventLoops = max(eventLoops, 1)
         self.forwarder = forwarder

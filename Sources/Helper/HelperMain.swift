@@ -10,7 +10,7 @@ import Sinkhole
 public enum HelperMain {
     /// - Parameters:
     ///   - reloadConfiguration: reads the configuration again on SIGHUP (the file loader); nil =
-    ///     the start configuration again, so a SIGHUP then only rereads the diagnostic lists.
+    ///     the start configuration again.
     ///   - reloads: lets an in-process caller (tests) trigger the same reload without a signal.
     public static func run(
         _ configuration: HelperConfiguration, logger incomingLogger: Logger,
@@ -75,16 +75,10 @@ public enum HelperMain {
             doctor: DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams),
             controlLimits: configuration.control, logger: logger)
 
-        // DNS answers come from one immutable policy, recomposed whenever the engine publishes new
-        // enforcement or the optional diagnostic lists reload; neither the CLI nor the control
-        // socket sits on this path.
-        let loader = PolicyLoader(
-            blocklistPath: configuration.blocklistPath, managedListPath: configuration.managedListPath,
-            managedTTLCap: configuration.managedTTLCap, logger: logger)
-        let initialDiagnostic = try loader.load()
-        let policies = PolicyStore(AllowAllPolicy()) // composed below, before any listener opens
-        let composer = PolicyComposer(target: policies, engine: engine, diagnostic: initialDiagnostic)
-        let diagnostic = PolicyStore(initialDiagnostic, didReplace: { composer.diagnosticReplaced($0) })
+        // DNS answers come from one immutable policy, replaced whenever the engine publishes new
+        // enforcement; neither the CLI nor the control socket sits on this path.
+        let policies = PolicyStore(AllowAllPolicy()) // replaced below, before any listener opens
+        let composer = PolicyComposer(target: policies, engine: engine)
         await engine.setPublishHandler { composer.enforcementPublished($0) }
         // Known DoH endpoints (SPEC §9, optional): parsed and matched like any other list.
         var doh: DomainMatcher?
@@ -135,11 +129,10 @@ public enum HelperMain {
                 readiness.bound(.dns, status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
             }, bound: bound)
         let reload = ReloadService(
-            logger: logger, reloadDiagnostic: { loader.reload(into: diagnostic) }, reloader: reloader, notifier: notifier,
+            logger: logger, reloader: reloader, notifier: notifier,
             readiness: readiness)
-        let refresher = PolicyRefresher(loader: loader, store: diagnostic, logger: logger)
         var helperServices: [any Service] = [
-            engine, server, reload, refresher,
+            engine, server, reload,
             ReportingControlServer(server: control.server, readiness: readiness), control.refresh,
         ]
         if let listen = configuration.metricsListen, let counters {

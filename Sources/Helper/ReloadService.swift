@@ -3,13 +3,11 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// Rereads the configuration and the diagnostic lists on SIGHUP (ARCHITECTURE.md principle 6),
+/// Rereads the configuration on SIGHUP (ARCHITECTURE.md principle 6),
 /// without stopping the server. A bad configuration is logged and the old one stays in force
 /// (`ConfigurationReloader`).
 struct ReloadService: Service {
     let logger: Logger
-    /// Rereads the diagnostic `--blocklist`/`--managed-list` files.
-    let reloadDiagnostic: @Sendable () -> Void
     let reloader: ConfigurationReloader
     /// Tells systemd (`Type=notify`) a reload is under way and when it is done, for
     /// `systemctl status`. `systemctl reload` does not wait for it: the unit's ExecReload checks the
@@ -28,8 +26,7 @@ struct ReloadService: Service {
         for await _ in signals.cancelOnGracefulShutdown() {
             logger.info("SIGHUP: reloading")
             let announce = readiness.isOpen
-            if announce { notifier.reloading(status: "reloading the configuration and lists") }
-            reloadDiagnostic()
+            if announce { notifier.reloading(status: "reloading the configuration") }
             let report = await reloader.reload()
             guard announce else { continue }
             notifier.ready(status: report.failure == nil

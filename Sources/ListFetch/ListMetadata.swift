@@ -28,6 +28,9 @@ public struct ListMetadata: Sendable, Equatable, Codable {
     public var entryCount: Int?
     public var badLineCount: Int?
     public var badLines: [ValidationSummary.BadLine]
+    /// Names a refresh dropped while a rule held the list (SPEC §3 "Enforcement at every
+    /// instant"); they stay in force from `<name>.held` until the lock ends. Nil: none held.
+    public var held: HeldNames?
 
     public init(name: ListName, url: String) {
         formatVersion = 1
@@ -72,5 +75,26 @@ public struct ListMetadata: Sendable, Equatable, Codable {
             if line.text.count > Self.maxBadLineText { line.text = String(line.text.prefix(Self.maxBadLineText)) + "…" }
             return line
         }
+    }
+}
+
+/// Rules a refresh dropped from a list a rule holds (a block's cooldown, a curfew): kept in force
+/// next to the new copy until the lock ends, so a shrinking list is no way around a lock.
+public struct HeldNames: Sendable, Equatable, Codable {
+    /// How many rules `<name>.held` keeps.
+    public var count: Int
+    /// When the lock that holds them ends, as the rules said at the last refresh; nil when waiting
+    /// alone will not open it (asked again at every refresh).
+    public var until: Instant?
+    /// The rule's words, for `lists list` and the log.
+    public var reason: String
+    /// When names were first held back under this lock.
+    public var since: Instant
+
+    public init(count: Int, until: Instant?, reason: String, since: Instant) {
+        self.count = count
+        self.until = until
+        self.reason = reason
+        self.since = since
     }
 }

@@ -20,8 +20,24 @@ public struct RefreshReport: Sendable, Equatable {
     public var fetch: FetchResult?
 }
 
-/// Keeps the downloaded lists under `<state>/lists/`: `<name>.list` is the copy in force and
-/// `<name>.json` its `ListMetadata`.
+/// Why a refresh may not drop names: the rule that holds the list and when it ends.
+public struct ListHold: Sendable, Equatable {
+    public var until: Instant?
+    public var reason: String
+    public init(until: Instant?, reason: String) {
+        self.until = until
+        self.reason = reason
+    }
+}
+
+/// Writes to `output` the rules of `kept` files (the copy in force, the names already held) that
+/// the new copy `newCopy` lacks, in a list format the validator reads, and returns how many. ListFetch
+/// knows no list format; the helper passes one backed by the DomainLists parser.
+public typealias ListDropper = @Sendable (_ kept: [String], _ newCopy: String, _ output: String) throws -> Int
+
+/// Keeps the downloaded lists under `<state>/lists/`: `<name>.list` is the copy in force,
+/// `<name>.json` its `ListMetadata`, and `<name>.held` the names a refresh dropped while a rule
+/// held the list (in force with the copy until the lock ends).
 ///
 /// A new copy replaces the old only when it downloaded whole and the validator accepted it; it is
 /// written to a temporary file in the same folder, fsynced, renamed over the old copy and the
@@ -32,6 +48,7 @@ public actor ListStore {
     public nonisolated let listsDirectory: String
     private let fetcher: ListFetcher
     private let validator: ListValidator
+    private let dropper: ListDropper?
     private let clock: @Sendable () -> Instant
     private var inFlight: [ListName: InFlight] = [:]
     private var nextTicket = 0
@@ -50,22 +67,32 @@ public actor ListStore {
         stateDirectory: String,
         fetcher: ListFetcher = ListFetcher(),
         validator: @escaping ListValidator,
+        dropper: ListDropper? = nil,
         clock: @escaping @Sendable () -> Instant
     ) {
         let trimmed = stateDirectory.hasSuffix("/") && stateDirectory.count > 1 ? String(stateDirectory.dropLast()) : stateDirectory
         listsDirectory = trimmed + "/lists"
         self.fetcher = fetcher
         self.validator = validator
+        self.dropper = dropper
         self.clock = clock
     }
 
     /// The copy in force for `name` (it may not exist yet).
     public nonisolated func copyPath(for name: ListName) -> String { "\(listsDirectory)/\(name.rawValue).list" }
     public nonisolated func metadataPath(for name: ListName) -> String { "\(listsDirectory)/\(name.rawValue).json" }
+    /// The names a refresh dropped while a rule held the list; absent when none are held.
+    public nonisolated func heldPath(for name: ListName) -> String { "\(listsDirectory)/\(name.rawValue).held" }
+    /// Whether names of `name` are held back (the file is what is in force; the metadata says why).
+    public nonisolated func hasHeldNames(_ name: ListName) -> Bool { DurableFile.exists(heldPath(for: name)) }
 
     /// Refreshes `name` from `url` and returns what happened; never throws, because a failure is
     /// an outcome to record and report, not a reason to drop the copy in force.
-    public func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil) async -> RefreshReport {
+    ///
+    /// With `hold` (a rule holds the list), rules the new copy drops are written to `<name>.held`
+    /// before the copy is replaced, so they stay in force until `releaseHeld` (SPEC §3).
+    public func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil,
+                        hold: ListHold? = nil) async -> RefreshReport {
         while let running = inFlight[name] {
             let report = await running.task.value
             finish(name, ticket: running.ticket)
@@ -73,7 +100,7 @@ public actor ListStore {
         }
         nextTicket += 1
         let ticket = nextTicket
-        let task = Task { await self.performRefresh(name, from: url, progress: progress) }
+        let task = Task { await self.performRefresh(name, from: url, progress: progress, hold: hold) }
         inFlight[name] = InFlight(ticket: ticket, url: url, task: task)
         let report = await withTaskCancellationHandler {
             await task.value
@@ -119,16 +146,69 @@ public actor ListStore {
         return all.sorted { $0.name < $1.name }
     }
 
+    /// Writes `<name>.held`: the rules of the copy in force and of the names held before that
+    /// `newCopy` lacks. No such rule: no file, nothing held.
+    private func keepDropped(_ name: ListName, newCopy: String, hold: ListHold, metadata: inout ListMetadata) async throws(ListFetchError) {
+        guard let dropper else { return }
+        let kept = [copyPath(for: name), heldPath(for: name)].filter(DurableFile.exists)
+        guard !kept.isEmpty else { return }
+        let output = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
+        defer { DurableFile.remove(output) }
+        let heldPath = heldPath(for: name)
+        let count = try await DedicatedThread.run(name: "scrolloff-list-hold") { () -> Result<Int, ListFetchError> in
+            do {
+                let count = try dropper(kept, newCopy, output)
+                if count > 0 { try DurableFile.replace(heldPath, with: output) }
+                return .success(count)
+            } catch let error as ListFetchError {
+                return .failure(error)
+            } catch {
+                return .failure(.rejectedByValidation(name: name.rawValue, reason: "held names could not be written: \(error)"))
+            }
+        }.get()
+        if count > 0 {
+            metadata.held = HeldNames(count: count, until: hold.until, reason: hold.reason, since: metadata.held?.since ?? clock())
+        } else {
+            try dropHeldFile(name)
+            metadata.held = nil
+        }
+    }
+
+    /// Puts the new copy alone in force: deletes `<name>.held` and its record. Call when the
+    /// rules no longer hold the list.
+    public func releaseHeld(_ name: ListName) throws(ListFetchError) {
+        try dropHeldFile(name)
+        guard var metadata = try metadata(for: name), metadata.held != nil else { return }
+        metadata.held = nil
+        try saveMetadata(metadata)
+    }
+
+    /// Records a later end of the lock for names held back (a new rule holds the list now).
+    public func updateHold(_ name: ListName, until: Instant?, reason: String) throws(ListFetchError) {
+        guard var metadata = try metadata(for: name), var held = metadata.held, held.until != until || held.reason != reason else { return }
+        held.until = until
+        held.reason = reason
+        metadata.held = held
+        try saveMetadata(metadata)
+    }
+
+    private func dropHeldFile(_ name: ListName) throws(ListFetchError) {
+        let path = heldPath(for: name)
+        guard DurableFile.exists(path) else { return }
+        if unlink(path) != 0 { throw .localFile(path: path, operation: "delete", errno: lastErrno()) }
+        try DurableFile.flushDirectory(of: path)
+    }
+
     /// Deletes the copy and metadata of `name`, cancelling a refresh in flight.
     public func remove(_ name: ListName) throws(ListFetchError) {
         inFlight[name]?.task.cancel()
-        for path in [copyPath(for: name), metadataPath(for: name)] where DurableFile.exists(path) {
+        for path in [copyPath(for: name), heldPath(for: name), metadataPath(for: name)] where DurableFile.exists(path) {
             if unlink(path) != 0 { throw .localFile(path: path, operation: "delete", errno: lastErrno()) }
         }
         if DurableFile.exists(listsDirectory) { try DurableFile.flushDirectory(of: copyPath(for: name)) }
     }
 
-    private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?) async -> RefreshReport {
+    private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?, hold: ListHold?) async -> RefreshReport {
         let started = clock()
         // Unreadable metadata must not block refreshing: start over, the copy itself is untouched.
         let stored = try? metadata(for: name)
@@ -161,6 +241,9 @@ public actor ListStore {
                 guard summary.entryCount > 0 else { throw .emptyList(name: name.rawValue) }
                 // `remove` cancels a refresh in flight; it must not bring the list back afterwards.
                 if Task.isCancelled { throw .cancelled(url: url) }
+                // Held names are on disk before the copy that drops them replaces the old one, so
+                // a crash in between never opens them (at worst it holds a few names twice).
+                if let hold { try await keepDropped(name, newCopy: temporary, hold: hold, metadata: &metadata) }
                 try await DedicatedThread.run(name: "scrolloff-list-store") {
                     Result { () throws(ListFetchError) in try DurableFile.replace(copyPath, with: temporary) }
                 }.get()

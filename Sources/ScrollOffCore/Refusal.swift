@@ -12,6 +12,7 @@ public struct Refusal: Error, Hashable, Sendable, Codable {
         case entryDailySpendCap  // SPEC §4 per-entry daily cap
         case invalidSchedule     // SPEC §2 validation (start == end, curfew > 960 min, …)
         case notBlocked          // nothing to open or stop
+        case grantRunning        // SPEC §4, §5: a peek or token already opens the entry; no second charge
     }
 
     public var rule: Rule

@@ -43,15 +43,6 @@ struct Start: AsyncParsableCommand {
     @Option(name: .customLong("catalog"), help: "The curated lists folder (blocklists/); found next to the install or the source tree by default.")
     var catalog: String?
 
-    @Option(name: .customLong("blocklist"), help: .hidden)
-    var blocklist: String?
-
-    @Option(name: .customLong("managed-list"), help: .hidden)
-    var managedList: String?
-
-    @Option(name: .customLong("managed-ttl-cap"), help: .hidden)
-    var managedTTLCap: UInt32?
-
     @Option(name: .customLong("doh-endpoints"), help: "A list of DNS-over-HTTPS hosts to block, one per line.")
     var dohEndpoints: String?
 
@@ -110,9 +101,6 @@ struct Start: AsyncParsableCommand {
         o.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) }
         o.catalogPath = catalog
         o.dohEndpointsPath = dohEndpoints
-        o.blocklistPath = blocklist
-        o.managedListPath = managedList
-        o.managedTTLCap = managedTTLCap
         return o
     }
 

@@ -1,5 +1,6 @@
 import ControlAPI
 import Foundation
+import ScrollOffCore
 
 /// Human lines for one list, numbers first: "ads: 12,408 names, refreshed 3 min ago".
 enum ListDescription {
@@ -26,6 +27,9 @@ enum ListDescription {
         default:
             break
         }
+        if let held = list.held {
+            lines.append("  " + Self.heldWords(held, now: now))
+        }
         if let bad = list.badLineCount, bad > 0 {
             let example = list.badLines.first.map { " (first: line \($0.lineNumber): \($0.reason))" } ?? ""
             lines.append("  \(Format.count(bad)) \(bad == 1 ? "line was" : "lines were") skipped\(example)")
@@ -36,12 +40,20 @@ enum ListDescription {
         return lines
     }
 
+    /// "4 names dropped by a refresh stay blocked until 14:00 — 1 h 40 min: instagram is in cooldown …"
+    static func heldWords(_ held: HeldNamesInfo, now: Date) -> String {
+        let until = held.until.map { "until \(TimeWords.until(Instant(date: $0), now: Instant(date: now)))" } ?? "until the rule allows it"
+        return Terminal.yellow("\(Format.names(held.count)) dropped by a refresh stay blocked \(until)")
+            + ", while a rule holds this list: \(held.reason)"
+    }
+
     /// One line for a refresh outcome.
     static func outcome(_ result: RefreshResult, now: Date) -> String {
         let names = result.list.entryCount.map(Format.names) ?? "no names"
         switch result.outcome {
         case RefreshOutcome.updated:
-            return "\(Terminal.bold(result.name)): " + Terminal.green("updated") + ", \(names)"
+            let held = result.list.held.map { "; " + heldWords($0, now: now) } ?? ""
+            return "\(Terminal.bold(result.name)): " + Terminal.green("updated") + ", \(names)\(held)"
         case RefreshOutcome.unchanged:
             return "\(Terminal.bold(result.name)): unchanged, \(names)"
         default:

@@ -29,6 +29,7 @@ enum RefusalWords {
         case "bypass_lockout": return "\(subject) can be opened again at \(when)"
         case "peeks_used_up": return "Peeks come back at \(when)"
         case "tokens_used_up": return "New tokens arrive at \(when)"
+        case "grant_running": return "\(subject) is already open until \(when)"
         default: return "Opens again at \(when)"
         }
     }

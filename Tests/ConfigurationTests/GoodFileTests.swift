@@ -211,9 +211,6 @@ struct PrecedenceTests {
         flags.logLevel = .error
         flags.catalogPath = "/opt/c"
         flags.dohEndpointsPath = "/opt/doh.list"
-        flags.blocklistPath = "/opt/b.list"
-        flags.managedListPath = "/opt/m.list"
-        flags.managedTTLCap = 7
         let e = effective(try parse(Self.file, overrides: flags))
         #expect(e["controlSocket"] == "/tmp/c.sock")
         #expect(e["upstreams"] == "192.0.2.9:53")
@@ -223,9 +220,6 @@ struct PrecedenceTests {
         #expect(e["logLevel"] == "error")
         #expect(e["catalogPath"] == "/opt/c")
         #expect(e["dohEndpointsPath"] == "/opt/doh.list")
-        #expect(e["blocklistPath"] == "/opt/b.list")
-        #expect(e["managedListPath"] == "/opt/m.list")
-        #expect(e["managedTTLCap"] == "7")
     }
 
     @Test func missing_file_at_the_default_path_means_the_defaults() throws {

@@ -5,14 +5,15 @@ import Testing
 /// flag given beats the file (flags > file > defaults).
 @Suite("start reads the configuration file")
 struct StartWithConfigTests {
-    /// Starts the helper, waits for its UDP port, asks `dig` about `name`, and stops it.
+    /// Starts the helper, blocks `blocked.test` with `scrolloff block` (the path people use),
+    /// waits for its UDP port, asks `dig` about `name`, and stops it.
     static func status(of name: String, config: String, flags: [String], scratch: Scratch) throws -> String {
-        let blocklist = try scratch.file("blocked-\(UUID().uuidString).txt", "blocked.test\n")
+        let socket = scratch.path + "/c-\(UUID().uuidString).sock"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CheckConfigTests.binary)
-        process.arguments = ["start", "--config", config, "--listen", "127.0.0.1:0", "--blocklist", blocklist,
+        process.arguments = ["start", "--config", config, "--listen", "127.0.0.1:0",
                              "--state-dir", scratch.path + "/state-\(UUID().uuidString)",
-                             "--control-socket", scratch.path + "/c-\(UUID().uuidString).sock"] + flags
+                             "--control-socket", socket] + flags
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -31,6 +32,13 @@ struct StartWithConfigTests {
         }
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("listening udp 127.0.0.1:") })
         let port = try #require(line.split(separator: ":").last.map(String.init))
+        let block = Process()
+        block.executableURL = URL(fileURLWithPath: CheckConfigTests.binary).deletingLastPathComponent().appendingPathComponent("scrolloff")
+        block.arguments = ["block", "blocked.test", "--socket", socket]
+        block.standardOutput = FileHandle.nullDevice
+        try block.run()
+        block.waitUntilExit()
+        #expect(block.terminationStatus == 0, "scrolloff block blocked.test")
         let dig = Process()
         dig.executableURL = URL(fileURLWithPath: "/usr/bin/dig")
         dig.arguments = ["@127.0.0.1", "-p", port, "+time=2", "+tries=1", name, "A"]

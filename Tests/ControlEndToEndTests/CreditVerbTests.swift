@@ -30,7 +30,7 @@ struct CreditVerbTests {
 
         let stop = try await server.cli(["stop"])
         #expect(stop.status == 0, "\(stop)")
-        #expect(stop.stdout.contains("Stopped instagram"))
+        #expect(stop.stdout.contains("Stopped spending on instagram after 30 s; nothing more is charged."), "\(stop.stdout)")
         #expect(await server.blocks("www.instagram.com"))
         let stopped = try await Self.balance(server)
         server.time.shift(.seconds(30))
@@ -38,6 +38,41 @@ struct CreditVerbTests {
 
         let nothing = try await server.cli(["stop"])
         #expect(nothing.status == 1, "\(nothing)")
+    }
+
+    /// Issue 10: `use` during a running paid peek charged the peek's 60 s and then `spend` for the
+    /// same minute; `stop` ended a free peek though its help says it closes what `use` opened.
+    @Test func use_during_a_running_peek_is_refused_with_its_end_and_stop_leaves_the_peek_alone() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        _ = try await server.cli(["block", "instagram"])
+        #expect(try await server.cli(["peek", "instagram"]).status == 0) // free
+        server.time.shift(.minutes(3))
+        #expect(try await server.cli(["peek", "instagram"]).status == 0) // paid: −60 s
+        #expect(try await Self.balance(server) == 60)
+
+        server.time.shift(.seconds(10))
+        let use = try await server.cli(["use", "instagram", "--json"])
+        #expect(use.status == 1, "\(use)")
+        let error = try decode(ControlErrorEnvelope.self, use.stdout).error
+        #expect(error.rule == "grant_running")
+        // The paid peek opened at 12:03 plus the real time the CLI took; the wire rounds up to the second.
+        let opensAt = try #require(error.opensAt.map(Instant.init(date:)))
+        #expect(opensAt >= EngineServer.noon + .minutes(4) && opensAt <= EngineServer.noon + .minutes(4) + .seconds(3), "\(opensAt)")
+        let words = try await server.cli(["use", "instagram"])
+        #expect(words.stderr.contains("instagram is already open until 12:04"), "\(words.stderr)")
+        #expect(words.stderr.contains("Nothing was charged"), "\(words.stderr)")
+
+        let stop = try await server.cli(["stop", "instagram", "--json"])
+        #expect(stop.status == 1, "\(stop)")
+        #expect(try decode(ControlErrorEnvelope.self, stop.stdout).error.rule == "grant_running")
+        #expect(await server.blocks("www.instagram.com") == false, "the peek still runs")
+
+        server.time.shift(.minutes(1))
+        #expect(try await Self.balance(server) == 60, "only the paid peek was charged")
+        #expect(await server.blocks("www.instagram.com"))
+        let ledger = try await server.json(["wallet"])
+        #expect(ledger["spent_today_seconds"] as? Int == 60, "\(ledger)")
     }
 
     @Test func peek_ladder_free_then_paid_then_used_up() async throws {

@@ -33,12 +33,15 @@ import Testing
         #expect(upstream.queries.count == 1, "\(upstream.queries)")
     }
 
+    /// A managed name opened by a grant is answered with its TTL capped at the seconds left of
+    /// the grant (SPEC §9), and blocked again when the grant ends: blocked and spent through the
+    /// CLI, as a person does.
     @Test func managed_names_get_their_ttl_capped_and_are_blocked_when_the_grant_ends() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
-        let managed = try scratch.file("managed.txt", "host.test\n")
-        let server = try Sinkhole(
-            scratch: scratch, upstreams: [upstream.port], extra: ["--managed-list", managed, "--managed-ttl-cap", "3"])
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], blocklist: ["host.test"])
+        let use = try server.cli(["use", "host.test", "--for", "3s"])
+        #expect(use.exitCode == 0, "\(use)")
         let answer = try dig(server.port, ["+noall", "+answer", "host.test", "A"])
         let fields = answer.split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "\n" })
         let ttl = try #require(fields.dropFirst().first.flatMap { Int($0) }, "\(answer)")
@@ -46,7 +49,7 @@ import Testing
         #expect(answer.contains("10.0.0.7"))
         let other = try dig(server.port, ["+noall", "+answer", "fwd.test", "A"])
         #expect(other.contains("\t300\tIN\tA"), "\(other)")
-        // The grant behind the cap ends 3 s after start; the snapshot is rebuilt at that edge.
+        // The spend ends 3 s after it opened; the engine applies the grant's end on time.
         Thread.sleep(forTimeInterval: 3.5)
         let blocked = try dig(server.port, ["host.test", "A"])
         #expect(blocked.contains("0.0.0.0") && blocked.contains("EDE: 15 (Blocked)"), "\(blocked)")

@@ -1,6 +1,8 @@
 import Foundation
 
-/// The real `scrolloff-dns start` on 127.0.0.1:0.
+/// The real `scrolloff-dns start` on 127.0.0.1:0, with `blocklist` blocked the way a person
+/// blocks names: `scrolloff block NAME…` (each a custom-domain entry, blocked around the clock,
+/// with its subdomains), through the engine's one decision path.
 final class Sinkhole: @unchecked Sendable {
     let child: Child
     let port: Int
@@ -16,7 +18,6 @@ final class Sinkhole: @unchecked Sendable {
         // Each helper owns its database and control socket: a second helper on the same ones is
         // refused at start (one writer, one socket), and some tests run two side by side.
         let instance = UUID().uuidString
-        let list = try scratch.file("blocklist-\(instance).txt", blocklist.joined(separator: "\n") + "\n")
         let state: String
         if mode == .ordinaryUser {
             // The scratch folder is root's: the user gets a folder of its own for state and socket.
@@ -27,7 +28,7 @@ final class Sinkhole: @unchecked Sendable {
             state = "\(scratch.path)/state-\(instance)"
             controlSocket = "\(scratch.path)/control-\(instance).sock"
         }
-        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", state, "--control-socket", controlSocket, "--blocklist", list]
+        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", state, "--control-socket", controlSocket]
         for upstream in upstreams { arguments += ["--upstream", "127.0.0.1:\(upstream)"] }
         let (executable, prefix) = try mode.launcher()
         let command = wrapper.isEmpty ? (executable, prefix) : (wrapper[0], Array(wrapper.dropFirst()) + [executable] + prefix)
@@ -38,6 +39,15 @@ final class Sinkhole: @unchecked Sendable {
             throw HarnessError("unexpected listening lines: \(udp) / \(tcp)")
         }
         self.port = port
+        if !blocklist.isEmpty {
+            let blocked = try cli(["block"] + blocklist)
+            guard blocked.exitCode == 0 else { throw HarnessError("scrolloff block \(blocklist) failed: \(blocked)") }
+        }
+    }
+
+    /// Runs the CLI against this helper's control socket.
+    func cli(_ arguments: [String]) throws -> Outcome {
+        try runWithStatus(Products.scrolloff, arguments + ["--socket", controlSocket])
     }
 }
 

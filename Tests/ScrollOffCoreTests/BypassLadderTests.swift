@@ -239,12 +239,61 @@ struct BypassLadderTests {
         #expect(a.status(at: berlin(2026, 11, 21, 12)).grantsInUse.compactMap(\.task) == ["reply to Sam", "find the invoice"])
     }
 
-    @Test func stop_ends_a_peek_early_without_lifting_the_lockout() throws {
+    /// `stop`'s help says it closes what `use` opened (issue 10): a peek runs to its end.
+    @Test func stop_leaves_a_free_peek_running_and_says_when_it_ends() throws {
         var (a, _) = account(at: berlin(2026, 11, 21, 12))
         _ = try a.peek("reddit", at: berlin(2026, 11, 21, 12))
-        _ = try a.stop("reddit", at: berlin(2026, 11, 21, 12, 0, 20))
-        #expect(a.wallet.grantsInUse.isEmpty)
-        #expect(a.ladder.lockedUntil("reddit", at: berlin(2026, 11, 21, 12, 1)) == berlin(2026, 11, 21, 12, 3))
+        #expect(throws: Refusal(rule: .grantRunning, subject: "reddit", opensAt: berlin(2026, 11, 21, 12, 1),
+                                message: "No spend is running on reddit, so nothing was stopped and nothing is charged. The peek on reddit closes by itself; `stop` ends what `use` opened.")) {
+            try a.stop("reddit", at: berlin(2026, 11, 21, 12, 0, 20))
+        }
+        #expect(a.wallet.grantsInUse.map(\.kind) == [.peek])
+        #expect(a.wallet.grantsInUse.first?.end == berlin(2026, 11, 21, 12, 1))
+    }
+
+    @Test func stop_ends_the_spend_and_leaves_a_peek_on_another_entry_running() throws {
+        var (a, _) = account(at: berlin(2026, 11, 21, 12))
+        _ = try a.peek("reddit", at: berlin(2026, 11, 21, 12))
+        _ = try a.use("instagram", at: berlin(2026, 11, 21, 12))
+        let out = try a.stop(nil, at: berlin(2026, 11, 21, 12, 0, 30))
+        #expect(out.rows.map(\.deltaSeconds) == [-30])
+        #expect(a.wallet.grantsInUse.map(\.entry) == ["reddit"])
+    }
+
+    /// Issue 10: `use` during a paid peek charged −60 s and then `spend` for the same minute.
+    @Test func use_during_a_running_peek_is_refused_with_its_end_and_charges_nothing() throws {
+        var (a, _) = account(at: berlin(2026, 11, 21, 11, 50))
+        _ = try a.peek("instagram", at: berlin(2026, 11, 21, 11, 50)) // the free one
+        let paid = try a.peek("instagram", at: berlin(2026, 11, 21, 12))
+        #expect(paid.rows.map(\.deltaSeconds) == [-60])
+        let before = a.wallet.balanceSeconds
+        do throws(CreditError) {
+            _ = try a.use("instagram", at: berlin(2026, 11, 21, 12, 0, 10))
+            Issue.record("use stacked on a running peek")
+        } catch {
+            #expect(error.refusal?.rule == .grantRunning)
+            #expect(error.refusal?.opensAt == berlin(2026, 11, 21, 12, 1))
+            #expect(error.refusal?.message.contains("already open by your peek") == true)
+        }
+        #expect(a.wallet.balanceSeconds == before)
+        // Once the peek ends, `use` opens and charges from then on, per second.
+        _ = try a.use("instagram", for: .seconds(30), at: berlin(2026, 11, 21, 12, 1))
+        _ = a.advance(to: berlin(2026, 11, 21, 12, 2), blockInForce: true)
+        #expect(a.wallet.balanceSeconds == before - 30)
+    }
+
+    @Test func use_during_a_token_is_refused_and_a_peek_during_a_spend_too() throws {
+        var (a, _) = account(Self.fiveTokens, at: berlin(2026, 11, 21, 12))
+        _ = try a.token("tiktok", at: berlin(2026, 11, 21, 12))
+        #expect(throws: CreditError.self) { try a.use("tiktok", at: berlin(2026, 11, 21, 12, 5)) }
+        _ = try a.use("reddit", at: berlin(2026, 11, 21, 12, 5))
+        do throws(Refusal) {
+            _ = try a.peek("reddit", at: berlin(2026, 11, 21, 12, 6))
+            Issue.record("a peek stacked on a running spend")
+        } catch {
+            #expect(error.rule == .grantRunning)
+            #expect(error.message.contains("`scrolloff stop` ends the spend first"))
+        }
     }
 
     @Test func ladder_state_survives_a_save_and_reload() throws {

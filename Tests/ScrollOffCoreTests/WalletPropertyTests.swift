@@ -78,6 +78,7 @@ struct WalletPropertyTests {
         var now: Instant
         var block = false
         var curfewEnd: Instant?
+        var curfewStart: Instant?
         var rows: [LedgerRow] = []
         var events: [CreditEvent] = []
 
@@ -125,8 +126,10 @@ struct WalletPropertyTests {
                 now = max(now, calendar.nextMidnight(after: now) - Span(milliseconds: minus))
                 record(account.advance(to: now, blockInForce: block))
             case .curfew(let length):
-                // What the helper does at a curfew's start: the rules side closes what is open.
+                // A curfew beats every grant on the rules side; `stop` closes the running spend
+                // (a peek or token runs on to its end, unused, since `stop` closes spends only).
                 curfewEnd = now + length
+                curfewStart = now
                 if let out = try? account.stop(nil, at: now) { record(out) }
             case .use(let e, let limit):
                 let t = now
@@ -194,8 +197,26 @@ struct WalletPropertyTests {
 
             // Nothing open during a curfew: the driver closes grants at its start, so any grant in
             // use now was opened inside it.
-            if curfewNow != nil {
-                #expect(wallet.grantsInUse.isEmpty, "step \(step) \(op): grant open in a curfew: \(wallet.grantsInUse)")
+            if curfewNow != nil, let curfewStart {
+                #expect(wallet.grantsInUse.allSatisfy { $0.start <= curfewStart }, "step \(step) \(op): grant opened in a curfew: \(wallet.grantsInUse)")
+                #expect(wallet.runningSpend == nil, "step \(step) \(op): a spend runs in a curfew")
+            }
+
+            // Grants never stack (issue 10): no spend overlaps a peek or token on the same entry,
+            // so no second is charged twice or paid for while a bypass already opens it.
+            var spans: [Int64: Grant] = [:]
+            for ev in events {
+                switch ev.kind {
+                case .grantOpened(let g), .grantShortened(let g), .grantEnded(let g, _): spans[g.id] = g
+                default: break
+                }
+            }
+            for g in wallet.grantsInUse { spans[g.id] = g }
+            let all = Array(spans.values)
+            for a in all where a.kind == .spend {
+                for b in all where b.kind != .spend && b.entry == a.entry && b.start < a.end && a.start < b.end {
+                    Issue.record("step \(step) \(op): spend \(a) overlaps \(b)")
+                }
             }
         }
     }

@@ -150,10 +150,6 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var logLevel: Logger.Level?
     public var catalogPath: String?
     public var dohEndpointsPath: String?
-    /// Diagnostic hooks with no key in the file.
-    public var blocklistPath: String?
-    public var managedListPath: String?
-    public var managedTTLCap: UInt32?
     public var metricsListen: HostPort?
 
     public init() {}
@@ -170,9 +166,6 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let logLevel { c.logLevel = logLevel }
         if let catalogPath { c.catalogPath = catalogPath }
         if let dohEndpointsPath { c.dohEndpointsPath = dohEndpointsPath }
-        if let blocklistPath { c.blocklistPath = blocklistPath }
-        if let managedListPath { c.managedListPath = managedListPath }
-        if let managedTTLCap { c.managedTTLCap = managedTTLCap }
         if let metricsListen { c.metricsListen = metricsListen }
     }
 }

@@ -61,9 +61,13 @@ public struct HelperControl: Sendable {
     /// the previous copy in force and is logged. `budget` is the one the store validated with.
     static func apply(_ snapshot: ListsSnapshot, to engine: HelperEngine, budget: BadLineBudget, logger: Logger) async {
         var files: [String: String] = [:]
-        for list in snapshot.lists { if let path = list.copyPath { files[list.name] = path } }
+        var held: [String: String] = [:]
+        for list in snapshot.lists {
+            if let path = list.copyPath { files[list.name] = path }
+            if let path = list.heldPath { held[list.name] = path }
+        }
         // Parsing a large list takes a while: not on the lists actor, not on the engine.
-        let parsed = await Task.detached { HelperEngine.parseLists(files: files, budget: budget) }.value
+        let parsed = await Task.detached { HelperEngine.parseLists(files: files, held: held, budget: budget) }.value
         for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
             logger.warning("a stored list copy did not parse; its previous copy stays in force",
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])

@@ -8,11 +8,19 @@ public struct ListGuard: Sendable {
     public var checkRemoval: @Sendable (ListName) async throws(ControlFailure) -> Void
     /// Throws when a list may not be fetched from `host` (lowercased, as allowed).
     public var checkSourceHost: @Sendable (String) async throws(ControlFailure) -> Void
+    /// The rule holding the list now, if any, asked before every refresh: while one holds it, a
+    /// refresh may add names but not drop them (SPEC §3). Unlike `checkRemoval` it records no
+    /// refusal event: a refresh is not a person's attempt to undo a rule.
+    public var holdOf: @Sendable (ListName) async -> ControlFailure?
 
     public init(checkRemoval: @escaping @Sendable (ListName) async throws(ControlFailure) -> Void,
-                checkSourceHost: @escaping @Sendable (String) async throws(ControlFailure) -> Void) {
+                checkSourceHost: @escaping @Sendable (String) async throws(ControlFailure) -> Void,
+                holdOf: (@Sendable (ListName) async -> ControlFailure?)? = nil) {
         self.checkRemoval = checkRemoval
         self.checkSourceHost = checkSourceHost
+        self.holdOf = holdOf ?? { name in
+            do throws(ControlFailure) { try await checkRemoval(name); return nil } catch { return error }
+        }
     }
 
     /// The engine's rules: removal as `unblock` would check it; a source host no entry lists.
@@ -30,6 +38,10 @@ public struct ListGuard: Sendable {
                         "\(host) is a name Scroll Off can block; a list can't be fetched from it "
                             + "(it belongs to \(entries.map(\.rawValue).joined(separator: ", "))). Use a URL on another host.")
                 }
+            },
+            holdOf: { name in
+                guard let refusal = await engine.listHold(name.rawValue) else { return nil }
+                return ControlFailure(.refused(refusal), now: await engine.trustedNow())
             })
     }
 }

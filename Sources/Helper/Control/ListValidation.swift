@@ -1,4 +1,5 @@
 import DomainLists
+import Foundation
 import ListFetch
 
 /// The validator the list store runs on every downloaded copy: the DomainLists parser with its
@@ -15,6 +16,34 @@ public enum DomainListValidator {
                 badLines: parsed.badLines.map { .init(lineNumber: $0.lineNumber, text: "", reason: $0.reason.description) }
             )
         }
+    }
+
+    /// The store's `ListDropper`: the rules of the `kept` files that `newCopy` lacks, written as
+    /// adblock lines (`||name^`, `|name^`, `||*.name^`, `@@` for allow rules), which the same
+    /// parser reads back exactly, so the held file is a list like any other.
+    public static func dropper(budget: BadLineBudget = .default) -> ListDropper {
+        { kept, newCopy, output in
+            let now = Set(try parse(contentsOfFile: newCopy, budget: budget).rules)
+            var dropped = Set<ListRule>()
+            for path in kept {
+                for rule in try parse(contentsOfFile: path, budget: budget).rules where !now.contains(rule) { dropped.insert(rule) }
+            }
+            var text = "! Names a refresh dropped while a rule held this list; in force until the lock ends.\n"
+            for rule in dropped.sorted(by: { ($0.name, $0.scope.rawValue, $0.action.rawValue) < ($1.name, $1.scope.rawValue, $1.action.rawValue) }) {
+                text += line(for: rule) + "\n"
+            }
+            try text.write(toFile: output, atomically: false, encoding: .utf8)
+            return dropped.count
+        }
+    }
+
+    static func line(for rule: ListRule) -> String {
+        let body = switch rule.scope {
+        case .nameAndSubdomains: "||\(rule.name.text)^"
+        case .exactName: "|\(rule.name.text)^"
+        case .subdomainsOnly: "||*.\(rule.name.text)^"
+        }
+        return rule.action == .allow ? "@@" + body : body
     }
 
     /// The one way a list copy is parsed, when it is stored and when it is put in force

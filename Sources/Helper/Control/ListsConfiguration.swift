@@ -30,6 +30,8 @@ public struct ListsSnapshot: Sendable, Equatable {
         /// The copy in force (absent until the first good download).
         public var copyPath: String?
         public var entryCount: Int?
+        /// Names a refresh dropped while a rule held the list: in force with the copy (SPEC §3).
+        public var heldPath: String?
     }
 
     public var lists: [ActiveList]

@@ -23,6 +23,11 @@ import ScrollOffCore
 /// one is held back, applied when the lock ends or at a later reload. `lists rm` refuses a file
 /// source (the file would bring it back at the next reload); a source taken out of the file is
 /// not deleted by the reload but becomes an ordinary list that `lists rm` can remove.
+///
+/// A refresh may add names to a list a rule holds but never drop them (SPEC §3, "Enforcement at
+/// every instant"): before each refresh the rules are asked (`ListGuard.holdOf`), and while one
+/// holds the list the names the new copy drops are kept in `<name>.held`, in force with the copy,
+/// until the refresh service finds the lock over (`releaseEndedHolds`) and lets them go.
 public actor ListsController {
     public nonisolated let store: ListStore
     /// When lists are refreshed; the configuration's period can change it at a reload.
@@ -49,7 +54,8 @@ public actor ListsController {
     ) {
         store = ListStore(
             stateDirectory: stateDirectory, fetcher: ListFetcher(policy: configuration.fetchPolicy),
-            validator: DomainListValidator.make(budget: configuration.badLineBudget), clock: clock
+            validator: DomainListValidator.make(budget: configuration.badLineBudget),
+            dropper: DomainListValidator.dropper(budget: configuration.badLineBudget), clock: clock
         )
         plan = configuration.refreshPlan
         self.clock = clock
@@ -196,7 +202,8 @@ public actor ListsController {
         var lists = all.map { meta in
             ListsSnapshot.ActiveList(
                 name: meta.name.rawValue, url: meta.url,
-                copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount
+                copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount,
+                heldPath: store.hasHeldNames(meta.name) ? store.heldPath(for: meta.name) : nil
             )
         }
         // A file source not fetched yet is already an entry (blocking it blocks nothing until it
@@ -245,7 +252,8 @@ public actor ListsController {
             lastSuccess: meta.lastSuccess?.date, lastAttempt: meta.lastAttempt?.date, lastChanged: meta.lastChanged?.date,
             nextRefresh: (plan.nextRefresh(for: meta.name, history: meta.history) ?? now).date,
             lastError: meta.lastError, lastErrorCode: meta.lastErrorCode, consecutiveFailures: meta.consecutiveFailures,
-            definedIn: configured[meta.name] == nil ? nil : configurationFile
+            definedIn: configured[meta.name] == nil ? nil : configurationFile,
+            held: meta.held.map { HeldNamesInfo(count: $0.count, until: $0.until?.date, reason: $0.reason, since: $0.since.date) }
         )
     }
 
@@ -335,6 +343,7 @@ public actor ListsController {
     public func update(
         name: String?, progress: (@Sendable (ListName, FetchProgress) -> Void)? = nil
     ) async throws(ControlFailure) -> [RefreshResult] {
+        _ = await releaseEndedHolds()
         var results: [RefreshResult] = []
         for source in try await sources(named: name) {
             guard !source.url.isEmpty else {
@@ -354,8 +363,7 @@ public actor ListsController {
                 let listName = source.name
                 perList = { report in progress(listName, report) }
             }
-            let report = await store.refresh(source.name, from: source.url, progress: perList)
-            log(report, trigger: "request")
+            let report = await refresh(source.name, from: source.url, progress: perList, trigger: "request")
             results.append(result(of: report))
         }
         await publish()
@@ -390,26 +398,71 @@ public actor ListsController {
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
         var changed = await releaseHeldURLs()
+        if await releaseEndedHolds() { changed = true }
         // File sources not in the store yet, or whose URL the file changed, are fetched now.
         let stored = Dictionary(await store.allMetadata().map { ($0.name, $0.url) }, uniquingKeysWith: { first, _ in first })
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
             if Task.isCancelled { break }
-            let report = await store.refresh(name, from: url)
-            log(report, trigger: "configuration")
+            _ = await refresh(name, from: url, trigger: "configuration")
             changed = true
         }
         // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
         for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
             if Task.isCancelled { break }
-            let report = await store.refresh(source.name, from: source.url)
-            log(report, trigger: "timer")
+            let report = await refresh(source.name, from: source.url, trigger: "timer")
             if case .updated = report.outcome { changed = true }
         }
         if changed { await publish() }
         let all = await store.allMetadata().filter { !$0.url.isEmpty }
         // A list that was never tried plans "now"; that only happens for lists added while offline.
-        let lockEnds = heldURLs.values.compactMap(\.until)
+        // Held names are released at their lock's end; a lock with no known end is asked again
+        // every 15 min (it may be a focus session or a rule a later command loosens).
+        let heldEnds = all.compactMap { meta in meta.held.map { $0.until ?? clock() + .minutes(15) } }
+        let lockEnds = heldURLs.values.compactMap(\.until) + heldEnds
         return (all.map { plan.nextRefresh(for: $0.name, history: $0.history) ?? clock() } + lockEnds).min()
+    }
+
+    /// One refresh, asking the rules first: while one holds the list, names the new copy drops
+    /// stay in force (`<name>.held`) until the lock ends, and the log says so (SPEC §3).
+    private func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil, trigger: String) async -> RefreshReport {
+        var hold: ListHold?
+        if let guardrail, let refusal = await guardrail.holdOf(name) {
+            hold = ListHold(until: refusal.error.opensAt.map(Instant.init(date:)), reason: refusal.error.message)
+        }
+        let report = await store.refresh(name, from: url, progress: progress, hold: hold)
+        log(report, trigger: trigger)
+        if let held = report.metadata.held, case .updated = report.outcome {
+            logger.notice(
+                "list refresh dropped names a rule holds; \(held.count) stay blocked until \(held.until.map(HelperEngine.logTime) ?? "the rule allows it"): \(held.reason)",
+                metadata: ["list.name": "\(name)", "list.held": "\(held.count)"])
+        }
+        return report
+    }
+
+    /// Releases the held names of every list no rule holds any more, at or after its lock's end
+    /// (asked again, since a newer rule may hold it by now). Returns whether any was released.
+    private func releaseEndedHolds() async -> Bool {
+        let now = clock()
+        var released = false
+        for meta in await store.allMetadata() where meta.held != nil || store.hasHeldNames(meta.name) {
+            if let until = meta.held?.until, until > now { continue }
+            if let guardrail, let refusal = await guardrail.holdOf(meta.name) {
+                // Still held: wait for the new lock's end, never sooner than a minute.
+                let next = refusal.error.opensAt.map(Instant.init(date:)).map { max($0, now + .seconds(60)) }
+                try? await store.updateHold(meta.name, until: next, reason: refusal.error.message)
+                continue
+            }
+            do {
+                try await store.releaseHeld(meta.name)
+                released = true
+                logger.notice("held list names released now that the lock has ended",
+                              metadata: ["list.name": "\(meta.name)", "list.held": "\(meta.held?.count ?? 0)"])
+            } catch {
+                logger.warning("held list names could not be released: \(error.description)", metadata: ["list.name": "\(meta.name)"])
+            }
+        }
+        if released { await publish() }
+        return released
     }
 
     private func log(_ report: RefreshReport, trigger: String) {

@@ -78,7 +78,9 @@ extension HelperEngine {
         return result
     }
 
-    /// `scrolloff stop [ENTRY]`: ends the running spend (or the named entry's); nothing more is deducted.
+    /// `scrolloff stop [ENTRY]`: ends the running spend (or the named entry's); nothing more is
+    /// deducted. A peek or token is not what `use` opened: it runs to its end, and the refusal
+    /// (or the message, when a spend was stopped too) says so.
     public func stop(_ word: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StopResult {
         let entry = try word.map { (w: String) throws(EngineError) -> EntryID in try resolveOne(w) }
         return try perform { (w: inout Work) throws(EngineError) -> StopResult in
@@ -93,8 +95,16 @@ extension HelperEngine {
                 return nil
             }
             let balance = p.account.wallet.balanceSeconds
+            // Say exactly what ended and what did not: `stop` closes spends, never a peek or token.
+            var parts = stopped.map { g in
+                "Stopped spending on \(g.entry) after \(SpanWords.describe(seconds: (g.end - g.start).milliseconds / 1000)); nothing more is charged."
+            }
+            for g in p.account.wallet.grantsInUse where g.kind != .spend && (entry == nil || g.entry == entry) {
+                parts.append("Your \(g.kind.rawValue) on \(g.entry) runs on and closes by itself.")
+            }
+            let message = parts.joined(separator: " ")
             return StopResult(stopped: stopped, balanceSeconds: balance,
-                              message: "Stopped. \(SpanWords.describe(seconds: balance)) of credit left.")
+                              message: message + " \(SpanWords.describe(seconds: balance)) of credit left.")
         }
     }
 

@@ -22,6 +22,17 @@ extension HelperEngine {
         }
     }
 
+    /// The rule that holds the list `name` now (as `checkListRemoval` asks), without recording a
+    /// refusal: asked before every refresh, which may then add names but not drop them.
+    public func listHold(_ name: String) -> Refusal? {
+        let now = advanceClock()
+        let id = EntryID(name.lowercased())
+        for p in profiles {
+            do throws(Refusal) { try Self.checkRemoval(of: id, in: p, at: now) } catch { return error }
+        }
+        return nil
+    }
+
     static func checkRemoval(of id: EntryID, in p: ProfileRuntime, at now: Instant) throws(Refusal) {
         if let block = p.blocks.first(where: { $0.entry == id }) { try ChangeRules.checkUnblock(block, at: now) }
         for s in p.schedules where s.entries.contains(id) {

@@ -11,13 +11,24 @@ extension HelperEngine {
     /// list never holds up commands. A list over its bad-line budget is left out and reported; the
     /// caller keeps its previous copy in force (ARCHITECTURE principle 5). `budget` must be the one
     /// the copies were validated with when stored (`ListsConfiguration.badLineBudget`).
+    ///
+    /// `held` (name → file) are the names a refresh dropped while a rule held the list (SPEC §3):
+    /// they stay in force with the copy, so a list under a lock never shrinks. A held file that
+    /// does not parse fails its list as a whole, keeping the previous rules in force.
     public nonisolated static func parseLists(
-        files: [String: String], budget: BadLineBudget
+        files: [String: String], held: [String: String] = [:], budget: BadLineBudget
     ) -> (lists: [String: RuleList], failures: [String: String]) {
         var lists: [String: RuleList] = [:]
         var failures: [String: String] = [:]
         for (name, path) in files {
-            do { lists[name] = try DomainListValidator.parse(contentsOfFile: path, budget: budget).rules } catch {
+            do {
+                var rules = try DomainListValidator.parse(contentsOfFile: path, budget: budget).rules
+                if let heldPath = held[name] {
+                    let kept = try DomainListValidator.parse(contentsOfFile: heldPath, budget: budget).rules
+                    rules = RuleList(Array(rules) + Array(kept))
+                }
+                lists[name] = rules
+            } catch {
                 failures[name] = error.description
             }
         }

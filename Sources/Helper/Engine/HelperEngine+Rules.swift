@@ -151,6 +151,10 @@ extension HelperEngine {
                     } else {
                         saved = try ChangeRules.add(new, at: w.now, cooldown: p.knobs.cooldown)
                     }
+                    // The 16 h cap holds for curfews that join up too (SPEC §2).
+                    do throws(ScheduleError) {
+                        try CurfewJoin.check(p.schedules.filter { $0.name != name } + [saved], involving: name, at: w.now)
+                    } catch { throw error.refusal }
                 } catch { throw .refused(error) }
                 for (id, kind) in entries where !p.entries.contains(where: { $0.id == id }) {
                     let entry = StoredEntry(id: id, kind: kind, added: w.now)

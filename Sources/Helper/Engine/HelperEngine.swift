@@ -130,6 +130,14 @@ public actor HelperEngine {
 
     private func finishStart(defaultTimeZoneID: String?, preset: Preset) throws(EngineError) {
         let now = clock.now
+        // Curfews stored before the joined 16 h cap (SPEC §2) stay as they are (removing one may be
+        // locked); the log says which join up, so a person can leave a gap once the lock allows.
+        for p in profiles {
+            if let o = CurfewJoin.overrun(in: p.schedules, at: now) {
+                logger.warning("curfews that join up past the 16 h cap: \(ScheduleError.curfewsJoinTooLong(entry: o.entry?.rawValue, schedules: o.schedules, minutes: o.minutes).message)",
+                               metadata: ["profile": "\(p.name)"])
+            }
+        }
         var change = StateChange()
         if let jump = clock.startJump { pendingJumps.append(jump) }
         if profiles.isEmpty {

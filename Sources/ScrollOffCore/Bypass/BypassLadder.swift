@@ -148,6 +148,13 @@ public struct BypassLadder: Sendable {
             throw Refusal(rule: .curfew, subject: entry.rawValue, opensAt: c,
                           message: "\(entry) is inside a curfew; no peek or token opens it until the curfew ends.")
         }
+        // A spend already opens the entry; a peek or token on top would pay (or count) for the
+        // same minutes twice. Grants never stack.
+        if let spend = w.state.grantsInUse.first(where: { $0.kind == .spend && $0.entry == entry && $0.isActive(at: now) }) {
+            throw Refusal(rule: .grantRunning, subject: entry.rawValue, opensAt: spend.end,
+                          message: "\(entry) is already open by your spend, so a peek or token now would count the same minutes twice. "
+                              + "Nothing was used; `scrolloff stop` ends the spend first.")
+        }
         roll(to: now, calendar: w.calendar)
         if let until = lockedUntil(entry, at: now) {
             throw Refusal(rule: .bypassLockout, subject: entry.rawValue, opensAt: until,

@@ -5,6 +5,9 @@ public enum ScheduleError: Error, Hashable, Sendable {
     case invalidDays(String)
     case startEqualsEnd(LocalTime)
     case curfewTooLong(minutes: Int)
+    /// Curfews that touch or overlap join into one run longer than the cap (`CurfewJoin`); entry nil
+    /// for strict curfews alone.
+    case curfewsJoinTooLong(entry: String?, schedules: [String], minutes: Int)
     case unknownTimeZone(String)
     case noEntries
     case noDays
@@ -22,6 +25,13 @@ public enum ScheduleError: Error, Hashable, Sendable {
             return "The window starts and ends at \(time), so it would cover nothing; choose an end time different from the start."
         case .curfewTooLong(let minutes):
             return "This curfew would last \(minutes / 60) h \(minutes % 60) min; a curfew can last at most 16 h (960 min), so move the start or the end closer together."
+        case .curfewsJoinTooLong(let entry, let schedules, let minutes):
+            let names = schedules.map { "“\($0)”" }.joined(separator: " and ")
+            let length = minutes >= 7 * 1440 ? "round the clock" : "\(minutes / 60) h \(minutes % 60) min in a row"
+            let what = entry.map { "\($0) in curfew" } ?? "every name in strict curfew"
+            return "The curfews \(names) touch or overlap, so together they would keep \(what) \(length); "
+                + "joined curfews count as one, and a curfew can last at most 16 h (960 min). "
+                + "Leave a gap between them, or shorten one (`scrolloff schedule list` shows them)."
         case .unknownTimeZone(let id):
             return "“\(id)” is not a known IANA time zone; use a name such as Europe/Berlin or America/New_York."
         case .noEntries:

@@ -12,6 +12,8 @@ extension Wallet {
     ///
     /// One spend runs at a time per profile: a `use` while another spend runs settles and closes
     /// that one first (the person moves their time, they do not pay twice for the same second).
+    /// A `use` on an entry a peek or token opens is refused with the instant that grant ends
+    /// (`Refusal.Rule.grantRunning`): grants never stack, so no second is paid twice.
     ///
     /// - Parameters:
     ///   - limit: `--for`; nil spends until the credit (or the per-entry daily cap) runs out.
@@ -31,6 +33,13 @@ extension Wallet {
         if let c = curfewEndsAt, c > now {
             throw .refused(Refusal(rule: .curfew, subject: entry.rawValue, opensAt: c,
                                    message: "\(entry) is inside a curfew; nothing opens it until the curfew ends."))
+        }
+        // A peek or token already opens the entry: a spend now would charge for seconds the
+        // bypass already gives (or, after a paid peek, charge them twice). It waits for its end.
+        if let bypass = next.runningBypass(on: entry) {
+            throw .refused(Refusal(rule: .grantRunning, subject: entry.rawValue, opensAt: bypass.end,
+                                   message: "\(entry) is already open by your \(bypass.kind.rawValue), and a spend now would charge for "
+                                       + "the same minutes. Nothing was charged; run `scrolloff use \(entry)` again once the \(bypass.kind.rawValue) ends."))
         }
         if let running = next.state.spend {
             next.endGrant(id: running.grantID, at: now, reason: .stopped, into: &out)
@@ -53,6 +62,11 @@ extension Wallet {
         next.state.spend = WalletState.RunningSpend(grantID: g.id, entry: entry, settledThrough: now, limitEnd: limitEnd)
         self = next
         return out
+    }
+
+    /// The peek or token open on `entry` now, if any.
+    func runningBypass(on entry: EntryID) -> Grant? {
+        state.grantsInUse.filter { $0.entry == entry && $0.kind != .spend && $0.isActive(at: state.asOf) }.max { $0.end < $1.end }
     }
 
     /// Milliseconds a spend on `entry` could run from `state.asOf`, carry included, and whether

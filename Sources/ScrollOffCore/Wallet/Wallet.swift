@@ -210,18 +210,28 @@ public struct Wallet: Sendable {
         if early { restartStreak(at: x) }
     }
 
-    /// Ends every grant on `entry` (or on every entry when nil) at `t`; a spend is charged up to
-    /// `t` and nothing after. Peeks and tokens closed early are not refunded.
-    /// - Throws: `.notBlocked` when nothing matching is open.
+    /// `scrolloff stop [ENTRY]`: ends the running spend on `entry` (or any spend when nil) at `t`,
+    /// charged up to `t` and nothing after. Peeks and tokens are not what `use` opened: they run
+    /// to their end.
+    /// - Throws: `.grantRunning` when only a peek or token matches (with its end), `.notBlocked`
+    ///   when nothing matching is open.
     public mutating func stop(_ entry: EntryID?, at t: Instant) throws(Refusal) -> CreditOutcome {
         var next = self
         var out = CreditOutcome()
         next.run(to: t, into: &out)
         let now = next.state.asOf
-        let targets = next.state.grantsInUse.filter { entry == nil || $0.entry == entry }
+        // `stop` closes what `use` opened (SPEC §4): spends. A peek or token is a fixed bypass
+        // that closes by itself; ending it early would only hand back nothing.
+        let targets = next.state.grantsInUse.filter { $0.kind == .spend && (entry == nil || $0.entry == entry) }
         guard !targets.isEmpty else {
+            let bypass = next.state.grantsInUse.filter { $0.kind != .spend && (entry == nil || $0.entry == entry) }.min { $0.end < $1.end }
+            if let bypass {
+                throw Refusal(rule: .grantRunning, subject: bypass.entry.rawValue, opensAt: bypass.end,
+                              message: "No spend is running\(entry.map { " on \($0)" } ?? ""), so nothing was stopped and nothing is charged. "
+                                  + "The \(bypass.kind.rawValue) on \(bypass.entry) closes by itself; `stop` ends what `use` opened.")
+            }
             throw Refusal(rule: .notBlocked, subject: entry?.rawValue,
-                          message: "Nothing is open\(entry.map { " for \($0)" } ?? "") right now, so there is nothing to stop.")
+                          message: "No spend is running\(entry.map { " on \($0)" } ?? "") right now, so there is nothing to stop.")
         }
         for g in targets { next.endGrant(id: g.id, at: now, reason: .stopped, into: &out) }
         self = next
