@@ -17,8 +17,10 @@ public struct ControlServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Header sections above this get 400 (NIO's decoder limit).
     public var maxHeaderBytes: Int
-    /// A connection idle between requests for this long is closed. The CLI sends its request
-    /// as soon as it connects, so only an abandoned or hostile client ever waits this long.
+    /// A connection that sends no whole request for this long, or takes none of its answer for
+    /// this long, is closed (`IdleConnectionCloser`). The CLI sends its request as soon as it
+    /// connects and reads the answer at once, so only an abandoned or hostile client ever waits
+    /// this long.
     public var idleTimeout: TimeAmount
     /// Connections open at once, in total and per uid (SO_PEERCRED).
     public var limits: ControlConnectionLimits
@@ -127,13 +129,12 @@ public struct ControlServer: Service {
                     limits.maxHeaderListSize = maxHeaderBytes
                     limits.maxHeaderFieldSize = maxHeaderBytes
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: false, withErrorHandling: false,
                         withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits
                     )
                     try sync.addHandler(ControlProtocolErrorHandler())
-                    try sync.addHandler(IdleConnectionCloser())
+                    try sync.addHandler(IdleConnectionCloser(timeout: idleTimeout))
                     let wrapped = try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
                     return .accepted(ControlConnection(caller: caller, channel: wrapped))
                 }
