@@ -99,6 +99,11 @@ public struct ControlServer: Service {
         let maxHeaderBytes = configuration.maxHeaderBytes
         let idleTimeout = configuration.idleTimeout
         let slots = ConnectionSlots<UInt32>(limit: configuration.limits.total, perKeyLimit: configuration.limits.perUser)
+        // Root and the helper's own user have slots of their own, outside the total: members of
+        // the group could otherwise fill it together (eight at their share fill the default 64)
+        // and lock the administrator's CLI out of the helper it must repair.
+        let administrator = geteuid()
+        let administratorSlots = ConnectionSlots<UInt32>(limit: 2 * configuration.limits.perUser, perKeyLimit: configuration.limits.perUser)
         let limitLog = ThrottledLog(logger: logger)
         let socketPath = socketFile.path
         let listener = try await ServerBootstrap(group: eventLoopGroup)
@@ -112,7 +117,8 @@ public struct ControlServer: Service {
             }
             .bind(unixDomainSocketPath: temporary, cleanupExistingSocketFile: true) { channel in
                 PeerCredentials.read(from: channel).flatMapThrowing { caller -> ControlAdmission in
-                    if let refusal = slots.acquire(caller.uid) {
+                    let callerSlots = caller.uid == 0 || caller.uid == administrator ? administratorSlots : slots
+                    if let refusal = callerSlots.acquire(caller.uid) {
                         let (key, message): (String, Logger.Message) = switch refusal {
                         case .total(let limit):
                             ("control-total", "refusing control connections: all \(limit) are open (helper.control_connections)")
@@ -124,7 +130,7 @@ public struct ControlServer: Service {
                         channel.close(promise: nil)
                         return .refused
                     }
-                    channel.closeFuture.whenComplete { _ in slots.release(caller.uid) }
+                    channel.closeFuture.whenComplete { _ in callerSlots.release(caller.uid) }
                     var limits = NIOHTTPDecoderLimitConfiguration()
                     limits.maxHeaderListSize = maxHeaderBytes
                     limits.maxHeaderFieldSize = maxHeaderBytes
