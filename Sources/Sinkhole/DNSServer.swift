@@ -186,6 +186,13 @@ public final class DNSServer: Service {
             // growing for a client that read nothing, so the connection turned writable again
             // every second and was never found stalled. 64 KiB in flight is plenty for DNS.
             .childChannelOption(ChannelOptions.socketOption(.so_sndbuf), value: limits.maximumUnsentBytes)
+            // Work per connection per turn of the event loop is what one read hands over. NIO's
+            // default, four reads of up to 64 KiB, is 131,072 empty frames: one connection
+            // sending them kept its loop, and the UDP listener it may serve, busy for seconds and
+            // other clients' UDP queries timed out. One read of at most 4 KiB a turn lets every
+            // channel of the loop have its turn; a 600-query pipeline still takes a few turns.
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            .childChannelOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 2048, maximum: 4096))
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark,
                 value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.maximumUnsentBytes / 2, 1), high: max(limits.maximumUnsentBytes, 2)))

@@ -53,5 +53,53 @@ struct HelperServicesTests {
         let answered = try await rawExchange(server.socketPath, Array("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(answered.hasPrefix("HTTP/1.1 200"))
     }
+
+    /// Sending bytes is not sending a request, and a client that takes no answers is not waiting
+    /// for one: each of these held its connection for good (a member of group scrolloff could keep
+    /// its 8 for ever, and 8 such users all 64), however short the idle timeout.
+    @Test func a_client_that_dribbles_a_request_stops_after_its_head_or_reads_no_answers_is_closed_after_the_idle_timeout() async throws {
+        let server = try await RunningServer(idleTimeout: .milliseconds(300))
+        defer { Task { await server.stop() } }
+        let script = """
+            import errno, socket, sys, time
+            def connect():
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sys.argv[1])
+                return s
+            dribble = connect()                 # a whole head never comes: a header byte each 100 ms
+            dribble.sendall(b"GET /v1/health HTTP/1.1\\r\\nX-Slow: ")
+            stalled = connect()                 # a whole head, then not the body it announces
+            stalled.sendall(b"POST /v1/health HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n")
+            deaf = connect()                    # pipelines requests until it cannot, reads no answer
+            deaf.setblocking(False)
+            try:
+                while True:
+                    deaf.send(b"GET /v1/health HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" * 64)
+            except BlockingIOError:
+                pass
+            def closed(s):
+                try:
+                    s.send(b"a", socket.MSG_DONTWAIT)
+                    return False
+                except BlockingIOError:
+                    return False
+                except OSError as e:
+                    return e.errno in (errno.EPIPE, errno.ECONNRESET)
+            names = {"dribble": dribble, "stalled": stalled, "deaf": deaf}
+            end = time.time() + 2.5             # 8 idle timeouts
+            while time.time() < end:
+                time.sleep(0.1)
+                closed(dribble)                 # sends its next byte
+            print(" ".join("%s=%s" % (n, "closed" if closed(s) else "open") for n, s in names.items()))
+            """
+        let path = NSTemporaryDirectory() + "/control-stall-\(UUID().uuidString).py"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await run("/usr/bin/python3", [path, server.socketPath])
+        #expect(result.stdout == "dribble=closed stalled=closed deaf=closed\n", "\(result)")
+        // A well-behaved client is still served.
+        let answered = try await rawExchange(server.socketPath, Array("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(answered.hasPrefix("HTTP/1.1 200"))
+    }
 }
 }

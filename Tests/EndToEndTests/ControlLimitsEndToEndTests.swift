@@ -41,14 +41,16 @@ import Testing
 
     /// The flood as uid 65534 with the socket file's group, as a member of group `scrolloff` would be.
     static func startFlood(
-        _ server: Sinkhole, count: Int, seconds: Double, connecting: Double = 20, scratch: Scratch, asRoot: Bool = false
+        _ server: Sinkhole, count: Int, seconds: Double, connecting: Double = 20, scratch: Scratch, asRoot: Bool = false, uid: Int = 65534
     ) throws -> Child {
         let script = try scratch.file("flood-\(UUID().uuidString).py", flood)
         let arguments = [script, server.controlSocket, "\(count)", "\(seconds)", "\(connecting)"]
         if asRoot { return try Child("/usr/bin/python3", arguments, scratch: scratch, label: "flood") }
+        // The helper says it listens on DNS before the control socket is in place.
         var info = stat()
+        for _ in 0..<100 where stat(server.controlSocket, &info) != 0 { Thread.sleep(forTimeInterval: 0.1) }
         guard stat(server.controlSocket, &info) == 0 else { throw HarnessError("no control socket at \(server.controlSocket)") }
-        return try Child("/usr/bin/setpriv", ["--reuid=65534", "--regid=\(info.st_gid)", "--clear-groups", "/usr/bin/python3"] + arguments,
+        return try Child("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(info.st_gid)", "--clear-groups", "/usr/bin/python3"] + arguments,
                          scratch: scratch, label: "flood")
     }
 
@@ -94,6 +96,20 @@ import Testing
         #expect(refused.output.contains("helper.control_connections_per_user"), "\(refused)")
         let root = try runWithStatus(Products.scrolloff, ["status", "--socket", server.controlSocket])
         #expect(root.exitCode == 0, "\(root)")
+    }
+
+    @Test func members_of_the_group_holding_every_control_connection_do_not_lock_out_root() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        // Two users at their share take all of them: with the defaults, eight users (8 × 8 = 64).
+        let config = try scratch.file("limits.toml", "[helper]\ncontrol_connections = 4\ncontrol_connections_per_user = 2\n")
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--config", config])
+        let first = try Self.startFlood(server, count: 2, seconds: 4, scratch: scratch, uid: 65534)
+        _ = try first.waitForLine(seconds: 20) { $0.hasPrefix("HOLDING 2") }
+        let second = try Self.startFlood(server, count: 2, seconds: 4, scratch: scratch, uid: 65533)
+        _ = try second.waitForLine(seconds: 20) { $0.hasPrefix("HOLDING 2") }
+        let root = try runWithStatus(Products.scrolloff, ["status", "--socket", server.controlSocket])
+        #expect(root.exitCode == 0, "\(root)\n\(server.child.stderr)")
     }
 
     @Test func at_the_descriptor_limit_accepts_back_off_and_the_log_says_so_once() throws {

@@ -69,32 +69,83 @@ final class ControlProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelH
     }
 }
 
-/// Closes a connection that has sat idle between requests for the read timeout, so abandoned
-/// clients do not hold sockets forever. A connection waiting for its answer (a long list
-/// download) is left alone: the client is silent because the helper is working.
+/// Closes a control connection that gives the helper nothing to do for `timeout`: one that has
+/// not sent a whole request (head and body) within it, since it connected or since its last
+/// answer, and one whose client has taken none of its answer for it. A connection whose request
+/// is being answered (a long list download) is left alone: the client is silent because the
+/// helper is working.
+///
+/// The clock is not reset by bytes arriving, as a read timeout would be: a client sending a header
+/// byte every few seconds, or a head announcing a body it never sends, would otherwise hold its
+/// connection for good, and with it one of the few each user may open.
 final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private var requestInFlight = false
+    let timeout: TimeAmount
+    /// Whole requests received and not yet answered; a pipelining client may have several.
+    private var unanswered = 0
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { update(context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        update(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelInactive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { requestInFlight = true }
+        if case .end = unwrapInboundIn(data) {
+            unanswered += 1
+            update(context: context)
+        }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { requestInFlight = false }
+        if case .end = unwrapOutboundIn(data), unanswered > 0 {
+            unanswered -= 1
+            update(context: context, restart: true)
+        }
         context.write(data, promise: promise)
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, !requestInFlight {
-            context.close(promise: nil)
-            return
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        update(context: context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Runs the clock while the helper waits for the client: for a request, or for it to read.
+    /// `restart` starts it afresh (an answer was sent: the client gets `timeout` for its next request).
+    private func update(context: ChannelHandlerContext, restart: Bool = false) {
+        let waitingForClient = unanswered == 0 || !context.channel.isWritable
+        if !waitingForClient || restart {
+            deadline?.cancel()
+            deadline = nil
         }
-        context.fireUserInboundEventTriggered(event)
+        guard waitingForClient, deadline == nil, context.channel.isActive else { return }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) {
+            loopBound.value.close(promise: nil)
+        }
     }
 }

@@ -17,8 +17,10 @@ public struct ControlServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Header sections above this get 400 (NIO's decoder limit).
     public var maxHeaderBytes: Int
-    /// A connection idle between requests for this long is closed. The CLI sends its request
-    /// as soon as it connects, so only an abandoned or hostile client ever waits this long.
+    /// A connection that sends no whole request for this long, or takes none of its answer for
+    /// this long, is closed (`IdleConnectionCloser`). The CLI sends its request as soon as it
+    /// connects and reads the answer at once, so only an abandoned or hostile client ever waits
+    /// this long.
     public var idleTimeout: TimeAmount
     /// Connections open at once, in total and per uid (SO_PEERCRED).
     public var limits: ControlConnectionLimits
@@ -97,6 +99,11 @@ public struct ControlServer: Service {
         let maxHeaderBytes = configuration.maxHeaderBytes
         let idleTimeout = configuration.idleTimeout
         let slots = ConnectionSlots<UInt32>(limit: configuration.limits.total, perKeyLimit: configuration.limits.perUser)
+        // Root and the helper's own user have slots of their own, outside the total: members of
+        // the group could otherwise fill it together (eight at their share fill the default 64)
+        // and lock the administrator's CLI out of the helper it must repair.
+        let administrator = geteuid()
+        let administratorSlots = ConnectionSlots<UInt32>(limit: 2 * configuration.limits.perUser, perKeyLimit: configuration.limits.perUser)
         let limitLog = ThrottledLog(logger: logger)
         let socketPath = socketFile.path
         let listener = try await ServerBootstrap(group: eventLoopGroup)
@@ -110,7 +117,8 @@ public struct ControlServer: Service {
             }
             .bind(unixDomainSocketPath: temporary, cleanupExistingSocketFile: true) { channel in
                 PeerCredentials.read(from: channel).flatMapThrowing { caller -> ControlAdmission in
-                    if let refusal = slots.acquire(caller.uid) {
+                    let callerSlots = caller.uid == 0 || caller.uid == administrator ? administratorSlots : slots
+                    if let refusal = callerSlots.acquire(caller.uid) {
                         let (key, message): (String, Logger.Message) = switch refusal {
                         case .total(let limit):
                             ("control-total", "refusing control connections: all \(limit) are open (helper.control_connections)")
@@ -122,18 +130,17 @@ public struct ControlServer: Service {
                         channel.close(promise: nil)
                         return .refused
                     }
-                    channel.closeFuture.whenComplete { _ in slots.release(caller.uid) }
+                    channel.closeFuture.whenComplete { _ in callerSlots.release(caller.uid) }
                     var limits = NIOHTTPDecoderLimitConfiguration()
                     limits.maxHeaderListSize = maxHeaderBytes
                     limits.maxHeaderFieldSize = maxHeaderBytes
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: false, withErrorHandling: false,
                         withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits
                     )
                     try sync.addHandler(ControlProtocolErrorHandler())
-                    try sync.addHandler(IdleConnectionCloser())
+                    try sync.addHandler(IdleConnectionCloser(timeout: idleTimeout))
                     let wrapped = try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
                     return .accepted(ControlConnection(caller: caller, channel: wrapped))
                 }
