@@ -11,7 +11,8 @@ enum ConfigurationSchema {
         "helper": ["state_dir", "control_socket", "mode", "hosts_file", "log_level", "threads"],
         "dns": [
             "listen", "upstreams", "upstream_timeout", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
-            "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "rate_limit", "rate_limit_burst",
+            "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "serve_stale_max_age",
+            "rate_limit", "rate_limit_burst",
         ],
         "lists": ["catalog", "refresh_period", "source"],
         "lists.source": ["name", "url"],
