@@ -214,6 +214,9 @@ public final class AnswerCache: Sendable {
     /// Stale answers sent to clients since start (RFC 8767).
     public var staleAnswers: UInt64 { state.withLock { $0.staleAnswers } }
 
+    /// Length of the eviction order list, stale pairs included (its bound is a test's business).
+    var orderLength: Int { state.withLock { $0.order.count - $0.orderHead } }
+
     /// Number of entries, ready or pending.
     public var count: Int { state.withLock { $0.entries.count } }
 

@@ -64,6 +64,15 @@ import Testing
         let after = try MetricsEndToEndTests.Scrape(port: metrics)
         #expect(after.delta("scrolloff_dns_stale_answers_total", since: before) == 2, "\(after.text)")
         #expect(after.delta(#"scrolloff_dns_queries_total{result="servfail"}"#, since: before) == 1)
+
+        // A third failure backs the upstream off; `doctor` then says what the stale answers hide.
+        #expect(try dig(server.port, ["nobody.fwd.test", "A"]).contains("status: SERVFAIL"))
+        let doctor = try run(Products.scrolloff, [
+            "doctor", "--socket", server.controlSocket, "--resolv-conf", "/dev/null", "--nsswitch-conf", "/dev/null",
+            "--probe-name", "host.test",
+        ])
+        let line = doctor.split(separator: "\n").first { $0.contains(" upstreams ") }.map(String.init) ?? ""
+        #expect(line.hasPrefix("FAIL  upstreams ") && line.contains("every upstream is down: 127.0.0.1:\(upstream.port)"), "\(doctor)")
     }
 
     /// Issue 11 #6: all 65,536 IDs forged at the query's port, from the upstream's own address,
