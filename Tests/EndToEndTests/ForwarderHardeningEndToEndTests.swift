@@ -23,7 +23,8 @@ import Testing
     /// Issue 11 #2: ~540 bytes per forwarded query were never freed (1.13 M queries: 666 MB).
     /// Every answer has TTL 0, so nothing is cached and each query is a new upstream exchange:
     /// any per-forward leak shows as growth between 20 k (allocator and pools warm) and 220 k.
-    /// With the leak, 200 k forwards grew RSS by about 100 MB; the bound is a tenth of that.
+    /// With the leak (the cache's eviction list bounded by capacity, not by live entries), 200 k
+    /// forwards grew this debug build by 228 MB; the bound is 10 MB.
     @Test func rss_stays_flat_over_200k_forwarded_queries() throws {
         let scratch = try Scratch()
         let upstream = try QuietDnsmasq(scratch: scratch, ttl: 0)
@@ -36,6 +37,7 @@ import Testing
         // The last replies are sent; give the loops a moment to close the last exchanges.
         Thread.sleep(forTimeInterval: 0.5)
         let after = try #require(residentKiB(server.child.process.pid))
+        print("forwarded-query RSS: \(before) KiB after 20k, \(after) KiB after 200k more")
         #expect(after - before < 10 * 1024, "RSS \(before) KiB after 20k forwards, \(after) KiB after 200k more")
         #expect(try dig(server.port, ["+short", "host.test", "A"]).contains("10.0.0.7"))
     }
@@ -81,27 +83,30 @@ import Testing
     @Test func a_flood_of_every_id_at_the_query_port_poisons_nothing() throws {
         let scratch = try Scratch()
         let upstream = try AttackedUpstream(.flood, scratch: scratch)
-        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--metrics", "127.0.0.1:0"])
+        // A long upstream timeout gives the forgeries all the time they need (the flood takes ~4 s).
+        let server = try Sinkhole(
+            scratch: scratch, upstreams: [upstream.port], extra: ["--metrics", "127.0.0.1:0", "--upstream-timeout-ms", "8000"])
         let metrics = try MetricsEndToEndTests.metricsPort(server)
-        for name in ["victim.test", "bank.victim.test", "mail.victim.test"] {
-            let first = try dig(server.port, ["+short", name, "A"])
+        let names = ["victim.test", "bank.victim.test"]
+        for name in names {
+            let first = try dig(server.port, ["+time=10", "+short", name, "A"])
             #expect(first == "192.0.2.1\n", "\(name): \(first)")
             // From the cache now: what was stored is the real answer too.
             let cached = try dig(server.port, ["+short", name, "A"])
             #expect(cached == "192.0.2.1\n", "\(name) cached: \(cached)")
         }
         // The TCP retry answers before the attacker has sent all 65,536; let the last flood end.
-        let deadline = Date().addingTimeInterval(10)
-        while upstream.floods < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(upstream.floods == 3, "\(upstream.queries)")
-        for name in ["victim.test", "bank.victim.test", "mail.victim.test"] {
+        let deadline = Date().addingTimeInterval(20)
+        while upstream.floods < 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(upstream.floods == 2, "\(upstream.queries)")
+        for name in names {
             let cached = try dig(server.port, ["+short", name, "A"])
             #expect(cached == "192.0.2.1\n", "\(name) after the floods: \(cached)")
         }
-        #expect(upstream.queries.filter { $0.hasPrefix("tcp ") }.count == 3, "\(upstream.queries)")
+        #expect(upstream.queries.filter { $0.hasPrefix("tcp ") }.count == 2, "\(upstream.queries)")
         let scrape = try MetricsEndToEndTests.Scrape(port: metrics)
-        #expect(scrape["scrolloff_upstream_spoofing_retries_total"] == 3, "\(scrape.text)")
-        #expect(scrape["scrolloff_upstream_unwanted_replies_total"] >= 3)
+        #expect(scrape["scrolloff_upstream_spoofing_retries_total"] == 2, "\(scrape.text)")
+        #expect(scrape["scrolloff_upstream_unwanted_replies_total"] >= 2)
     }
 
     /// The 0x20 fallback: an upstream that lowercases the question over UDP still answers, over

@@ -55,7 +55,7 @@ final class AttackedUpstream: @unchecked Sendable {
     let port: Int
 
     static let script = """
-    import socket, sys, threading, struct
+    import socket, sys, threading, struct, time
     import dns.message, dns.rrset
     mode = sys.argv[1]
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -85,6 +85,10 @@ final class AttackedUpstream: @unchecked Sendable {
                         u.sendto(wire, addr)
                     except OSError:
                         pass
+                    # Paced to what the receiver can read (~20,000 a second): a faster flood only
+                    # overflows its socket buffer, and the kernel drops the one forgery that fits.
+                    if qid % 20 == 19:
+                        time.sleep(0.001)
             print("FLOODED", addr[1], flush=True)
         r = answer(q, "192.0.2.1")
         wire = r.to_wire()
