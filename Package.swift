@@ -94,7 +94,7 @@ let package = Package(
         // libFuzzer target for DNSWire: `make fuzz`; a plain build replays saved inputs instead.
         .executableTarget(
             name: "DNSWireFuzz",
-            dependencies: ["DNSWire", "Sinkhole", .product(name: "NIOEmbedded", package: "swift-nio")],
+            dependencies: ["DNSWire", "Sinkhole", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings),
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
