@@ -86,6 +86,8 @@ server:
     do-not-query-localhost: no
     access-control: 127.0.0.0/8 allow
     domain-insecure: "soak.test"
+    # unbound answers test. itself by default (RFC 6761); forward it like any other name.
+    local-zone: "test." nodefault
     module-config: "iterator"
     verbosity: 0
 forward-zone:
@@ -113,7 +115,7 @@ run_part() { # file; prints "completed lost qps"
 }
 
 echo "soak: $COUNT unique names, upstream TTL $SOAK_TTL, server on CPU $SERVER_CPU, dnsperf -c 4 -q 500 on CPU $CLIENT_CPU"
-echo "versions: $("$BIN" --version 2>/dev/null || echo scrolloff-dns), $(unbound -V | head -1), $(dnsmasq --version | head -1 | awk '{print $1, $2, $3}')"
+echo "versions: scrolloff-dns $(git rev-parse --short HEAD 2>/dev/null || echo '?'), unbound $(unbound -V | head -1 | awk '{print $2}'), dnsmasq $(dnsmasq --version | head -1 | awk '{print $3}')"
 queries 0 "$FIRST" "$WORK/first.txt"
 for kind in $SERVERS; do
     start_server "$kind"
