@@ -5,6 +5,8 @@ SWIFT_FLAGS ?=
 # Extra arguments for `make run`, for example ARGS="--listen 127.0.0.1:0".
 ARGS ?=
 FUZZ_SECONDS ?= 300
+# When set, `make fuzz` runs this many inputs instead of FUZZ_SECONDS (FUZZ_RUNS=10000000: the 10 M-run target).
+FUZZ_RUNS ?=
 # `make install` locations (scripts/install.sh); DESTDIR stages into a folder for packaging.
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -44,13 +46,14 @@ test: test-deps
 	/usr/bin/python3 scripts/check-catalog.py
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS) && $(MAKE) --no-print-directory fuzz-smoke
 
-# libFuzzer on the DNS codec (parse → serialize → parse) for FUZZ_SECONDS; fails on any crash.
+# libFuzzer on the DNS codec (parse → serialize → parse) and the TCP framer for FUZZ_SECONDS, or
+# FUZZ_RUNS inputs when set; fails on any crash.
 fuzz:
-	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SECONDS)
+	SWIFT=$(SWIFT) FUZZ_RUNS=$(FUZZ_RUNS) scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The short run `make test` does, about a minute.
 fuzz-smoke:
-	SWIFT=$(SWIFT) scripts/fuzz.sh 60
+	SWIFT=$(SWIFT) FUZZ_RUNS= scripts/fuzz.sh 60
 
 # Installs the release binaries, the curated lists, the unit and the sample config (as root).
 # Builds them first only when this user owns the checkout (root on a fresh machine): sudo in a

@@ -92,7 +92,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // libFuzzer target for DNSWire: `make fuzz`; a plain build replays saved inputs instead.
-        .executableTarget(name: "DNSWireFuzz", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "DNSWireFuzz",
+            dependencies: ["DNSWire", "Sinkhole", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings),
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
             name: "scrolloff-bench",

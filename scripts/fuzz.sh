@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Runs the DNSWire libFuzzer target for a number of seconds (issue 3): `scripts/fuzz.sh 300`.
+# With FUZZ_RUNS=N it runs N inputs instead, however long that takes (the 10 M-run target:
+# `make fuzz FUZZ_RUNS=10000000`). Every input goes through the DNS codec and, as a byte stream,
+# through the TCP framer (issue 11).
 # Exits non-zero if libFuzzer finds a crash, leak or timeout; the input is saved under
 # fuzz-corpus/artifacts/ and should become a named test in Tests/DNSWireTests/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${1:-300}"
+runs="${FUZZ_RUNS:-}"
 swift="${SWIFT:-swift}"
 max_len="${FUZZ_MAX_LEN:-4096}"
 work="fuzz-corpus"
@@ -40,8 +44,15 @@ fi
 binary="$("$swift" build -c debug --scratch-path .build-fuzz --show-bin-path)/DNSWireFuzz"
 
 mkdir -p "$work/corpus" "$work/artifacts"
+if [[ -n "$runs" ]]; then
+    limit=(-runs="$runs")
+    done_words="$runs runs"
+else
+    limit=(-max_total_time="$seconds")
+    done_words="${seconds}s"
+fi
 # libFuzzer writes new interesting inputs into the first directory only; seeds stay untouched.
 SWIFT_BACKTRACE=enable=no "$binary" "$work/corpus" "$seeds" \
-    -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -dict="$dictionary" \
+    "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -dict="$dictionary" \
     -artifact_prefix="$work/artifacts/" -print_final_stats=1
-echo "fuzz: ${seconds}s without a crash (corpus: $work/corpus)"
+echo "fuzz: $done_words without a crash (corpus: $work/corpus)"

@@ -15,6 +15,9 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     /// The upstream resolvers the forwarder asks now (after any reload): `doctor` tells a
     /// forwarding loop through systemd-resolved's stub from an upstream that is down.
     public var upstreams: [NameServer]
+    /// The forwarder's record of each upstream, in the order of `upstreams`: `doctor` says when
+    /// every one is down, even while answers still come from the cache or are served stale.
+    public var upstreamHealth: [DoctorUpstreamHealth]
     /// Where and what to probe; nil while no UDP listener is up.
     public var probe: DoctorProbeFacts?
     public var lists: [DoctorListFacts]
@@ -23,8 +26,10 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
 
     public init(
         version: String, pid: Int32, now: Date, profile: String, listeners: [DoctorListener], upstreams: [NameServer] = [],
+        upstreamHealth: [DoctorUpstreamHealth] = [],
         probe: DoctorProbeFacts?, lists: [DoctorListFacts], clock: DoctorClockFacts, database: DoctorDatabaseFacts
     ) {
+        self.upstreamHealth = upstreamHealth
         self.version = version
         self.pid = pid
         self.now = now
@@ -38,7 +43,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, pid, now, profile, listeners, upstreams, probe, lists, clock, database
+        case version, pid, now, profile, listeners, upstreams, upstreamHealth, probe, lists, clock, database
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +55,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         listeners = try c.decode([DoctorListener].self, forKey: .listeners)
         // A helper from before upstreams were reported still gets every other check.
         upstreams = try c.decodeIfPresent([NameServer].self, forKey: .upstreams) ?? []
+        upstreamHealth = try c.decodeIfPresent([DoctorUpstreamHealth].self, forKey: .upstreamHealth) ?? []
         probe = try c.decodeIfPresent(DoctorProbeFacts.self, forKey: .probe)
         lists = try c.decode([DoctorListFacts].self, forKey: .lists)
         clock = try c.decode(DoctorClockFacts.self, forKey: .clock)
@@ -65,10 +71,25 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         try c.encode(profile, forKey: .profile)
         try c.encode(listeners, forKey: .listeners)
         try c.encode(upstreams, forKey: .upstreams)
+        try c.encode(upstreamHealth, forKey: .upstreamHealth)
         try c.encode(probe, forKey: .probe)
         try c.encode(lists, forKey: .lists)
         try c.encode(clock, forKey: .clock)
         try c.encode(database, forKey: .database)
+    }
+}
+
+/// One upstream as the forwarder sees it: down while backed off after repeated failures.
+public struct DoctorUpstreamHealth: Codable, Sendable, Equatable {
+    public var upstream: NameServer
+    public var up: Bool
+    /// Exchanges that failed since its last answer.
+    public var consecutiveFailures: Int
+
+    public init(upstream: NameServer, up: Bool, consecutiveFailures: Int) {
+        self.upstream = upstream
+        self.up = up
+        self.consecutiveFailures = consecutiveFailures
     }
 }
 

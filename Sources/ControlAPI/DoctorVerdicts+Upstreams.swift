@@ -27,3 +27,25 @@ extension DoctorVerdicts {
         .fail("normal_probe", "\(name) not asked: \(loop), so every allowed name would fail (SERVFAIL)", fix: forwardingLoopFix)
     }
 }
+
+/// Check 5b: whether any upstream answers. The normal probe alone cannot tell: while every
+/// upstream is down, cached names still resolve and expired ones are served stale (RFC 8767),
+/// so a household sees "some sites work" until the stale answers run out.
+extension DoctorVerdicts {
+    public static func upstreams(_ health: [DoctorUpstreamHealth]) -> DoctorCheck? {
+        guard !health.isEmpty else { return nil }
+        let down = health.filter { !$0.up }
+        if down.isEmpty {
+            return .pass("upstreams", health.count == 1 ? "\(health[0].upstream) answers" : "all \(health.count) upstreams answer")
+        }
+        let list = down.map { "\($0.upstream) (\($0.consecutiveFailures) failures in a row)" }.joined(separator: ", ")
+        let fix = "Check that the upstream resolvers are reachable from this machine (`dig @ADDR example.com`), or set other ones in `[dns] upstreams` in /etc/scrolloff/scrolloff.toml, then `sudo systemctl reload scrolloff-dns`."
+        if down.count == health.count {
+            return .fail(
+                "upstreams",
+                "every upstream is down: \(list); only cached names resolve, expired ones served stale with TTL 30 s",
+                fix: fix)
+        }
+        return .pass("upstreams", "\(health.count - down.count) of \(health.count) upstreams answer; down: \(list)")
+    }
+}

@@ -1,5 +1,6 @@
 // libFuzzer entry point for DNSWire (issue 3): any byte string must give a message or a typed
-// error, and what the serializer writes must parse back to the same message.
+// error, and what the serializer writes must parse back to the same message. The same bytes also
+// go through the TCP framer as a stream (FramerTarget.swift, issue 11).
 import DNSWire
 
 /// Called by libFuzzer once per input. A broken promise ends in `fatalError`, which libFuzzer
@@ -7,7 +8,9 @@ import DNSWire
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
-    checkInvariants(UnsafeRawBufferPointer(start: data, count: size))
+    let input = UnsafeRawBufferPointer(start: data, count: size)
+    checkInvariants(input)
+    checkFramer(input)
     return 0
 }
 

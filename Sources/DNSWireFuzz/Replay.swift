@@ -24,7 +24,10 @@ enum Replay {
                 bytes += chunk[0..<count]
             }
             fclose(file)
-            bytes.withUnsafeBytes { checkInvariants($0) }
+            bytes.withUnsafeBytes {
+                checkInvariants($0)
+                checkFramer($0)
+            }
             print("ok \(path) (\(bytes.count) octets)")
         }
     }

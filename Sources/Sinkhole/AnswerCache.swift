@@ -12,9 +12,16 @@ public struct CacheConfiguration: Sendable, Equatable {
     public var maximumTTL: UInt32
     /// RFC 2308 §5 suggests one to three hours at most for negative answers.
     public var maximumNegativeTTL: UInt32
+    /// Serve-stale (RFC 8767 §4 "max-stale-timer"): how long after it expired an answer may still
+    /// be given when every upstream fails. 0 = never serve stale.
+    public var maximumStaleAge: UInt32
 
-    public init(capacity: Int = 100_000, minimumTTL: UInt32 = 0, maximumTTL: UInt32 = 86_400, maximumNegativeTTL: UInt32 = 3_600) {
+    public init(
+        capacity: Int = 100_000, minimumTTL: UInt32 = 0, maximumTTL: UInt32 = 86_400, maximumNegativeTTL: UInt32 = 3_600,
+        maximumStaleAge: UInt32 = 86_400
+    ) {
         self.capacity = max(capacity, 1)
+        self.maximumStaleAge = maximumStaleAge
         self.minimumTTL = minimumTTL
         self.maximumTTL = max(maximumTTL, minimumTTL)
         self.maximumNegativeTTL = maximumNegativeTTL
@@ -58,9 +65,23 @@ public final class AnswerCache: Sendable {
     }
 
     enum Value {
-        case ready(CachedAnswer, expiresAt: UInt64)
-        case pending(EventLoopFuture<CachedAnswer>)
+        /// `staleBase`: when the answer first expired (for a stale answer served again, when the
+        /// answer it came from did); serve-stale's age is counted from it.
+        case ready(CachedAnswer, expiresAt: UInt64, staleBase: UInt64)
+        /// Asked upstream; `stale` is the expired answer this question replaces, if any, kept to
+        /// be served should every upstream fail (RFC 8767).
+        case pending(EventLoopFuture<CachedAnswer>, stale: Stale?)
     }
+
+    struct Stale {
+        var answer: CachedAnswer
+        var expiresAt: UInt64
+        var staleBase: UInt64
+    }
+
+    /// RFC 8767 §4: a stale answer is given with TTL 30 s, and the upstreams are asked again for
+    /// it no sooner than that ("failure recheck timer"), so a dead upstream is not hammered.
+    public static let staleTTL: UInt32 = 30
 
     struct Entry {
         var value: Value
@@ -75,6 +96,7 @@ public final class AnswerCache: Sendable {
         var nextSerial: UInt64 = 1
         var hits = 0
         var misses = 0
+        var staleAnswers: UInt64 = 0
         var configuration: CacheConfiguration
     }
 
@@ -96,7 +118,7 @@ public final class AnswerCache: Sendable {
         var old = State(configuration: configuration)
         state.withLock { state in
             swap(&state, &old)
-            (state.hits, state.misses, state.nextSerial) = (old.hits, old.misses, old.nextSerial)
+            (state.hits, state.misses, state.nextSerial, state.staleAnswers) = (old.hits, old.misses, old.nextSerial, old.staleAnswers)
         }
         _ = consume old
     }
@@ -107,10 +129,10 @@ public final class AnswerCache: Sendable {
         let found: Lookup? = state.withLock { state in
             guard let entry = state.entries[key] else { return nil }
             switch entry.value {
-            case .ready(let answer, let expiresAt) where expiresAt > now:
+            case .ready(let answer, let expiresAt, _) where expiresAt > now:
                 state.hits += 1
                 return .hit(answer)
-            case .pending(let future):
+            case .pending(let future, _):
                 state.hits += 1
                 return .wait(future)
             case .ready:
@@ -124,13 +146,23 @@ public final class AnswerCache: Sendable {
         let serial: UInt64 = state.withLock { state in
             state.misses += 1
             // Another loop may have registered the same question between the two locks; share it.
-            if let entry = state.entries[owned], case .pending = entry.value { return 0 }
-            return Self.insert(&state, key: owned, value: .pending(promise.futureResult), capacity: state.configuration.capacity)
+            var stale: Stale?
+            if let entry = state.entries[owned] {
+                switch entry.value {
+                case .pending: return 0
+                case .ready(let answer, let expiresAt, let staleBase):
+                    // Kept while it may still be served stale; an answer past that is gone for good.
+                    if now &- staleBase <= UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000 {
+                        stale = Stale(answer: answer, expiresAt: expiresAt, staleBase: staleBase)
+                    }
+                }
+            }
+            return Self.insert(&state, key: owned, value: .pending(promise.futureResult, stale: stale), capacity: state.configuration.capacity)
         }
         if serial == 0 {
             // Lost the race: follow the other query, and let our promise follow it too so nobody waits on it.
             let other: EventLoopFuture<CachedAnswer>? = state.withLock { state in
-                if case .pending(let future)? = state.entries[owned]?.value { return future }
+                if case .pending(let future, _)? = state.entries[owned]?.value { return future }
                 return nil
             }
             if let other {
@@ -141,16 +173,49 @@ public final class AnswerCache: Sendable {
         promise.futureResult.whenComplete { [self] result in
             state.withLock { state in
                 guard let entry = state.entries[owned], entry.serial == serial else { return }
+                guard case .pending(_, let stale) = entry.value else { return }
+                if case .success(let answer) = result, answer.isStale, let stale {
+                    // Served stale: replayed as it is until the recheck time, then the upstreams are asked again.
+                    let recheck = answer.receivedAt &+ UInt64(Self.staleTTL) &* 1_000_000_000
+                    state.entries[owned] = Entry(value: .ready(answer, expiresAt: recheck, staleBase: stale.staleBase), serial: serial)
+                    return
+                }
                 guard case .success(let answer) = result, let lifetime = Self.lifetime(of: answer, state.configuration) else {
-                    state.entries[owned] = nil
+                    // Nothing new to keep: the expired answer stays for serve-stale, if there is one.
+                    state.entries[owned] = stale.map {
+                        Entry(value: .ready($0.answer, expiresAt: $0.expiresAt, staleBase: $0.staleBase), serial: serial)
+                    }
                     return
                 }
                 let expiresAt = answer.receivedAt &+ UInt64(lifetime) &* 1_000_000_000
-                state.entries[owned] = Entry(value: .ready(answer, expiresAt: expiresAt), serial: serial)
+                state.entries[owned] = Entry(value: .ready(answer, expiresAt: expiresAt, staleBase: expiresAt), serial: serial)
             }
         }
         return .miss(promise)
     }
+
+    /// The answer to give instead of `failed` for the question in flight under `key`, when every
+    /// upstream failed (RFC 8767 §4): the expired answer it replaces, with TTL 30 s, while it is
+    /// younger than the maximum stale age; nil when there is none or the failure is not one.
+    public func staleAnswer(for key: CacheKey, replacing failed: CachedAnswer, now: UInt64) -> CachedAnswer? {
+        guard failed.rcode == .serverFailure else { return nil }
+        return state.withLock { state -> CachedAnswer? in
+            guard case .pending(_, let stale?)? = state.entries[key]?.value else { return nil }
+            guard now &- stale.staleBase <= UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000 else { return nil }
+            return stale.answer.servedStale(ttl: Self.staleTTL, now: now)
+        }
+    }
+
+    /// Counts one stale answer sent to a client (the metrics' `scrolloff_dns_stale_answers_total`).
+    public func noteStaleAnswer() {
+        state.withLock { $0.staleAnswers &+= 1 }
+    }
+
+    /// Stale answers sent to clients since start (RFC 8767).
+    public var staleAnswers: UInt64 { state.withLock { $0.staleAnswers } }
+
+    /// Length of the eviction order list, stale pairs included (its bound is a test's business).
+    var orderLength: Int { state.withLock { $0.order.count - $0.orderHead } }
 
     /// Number of entries, ready or pending.
     public var count: Int { state.withLock { $0.entries.count } }
@@ -181,8 +246,12 @@ public final class AnswerCache: Sendable {
         state.nextSerial += 1
         state.entries[key] = Entry(value: value, serial: serial)
         state.order.append((key, serial))
-        // Keep the order list proportional to the entries: drop popped and stale pairs now and then.
-        if state.order.count > 2 * capacity + 1024 {
+        // Keep the order list proportional to the entries held now, not to the capacity: drop popped
+        // and stale pairs once they outnumber the live ones. Measured against the capacity, a stream
+        // of answers that are never stored (TTL 0, errors) piled up two capacities' worth of keys
+        // (issue 11: ~540 bytes per forwarded query). The pass costs O(order) once per
+        // entries + 1024 insertions, so it stays O(1) per insertion.
+        if state.order.count > 2 * state.entries.count + 1024 {
             let entries = state.entries
             state.order = state.order[state.orderHead...].filter { entries[$0.key]?.serial == $0.serial }
             state.orderHead = 0

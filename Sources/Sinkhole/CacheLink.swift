@@ -21,6 +21,7 @@ public struct CacheLink: ResolverLink {
         switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop) {
         case .hit(let answer):
             context.route = .cached
+            if answer.isStale { cache.noteStaleAnswer() }
             let output = AnswerRenderer.render(
                 answer, query: context.query, limit: context.replyLimit, decision: context.decision,
                 policy: context.policy, client: context.client, blocking: blocking.current, now: now,
@@ -39,7 +40,12 @@ public struct CacheLink: ResolverLink {
             let result = next(context)
             switch result {
             case .upstream(let future):
-                future.cascade(to: promise)
+                // RFC 8767: when every upstream failed, the expired answer this question replaces.
+                let key = CacheKey(context.query).owned
+                let cache = cache
+                future.map { answer in
+                    cache.staleAnswer(for: key, replacing: answer, now: NIODeadline.now().uptimeNanoseconds) ?? answer
+                }.cascade(to: promise)
                 return .later(renderLater(promise.futureResult, context))
             default:
                 // A link below answered by itself: nothing to cache, and nobody may wait forever.
@@ -54,9 +60,11 @@ public struct CacheLink: ResolverLink {
         let client = context.client
         let policies = policies
         let blocking = blocking
+        let cache = cache
         return future.map { answer in
+            if answer.isStale { cache.noteStaleAnswer() }
             // The policy is read again now: a rule may have changed while the upstream answered.
-            AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: policies.policy, blocking: blocking.current)
+            return AnswerRenderer.renderDetached(answer, for: pending, client: client, policy: policies.policy, blocking: blocking.current)
         }
     }
 }

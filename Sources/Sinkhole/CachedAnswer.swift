@@ -47,11 +47,15 @@ public final class CachedAnswer: Sendable {
     public let isNegative: Bool
     /// Monotonic nanoseconds (`NIODeadline.uptimeNanoseconds`) when it arrived.
     let receivedAt: UInt64
+    /// An expired answer given again because every upstream failed (RFC 8767).
+    public let isStale: Bool
 
     init(
         wire: [UInt8], nameLength: Int, questionEnd: Int, additionalStart: Int, ttlOffsets: [Int], ttls: [UInt32],
-        cnameTargets: [[UInt8]], rcode: DNSRcode, naturalLifetime: UInt32, isNegative: Bool, receivedAt: UInt64
+        cnameTargets: [[UInt8]], rcode: DNSRcode, naturalLifetime: UInt32, isNegative: Bool, receivedAt: UInt64,
+        isStale: Bool = false
     ) {
+        self.isStale = isStale
         self.wire = wire
         self.nameLength = nameLength
         self.questionEnd = questionEnd
@@ -63,6 +67,18 @@ public final class CachedAnswer: Sendable {
         self.naturalLifetime = naturalLifetime
         self.isNegative = isNegative
         self.receivedAt = receivedAt
+    }
+
+    /// This answer served stale at `now` (RFC 8767 §4): every TTL is `ttl`, counted down from `now`.
+    func servedStale(ttl: UInt32, now: UInt64) -> CachedAnswer {
+        var copy = wire
+        for offset in ttlOffsets where offset + 4 <= copy.count {
+            AnswerRenderer.patchU32(&copy, at: offset, ttl)
+        }
+        return CachedAnswer(
+            wire: copy, nameLength: nameLength, questionEnd: questionEnd, additionalStart: additionalStart,
+            ttlOffsets: ttlOffsets, ttls: ttlOffsets.map { _ in ttl }, cnameTargets: cnameTargets, rcode: rcode,
+            naturalLifetime: ttl, isNegative: isNegative, receivedAt: now, isStale: true)
     }
 
     /// A reply with no records and `rcode`: SERVFAIL when no upstream answered.

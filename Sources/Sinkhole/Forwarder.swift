@@ -15,12 +15,18 @@ public struct ForwarderConfiguration: Sendable {
     /// Questions being resolved upstream at once; more get SERVFAIL at once. A flood of unique
     /// names then costs a bounded number of sockets instead of every descriptor we have.
     public var maximumOutstanding: Int
+    /// Datagrams that are not the reply, on one query's port, after which that port is given up and
+    /// the question asked over TCP (unbound's `unwanted-reply-threshold`, counted per port here
+    /// since every question has a port of its own). 0 = never.
+    public var unwantedReplyThreshold: Int
 
     public init(
         upstreams: [SocketAddress], perUpstreamTimeout: TimeAmount = .seconds(2), overallTimeout: TimeAmount = .seconds(4),
-        failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30), maximumOutstanding: Int = 512
+        failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30), maximumOutstanding: Int = 512,
+        unwantedReplyThreshold: Int = 10
     ) {
         self.maximumOutstanding = max(maximumOutstanding, 1)
+        self.unwantedReplyThreshold = max(unwantedReplyThreshold, 0)
         self.upstreams = upstreams
         self.perUpstreamTimeout = perUpstreamTimeout
         self.overallTimeout = overallTimeout
@@ -52,6 +58,10 @@ public final class Forwarder: Sendable {
     private let current: Mutex<UpstreamSet>
     let logger: Logger
     let outstanding = InFlightCounter()
+    /// Datagrams on query ports that were not the reply (spoofing attempts, late duplicates).
+    let unwantedReplies = UnwantedReplyCounter()
+    /// UDP exchanges abandoned as possibly spoofed and asked again over TCP.
+    let spoofingRetries = UnwantedReplyCounter()
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
         current = Mutex(UpstreamSet(configuration))
@@ -126,23 +136,43 @@ public final class Forwarder: Sendable {
     }
 
     /// One upstream: UDP with EDNS; without EDNS after FORMERR or NOTIMP (RFC 6891 §7); over TCP
-    /// after TC (RFC 7766 §6.2.1). A fresh random ID for every message sent (RFC 5452 §9.2).
+    /// after TC (RFC 7766 §6.2.1), or when the UDP exchange looks spoofed. A fresh random ID for
+    /// every message sent (RFC 5452 §9.2).
     private func exchange(
         _ dnsQuestion: DNSQuestion, question: OutgoingQuestion, upstream: SocketAddress, timeout: TimeAmount,
         deadline: NIODeadline, on loop: any EventLoop
     ) async throws -> DNSMessage {
         var withEDNS = true
-        var reply = try await send(dnsQuestion, question: question, upstream: upstream, edns: true, tcp: false, timeout: timeout, on: loop)
-        if withEDNS, reply.rcode == .formatError || reply.rcode == .notImplemented, reply.edns == nil {
+        var (reply, overTCP) = try await ask(dnsQuestion, question: question, upstream: upstream, edns: true, timeout: timeout, deadline: deadline, on: loop)
+        if !overTCP, reply.rcode == .formatError || reply.rcode == .notImplemented, reply.edns == nil {
             withEDNS = false
-            let left = min(timeout, deadline - NIODeadline.now())
-            reply = try await send(dnsQuestion, question: question, upstream: upstream, edns: false, tcp: false, timeout: left, on: loop)
+            (reply, overTCP) = try await ask(dnsQuestion, question: question, upstream: upstream, edns: false, timeout: timeout, deadline: deadline, on: loop)
         }
-        if reply.header.truncated {
+        if reply.header.truncated, !overTCP {
             let left = min(timeout, deadline - NIODeadline.now())
             reply = try await send(dnsQuestion, question: question, upstream: upstream, edns: withEDNS, tcp: true, timeout: left, on: loop)
         }
         return reply
+    }
+
+    /// Over UDP; over TCP instead when the UDP exchange looked spoofed: a reply in the wrong letter
+    /// case, or more unwanted datagrams on the port than the threshold. TCP needs the three-way
+    /// handshake, which an off-path spoofer cannot complete, so its answer settles the question;
+    /// it is also the fallback for the rare upstream that does not preserve the case we send.
+    private func ask(
+        _ dnsQuestion: DNSQuestion, question: OutgoingQuestion, upstream: SocketAddress, edns: Bool, timeout: TimeAmount,
+        deadline: NIODeadline, on loop: any EventLoop
+    ) async throws -> (DNSMessage, overTCP: Bool) {
+        let left = min(timeout, deadline - NIODeadline.now())
+        do {
+            return (try await send(dnsQuestion, question: question, upstream: upstream, edns: edns, tcp: false, timeout: left, on: loop), false)
+        } catch let error as UpstreamError where error.suspectsSpoofing {
+            spoofingRetries.add(1)
+            // The upstream and the reason only, never the name (SPEC §9).
+            logger.warning("upstream exchange looked spoofed; asking over TCP", metadata: ["upstream": "\(upstream)", "reason": "\(error)"])
+            let rest = min(timeout, deadline - NIODeadline.now())
+            return (try await send(dnsQuestion, question: question, upstream: upstream, edns: edns, tcp: true, timeout: rest, on: loop), true)
+        }
     }
 
     private func send(
@@ -151,9 +181,12 @@ public final class Forwarder: Sendable {
     ) async throws -> DNSMessage {
         let id = UInt16.random(in: .min ... .max)
         let header = DNSHeader(id: id, recursionDesired: true, checkingDisabled: question.checkingDisabled)
+        // Over UDP the letters of the name get a random case, which a reply must echo exactly
+        // (draft-vixie-dnsext-dns0x20): one more secret bit per letter for a spoofer to guess.
+        let sent = tcp ? dnsQuestion : DNSQuestion(name: CaseRandomizer.randomized(dnsQuestion.name), type: dnsQuestion.type, class: dnsQuestion.class)
         // RFC 3225 §3: the DO bit is passed on as the client set it, so DNSSEC records flow through.
         let message = DNSMessage(
-            header: header, questions: [dnsQuestion],
+            header: header, questions: [sent],
             edns: edns ? EDNS(udpPayloadSize: UInt16(DNSServerLimits.ednsPayloadSize), dnssecOK: question.dnssecOK) : nil)
         let bytes: [UInt8]
         do {
@@ -161,10 +194,18 @@ public final class Forwarder: Sendable {
         } catch {
             throw UpstreamError.cannotEncode(reason: error.description)
         }
-        let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion)
+        let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion, exactName: tcp ? nil : sent.name.wireBytes)
         return tcp
             ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, on: loop)
-            : try await UpstreamExchange.udp(bytes, matcher: matcher, timeout: timeout, on: loop)
+            : try await UpstreamExchange.udp(
+                bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
+                counter: unwantedReplies, on: loop)
+    }
+
+    /// Datagrams on query ports that were not the awaited reply, and UDP exchanges asked again
+    /// over TCP because of them, since start (the metrics' spoofing series).
+    public var spoofingStatistics: (unwantedReplies: UInt64, tcpRetries: UInt64) {
+        (unwantedReplies.total, spoofingRetries.total)
     }
 
     /// Each upstream's health, in configuration order (the metrics' `scrolloff_upstream_*` series),
@@ -204,5 +245,32 @@ public struct UpstreamStatus: Sendable, Equatable {
         self.up = up
         self.consecutiveFailures = consecutiveFailures
         self.totalFailures = totalFailures
+    }
+}
+
+/// The 0x20 bits (draft-vixie-dnsext-dns0x20): each ASCII letter of a name in a random case.
+enum CaseRandomizer {
+    static func randomized(_ name: DNSName) -> DNSName {
+        var wire = name.wireBytes
+        var bits = UInt64.random(in: .min ... .max)
+        var used = 0
+        var position = 0
+        while position < wire.count, wire[position] != 0 {
+            let end = position + 1 + Int(wire[position])
+            for index in position + 1..<min(end, wire.count) {
+                let byte = wire[index] | 0x20
+                guard byte >= 0x61, byte <= 0x7A else { continue }
+                if used == 64 {
+                    bits = UInt64.random(in: .min ... .max)
+                    used = 0
+                }
+                wire[index] = bits & 1 == 1 ? byte & ~0x20 : byte
+                bits >>= 1
+                used += 1
+            }
+            position = end
+        }
+        // Only letters changed, so the name is still valid; fall back to it unchanged otherwise.
+        return (try? DNSName(wireBytes: wire)) ?? name
     }
 }

@@ -1,12 +1,25 @@
 import DNSWire
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Why one exchange with an upstream failed. Logged, never sent to a client (that gets SERVFAIL).
 public enum UpstreamError: Error, Sendable, CustomStringConvertible {
     case timedOut(upstream: SocketAddress, transport: DNSTransport)
     case connectionClosed(upstream: SocketAddress)
     case cannotEncode(reason: String)
+    /// A reply echoed our question in another letter case than we sent (0x20).
+    case caseMismatch(upstream: SocketAddress)
+    /// This many datagrams that were not our reply reached the query's port.
+    case unwantedReplies(upstream: SocketAddress, count: Int)
+
+    /// The UDP exchange was abandoned as possibly spoofed; the question is asked again over TCP.
+    var suspectsSpoofing: Bool {
+        switch self {
+        case .caseMismatch, .unwantedReplies: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -16,56 +29,108 @@ public enum UpstreamError: Error, Sendable, CustomStringConvertible {
             "upstream \(upstream) closed the TCP connection before answering"
         case .cannotEncode(let reason):
             "could not encode the upstream query: \(reason)"
+        case .caseMismatch(let upstream):
+            "a reply said to come from \(upstream) echoed the question in another letter case than was sent (0x20); asking again over TCP"
+        case .unwantedReplies(let upstream, let count):
+            "\(count) replies that were not the answer reached the query's port for \(upstream), a likely spoofing attempt; asking again over TCP"
         }
     }
+}
+
+/// What one datagram arriving on an exchange's socket is to that exchange.
+enum ReplyVerdict {
+    /// Our reply: from the upstream, our ID, our question with our spelling.
+    case accepted(DNSMessage)
+    /// From the upstream with our ID and our question, but not with the letter case we sent
+    /// (draft-vixie-dnsext-dns0x20). Either the upstream does not preserve case or someone guessed
+    /// our ID and port without seeing the query; the exchange retries over TCP to find out.
+    case caseMismatch
+    /// Anything else: another source, another ID, another question, not DNS at all.
+    case unwanted
 }
 
 /// The rules of RFC 5452 §9.1 for accepting a reply: it comes from the address and port we sent to,
 /// carries our random ID and echoes our question. Anything else is ignored, not an error, so that a
-/// spoofer cannot end the wait early either.
+/// spoofer cannot end the wait early either. With `exactName` set (0x20, draft-vixie-dnsext-dns0x20)
+/// the echoed name must also have the letter case we sent, octet for octet.
 struct ReplyMatcher: Sendable {
     let upstream: SocketAddress
     let id: UInt16
     let question: DNSQuestion
+    /// The question name's wire octets as sent, with their random case; nil = compare ignoring case.
+    var exactName: [UInt8]? = nil
 
-    func accepts(_ bytes: ByteBuffer, from source: SocketAddress?) -> DNSMessage? {
-        if let source, source != upstream { return nil }
-        guard let message = try? bytes.withUnsafeReadableBytes({ raw in try DNSMessage(parsing: raw) }) else { return nil }
-        guard message.header.isResponse, message.header.id == id else { return nil }
+    func check(_ bytes: ByteBuffer, from source: SocketAddress?) -> ReplyVerdict {
+        if let source, source != upstream { return .unwanted }
+        guard let message = try? bytes.withUnsafeReadableBytes({ raw in try DNSMessage(parsing: raw) }) else { return .unwanted }
+        guard message.header.isResponse, message.header.id == id else { return .unwanted }
         if message.questions.isEmpty {
             // Some servers drop the question from FORMERR and NOTIMP (they could not read it);
             // such a reply carries no data to poison anything, and we need it to retry without EDNS.
-            return message.rcode == .formatError || message.rcode == .notImplemented ? message : nil
+            return message.rcode == .formatError || message.rcode == .notImplemented ? .accepted(message) : .unwanted
         }
-        guard message.questions.count == 1 else { return nil }
+        guard message.questions.count == 1 else { return .unwanted }
         let echoed = message.questions[0]
-        guard echoed.name == question.name, echoed.type == question.type, echoed.class == question.class else { return nil }
-        return message
+        guard echoed.name == question.name, echoed.type == question.type, echoed.class == question.class else { return .unwanted }
+        if let exactName, echoed.name.wireBytes != exactName { return .caseMismatch }
+        return .accepted(message)
+    }
+
+    func accepts(_ bytes: ByteBuffer, from source: SocketAddress?) -> DNSMessage? {
+        if case .accepted(let message) = check(bytes, from: source) { return message }
+        return nil
     }
 }
 
 /// Receives replies on a one-query UDP socket and completes the promise with the first match.
+///
+/// The socket exists for this one question, so every datagram that is not its reply is unwanted
+/// (unbound's `unwanted-reply-threshold`): past `unwantedThreshold` of them someone is very likely
+/// trying IDs against this port, and the exchange gives up the port and asks again over TCP,
+/// which an off-path spoofer cannot answer. A reply in the wrong letter case does the same at once.
 final class UpstreamUDPHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     let matcher: ReplyMatcher
     let promise: EventLoopPromise<DNSMessage>
+    let unwantedThreshold: Int
+    let unwantedCounter: UnwantedReplyCounter?
+    private var unwanted = 0
 
-    init(matcher: ReplyMatcher, promise: EventLoopPromise<DNSMessage>) {
+    init(matcher: ReplyMatcher, promise: EventLoopPromise<DNSMessage>, unwantedThreshold: Int = 0, counter: UnwantedReplyCounter? = nil) {
         self.matcher = matcher
         self.promise = promise
+        self.unwantedThreshold = unwantedThreshold
+        self.unwantedCounter = counter
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        if let message = matcher.accepts(envelope.data, from: envelope.remoteAddress) {
+        switch matcher.check(envelope.data, from: envelope.remoteAddress) {
+        case .accepted(let message):
             promise.succeed(message)
+        case .caseMismatch:
+            unwantedCounter?.add(1)
+            promise.fail(UpstreamError.caseMismatch(upstream: matcher.upstream))
+        case .unwanted:
+            unwanted += 1
+            unwantedCounter?.add(1)
+            if unwantedThreshold > 0, unwanted == unwantedThreshold {
+                promise.fail(UpstreamError.unwantedReplies(upstream: matcher.upstream, count: unwanted))
+            }
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // ICMP errors (port unreachable) surface here on some systems; the timeout decides.
     }
+}
+
+/// Replies that were not the reply awaited, since start, for the metrics.
+final class UnwantedReplyCounter: Sendable {
+    private let value = Atomic<UInt64>(0)
+    func add(_ count: UInt64) { value.wrappingAdd(count, ordering: .relaxed) }
+    var total: UInt64 { value.load(ordering: .relaxed) }
 }
 
 /// Receives framed replies on a TCP connection to an upstream.
@@ -101,14 +166,16 @@ enum UpstreamExchange {
     /// Sends `query` from a fresh socket (a new random source port, RFC 5452 §9.2) and waits at most
     /// `timeout` for a matching reply.
     static func udp(
-        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, on loop: any EventLoop
+        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, unwantedThreshold: Int = 0,
+        counter: UnwantedReplyCounter? = nil, on loop: any EventLoop
     ) async throws -> DNSMessage {
         let promise = loop.makePromise(of: DNSMessage.self)
         let bindAddress = matcher.upstream.protocol == .inet6 ? "::" : "0.0.0.0"
         let channel = try await DatagramBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(UpstreamUDPHandler(matcher: matcher, promise: promise))
+                    try channel.pipeline.syncOperations.addHandler(UpstreamUDPHandler(
+                        matcher: matcher, promise: promise, unwantedThreshold: unwantedThreshold, counter: counter))
                 }
             }
             .bind(host: bindAddress, port: 0)

@@ -108,6 +108,7 @@ enum DoctorRun {
         } else {
             checks += ["blocked_probe", "normal_probe"].map(DoctorVerdicts.noListener)
         }
+        if let upstreams = DoctorVerdicts.upstreams(facts.upstreamHealth) { checks.append(upstreams) }
         checks += DoctorVerdicts.lists(facts.lists, now: facts.now)
         checks.append(canary(resolver: seen))
         checks.append(DoctorVerdicts.clock(facts.clock))

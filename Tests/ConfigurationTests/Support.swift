@@ -42,7 +42,7 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "dohEndpointsPath": c.dohEndpointsPath ?? "nil",
         "eventLoops": "\(c.eventLoops)",
         "forwarder": "\(c.forwarder.perUpstream.nanoseconds)/\(c.forwarder.overall.nanoseconds)",
-        "cache": "\(c.cache.capacity) \(c.cache.minimumTTL) \(c.cache.maximumTTL) \(c.cache.maximumNegativeTTL)",
+        "cache": "\(c.cache.capacity) \(c.cache.minimumTTL) \(c.cache.maximumTTL) \(c.cache.maximumNegativeTTL) \(c.cache.maximumStaleAge)",
         "blockedTTL": "\(c.blockedTTL)",
         "rateLimit": c.rateLimit.map { "\($0.queriesPerSecond)/\($0.burst)" } ?? "off",
         "listSources": c.listSources.map { "\($0.name)=\($0.url)" }.joined(separator: ","),

@@ -12,6 +12,30 @@ struct DoctorVerdictTests {
         .answered(ProbeAnswer(rcode: rcode, addresses: addresses, milliseconds: ms))
     }
 
+    // MARK: upstreams
+
+    @Test func every_upstream_down_fails_and_says_answers_come_from_the_cache() throws {
+        let router = NameServer(host: "192.168.1.1")
+        let quad9 = NameServer(host: "9.9.9.9")
+        let down = try #require(DoctorVerdicts.upstreams([
+            DoctorUpstreamHealth(upstream: router, up: false, consecutiveFailures: 7),
+            DoctorUpstreamHealth(upstream: quad9, up: false, consecutiveFailures: 3),
+        ]))
+        #expect(down.status == .fail)
+        #expect(down.detail.contains("every upstream is down") && down.detail.contains("192.168.1.1 (7 failures in a row)"), "\(down)")
+        #expect(down.detail.contains("stale"))
+        #expect(down.fix != nil)
+        let one = try #require(DoctorVerdicts.upstreams([
+            DoctorUpstreamHealth(upstream: router, up: false, consecutiveFailures: 7),
+            DoctorUpstreamHealth(upstream: quad9, up: true, consecutiveFailures: 0),
+        ]))
+        #expect(one.status == .pass && one.detail.contains("1 of 2"), "\(one)")
+        let up = try #require(DoctorVerdicts.upstreams([DoctorUpstreamHealth(upstream: router, up: true, consecutiveFailures: 0)]))
+        #expect(up.status == .pass)
+        // A helper that does not report health gets no upstreams check, rather than a wrong one.
+        #expect(DoctorVerdicts.upstreams([]) == nil)
+    }
+
     // MARK: resolver
 
     struct ResolverCase: Sendable, CustomTestStringConvertible {

@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    static let checkNames = ["helper", "listeners", "resolver", "blocked_probe", "normal_probe", "lists", "canary", "clock", "database"]
+    static let checkNames = ["helper", "listeners", "resolver", "blocked_probe", "normal_probe", "upstreams", "lists", "canary", "clock", "database"]
 
     func doctor(_ arguments: [String]) throws -> Run {
         let out = NSTemporaryDirectory() + "scrolloff-doctor-out-" + UUID().uuidString
@@ -68,7 +68,7 @@ import Testing
         #expect(human.line("blocked_probe")?.text.contains("(blocked by instagram) → NOERROR 0.0.0.0 in") == true, "\(human)")
         #expect(human.line("normal_probe")?.text.contains("host.test → 10.0.0.7") == true)
         #expect(human.line("canary")?.text.contains("NXDOMAIN through 127.0.0.88") == true)
-        #expect(human.stdout.contains("All 9 checks pass"))
+        #expect(human.stdout.contains("All 10 checks pass"))
 
         let json = try doctor(arguments + ["--json"])
         #expect(json.exitCode == 0, "\(json)")
@@ -133,7 +133,7 @@ import Testing
         // Nothing is blocked, so the reserved probe name is asked, and the sinkhole still works.
         #expect(run.line("blocked_probe")?.text.contains("PASS  blocked_probe  doctor-probe.scrolloff.invalid (the reserved probe name: nothing is blocked for profile default now) → NOERROR 0.0.0.0") == true, "\(run)")
         #expect(run.line("helper")?.text.hasPrefix("PASS") == true)
-        #expect(run.stdout.contains("7 of 9 checks pass"), "\(run)")
+        #expect(run.stdout.contains("8 of 10 checks pass"), "\(run)")
 
         // Through systemd-resolved's stub, whose servers name the sinkhole, the same setup passes.
         let stub = try scratch.file("stub-resolv.conf", "nameserver 127.0.0.53\noptions edns0 trust-ad\n")

@@ -14,7 +14,8 @@ enum ConfigurationSchema {
         ],
         "dns": [
             "listen", "upstreams", "upstream_timeout", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
-            "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "rate_limit", "rate_limit_burst",
+            "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "serve_stale_max_age",
+            "rate_limit", "rate_limit_burst",
             "tcp_connections", "tcp_connections_per_client", "tcp_queries_per_connection", "tcp_queries_per_client", "tcp_idle_timeout", "tcp_unsent_bytes",
         ],
         "lists": ["catalog", "refresh_period", "source"],

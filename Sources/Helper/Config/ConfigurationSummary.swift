@@ -13,7 +13,7 @@ public enum ConfigurationSummary {
         let doh = c.dohEndpointsPath == nil ? "encrypted-DNS hosts not blocked" : "encrypted-DNS hosts blocked"
         out.append("blocked names: \(c.blockingMode.rawValue) answers with a \(c.blockedTTL) s TTL; \(doh)")
         out.append("cache: \(c.cache.capacity) answers, TTL \(c.cache.minimumTTL)–\(c.cache.maximumTTL) s, "
-            + "negative at most \(c.cache.maximumNegativeTTL) s")
+            + "negative at most \(c.cache.maximumNegativeTTL) s, stale at most \(c.cache.maximumStaleAge) s past expiry")
         out.append(c.rateLimit.map { "rate limit: \($0.queriesPerSecond) queries/s per client, bursts of \($0.burst)" } ?? "rate limit: off")
         out.append("\(count(c.listSources.count, "list source", "list sources")) in the file (besides `scrolloff lists add`), refreshed every \(SpanWords.describe(c.listRefreshPeriod))")
         out.append("\(count(c.profiles.count + 1, "profile", "profiles")): " + ([c.defaultProfile] + c.profiles).map(profile).joined(separator: "; "))

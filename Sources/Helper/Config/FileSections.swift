@@ -139,6 +139,7 @@ struct FileSections {
         let minimum = wholeSeconds(t, "cache_min_ttl", .zero ... .hours(1), allowed: "0 (keep upstream TTLs) to 1h")
         let maximum = wholeSeconds(t, "cache_max_ttl", .seconds(1) ... .hours(24 * 7), allowed: "1s to 7d")
         let negative = wholeSeconds(t, "cache_max_negative_ttl", .zero ... .hours(24), allowed: "0 (no negative caching) to 1d; RFC 2308 §5 suggests at most 3h")
+        let stale = wholeSeconds(t, "serve_stale_max_age", .zero ... .hours(24 * 7), allowed: "0 (never serve stale) to 7d; RFC 8767 suggests 1d to 3d")
         let cache = configuration.cache
         let newMinimum = minimum ?? cache.minimumTTL, newMaximum = maximum ?? cache.maximumTTL
         if newMinimum > newMaximum {
@@ -146,7 +147,7 @@ struct FileSections {
         } else {
             configuration.cache = CacheConfiguration(
                 capacity: cache.capacity, minimumTTL: newMinimum, maximumTTL: newMaximum,
-                maximumNegativeTTL: negative ?? cache.maximumNegativeTTL)
+                maximumNegativeTTL: negative ?? cache.maximumNegativeTTL, maximumStaleAge: stale ?? cache.maximumStaleAge)
         }
         let rate = t.integer("rate_limit", in: 0...1_000_000, allowed: "0 (off) to 1000000 queries per second per client")
         let burst = t.integer("rate_limit_burst", in: 0...10_000_000, allowed: "0 (twice rate_limit) to 10000000 queries")

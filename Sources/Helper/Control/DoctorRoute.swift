@@ -44,6 +44,17 @@ public final class DoctorUpstreams: Sendable {
             return NameServer(host: host, port: port)
         }
     }
+
+    /// Each upstream's health in force now, for the `upstreams` check.
+    public var health: [DoctorUpstreamHealth] {
+        let statuses = forwarder.withLock { $0?.upstreamStatuses() } ?? []
+        return statuses.compactMap { status in
+            guard let server = try? HostPort(parsing: status.address, defaultPort: 53) else { return nil }
+            return DoctorUpstreamHealth(
+                upstream: NameServer(host: server.host, port: server.port), up: status.up,
+                consecutiveFailures: status.consecutiveFailures)
+        }
+    }
 }
 
 /// `GET /v1/doctor` (SPEC §11): gathers the facts only the helper has. Any member of the group may
@@ -70,7 +81,8 @@ enum DoctorRoute {
         }
         return .ok(DoctorFacts(
             version: context.version, pid: getpid(), now: context.clock().date, profile: request.profile,
-            listeners: listeners, upstreams: context.doctor.upstreams.current, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database))
+            listeners: listeners, upstreams: context.doctor.upstreams.current,
+            upstreamHealth: context.doctor.upstreams.health, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database))
     }
 }
 

@@ -18,6 +18,10 @@ public final class MetricsExposition: Sendable {
         var upstreamSeries: [String: UpstreamSeries] = [:]
         var listGauges: [String: (domains: Gauge?, age: Gauge?)] = [:]
         var grantGauges: [String: Gauge] = [:]
+        /// Totals already added to the counters of the same name.
+        var staleAnswers: UInt64 = 0
+        var unwantedReplies: UInt64 = 0
+        var spoofingRetries: UInt64 = 0
     }
 
     /// One upstream's series, and the forwarder's failure total already added to its counter.
@@ -31,6 +35,9 @@ public final class MetricsExposition: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let queries: [Counter]
     private let cacheEntries: Gauge
+    private let staleAnswers: Counter
+    private let unwantedReplies: Counter
+    private let spoofingRetries: Counter
     private let version: String
     private let state = Mutex(State())
 
@@ -41,6 +48,9 @@ public final class MetricsExposition: Sendable {
             registry.makeCounter(descriptor: Names.queries, labels: [("result", outcome.label)])
         }
         cacheEntries = registry.makeGauge(descriptor: Names.cacheEntries)
+        staleAnswers = registry.makeCounter(descriptor: Names.staleAnswers)
+        unwantedReplies = registry.makeCounter(descriptor: Names.unwantedReplies)
+        spoofingRetries = registry.makeCounter(descriptor: Names.spoofingRetries)
         registry.makeGauge(descriptor: Names.buildInfo, labels: [("version", version)]).set(to: 1)
     }
 
@@ -65,10 +75,19 @@ public final class MetricsExposition: Sendable {
         }
         state.reported = reading.queries
         cacheEntries.set(to: Double(reading.cacheEntries))
+        Self.advance(staleAnswers, from: &state.staleAnswers, to: reading.staleAnswers)
+        Self.advance(unwantedReplies, from: &state.unwantedReplies, to: reading.unwantedReplies)
+        Self.advance(spoofingRetries, from: &state.spoofingRetries, to: reading.spoofingRetries)
 
         updateUpstreams(&state, reading.upstreams)
         updateLists(&state, reading.lists)
         updateGrants(&state, reading.grantsActive)
+    }
+
+    /// Adds to `counter` what a running total gained since the last scrape.
+    private static func advance(_ counter: Counter, from reported: inout UInt64, to total: UInt64) {
+        if total > reported { counter.increment(by: Int64(clamping: total - reported)) }
+        reported = total
     }
 
     /// A reload may change the upstreams. The series of one no longer configured are dropped, not
@@ -182,6 +201,18 @@ enum Names {
              "DNS queries by result: blocked, forwarded, cached, refused, servfail, formerr, notimp, local, dropped.")
     }
     static var cacheEntries: MetricNameDescriptor { name("cache_entries", "Answers held in the DNS cache.") }
+    static var staleAnswers: MetricNameDescriptor {
+        name("dns_stale_answers", unit: "total",
+             "Expired answers given with TTL 30 s because every upstream failed (RFC 8767 serve-stale).")
+    }
+    static var unwantedReplies: MetricNameDescriptor {
+        name("upstream_unwanted_replies", unit: "total",
+             "Datagrams on the forwarder's query ports that were not the awaited reply (wrong ID, source, question or letter case).")
+    }
+    static var spoofingRetries: MetricNameDescriptor {
+        name("upstream_spoofing_retries", unit: "total",
+             "Questions asked again over TCP because their UDP exchange looked spoofed.")
+    }
     static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
     static var upstreamUp: MetricNameDescriptor {
         name("upstream_up", "1 while the upstream answers; 0 while it is backed off after repeated failures.")

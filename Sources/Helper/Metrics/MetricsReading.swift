@@ -24,11 +24,21 @@ public struct MetricsReading: Sendable {
     public var lists: [List]
     /// Entries opened by a running grant (spend, peek, token; SPEC §4), per profile name.
     public var grantsActive: [(profile: String, count: Int)]
+    /// Expired answers given because every upstream failed (RFC 8767), since start.
+    public var staleAnswers: UInt64
+    /// Datagrams on the forwarder's query ports that were not the awaited reply, since start.
+    public var unwantedReplies: UInt64
+    /// UDP exchanges given up as possibly spoofed and asked again over TCP, since start.
+    public var spoofingRetries: UInt64
 
     public init(
         queries: QueryTotals, upstreams: [UpstreamStatus], cacheEntries: Int, lists: [List],
-        grantsActive: [(profile: String, count: Int)]
+        grantsActive: [(profile: String, count: Int)], staleAnswers: UInt64 = 0, unwantedReplies: UInt64 = 0,
+        spoofingRetries: UInt64 = 0
     ) {
+        self.staleAnswers = staleAnswers
+        self.unwantedReplies = unwantedReplies
+        self.spoofingRetries = spoofingRetries
         self.queries = queries
         self.upstreams = upstreams
         self.cacheEntries = cacheEntries
@@ -70,8 +80,10 @@ public struct MetricsSources: Sendable {
             let name = index < enforcement.profileNames.count ? enforcement.profileNames[index] : "profile-\(index)"
             return (profile: name, count: open)
         }
+        let spoofing = forwarder.spoofingStatistics
         return MetricsReading(
             queries: counters.totals(), upstreams: forwarder.upstreamStatuses(), cacheEntries: cache.count,
-            lists: lists.sorted { $0.name < $1.name }, grantsActive: grants)
+            lists: lists.sorted { $0.name < $1.name }, grantsActive: grants, staleAnswers: cache.staleAnswers,
+            unwantedReplies: spoofing.unwantedReplies, spoofingRetries: spoofing.tcpRetries)
     }
 }
