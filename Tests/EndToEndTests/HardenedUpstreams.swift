@@ -142,12 +142,3 @@ final class AttackedUpstream: @unchecked Sendable {
     /// Floods sent so far (one per UDP query in `flood` mode).
     var floods: Int { child.stdout.split(separator: "\n").filter { $0.hasPrefix("FLOODED") }.count }
 }
-
-/// Resident memory of a process, from /proc (what `ps` calls RSS), in KiB.
-func residentKiB(_ pid: pid_t) -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return line.split(separator: " ").compactMap { Int($0) }.first
-    }
-    return nil
-}
