@@ -268,11 +268,14 @@ public actor HelperEngine {
     }
 
     /// Rebuilds the snapshot (and the matcher when the entries changed) and publishes it.
-    /// - Parameter state: the profiles to publish; the held ones by default. The timer passes its
-    ///   uncommitted copy when a write fails, so what time changed (a spend cut short by an expiry)
-    ///   is enforced without waiting for the disk.
-    func rebuild(now: Instant, from state: [ProfileRuntime]? = nil) {
-        let profiles = state ?? self.profiles
+    ///
+    /// The wallets are brought to `now` on a copy first (as `status` does), so what time changed
+    /// (a spend cut short by a midnight expiry) is enforced by every publish, not only by the
+    /// commit that records it: while writes fail the held state lags, and a list refresh or a
+    /// reload republishing it as it was would reopen the spend until its old end.
+    func rebuild(now: Instant) {
+        var profiles = self.profiles
+        for i in profiles.indices { _ = profiles[i].account.advance(to: now, blockInForce: profiles[i].blockInForce(at: now)) }
         let inputs = matcherInputs(now: now)
         if inputs != tables.inputs {
             tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)
