@@ -140,6 +140,28 @@ struct EngineCreditTests {
         #expect(try await engine.wallet().balanceSeconds == 120)
     }
 
+    /// SPEC §2, §4: nothing opens an entry during a curfew and spending is refused then, so a spend
+    /// running into a curfew ends at its start, charged nothing for the minutes the curfew keeps shut.
+    @Test func a_spend_running_into_a_curfew_ends_at_its_start_and_is_charged_up_to_it_only() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        _ = try await engine.addSchedule(ScheduleRequest(name: "lunch", from: "12:01", to: "13:00", curfew: true, entries: ["instagram"]))
+        _ = try await engine.use("instagram")
+        time.pass(.seconds(90))
+        try await engine.tick()
+        #expect(await engine.decision("www.instagram.com").blocked)
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 60, "charged \(120 - wallet.balanceSeconds) s for a 60 s spend before the curfew")
+        #expect(wallet.grants.isEmpty)
+        time.pass(.minutes(50))
+        try await engine.tick()
+        #expect(try await engine.wallet().balanceSeconds == 60, "nothing charged during the curfew")
+        time.pass(.minutes(10))
+        try await engine.tick()
+        #expect(await engine.decision("www.instagram.com").blocked, "the spend does not come back after the curfew")
+    }
+
     @Test func curfew_edit_lock_refuses_removal_and_edits_until_it_ends() async throws {
         let time = TestTimeSource(wall: Fixture.noon)
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)

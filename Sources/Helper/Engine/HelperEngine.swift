@@ -236,6 +236,13 @@ public actor HelperEngine {
     /// Tells the wallet whether a block is in force from `now` on (SPEC §4 abstinence) and writes
     /// the protected time (SPEC §7) since the last settlement.
     static func settle(_ p: inout ProfileRuntime, at now: Instant, into change: inout StateChange) {
+        // A curfew that began under a running spend closes it at the curfew's start (SPEC §2, §4):
+        // the timer wakes at that edge (the entry's state changes there), and a late wake still
+        // charges nothing past it.
+        if let spend = p.account.wallet.runningSpend, let start = p.curfewStart(of: spend.entry, at: now), start < spend.end {
+            let out = p.account.endSpendForCurfew(at: start)
+            change.record(out, account: p.account.state, profile: p.name)
+        }
         let inForce = p.blockInForce(at: now)
         let out = p.account.advance(to: now, blockInForce: inForce)
         change.record(out, account: p.account.state, profile: p.name)

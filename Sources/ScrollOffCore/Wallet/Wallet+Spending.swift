@@ -64,6 +64,17 @@ extension Wallet {
         return out
     }
 
+    /// Ends the running spend at `x` (or at the last settlement, if later) because a curfew covering
+    /// its entry began then: nothing opens an entry during a curfew (SPEC §2), so its minutes are
+    /// not charged (SPEC §4 refuses spending during a curfew). Everything due before `x` is
+    /// processed first; no spend running then (it ran out earlier) changes nothing.
+    public mutating func endSpendForCurfew(at x: Instant) -> CreditOutcome {
+        var out = CreditOutcome()
+        run(to: x, into: &out)
+        if let running = state.spend { endGrant(id: running.grantID, at: state.asOf, reason: .curfew, into: &out) }
+        return out
+    }
+
     /// The peek or token open on `entry` now, if any.
     func runningBypass(on entry: EntryID) -> Grant? {
         state.grantsInUse.filter { $0.entry == entry && $0.kind != .spend && $0.isActive(at: state.asOf) }.max { $0.end < $1.end }
