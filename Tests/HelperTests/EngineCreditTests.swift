@@ -162,6 +162,23 @@ struct EngineCreditTests {
         #expect(await engine.decision("www.instagram.com").blocked, "the spend does not come back after the curfew")
     }
 
+    /// Spending on an entry that is not blocked is refused (it would only cost credit), so a spend
+    /// whose block window ends stops there too: the entry is open for free from then on.
+    @Test func a_spend_ends_when_its_block_window_ends_and_is_charged_up_to_it_only() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.addSchedule(ScheduleRequest(name: "noon", from: "12:00", to: "12:01", entries: ["youtube"]))
+        _ = try await engine.use("youtube")
+        time.pass(.seconds(90))
+        try await engine.tick()
+        #expect(await engine.decision("www.youtube.com").blocked == false)
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 60, "charged \(120 - wallet.balanceSeconds) s for 60 s of a blocked youtube")
+        #expect(wallet.grants.isEmpty)
+        let events = try await engine.events()
+        #expect(events.contains { $0.message?.contains("no longer blocked") == true }, "\(events.map(\.message))")
+    }
+
     @Test func curfew_edit_lock_refuses_removal_and_edits_until_it_ends() async throws {
         let time = TestTimeSource(wall: Fixture.noon)
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)

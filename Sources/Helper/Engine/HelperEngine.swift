@@ -236,11 +236,12 @@ public actor HelperEngine {
     /// Tells the wallet whether a block is in force from `now` on (SPEC §4 abstinence) and writes
     /// the protected time (SPEC §7) since the last settlement.
     static func settle(_ p: inout ProfileRuntime, at now: Instant, into change: inout StateChange) {
-        // A curfew that began under a running spend closes it at the curfew's start (SPEC §2, §4):
-        // the timer wakes at that edge (the entry's state changes there), and a late wake still
+        // A spend ends where it stops buying anything: a curfew began (SPEC §2, §4) or its block
+        // ended. The timer wakes at that edge (the entry's state changes there); a late wake still
         // charges nothing past it.
-        if let spend = p.account.wallet.runningSpend, let start = p.curfewStart(of: spend.entry, at: now), start < spend.end {
-            let out = p.account.endSpendForCurfew(at: start)
+        if let spend = p.account.wallet.runningSpend,
+           let stop = p.rules.spendStops(on: spend.entry, from: p.account.wallet.state.asOf, to: min(now, spend.end)) {
+            let out = p.account.endSpend(at: stop.at, reason: stop.curfew ? .curfew : .unblocked)
             change.record(out, account: p.account.state, profile: p.name)
         }
         let inForce = p.blockInForce(at: now)

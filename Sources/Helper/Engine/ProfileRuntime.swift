@@ -73,16 +73,6 @@ struct ProfileRuntime: Sendable {
         return end
     }
 
-    /// When the curfew covering `entry` that is in force at `t` began (the earliest, when several
-    /// overlap), so a spend it interrupts is charged up to there only.
-    func curfewStart(of entry: EntryID, at t: Instant) -> Instant? {
-        var start: Instant?
-        for s in schedules where s.enabled && s.kind.isCurfew && s.covers(entry) {
-            if let o = s.occurrence(containing: t), start.map({ o.start < $0 }) ?? true { start = o.start }
-        }
-        return start
-    }
-
     /// Builds the runtime from a stored profile; `now` seeds a fresh account.
     static func make(_ stored: StoredProfile, now: Instant) throws(EngineError) -> ProfileRuntime {
         var p = try fresh(stored.settings, now: now, account: stored.account)

@@ -37,7 +37,9 @@ public struct CreditAccount: Sendable {
         try wallet.use(entry, for: limit, task: task, at: t, curfewEndsAt: curfewEndsAt)
     }
 
-    public mutating func endSpendForCurfew(at t: Instant) -> CreditOutcome { wallet.endSpendForCurfew(at: t) }
+    public mutating func endSpend(at t: Instant, reason: CreditEvent.GrantEndReason) -> CreditOutcome {
+        wallet.endSpend(at: t, reason: reason)
+    }
 
     public mutating func stop(_ entry: EntryID?, at t: Instant) throws(Refusal) -> CreditOutcome {
         try wallet.stop(entry, at: t)

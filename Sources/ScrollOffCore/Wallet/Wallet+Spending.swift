@@ -64,14 +64,15 @@ extension Wallet {
         return out
     }
 
-    /// Ends the running spend at `x` (or at the last settlement, if later) because a curfew covering
-    /// its entry began then: nothing opens an entry during a curfew (SPEC §2), so its minutes are
-    /// not charged (SPEC §4 refuses spending during a curfew). Everything due before `x` is
-    /// processed first; no spend running then (it ran out earlier) changes nothing.
-    public mutating func endSpendForCurfew(at x: Instant) -> CreditOutcome {
+    /// Ends the running spend at `x` (or at the last settlement, if later) because it stopped buying
+    /// anything then (`ProfileRules.spendStops`): a curfew began (nothing opens an entry during one,
+    /// SPEC §2, and spending is refused then, §4), or the block ended (the entry is open for free).
+    /// Everything due before `x` is processed first; no spend running then (it ran out earlier)
+    /// changes nothing.
+    public mutating func endSpend(at x: Instant, reason: CreditEvent.GrantEndReason) -> CreditOutcome {
         var out = CreditOutcome()
         run(to: x, into: &out)
-        if let running = state.spend { endGrant(id: running.grantID, at: state.asOf, reason: .curfew, into: &out) }
+        if let running = state.spend { endGrant(id: running.grantID, at: state.asOf, reason: reason, into: &out) }
         return out
     }
 
