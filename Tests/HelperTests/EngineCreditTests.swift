@@ -179,6 +179,22 @@ struct EngineCreditTests {
         #expect(events.contains { $0.message?.contains("no longer blocked") == true }, "\(events.map(\.message))")
     }
 
+    /// A rule a command changes applies from now on: `unblock` during a spend ends it now, charged
+    /// for every second used, not back at the spend's last settlement.
+    @Test func unblock_during_a_spend_ends_it_now_charged_for_the_time_used() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        time.pass(.hours(2) + .minutes(1))
+        let before = try await engine.wallet().balanceSeconds
+        _ = try await engine.use("instagram")
+        time.pass(.seconds(60))
+        _ = try await engine.unblock(["instagram"])
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == before - 60, "charged \(before - wallet.balanceSeconds) s for a 60 s spend")
+        #expect(wallet.grants.isEmpty)
+    }
+
     @Test func curfew_edit_lock_refuses_removal_and_edits_until_it_ends() async throws {
         let time = TestTimeSource(wall: Fixture.noon)
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)

@@ -195,6 +195,10 @@ public actor HelperEngine {
     func perform<T>(_ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> T {
         let now = advanceClock()
         var work = Work(now: now, profiles: profiles, change: StateChange())
+        // The time up to now is settled under the rules as they were: a spend that stopped at a
+        // window end or a curfew start stopped under them, and a rule the command changes applies
+        // from now on, never to minutes already used (an `unblock` ends a spend now, not at its start).
+        for i in work.profiles.indices { Self.settle(&work.profiles[i], at: now, into: &work.change) }
         let result = try body(&work)
         try commit(&work.change, profiles: &work.profiles, now: now)
         wake()
