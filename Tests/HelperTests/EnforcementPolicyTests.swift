@@ -14,7 +14,9 @@ import Testing
     /// 12:05; reddit blocked and opened by a 120 s spend (the starter credit); youtube in a block
     /// window from 13:00; a profile `kids` (10.0.0.0/8) in a strict curfew now.
     static func engine() async throws -> (HelperEngine, TestTimeSource) {
-        let time = TestTimeSource(wall: Fixture.noon)
+        // `EnforcementPolicy` reads the real boot clock: a test boot clock far past any real uptime
+        // keeps its "now" at 12:00 (at 5,000 s it ran on once the machine had been up 83 min).
+        let time = TestTimeSource(wall: Fixture.noon, bootNanoseconds: 1_000_000_000_000_000_000)
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
         _ = try await engine.block(["instagram", "reddit"], reason: "less scrolling")
         _ = try await engine.addSchedule(ScheduleRequest(name: "bed", from: "12:05", to: "14:00", curfew: true, entries: ["tiktok"]))

@@ -140,6 +140,61 @@ struct EngineCreditTests {
         #expect(try await engine.wallet().balanceSeconds == 120)
     }
 
+    /// SPEC §2, §4: nothing opens an entry during a curfew and spending is refused then, so a spend
+    /// running into a curfew ends at its start, charged nothing for the minutes the curfew keeps shut.
+    @Test func a_spend_running_into_a_curfew_ends_at_its_start_and_is_charged_up_to_it_only() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        _ = try await engine.addSchedule(ScheduleRequest(name: "lunch", from: "12:01", to: "13:00", curfew: true, entries: ["instagram"]))
+        _ = try await engine.use("instagram")
+        time.pass(.seconds(90))
+        try await engine.tick()
+        #expect(await engine.decision("www.instagram.com").blocked)
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 60, "charged \(120 - wallet.balanceSeconds) s for a 60 s spend before the curfew")
+        #expect(wallet.grants.isEmpty)
+        time.pass(.minutes(50))
+        try await engine.tick()
+        #expect(try await engine.wallet().balanceSeconds == 60, "nothing charged during the curfew")
+        time.pass(.minutes(10))
+        try await engine.tick()
+        #expect(await engine.decision("www.instagram.com").blocked, "the spend does not come back after the curfew")
+    }
+
+    /// Spending on an entry that is not blocked is refused (it would only cost credit), so a spend
+    /// whose block window ends stops there too: the entry is open for free from then on.
+    @Test func a_spend_ends_when_its_block_window_ends_and_is_charged_up_to_it_only() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.addSchedule(ScheduleRequest(name: "noon", from: "12:00", to: "12:01", entries: ["youtube"]))
+        _ = try await engine.use("youtube")
+        time.pass(.seconds(90))
+        try await engine.tick()
+        #expect(await engine.decision("www.youtube.com").blocked == false)
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == 60, "charged \(120 - wallet.balanceSeconds) s for 60 s of a blocked youtube")
+        #expect(wallet.grants.isEmpty)
+        let events = try await engine.events()
+        #expect(events.contains { $0.message?.contains("no longer blocked") == true }, "\(events.map(\.message))")
+    }
+
+    /// A rule a command changes applies from now on: `unblock` during a spend ends it now, charged
+    /// for every second used, not back at the spend's last settlement.
+    @Test func unblock_during_a_spend_ends_it_now_charged_for_the_time_used() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.block(["instagram"])
+        time.pass(.hours(2) + .minutes(1))
+        let before = try await engine.wallet().balanceSeconds
+        _ = try await engine.use("instagram")
+        time.pass(.seconds(60))
+        _ = try await engine.unblock(["instagram"])
+        let wallet = try await engine.wallet()
+        #expect(wallet.balanceSeconds == before - 60, "charged \(before - wallet.balanceSeconds) s for a 60 s spend")
+        #expect(wallet.grants.isEmpty)
+    }
+
     @Test func curfew_edit_lock_refuses_removal_and_edits_until_it_ends() async throws {
         let time = TestTimeSource(wall: Fixture.noon)
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)

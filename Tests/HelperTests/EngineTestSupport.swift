@@ -17,8 +17,11 @@ final class TestTimeSource: TimeSource {
     private let state: Mutex<State>
     private let realStart: ContinuousClock.Instant?
 
-    init(wall: Instant, bootID: String = "boot-1", followsRealTime: Bool = false) {
-        state = Mutex(State(wall: wall.millisecondsSince1970, bootNanoseconds: 5_000_000_000_000, bootID: bootID))
+    /// - Parameter bootNanoseconds: the boot clock's first reading. Code that reads the real
+    ///   `CLOCK_BOOTTIME` against this clock's anchor (`Enforcement.now()`) sees the anchor's time
+    ///   only while the real reading is below it; pass a value past any real uptime for that.
+    init(wall: Instant, bootID: String = "boot-1", followsRealTime: Bool = false, bootNanoseconds: UInt64 = 5_000_000_000_000) {
+        state = Mutex(State(wall: wall.millisecondsSince1970, bootNanoseconds: bootNanoseconds, bootID: bootID))
         realStart = followsRealTime ? ContinuousClock.now : nil
     }
 

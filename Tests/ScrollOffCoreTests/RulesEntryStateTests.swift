@@ -36,6 +36,24 @@ import ScrollOffCore
         #expect(rules.status(of: "tiktok", at: Self.at("2026-11-23 10:00")).state == .none)
     }
 
+    /// `spendStops`: where a running spend stops buying anything — a curfew starts, or the block it
+    /// opened ends; its own end (open → blocked) is not a stop.
+    @Test func spend_stops_at_a_curfew_start_or_a_block_window_end_but_not_at_its_own_end() {
+        let spend = Self.grant("instagram", from: "2026-11-23 12:00", minutes: 30)
+        let window = ProfileRules(schedules: [RulesTime.schedule("11:00", "12:10")], grants: [spend])
+        let ended = window.spendStops(on: "instagram", from: Self.at("2026-11-23 12:00"), to: Self.at("2026-11-23 12:30"))
+        #expect(ended?.at == Self.at("2026-11-23 12:10") && ended?.curfew == false)
+        #expect(window.spendStops(on: "instagram", from: Self.at("2026-11-23 12:00"), to: Self.at("2026-11-23 12:09")) == nil)
+
+        let block = Block(entry: "instagram", created: Self.at("2026-11-01 00:00"), cooldownUntil: Self.at("2026-11-01 02:00"))
+        let curfew = ProfileRules(blocks: [block], schedules: [RulesTime.schedule("12:20", "13:00", kind: .curfew, name: "lunch")], grants: [spend])
+        let shut = curfew.spendStops(on: "instagram", from: Self.at("2026-11-23 12:00"), to: Self.at("2026-11-23 12:30"))
+        #expect(shut?.at == Self.at("2026-11-23 12:20") && shut?.curfew == true)
+
+        let plain = ProfileRules(blocks: [block], grants: [spend])
+        #expect(plain.spendStops(on: "instagram", from: Self.at("2026-11-23 12:00"), to: Self.at("2026-11-23 12:30")) == nil)
+    }
+
     @Test func grant_opens_a_block_until_it_ends() {
         let rules = ProfileRules(
             blocks: [Block(entry: "instagram", created: Self.at("2026-11-01 00:00"), cooldownUntil: Self.at("2026-11-01 02:00"))],

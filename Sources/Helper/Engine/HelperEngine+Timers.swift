@@ -77,8 +77,8 @@ extension HelperEngine: Service {
         } catch {
             urges.restore(batch)
             // Time-driven changes never wait for the disk (SPEC §3): publish what the wallets and
-            // rules say now; the books are written by the retry.
-            rebuild(now: now, from: work)
+            // rules say now (`rebuild` settles the wallets on a copy); the books are written by the retry.
+            rebuild(now: now)
             throw error
         }
         if now >= nextRetentionAt { applyRetention(now: now) }

@@ -195,6 +195,10 @@ public actor HelperEngine {
     func perform<T>(_ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> T {
         let now = advanceClock()
         var work = Work(now: now, profiles: profiles, change: StateChange())
+        // The time up to now is settled under the rules as they were: a spend that stopped at a
+        // window end or a curfew start stopped under them, and a rule the command changes applies
+        // from now on, never to minutes already used (an `unblock` ends a spend now, not at its start).
+        for i in work.profiles.indices { Self.settle(&work.profiles[i], at: now, into: &work.change) }
         let result = try body(&work)
         try commit(&work.change, profiles: &work.profiles, now: now)
         wake()
@@ -236,6 +240,14 @@ public actor HelperEngine {
     /// Tells the wallet whether a block is in force from `now` on (SPEC §4 abstinence) and writes
     /// the protected time (SPEC §7) since the last settlement.
     static func settle(_ p: inout ProfileRuntime, at now: Instant, into change: inout StateChange) {
+        // A spend ends where it stops buying anything: a curfew began (SPEC §2, §4) or its block
+        // ended. The timer wakes at that edge (the entry's state changes there); a late wake still
+        // charges nothing past it.
+        if let spend = p.account.wallet.runningSpend,
+           let stop = p.rules.spendStops(on: spend.entry, from: p.account.wallet.state.asOf, to: min(now, spend.end)) {
+            let out = p.account.endSpend(at: stop.at, reason: stop.curfew ? .curfew : .unblocked)
+            change.record(out, account: p.account.state, profile: p.name)
+        }
         let inForce = p.blockInForce(at: now)
         let out = p.account.advance(to: now, blockInForce: inForce)
         change.record(out, account: p.account.state, profile: p.name)
@@ -268,11 +280,14 @@ public actor HelperEngine {
     }
 
     /// Rebuilds the snapshot (and the matcher when the entries changed) and publishes it.
-    /// - Parameter state: the profiles to publish; the held ones by default. The timer passes its
-    ///   uncommitted copy when a write fails, so what time changed (a spend cut short by an expiry)
-    ///   is enforced without waiting for the disk.
-    func rebuild(now: Instant, from state: [ProfileRuntime]? = nil) {
-        let profiles = state ?? self.profiles
+    ///
+    /// The wallets are brought to `now` on a copy first (as `status` does), so what time changed
+    /// (a spend cut short by a midnight expiry) is enforced by every publish, not only by the
+    /// commit that records it: while writes fail the held state lags, and a list refresh or a
+    /// reload republishing it as it was would reopen the spend until its old end.
+    func rebuild(now: Instant) {
+        var profiles = self.profiles
+        for i in profiles.indices { _ = profiles[i].account.advance(to: now, blockInForce: profiles[i].blockInForce(at: now)) }
         let inputs = matcherInputs(now: now)
         if inputs != tables.inputs {
             tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)

@@ -37,6 +37,10 @@ public struct CreditAccount: Sendable {
         try wallet.use(entry, for: limit, task: task, at: t, curfewEndsAt: curfewEndsAt)
     }
 
+    public mutating func endSpend(at t: Instant, reason: CreditEvent.GrantEndReason) -> CreditOutcome {
+        wallet.endSpend(at: t, reason: reason)
+    }
+
     public mutating func stop(_ entry: EntryID?, at t: Instant) throws(Refusal) -> CreditOutcome {
         try wallet.stop(entry, at: t)
     }

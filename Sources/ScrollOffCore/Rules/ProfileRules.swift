@@ -80,6 +80,28 @@ public struct ProfileRules: Sendable {
         return (named ? .scheduled : .none, [])
     }
 
+    /// The first instant in `[from, to]` at which a spend on `entry` stops buying anything: a curfew
+    /// covers the entry (`curfew` true; nothing opens it, SPEC §2) or no block holds it any more
+    /// (a block window or focus session ended: it is open for free). Nil while it stays blocked
+    /// and opened throughout. The spend's own end is an edge that changes open → blocked: not a stop.
+    public func spendStops(on entry: EntryID, from: Instant, to: Instant) -> (at: Instant, curfew: Bool)? {
+        func stop(at t: Instant) -> (at: Instant, curfew: Bool)? {
+            switch state(of: entry, at: t).kind {
+            case .curfew: return (t, true)
+            case .none, .scheduled: return (t, false)
+            case .open, .blocked: return nil
+            }
+        }
+        if let s = stop(at: from) { return s }
+        var cursor = from
+        for _ in 0..<Self.maximumEdgesFollowed {
+            guard let edge = nextEdge(of: entry, after: cursor), edge <= to else { return nil }
+            if let s = stop(at: edge) { return s }
+            cursor = edge
+        }
+        return nil
+    }
+
     /// The earliest edge after `t` of any rule that can touch `entry`.
     func nextEdge(of entry: EntryID, after t: Instant) -> Instant? {
         var best: Instant?

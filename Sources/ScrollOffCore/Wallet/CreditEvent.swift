@@ -10,6 +10,12 @@ public struct CreditEvent: Hashable, Sendable, Codable {
         case limitReached
         /// A peek or token ran its full length.
         case elapsed
+        /// A curfew covering the entry began while a spend ran (SPEC §2, §4: nothing opens it then,
+        /// so nothing is charged for it).
+        case curfew
+        /// The block the spend opened ended (a block window or focus session ran out): the entry is
+        /// open without credit, so the spend stops charging.
+        case unblocked
     }
 
     public enum Kind: Hashable, Sendable, Codable {
@@ -76,6 +82,8 @@ public struct CreditEvent: Hashable, Sendable, Codable {
             case .fundsRanOut: return "\(g.entry) closed: the credit for it is used up."
             case .limitReached: return "\(g.entry) closed after the \(SpanWords.describe(g.end - g.start)) you chose."
             case .elapsed: return "\(g.entry) closed again after \(SpanWords.describe(g.end - g.start))."
+            case .curfew: return "\(g.entry) closed when its curfew began, after \(SpanWords.describe(g.end - g.start)); nothing is charged while the curfew lasts."
+            case .unblocked: return "\(g.entry) is no longer blocked, so the spend ended after \(SpanWords.describe(g.end - g.start)); nothing more is charged."
             }
         case .peekUsed(let paid, let left):
             return "\(paid ? "Paid" : "Free") peek at \(name); \(left) peek\(left == 1 ? "" : "s") left today."

@@ -64,6 +64,18 @@ extension Wallet {
         return out
     }
 
+    /// Ends the running spend at `x` (or at the last settlement, if later) because it stopped buying
+    /// anything then (`ProfileRules.spendStops`): a curfew began (nothing opens an entry during one,
+    /// SPEC §2, and spending is refused then, §4), or the block ended (the entry is open for free).
+    /// Everything due before `x` is processed first; no spend running then (it ran out earlier)
+    /// changes nothing.
+    public mutating func endSpend(at x: Instant, reason: CreditEvent.GrantEndReason) -> CreditOutcome {
+        var out = CreditOutcome()
+        run(to: x, into: &out)
+        if let running = state.spend { endGrant(id: running.grantID, at: state.asOf, reason: reason, into: &out) }
+        return out
+    }
+
     /// The peek or token open on `entry` now, if any.
     func runningBypass(on entry: EntryID) -> Grant? {
         state.grantsInUse.filter { $0.entry == entry && $0.kind != .spend && $0.isActive(at: state.asOf) }.max { $0.end < $1.end }
