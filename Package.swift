@@ -45,11 +45,18 @@ let package = Package(
         .executableTarget(name: "store-crash-probe", dependencies: ["Store", "ScrollOffCore"], swiftSettings: swiftSettings),
         // Control API shared by helper and CLI: wire types, default paths, the blocking Unix-socket client.
         .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
+        // The DNS-over-TCP length-prefix framer (RFC 7766 §8), on its own so the fuzz target can
+        // drive it without building the sinkhole (and all of NIOPosix) with sanitizers.
+        .target(
+            name: "DNSFraming",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
             name: "Sinkhole",
             dependencies: [
-                "DNSWire", "ScrollOffCore", "DomainLists",
+                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,10 +98,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // libFuzzer target for DNSWire: `make fuzz`; a plain build replays saved inputs instead.
+        // libFuzzer target for DNSWire and the TCP framer: `make fuzz`; a plain build replays saved inputs instead.
         .executableTarget(
             name: "DNSWireFuzz",
-            dependencies: ["DNSWire", "Sinkhole", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["DNSWire", "DNSFraming", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings),
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
@@ -115,7 +122,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "Helper", "DNSWire", "DomainLists",
+                "Sinkhole", "DNSFraming", "Helper", "DNSWire", "DomainLists",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import DNSFraming
 import DNSWire
 import Logging
 import NIOCore

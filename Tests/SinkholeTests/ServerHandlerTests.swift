@@ -1,3 +1,4 @@
+import DNSFraming
 import DNSWire
 import NIOCore
 import NIOEmbedded

@@ -1,3 +1,4 @@
+import DNSFraming
 import NIOCore
 import NIOEmbedded
 import NIOTestUtils

@@ -21,7 +21,8 @@ public struct DNSFrameDecoder: ByteToMessageDecoder, Sendable {
     }
 
     /// Takes one complete frame off the front of `buffer`, or nothing if it is not all there yet.
-    static func nextFrame(_ buffer: inout ByteBuffer) -> ByteBuffer? {
+    /// Public so the fuzz target (`DNSWireFuzz`) drives this very code without building the sinkhole.
+    public static func nextFrame(_ buffer: inout ByteBuffer) -> ByteBuffer? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self),
               buffer.readableBytes >= 2 + Int(length)
         else { return nil }
@@ -33,7 +34,7 @@ public struct DNSFrameDecoder: ByteToMessageDecoder, Sendable {
 extension ByteBuffer {
     /// Writes `message` with its two-octet length prefix (RFC 7766 §8). Messages over 65,535
     /// octets cannot be framed; callers never produce them (the builder caps replies there).
-    mutating func writeDNSFrame(_ message: some Collection<UInt8>) {
+    public mutating func writeDNSFrame(_ message: some Collection<UInt8>) {
         writeInteger(UInt16(clamping: message.count))
         writeBytes(message.prefix(65535))
     }
