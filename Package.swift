@@ -45,6 +45,8 @@ let package = Package(
         .executableTarget(name: "store-crash-probe", dependencies: ["Store", "ScrollOffCore"], swiftSettings: swiftSettings),
         // Control API shared by helper and CLI: wire types, default paths, the blocking Unix-socket client.
         .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
+        // The managed section of /etc/hosts (SPEC §10): byte-exact split, render, atomic writer.
+        .target(name: "HostsFile", swiftSettings: swiftSettings),
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
             name: "Sinkhole",
@@ -61,7 +63,7 @@ let package = Package(
         .target(
             name: "Helper",
             dependencies: [
-                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire",
+                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper", "Sinkhole", "ControlAPI", "Store",
+                "Helper", "Sinkhole", "ControlAPI", "Store", "HostsFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,6 +106,11 @@ let package = Package(
         .testTarget(
             name: "ScrollOffCoreTests",
             dependencies: ["ScrollOffCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HostsFileTests",
+            dependencies: ["HostsFile", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
