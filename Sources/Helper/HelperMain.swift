@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Sinkhole
+import Synchronization
 
 /// Builds the helper's `ServiceGroup` and runs it until SIGTERM or SIGINT (ARCHITECTURE.md principle 6).
 public enum HelperMain {
@@ -46,6 +47,7 @@ public enum HelperMain {
                 "state.dir": "\(configuration.paths.stateDirectory)",
                 "upstreams": "\(configuration.upstreams.map(\.description).joined(separator: ","))",
                 "mode": "\(configuration.blockingMode.rawValue)",
+                "enforcement": "\(configuration.enforcementMode.rawValue)",
             ])
 
         // The rules, the wallet and the timers (SPEC §2–8): the one owner of state (SQLite).
@@ -79,7 +81,22 @@ public enum HelperMain {
         // enforcement; neither the CLI nor the control socket sits on this path.
         let policies = PolicyStore(AllowAllPolicy()) // replaced below, before any listener opens
         let composer = PolicyComposer(target: policies, engine: engine)
-        await engine.setPublishHandler { composer.enforcementPublished($0) }
+        // Hosts mode (SPEC §10) follows the same published enforcement as the DNS answers.
+        let mode = configuration.enforcementMode
+        var parts: Set<ReadinessGate.Part> = [.control]
+        if mode.servesDNS { parts.insert(.dns) }
+        if mode.writesHosts { parts.insert(.hosts) }
+        if configuration.metricsListen != nil { parts.insert(.metrics) }
+        let readinessBox = Mutex<ReadinessGate?>(nil)
+        let hostsService = mode.writesHosts
+            ? HostsModeService(path: configuration.hostsFile, logger: logger, firstAttempt: {
+                readinessBox.withLock { $0 }?.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
+            })
+            : nil
+        await engine.setPublishHandler { enforcement in
+            composer.enforcementPublished(enforcement)
+            hostsService?.published(enforcement)
+        }
         // Known DoH endpoints (SPEC §9, optional): parsed and matched like any other list.
         var doh: DomainMatcher?
         if let path = configuration.dohEndpointsPath {
@@ -120,9 +137,8 @@ public enum HelperMain {
         var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: configuration.tcp)
         serverConfiguration.counters = counters
         // READY=1 only once DNS, the control socket and the metrics listener (if on) are all bound.
-        let readiness = ReadinessGate(
-            waitingFor: configuration.metricsListen == nil ? [.dns, .control] : [.dns, .control, .metrics],
-            onOpen: { status in notifier.ready(status: status) })
+        let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
+        readinessBox.withLock { $0 = readiness }
         let server = DNSServer(
             configuration: serverConfiguration, chain: chain, group: group, logger: logger, announce: announce,
             ready: { addresses in
@@ -131,10 +147,11 @@ public enum HelperMain {
         let reload = ReloadService(
             logger: logger, reloader: reloader, notifier: notifier,
             readiness: readiness)
-        var helperServices: [any Service] = [
-            engine, server, reload,
-            ReportingControlServer(server: control.server, readiness: readiness), control.refresh,
-        ]
+        var helperServices: [any Service] = [engine]
+        // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
+        if mode.servesDNS { helperServices.append(server) }
+        if let hostsService { helperServices.append(hostsService) }
+        helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {
             let sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
             helperServices.append(MetricsServer(

@@ -64,10 +64,11 @@ public struct HostsLayout: Equatable, Sendable {
 
     /// The file with `newSection` in place of the managed section, everything else untouched.
     ///
-    /// A file with no section gets it at the top: glibc's `files` backend answers with the first
-    /// line naming a host (unless `multi on` in host.conf), so a line of the user's own for
-    /// `instagram.com` further down cannot shadow the block. The top also needs no line break
-    /// added to a file whose last line has none, so removing the section gives the original back.
+    /// A file with no section gets it at the top: `gethostbyname` reads the first line naming a
+    /// host, so there a line of the user's own for `instagram.com` further down cannot shadow the
+    /// block (`getaddrinfo` gathers every line and returns both: the README says so). The top also
+    /// needs no line break added to a file whose last line has none, so removing the section gives
+    /// the original back.
     /// An empty `newSection` removes the section.
     public func replacingSection(with newSection: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
