@@ -72,9 +72,13 @@ public enum HelperMain {
         // The blocking answer and its TTL: swappable by a reload, read once per blocked query.
         let blocking = BlockingSettingsStore(BlockingSettings(mode: configuration.blockingMode, blockedTTL: configuration.blockedTTL))
         let doctorUpstreams = DoctorUpstreams() // the forwarder, once made below
+        let mode = configuration.enforcementMode
+        let hostsStatus = mode.writesHosts ? HostsModeStatus(path: configuration.hostsFile, dnsToo: mode.servesDNS) : nil
+        var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
+        doctorSources.hosts = hostsStatus
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine,
-            doctor: DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams),
+            doctor: doctorSources,
             controlLimits: configuration.control, logger: logger)
 
         // DNS answers come from one immutable policy, replaced whenever the engine publishes new
@@ -82,17 +86,16 @@ public enum HelperMain {
         let policies = PolicyStore(AllowAllPolicy()) // replaced below, before any listener opens
         let composer = PolicyComposer(target: policies, engine: engine)
         // Hosts mode (SPEC §10) follows the same published enforcement as the DNS answers.
-        let mode = configuration.enforcementMode
         var parts: Set<ReadinessGate.Part> = [.control]
         if mode.servesDNS { parts.insert(.dns) }
         if mode.writesHosts { parts.insert(.hosts) }
         if configuration.metricsListen != nil { parts.insert(.metrics) }
         let readinessBox = Mutex<ReadinessGate?>(nil)
-        let hostsService = mode.writesHosts
-            ? HostsModeService(path: configuration.hostsFile, logger: logger, firstAttempt: {
+        let hostsService = hostsStatus.map { status in
+            HostsModeService(path: configuration.hostsFile, status: status, logger: logger, firstAttempt: {
                 readinessBox.withLock { $0 }?.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
             })
-            : nil
+        }
         await engine.setPublishHandler { enforcement in
             composer.enforcementPublished(enforcement)
             hostsService?.published(enforcement)

@@ -79,6 +79,11 @@ import Testing
         #expect(written.indices.allSatisfy { written[$0] != 0x0A || ($0 > 0 && written[$0 - 1] == 0x0D) }, "a bare LF in a CRLF file")
         #expect(Array(Self.bytes(hosts).suffix(Self.original.count)) == Self.original, "the user's lines moved")
         #expect(Self.bytes(hosts + ".scrolloff.bak") == Self.original)
+        // doctor checks the section instead of a DNS path that hosts mode does not use.
+        let doctor = try helper.cli(["doctor"])
+        #expect(doctor.exitCode == 0, "\(doctor)")
+        #expect(doctor.output.contains("PASS  hosts") && doctor.output.contains("names in the scrolloff section"), "\(doctor)")
+        #expect(!doctor.output.contains("listeners"), "\(doctor)")
 
         // Re-applying the same state leaves the file alone (a second block, a list refresh...).
         let mtime = try FileManager.default.attributesOfItem(atPath: hosts)[.modificationDate] as? Date
@@ -125,6 +130,13 @@ import Testing
         #expect(helper.child.stderr.components(separatedBy: "cannot update the hosts file").count - 1 == 1, "\(helper.child.stderr)")
         #expect(Self.bytes(hosts) == damaged)
         #expect(!FileManager.default.fileExists(atPath: hosts + ".scrolloff.bak"))
+        let doctor = try helper.cli(["doctor", "--json"])
+        #expect(doctor.exitCode == 1, "\(doctor)")
+        let checks = try #require(try jsonObject(doctor.output)["checks"] as? [[String: Any]], "\(doctor)")
+        let check = try #require(checks.first { $0["name"] as? String == "hosts" }, "\(doctor)")
+        #expect(check["status"] as? String == "fail")
+        #expect((check["detail"] as? String)?.contains("lines 2 and 4") == true, "\(check)")
+        #expect((check["fix"] as? String)?.contains("# END scrolloff") == true, "\(check)")
         let remove = try runWithStatus(Products.scrolloffDNS, ["hosts", "remove", "--hosts-file", hosts, "--control-socket", helper.controlSocket])
         #expect(remove.exitCode != 0 && remove.output.contains("lines 2 and 4"), "\(remove)")
         #expect(Self.bytes(hosts) == damaged)

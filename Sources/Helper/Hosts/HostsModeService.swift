@@ -22,12 +22,15 @@ final class HostsModeService: Service, Sendable {
     let logger: Logger
     /// Called once, after the first attempt (written or not), for readiness.
     let firstAttempt: @Sendable () -> Void
+    /// What `doctor` reads.
+    let status: HostsModeStatus
     private let latest = Mutex<Enforcement?>(nil)
     private let changed = ChangeSignal()
     private let health = Mutex(CommitHealth())
 
-    init(path: String, logger: Logger, firstAttempt: @escaping @Sendable () -> Void = {}) {
+    init(path: String, status: HostsModeStatus, logger: Logger, firstAttempt: @escaping @Sendable () -> Void = {}) {
         writer = HostsFileWriter(path: path)
+        self.status = status
         self.logger = logger
         self.firstAttempt = firstAttempt
     }
@@ -78,11 +81,15 @@ final class HostsModeService: Service, Sendable {
                     "hosts.file": "\(writer.path)", "failing.for_s": "\(after.milliseconds / 1000)", "attempts": "\(attempts)",
                 ])
             }
+            status.succeeded(names: wanted.count)
             return Self.nextCheck(enforcement, now: now)
         } catch {
             // Logged once, then as a summary with back-off (as the engine's commits): a read-only /etc
             // or a damaged section would otherwise log every second.
-            let (note, delay) = health.withLock { h in (h.failed(error.description, at: now), h.retryDelay) }
+            let (note, delay, since, attempts) = health.withLock { h in
+                (h.failed(error.description, at: now), h.retryDelay, h.failingSince ?? now, h.attempts)
+            }
+            status.failing(since: since, attempts: attempts, error: error.description)
             switch note {
             case .failing:
                 logger.error("cannot update the hosts file; retrying", metadata: ["hosts.file": "\(writer.path)", "error": "\(error)"])
@@ -130,7 +137,8 @@ final class HostsModeService: Service, Sendable {
             }
             let matcher = ObjectIdentifier(enforcement.matcher)
             if let key, key.matcher == matcher, key.blocking == blocking { return value }
-            value = enforcement.hostsNames(profile: 0, at: now)
+            // Deduplicated once here, so the count `doctor` shows is the section's.
+            value = Array(Set(enforcement.hostsNames(profile: 0, at: now)).subtracting(HostsModeService.canaries))
             key = (matcher, blocking)
             return value
         }
