@@ -14,12 +14,20 @@ import Testing
         let child: Child
         let controlSocket: String
 
-        init(scratch: Scratch, hostsFile: String?, wrapper: [String] = [], mode: String = "hosts") throws {
+        /// - Parameters:
+        ///   - wrapper: a program and its arguments run before the built helper (`unshare ...`).
+        ///   - privileges: how the helper runs (`PrivilegeMode.launcher`), instead of `wrapper`.
+        init(scratch: Scratch, hostsFile: String?, wrapper: [String] = [], privileges: PrivilegeMode? = nil, mode: String = "hosts") throws {
             controlSocket = "\(scratch.path)/control.sock"
             var arguments = ["start", "--mode", mode, "--state-dir", "\(scratch.path)/state", "--control-socket", controlSocket,
                              "--upstream", "127.0.0.1:9"]
             if let hostsFile { arguments += ["--hosts-file", hostsFile] }
-            let command = wrapper.isEmpty ? (Products.scrolloffDNS, arguments) : (wrapper[0], Array(wrapper.dropFirst()) + [Products.scrolloffDNS] + arguments)
+            if mode != "hosts" { arguments += ["--listen", "127.0.0.1:0"] }
+            var command = wrapper.isEmpty ? (Products.scrolloffDNS, arguments) : (wrapper[0], Array(wrapper.dropFirst()) + [Products.scrolloffDNS] + arguments)
+            if let privileges {
+                let launcher = try privileges.launcher()
+                command = (launcher.executable, launcher.prefix + arguments)
+            }
             child = try Child(command.0, command.1, scratch: scratch, label: "hosts-helper-\(UUID().uuidString)")
             let up = try Poll.until(seconds: 30) { (try? self.cli(["status"]).exitCode) == 0 || !self.child.isRunning }
             guard up, child.isRunning else { throw HarnessError("the hosts-mode helper did not come up: \(child.stderr)") }
@@ -190,6 +198,49 @@ import Testing
         let closed = Self.within(6) { (try? getent("www.instagram.com").output.hasPrefix("0.0.0.0")) == true }
         #expect(closed != nil, "not blocked again after the grant")
         #expect(Self.bytes("/etc/hosts") == realBefore, "the host's own /etc/hosts changed")
+    }
+
+    /// Under the shipped unit's capability set (CAP_CHOWN and CAP_NET_BIND_SERVICE only, no
+    /// CAP_DAC_OVERRIDE or CAP_FOWNER): root still owns /etc/hosts, so the rename, the mode and the
+    /// owner copy all work, and nothing needs more.
+    @Test func under_the_units_capability_set_the_section_is_written_with_mode_and_owner_kept() throws {
+        let scratch = try Scratch()
+        let hosts = "\(scratch.path)/hosts"
+        try Self.write(Self.original, to: hosts)
+        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts, privileges: .unitCapabilities)
+        defer { helper.stop() }
+        PrivilegeMode.unitCapabilities.check(helper.child.process.pid)
+        #expect(try helper.cli(["block", "tiktok"]).exitCode == 0)
+        let written = Self.within(1.0) { Self.has(hosts, "0.0.0.0 tiktok.com\r\n") }
+        #expect(written != nil, "\(Self.text(hosts)) \(helper.child.stderr)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: hosts)
+        #expect(attributes[.posixPermissions] as? Int == 0o644)
+        #expect(attributes[.ownerAccountID] as? Int == 0 && attributes[.groupOwnerAccountID] as? Int == 0, "\(attributes)")
+    }
+
+    /// `--mode both`: the sinkhole answers the blocked name and the hosts file holds it, from one
+    /// published enforcement; in `--mode hosts` nothing listens for DNS.
+    @Test func both_mode_answers_dns_and_writes_the_file_and_hosts_mode_opens_no_dns_listener() throws {
+        let scratch = try Scratch()
+        let hosts = "\(scratch.path)/hosts"
+        try Self.write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
+        let both = try HostsHelper(scratch: scratch, hostsFile: hosts, mode: "both")
+        defer { both.stop() }
+        let udp = try both.child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
+        let port = try #require(udp.split(separator: ":").last.flatMap { Int($0) })
+        #expect(try both.cli(["block", "instagram"]).exitCode == 0)
+        #expect(Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") } != nil, "\(both.child.stderr)")
+        #expect(try shortA(port, "www.instagram.com") == "0.0.0.0")
+        let doctor = try both.cli(["doctor", "--json"])
+        #expect(doctor.output.contains("\"name\" : \"hosts\"") || doctor.output.contains("\"name\":\"hosts\""), "\(doctor)")
+        #expect(doctor.output.contains("listeners"), "both modes' checks: \(doctor)")
+        both.stop()
+
+        let other = try Scratch()
+        let only = try HostsHelper(scratch: other, hostsFile: hosts)
+        defer { only.stop() }
+        usleep(300_000)
+        #expect(!only.child.stdout.contains("listening"), "\(only.child.stdout)")
     }
 
     static func wireDate(_ text: String) -> Date? {
