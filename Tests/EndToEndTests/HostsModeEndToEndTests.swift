@@ -243,6 +243,37 @@ import Testing
         #expect(!only.child.stdout.contains("listening"), "\(only.child.stdout)")
     }
 
+    /// Issue 12 "an edit by hand to the section is undone": a line deleted from the section with an
+    /// in-place write, and the whole section dropped by an editor-style rename, both come back within
+    /// 1 s (inotify wakes the helper; the 30 s check alone would be too slow), and the user's own
+    /// change outside the section is kept.
+    @Test func section_edited_or_removed_by_hand_is_put_back_within_a_second_keeping_the_users_lines() throws {
+        let scratch = try Scratch()
+        let hosts = "\(scratch.path)/hosts"
+        try Self.write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
+        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        defer { helper.stop() }
+        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
+        #expect(Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") } != nil)
+        let kept = Self.bytes(hosts)
+
+        // In place (as `sed -i`-less tools and `>>` do): drop the instagram.com lines, add a line of one's own.
+        let edited = Self.text(hosts).replacingOccurrences(of: "0.0.0.0 instagram.com\n:: instagram.com\n", with: "")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: hosts))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data((edited + "10.0.0.9 mine.lan\n").utf8))
+        try handle.close()
+        let restored = Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") }
+        #expect(restored != nil, "not put back within 1 s: \(Self.text(hosts))")
+        #expect(Self.bytes(hosts) == kept + Array("10.0.0.9 mine.lan\n".utf8), "\(Self.text(hosts))")
+
+        // An editor's save: a new file renamed over the old one, without the section.
+        try Data("127.0.0.1 localhost\n".utf8).write(to: URL(fileURLWithPath: hosts), options: .atomic)
+        let back = Self.within(1.0) { Self.has(hosts, "0.0.0.0 www.instagram.com\n") }
+        #expect(back != nil, "not put back within 1 s after a rename: \(Self.text(hosts))")
+        #expect(helper.child.stderr.contains("changed outside Scroll Off"), "\(helper.child.stderr)")
+    }
+
     static func wireDate(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -27,6 +27,8 @@ final class HostsModeService: Service, Sendable {
     private let latest = Mutex<Enforcement?>(nil)
     private let changed = ChangeSignal()
     private let health = Mutex(CommitHealth())
+    /// Set by the watcher: the next write, if any, puts back a section someone else changed.
+    private let editedElsewhere = Atomic<Bool>(false)
 
     init(path: String, status: HostsModeStatus, logger: Logger, firstAttempt: @escaping @Sendable () -> Void = {}) {
         writer = HostsFileWriter(path: path)
@@ -47,6 +49,12 @@ final class HostsModeService: Service, Sendable {
     }
 
     func run() async throws {
+        let watcher = HostsFileWatcher(path: writer.path) { [weak self] in
+            self?.editedElsewhere.store(true, ordering: .relaxed)
+            self?.changed.notify()
+        }
+        if watcher == nil { logger.notice("cannot watch the hosts file with inotify; hand edits are put back within 30 s", metadata: ["hosts.file": "\(writer.path)"]) }
+        defer { watcher?.stop() }
         await cancelWhenGracefulShutdown {
             var names = NamesCache()
             var reportedReady = false
@@ -69,10 +77,11 @@ final class HostsModeService: Service, Sendable {
     /// One check: writes the section if its bytes differ. Returns how long to sleep before the next.
     func apply(_ enforcement: Enforcement, now: Instant, names: inout NamesCache) -> Span {
         let wanted = names.names(enforcement, at: now)
+        let edited = editedElsewhere.exchange(false, ordering: .relaxed)
         do {
             let outcome = try writer.setSection(names: wanted, excluding: Self.canaries)
             if case .written(let inPlace) = outcome {
-                logger.info("hosts file section rewritten", metadata: [
+                logger.info(edited ? "hosts file changed outside Scroll Off: section put back" : "hosts file section rewritten", metadata: [
                     "hosts.file": "\(writer.path)", "hosts.names": "\(wanted.count)", "hosts.in_place": "\(inPlace)",
                 ])
             }
