@@ -98,7 +98,7 @@ let package = Package(
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
             name: "scrolloff-bench",
-            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire"],
+            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire", "HostsFile"],
             path: "bench/Sources/scrolloff-bench",
             swiftSettings: swiftSettings
         ),

@@ -17,13 +17,15 @@ public enum HostsSection {
     public static func render(names: some Sequence<String>, excluding excluded: Set<String> = [], lineBreak: HostsLayout.LineBreak = .lf) -> [UInt8] {
         var seen = Set<String>()
         for raw in names {
-            var name = raw.lowercased()
-            if name.hasSuffix(".") { name.removeLast() }
+            // Names from the lists are already lowercase: copy only when one is not.
+            var name = raw.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? raw.lowercased() : raw
+            if name.utf8.last == 0x2E { name.removeLast() }
             guard isWritable(name), !excluded.contains(name) else { continue }
             seen.insert(name)
         }
         guard !seen.isEmpty else { return [] }
-        let sorted = seen.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        // Every writable name is ASCII, where String's order is byte order (and memcmp-fast).
+        let sorted = seen.sorted()
         let eol = lineBreak.bytes
         var out: [UInt8] = []
         out.reserveCapacity(64 + sorted.count * 2 * 24)
@@ -45,7 +47,7 @@ public enum HostsSection {
     /// Letters, digits, `-`, `_` and dots between non-empty labels, at most 253 bytes: what
     /// glibc's hosts parser reads as one name.
     static func isWritable(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 253, bytes.first != 0x2E, bytes.last != 0x2E else { return false }
         var previousDot = false
         for b in bytes {

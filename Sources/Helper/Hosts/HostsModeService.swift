@@ -24,14 +24,18 @@ final class HostsModeService: Service, Sendable {
     let firstAttempt: @Sendable () -> Void
     /// What `doctor` reads.
     let status: HostsModeStatus
+    /// Run after every write: nscd and systemd-resolved caches.
+    let cacheFlush: LocalCacheFlush
     private let latest = Mutex<Enforcement?>(nil)
     private let changed = ChangeSignal()
     private let health = Mutex(CommitHealth())
     /// Set by the watcher: the next write, if any, puts back a section someone else changed.
     private let editedElsewhere = Atomic<Bool>(false)
 
-    init(path: String, status: HostsModeStatus, logger: Logger, firstAttempt: @escaping @Sendable () -> Void = {}) {
+    init(path: String, status: HostsModeStatus, logger: Logger, cacheFlush: LocalCacheFlush = .system,
+         firstAttempt: @escaping @Sendable () -> Void = {}) {
         writer = HostsFileWriter(path: path)
+        self.cacheFlush = cacheFlush
         self.status = status
         self.logger = logger
         self.firstAttempt = firstAttempt
@@ -81,6 +85,7 @@ final class HostsModeService: Service, Sendable {
         do {
             let outcome = try writer.setSection(names: wanted, excluding: Self.canaries)
             if case .written(let inPlace) = outcome {
+                cacheFlush.run(logger: logger)
                 logger.info(edited ? "hosts file changed outside Scroll Off: section put back" : "hosts file section rewritten", metadata: [
                     "hosts.file": "\(writer.path)", "hosts.names": "\(wanted.count)", "hosts.in_place": "\(inPlace)",
                 ])
