@@ -5,7 +5,6 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Sinkhole
-import Synchronization
 
 /// Builds the helper's `ServiceGroup` and runs it until SIGTERM or SIGINT (ARCHITECTURE.md principle 6).
 public enum HelperMain {
@@ -90,10 +89,12 @@ public enum HelperMain {
         if mode.servesDNS { parts.insert(.dns) }
         if mode.writesHosts { parts.insert(.hosts) }
         if configuration.metricsListen != nil { parts.insert(.metrics) }
-        let readinessBox = Mutex<ReadinessGate?>(nil)
+        // READY=1 only once every part this mode opens is up: DNS, the control socket, the metrics
+        // listener (if on), the first check of the hosts file (hosts mode).
+        let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
         let hostsService = hostsStatus.map { status in
             HostsModeService(path: configuration.hostsFile, status: status, logger: logger, firstAttempt: {
-                readinessBox.withLock { $0 }?.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
+                readiness.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
             })
         }
         await engine.setPublishHandler { enforcement in
@@ -139,9 +140,6 @@ public enum HelperMain {
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
         var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: configuration.tcp)
         serverConfiguration.counters = counters
-        // READY=1 only once DNS, the control socket and the metrics listener (if on) are all bound.
-        let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
-        readinessBox.withLock { $0 = readiness }
         let server = DNSServer(
             configuration: serverConfiguration, chain: chain, group: group, logger: logger, announce: announce,
             ready: { addresses in
