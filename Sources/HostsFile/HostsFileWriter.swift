@@ -59,6 +59,25 @@ public struct HostsFileWriter: Sendable {
         try setSection([])
     }
 
+    /// Deletes temporary files a killed writer left beside the file (`.hosts.scrolloff-XXXXXX`):
+    /// a kill between `mkstemp` and the rename leaves one, never a half-written hosts file.
+    /// - Returns: how many were removed.
+    @discardableResult
+    public func removeLeftovers() -> Int {
+        let folder = Self.folder(of: path)
+        let prefix = "." + (path.split(separator: "/").last.map(String.init) ?? "hosts") + ".scrolloff-"
+        guard let dir = opendir(folder) else { return 0 }
+        defer { closedir(dir) }
+        var removed = 0
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // mkstemp's six random characters, nothing else: a user's own file is never matched.
+            guard name.hasPrefix(prefix), name.utf8.count == prefix.utf8.count + 6 else { continue }
+            if unlink(folder + "/" + name) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
     // MARK: - Files
 
     struct FileInfo { var mode: mode_t; var uid: uid_t; var gid: gid_t }

@@ -274,6 +274,39 @@ import Testing
         #expect(helper.child.stderr.contains("changed outside Scroll Off"), "\(helper.child.stderr)")
     }
 
+    /// Issue 12: killing the helper (SIGKILL) in the middle of rewrites never leaves a truncated or
+    /// mixed file: a reader sees the old file or the new one, and the next start removes any
+    /// temporary file the kill left beside it.
+    @Test func kill_9_during_rewrites_never_leaves_a_torn_file_or_a_leftover() throws {
+        let scratch = try Scratch()
+        let hosts = "\(scratch.path)/hosts"
+        try Self.write(Self.original, to: hosts)
+        let services = ["4chan", "9gag", "bbc-news", "bereal", "bilibili", "bluesky", "buzzfeed", "cnn", "dailymail", "discord"]
+        /// Whole: the user's bytes, alone or after one complete section in CRLF.
+        func whole() -> Bool {
+            let bytes = Self.bytes(hosts)
+            if bytes == Self.original { return true }
+            let end = Array("# END scrolloff\r\n".utf8)
+            guard bytes.starts(with: Array("# BEGIN scrolloff\r\n".utf8)), bytes.count >= Self.original.count + end.count else { return false }
+            return Array(bytes.suffix(Self.original.count + end.count)) == end + Self.original
+        }
+        for (round, service) in services.enumerated() {
+            let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+            let blocked = try helper.cli(["block", service])
+            #expect(blocked.exitCode == 0, "\(blocked)")
+            usleep(UInt32((round * 7) % 20) * 1000) // 0–19 ms: somewhere in the rewrite
+            helper.child.signal(SIGKILL)
+            helper.child.process.wait()
+            #expect(whole(), "round \(round): torn file \(Self.text(hosts))")
+        }
+        let last = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        defer { last.stop() }
+        #expect(whole(), "\(Self.text(hosts))")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".hosts.scrolloff-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(Self.within(2.0) { Self.has(hosts, "0.0.0.0 discord.com\r\n") } != nil, "every block kept across the kills")
+    }
+
     static func wireDate(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -105,4 +105,15 @@ struct HostsFileWriterTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(left == ["hosts", "hosts.scrolloff.bak"])
     }
+
+    @Test func leftovers_of_a_killed_write_are_removed_and_nothing_else() throws {
+        let folder = try Folder()
+        let path = try folder.file(Array("a\n".utf8))
+        for name in [".hosts.scrolloff-AbC123", ".hosts.scrolloff-notes.txt", "hosts.scrolloff.bak", ".other.scrolloff-XyZ789"] {
+            FileManager.default.createFile(atPath: folder.path + "/" + name, contents: Data("x".utf8))
+        }
+        #expect(HostsFileWriter(path: path).removeLeftovers() == 1)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(left == [".hosts.scrolloff-notes.txt", ".other.scrolloff-XyZ789", "hosts", "hosts.scrolloff.bak"])
+    }
 }

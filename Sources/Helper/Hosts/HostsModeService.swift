@@ -59,6 +59,8 @@ final class HostsModeService: Service, Sendable {
         }
         if watcher == nil { logger.notice("cannot watch the hosts file with inotify; hand edits are put back within 30 s", metadata: ["hosts.file": "\(writer.path)"]) }
         defer { watcher?.stop() }
+        let leftovers = writer.removeLeftovers()
+        if leftovers > 0 { logger.notice("removed temporary files of an interrupted hosts-file write", metadata: ["count": "\(leftovers)"]) }
         await cancelWhenGracefulShutdown {
             var names = NamesCache()
             var reportedReady = false
