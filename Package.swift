@@ -52,6 +52,8 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // The managed section of /etc/hosts (SPEC §10): byte-exact split, render, atomic writer.
+        .target(name: "HostsFile", swiftSettings: swiftSettings),
         // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
         .target(
             name: "Sinkhole",
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "Helper",
             dependencies: [
-                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire",
+                "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper", "Sinkhole", "ControlAPI", "Store",
+                "Helper", "Sinkhole", "ControlAPI", "Store", "HostsFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -106,7 +108,7 @@ let package = Package(
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
             name: "scrolloff-bench",
-            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire"],
+            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire", "HostsFile"],
             path: "bench/Sources/scrolloff-bench",
             swiftSettings: swiftSettings
         ),
@@ -114,6 +116,11 @@ let package = Package(
         .testTarget(
             name: "ScrollOffCoreTests",
             dependencies: ["ScrollOffCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HostsFileTests",
+            dependencies: ["HostsFile", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),

@@ -23,13 +23,17 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     public var lists: [DoctorListFacts]
     public var clock: DoctorClockFacts
     public var database: DoctorDatabaseFacts
+    /// Hosts mode's file and how its writes go; nil in `--mode dns`.
+    public var hosts: DoctorHostsFacts?
 
     public init(
         version: String, pid: Int32, now: Date, profile: String, listeners: [DoctorListener], upstreams: [NameServer] = [],
         upstreamHealth: [DoctorUpstreamHealth] = [],
-        probe: DoctorProbeFacts?, lists: [DoctorListFacts], clock: DoctorClockFacts, database: DoctorDatabaseFacts
+        probe: DoctorProbeFacts?, lists: [DoctorListFacts], clock: DoctorClockFacts, database: DoctorDatabaseFacts,
+        hosts: DoctorHostsFacts? = nil
     ) {
         self.upstreamHealth = upstreamHealth
+        self.hosts = hosts
         self.version = version
         self.pid = pid
         self.now = now
@@ -43,7 +47,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, pid, now, profile, listeners, upstreams, upstreamHealth, probe, lists, clock, database
+        case version, pid, now, profile, listeners, upstreams, upstreamHealth, probe, lists, clock, database, hosts
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +64,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         lists = try c.decode([DoctorListFacts].self, forKey: .lists)
         clock = try c.decode(DoctorClockFacts.self, forKey: .clock)
         database = try c.decode(DoctorDatabaseFacts.self, forKey: .database)
+        hosts = try c.decodeIfPresent(DoctorHostsFacts.self, forKey: .hosts)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -76,6 +81,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         try c.encode(lists, forKey: .lists)
         try c.encode(clock, forKey: .clock)
         try c.encode(database, forKey: .database)
+        try c.encode(hosts, forKey: .hosts)
     }
 }
 

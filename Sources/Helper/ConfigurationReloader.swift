@@ -127,6 +127,8 @@ public actor ConfigurationReloader {
         restartOnly("helper.threads", \.eventLoops)
         restartOnly("metrics.listen", \.metricsListen)
         restartOnly("lists.catalog", \.catalogPath)
+        restartOnly("helper.mode", \.enforcementMode)
+        restartOnly("helper.hosts_file", \.hostsFile)
         restartOnly("dns.block_encrypted_dns", \.dohEndpointsPath)
         restartOnly("dns.tcp_*", \.tcp)
         restartOnly("helper.control_connections*", \.control)

@@ -34,6 +34,10 @@ public struct HelperConfiguration: Sendable {
     /// Where the optional Prometheus endpoint listens; nil = off (the default).
     public var metricsListen: HostPort?
     public var logLevel: Logger.Level = .info
+    /// How rules are enforced (`helper.mode`, `--mode`): the sinkhole, the hosts file or both.
+    public var enforcementMode: EnforcementMode = .dns
+    /// The hosts file of hosts mode (`helper.hosts_file`, `--hosts-file`).
+    public var hostsFile: String = "/etc/hosts"
     /// Bounds of DNS over TCP (`dns.tcp_*`); taken at start.
     public var tcp = TCPLimits()
     /// Bounds of the control socket (`helper.control_connections*`); taken at start.
@@ -83,4 +87,13 @@ public struct ConfiguredListSource: Sendable, Equatable {
 public struct HelperStartError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// Where the rules take effect (SPEC §10): DNS answers, the managed hosts-file section, or both.
+public enum EnforcementMode: String, Sendable, CaseIterable {
+    case dns, hosts, both
+    /// Whether the DNS sinkhole listens.
+    public var servesDNS: Bool { self != .hosts }
+    /// Whether the hosts-file section is kept.
+    public var writesHosts: Bool { self != .dns }
 }

@@ -46,6 +46,7 @@ public enum HelperMain {
                 "state.dir": "\(configuration.paths.stateDirectory)",
                 "upstreams": "\(configuration.upstreams.map(\.description).joined(separator: ","))",
                 "mode": "\(configuration.blockingMode.rawValue)",
+                "enforcement": "\(configuration.enforcementMode.rawValue)",
             ])
 
         // The rules, the wallet and the timers (SPEC §2–8): the one owner of state (SQLite).
@@ -70,16 +71,36 @@ public enum HelperMain {
         // The blocking answer and its TTL: swappable by a reload, read once per blocked query.
         let blocking = BlockingSettingsStore(BlockingSettings(mode: configuration.blockingMode, blockedTTL: configuration.blockedTTL))
         let doctorUpstreams = DoctorUpstreams() // the forwarder, once made below
+        let mode = configuration.enforcementMode
+        let hostsStatus = mode.writesHosts ? HostsModeStatus(path: configuration.hostsFile, dnsToo: mode.servesDNS) : nil
+        var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
+        doctorSources.hosts = hostsStatus
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine,
-            doctor: DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams),
+            doctor: doctorSources,
             controlLimits: configuration.control, logger: logger)
 
         // DNS answers come from one immutable policy, replaced whenever the engine publishes new
         // enforcement; neither the CLI nor the control socket sits on this path.
         let policies = PolicyStore(AllowAllPolicy()) // replaced below, before any listener opens
         let composer = PolicyComposer(target: policies, engine: engine)
-        await engine.setPublishHandler { composer.enforcementPublished($0) }
+        // Hosts mode (SPEC §10) follows the same published enforcement as the DNS answers.
+        var parts: Set<ReadinessGate.Part> = [.control]
+        if mode.servesDNS { parts.insert(.dns) }
+        if mode.writesHosts { parts.insert(.hosts) }
+        if configuration.metricsListen != nil { parts.insert(.metrics) }
+        // READY=1 only once every part this mode opens is up: DNS, the control socket, the metrics
+        // listener (if on), the first check of the hosts file (hosts mode).
+        let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
+        let hostsService = hostsStatus.map { status in
+            HostsModeService(path: configuration.hostsFile, status: status, logger: logger, firstAttempt: {
+                readiness.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
+            })
+        }
+        await engine.setPublishHandler { enforcement in
+            composer.enforcementPublished(enforcement)
+            hostsService?.published(enforcement)
+        }
         // Known DoH endpoints (SPEC §9, optional): parsed and matched like any other list.
         var doh: DomainMatcher?
         if let path = configuration.dohEndpointsPath {
@@ -119,10 +140,6 @@ public enum HelperMain {
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
         var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: configuration.tcp)
         serverConfiguration.counters = counters
-        // READY=1 only once DNS, the control socket and the metrics listener (if on) are all bound.
-        let readiness = ReadinessGate(
-            waitingFor: configuration.metricsListen == nil ? [.dns, .control] : [.dns, .control, .metrics],
-            onOpen: { status in notifier.ready(status: status) })
         let server = DNSServer(
             configuration: serverConfiguration, chain: chain, group: group, logger: logger, announce: announce,
             ready: { addresses in
@@ -131,10 +148,11 @@ public enum HelperMain {
         let reload = ReloadService(
             logger: logger, reloader: reloader, notifier: notifier,
             readiness: readiness)
-        var helperServices: [any Service] = [
-            engine, server, reload,
-            ReportingControlServer(server: control.server, readiness: readiness), control.refresh,
-        ]
+        var helperServices: [any Service] = [engine]
+        // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
+        if mode.servesDNS { helperServices.append(server) }
+        if let hostsService { helperServices.append(hostsService) }
+        helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {
             let sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
             helperServices.append(MetricsServer(

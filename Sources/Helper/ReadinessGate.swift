@@ -11,7 +11,8 @@ import Synchronization
 final class ReadinessGate: Sendable {
     /// One listener the helper waits for.
     enum Part: Hashable, Sendable, CaseIterable {
-        case dns, control, metrics
+        /// `hosts`: the first check of the hosts-file section is done (hosts mode).
+        case dns, control, metrics, hosts
     }
 
     private struct State {

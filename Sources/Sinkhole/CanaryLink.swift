@@ -15,10 +15,14 @@ public struct CanaryLink: ResolverLink {
     public static let doctorProbeName = "doctor-probe.scrolloff.invalid"
     static let doctorProbeWire: [UInt8] = (try? DNSName(doctorProbeName).wireBytes) ?? []
 
+    /// Every canary name, in text: hosts mode never writes these (SPEC §10), since a client reads
+    /// a local answer for them as "this network wants DoH / Private Relay off" only from DNS.
+    public static let canaryNames: [String] = nxdomainText + nodataText
+    static let nxdomainText = ["use-application-dns.net", "mask.icloud.com", "mask-h2.icloud.com"]
+    static let nodataText = ["resolver.arpa"]
     /// Canaries answer exactly the name; their subdomains are ordinary names.
-    static let nxdomainNames: [[UInt8]] = ["use-application-dns.net", "mask.icloud.com", "mask-h2.icloud.com"]
-        .compactMap { try? DNSName($0).wireBytes }
-    static let nodataNames: [[UInt8]] = ["resolver.arpa"].compactMap { try? DNSName($0).wireBytes }
+    static let nxdomainNames: [[UInt8]] = nxdomainText.compactMap { try? DNSName($0).wireBytes }
+    static let nodataNames: [[UInt8]] = nodataText.compactMap { try? DNSName($0).wireBytes }
     /// Negative answers for canaries may be cached a while by clients: they never change.
     static let canaryTTL: UInt32 = 300
 

@@ -62,8 +62,8 @@ struct Start: AsyncParsableCommand {
     var logLevel: String?
 
     func validate() throws {
-        if let mode, mode != .dns {
-            throw ValidationError("--mode \(mode.rawValue) is not available in this build yet; use --mode dns")
+        if let hostsFile, !hostsFile.hasPrefix("/") {
+            throw ValidationError("--hosts-file must be an absolute path, such as /etc/hosts")
         }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
         if let upstreamTimeoutMilliseconds, upstreamTimeoutMilliseconds < 50 {
@@ -101,6 +101,8 @@ struct Start: AsyncParsableCommand {
         o.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) }
         o.catalogPath = catalog
         o.dohEndpointsPath = dohEndpoints
+        o.enforcementMode = mode.map { EnforcementMode(rawValue: $0.rawValue) ?? .dns }
+        o.hostsFile = hostsFile
         return o
     }
 
@@ -116,11 +118,6 @@ struct Start: AsyncParsableCommand {
 
     func run() async throws {
         var logger = Logger(label: "scrolloff-dns")
-        if hostsFile != nil {
-            // Accepted so that scripts and unit files written against SPEC §13 keep working; hosts
-            // mode arrives with its own issue.
-            logger.notice("--hosts-file is accepted but not used by this build yet")
-        }
         let load = try configurationLoader()
         let configuration = try load()
         logger.logLevel = configuration.logLevel

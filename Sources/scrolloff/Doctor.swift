@@ -83,6 +83,16 @@ struct Doctor: ParsableCommand {
 enum DoctorRun {
     static func checks(facts: DoctorFacts, socket: String, resolver seen: DoctorVerdicts.ResolverObservation, probeName: String) -> [DoctorCheck] {
         var checks = [DoctorVerdicts.helper(reached: facts, socket: socket)]
+        // `--mode hosts`: no DNS listener on purpose, and the system resolver stays as it is; the
+        // hosts-file section is what blocks, so the DNS-path checks would only mislead.
+        if let hosts = facts.hosts, !hosts.dnsToo {
+            checks.append(DoctorVerdicts.hosts(hosts, now: facts.now))
+            checks += DoctorVerdicts.lists(facts.lists, now: facts.now)
+            checks.append(DoctorVerdicts.clock(facts.clock))
+            checks.append(DoctorVerdicts.database(facts.database, now: facts.now))
+            return checks
+        }
+        if let hosts = facts.hosts { checks.append(DoctorVerdicts.hosts(hosts, now: facts.now)) }
         // The listeners are asked the reserved name: answered by the sinkhole itself, never forwarded.
         let reservedName = facts.probe?.reservedName ?? "doctor-probe.scrolloff.invalid"
         let listenerResults = facts.listeners.map { listener -> (DoctorListener, ProbeResult) in

@@ -53,6 +53,8 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "tcp": "\(c.tcp.maximumConnections)/\(c.tcp.maximumConnectionsPerClient)/\(c.tcp.maximumInFlightPerConnection)/\(c.tcp.maximumInFlightPerClient)/"
             + "\(c.tcp.idleTimeout.nanoseconds)/\(c.tcp.maximumUnsentBytes)",
         "control": "\(c.control.total)/\(c.control.perUser)",
+        "enforcementMode": c.enforcementMode.rawValue,
+        "hostsFile": c.hostsFile,
     ]
     for p in [c.defaultProfile] + c.profiles {
         d["\(p.name).clients"] = p.clientCIDRs.joined(separator: ",")

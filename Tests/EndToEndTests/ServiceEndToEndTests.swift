@@ -63,7 +63,7 @@ import Testing
 
     @Test func unknown_modes_and_bad_addresses_are_usage_errors() throws {
         let scratch = try Scratch()
-        for arguments in [["--mode", "hosts"], ["--listen", "localhost:53"], ["--upstream", "1.2.3.4:99999"]] {
+        for arguments in [["--mode", "firewall"], ["--listen", "localhost:53"], ["--upstream", "1.2.3.4:99999"]] {
             let child = try Child(Products.scrolloffDNS, ["start"] + arguments, scratch: scratch, label: "usage-\(UUID().uuidString)")
             let status = child.process.wait()
             // swift-argument-parser exits with 64 (EX_USAGE) for validation errors.

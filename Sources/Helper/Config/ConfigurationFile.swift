@@ -151,6 +151,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var catalogPath: String?
     public var dohEndpointsPath: String?
     public var metricsListen: HostPort?
+    public var enforcementMode: EnforcementMode?
+    public var hostsFile: String?
 
     public init() {}
 
@@ -167,5 +169,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let catalogPath { c.catalogPath = catalogPath }
         if let dohEndpointsPath { c.dohEndpointsPath = dohEndpointsPath }
         if let metricsListen { c.metricsListen = metricsListen }
+        if let enforcementMode { c.enforcementMode = enforcementMode }
+        if let hostsFile { c.hostsFile = hostsFile }
     }
 }

@@ -5,6 +5,11 @@ import Store
 public enum ConfigurationSummary {
     public static func lines(_ c: HelperConfiguration) -> [String] {
         var out: [String] = []
+        switch c.enforcementMode {
+        case .dns: break
+        case .hosts: out.append("mode hosts: the default profile's blocks kept in \(c.hostsFile); no DNS listener (the lines below apply to --mode dns and both)")
+        case .both: out.append("mode both: DNS answers, and the default profile's blocks kept in \(c.hostsFile)")
+        }
         out.append("\(count(c.listen.count, "listen address", "listen addresses")): \(c.listen.map(\.description).joined(separator: ", "))")
         out.append(c.upstreams.isEmpty
             ? "0 upstreams: /etc/resolv.conf names none other than this server; set dns.upstreams"

@@ -53,15 +53,14 @@ struct FileSections {
                 configuration.paths.controlSocket = socket
             }
         }
-        if let mode = t.string("mode", allowed: "dns") {
-            switch mode {
-            case "dns": break
-            case "hosts", "both": t.report("mode", "is \"\(mode)\", which is not available in this build; use dns", allowed: "dns")
-            default: t.report("mode", "is \"\(mode)\"", allowed: "dns (hosts and both come with hosts mode)")
+        if let mode = t.string("mode", allowed: "dns, hosts or both") {
+            if let parsed = EnforcementMode(rawValue: mode) {
+                configuration.enforcementMode = parsed
+            } else {
+                t.report("mode", "is \"\(mode)\"", allowed: "dns, hosts or both")
             }
         }
-        // Read and checked so that a unit file written for hosts mode stays valid; hosts mode is not in this build.
-        _ = absolutePath(t, "hosts_file", example: "/etc/hosts")
+        if let hosts = absolutePath(t, "hosts_file", example: "/etc/hosts") { configuration.hostsFile = hosts }
         let levels = Logger.Level.allCases.map(\.rawValue)
         if let level = t.string("log_level", allowed: levels.joined(separator: ", ")) {
             if let parsed = Logger.Level(rawValue: level) {

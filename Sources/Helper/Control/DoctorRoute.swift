@@ -18,6 +18,8 @@ public struct DoctorSources: Sendable {
     public var blockingMode: BlockingMode { blocking.current.mode }
     /// The forwarder's upstreams in force, once `HelperMain` has made the forwarder.
     public var upstreams: DoctorUpstreams
+    /// Hosts mode's state (SPEC §10); nil in `--mode dns`.
+    var hosts: HostsModeStatus?
 
     public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore = BlockingSettingsStore(), upstreams: DoctorUpstreams = DoctorUpstreams()) {
         self.listeners = listeners
@@ -82,7 +84,8 @@ enum DoctorRoute {
         return .ok(DoctorFacts(
             version: context.version, pid: getpid(), now: context.clock().date, profile: request.profile,
             listeners: listeners, upstreams: context.doctor.upstreams.current,
-            upstreamHealth: context.doctor.upstreams.health, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database))
+            upstreamHealth: context.doctor.upstreams.health, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database,
+            hosts: context.doctor.hosts?.facts))
     }
 }
 

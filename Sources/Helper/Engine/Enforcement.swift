@@ -20,8 +20,13 @@ public struct MatcherTables: Sendable {
     /// Entry index → the matcher sets holding it, so a snapshot build touches only the sets of the
     /// entries some rule names.
     let setsContaining: [[ScrollOffCore.EntrySetID]]
+    /// Entry index → the rules of its list (a custom domain: its one name), for hosts mode, which
+    /// must write names out rather than match them (SPEC §10). Shares storage with the catalog.
+    public let entryRules: [RuleList]
 
-    init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs) {
+    init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs,
+         entryRules: [RuleList] = []) {
+        self.entryRules = entryRules
         self.matcher = matcher
         self.entries = entries
         self.entrySets = entrySets
@@ -61,13 +66,16 @@ public struct MatcherTables: Sendable {
     static func build(catalog: Catalog, lists: [String: RuleList], inputs: MatcherInputs) -> MatcherTables {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
+        var entryRules: [RuleList] = []
         for service in catalog.services {
             builder.add(service.rules, entry: DomainLists.EntryIndex(UInt32(entries.count)))
             entries.append(EntryID(service.id))
+            entryRules.append(service.rules)
         }
         for name in inputs.listNames {
             if let rules = lists[name] { builder.add(rules, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
             entries.append(EntryID(name))
+            entryRules.append(lists[name] ?? RuleList())
         }
         let customDomains = inputs.customDomains, extraAllowed = inputs.extraAllowed
         for domain in customDomains {
@@ -75,6 +83,9 @@ public struct MatcherTables: Sendable {
             // (a stored row edited by hand) keeps its index but matches nothing.
             if let name = try? DomainName(domain.rawValue) {
                 builder.add(name, entry: DomainLists.EntryIndex(UInt32(entries.count)))
+                entryRules.append(RuleList([ListRule(name: name)]))
+            } else {
+                entryRules.append(RuleList())
             }
             entries.append(domain)
         }
@@ -90,7 +101,7 @@ public struct MatcherTables: Sendable {
         let matcher = builder.build()
         return MatcherTables(
             matcher: matcher, entries: entries,
-            entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs)
+            entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs, entryRules: entryRules)
     }
 }
 

@@ -4,6 +4,7 @@
 let benches: [String: ([String]) -> Void] = [
     "decision": DecisionBench.run,
     "matcher": MatcherBench.run,
+    "hosts": HostsBench.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

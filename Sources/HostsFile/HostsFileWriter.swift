@@ -1,0 +1,184 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#else
+import Darwin
+#endif
+
+/// Reads and rewrites one hosts file so that a reader never sees half a file (SPEC §10).
+///
+/// A change goes to a temporary file in the same folder (same file system, so the rename is
+/// atomic), which is fsynced, renamed over the file, and then the folder is fsynced so the rename
+/// itself survives a power cut. The file's mode and owner are copied onto the new file. When the
+/// file is a mount point (a bind mount, a container's /etc/hosts) the rename fails with EBUSY or
+/// EXDEV; then the current bytes are saved next to it and the file is written in place.
+public struct HostsFileWriter: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// The untouched file as it was before Scroll Off first changed it; never overwritten.
+    public var backupPath: String { path + ".scrolloff.bak" }
+    /// The file as it was before the latest in-place write, for a crash in the middle of one.
+    public var inPlaceBackupPath: String { path + ".scrolloff.prev" }
+
+    public enum Outcome: Equatable, Sendable {
+        /// The file already held these bytes: not touched, its mtime unchanged.
+        case unchanged
+        /// Written; `inPlace` when the rename was refused (a mount point).
+        case written(inPlace: Bool)
+    }
+
+    /// The file's current layout.
+    public func read() throws(HostsFileError) -> HostsLayout {
+        try HostsLayout(parsing: readFile().bytes)
+    }
+
+    /// Puts `section` (from `HostsSection.render`) in place of the managed section.
+    /// - Throws: `HostsFileError.damagedSection` without touching the file, or `.io`.
+    @discardableResult
+    public func setSection(_ section: [UInt8]) throws(HostsFileError) -> Outcome {
+        let (bytes, info) = try readFile()
+        let layout = try HostsLayout(parsing: bytes)
+        return try write(layout.replacingSection(with: section), over: bytes, info: info)
+    }
+
+    /// Like `setSection`, but rendering the names in the file's own line break (CRLF stays CRLF).
+    @discardableResult
+    public func setSection(names: some Sequence<String>, excluding excluded: Set<String> = []) throws(HostsFileError) -> Outcome {
+        let (bytes, info) = try readFile()
+        let layout = try HostsLayout(parsing: bytes)
+        let section = HostsSection.render(names: names, excluding: excluded, lineBreak: layout.lineBreak)
+        return try write(layout.replacingSection(with: section), over: bytes, info: info)
+    }
+
+    /// Takes the managed section out, leaving every other byte as it was.
+    @discardableResult
+    public func removeSection() throws(HostsFileError) -> Outcome {
+        try setSection([])
+    }
+
+    /// Deletes temporary files a killed writer left beside the file (`.hosts.scrolloff-XXXXXX`):
+    /// a kill between `mkstemp` and the rename leaves one, never a half-written hosts file.
+    /// - Returns: how many were removed.
+    @discardableResult
+    public func removeLeftovers() -> Int {
+        let folder = Self.folder(of: path)
+        let prefix = "." + (path.split(separator: "/").last.map(String.init) ?? "hosts") + ".scrolloff-"
+        guard let dir = opendir(folder) else { return 0 }
+        defer { closedir(dir) }
+        var removed = 0
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // mkstemp's six random characters, nothing else: a user's own file is never matched.
+            guard name.hasPrefix(prefix), name.utf8.count == prefix.utf8.count + 6 else { continue }
+            if unlink(folder + "/" + name) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    // MARK: - Files
+
+    struct FileInfo { var mode: mode_t; var uid: uid_t; var gid: gid_t }
+
+    func readFile() throws(HostsFileError) -> (bytes: [UInt8], info: FileInfo) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "read", path: path, errno: errno) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "read", path: path, errno: errno)
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid))
+    }
+
+    func write(_ new: [UInt8], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
+        if new == old { return .unchanged }
+        // The first change keeps the file as the user had it; later changes never replace that copy.
+        if access(backupPath, F_OK) != 0 {
+            _ = try replace(backupPath, with: old, info: info)
+        }
+        if try replace(path, with: new, info: info) { return .written(inPlace: false) }
+        // A mount point cannot be renamed over: keep what is there, then write in place.
+        _ = try replace(inPlaceBackupPath, with: old, info: info)
+        try writeInPlace(new)
+        return .written(inPlace: true)
+    }
+
+    /// Writes `bytes` to a temporary file beside `target` and renames it over `target`.
+    /// - Returns: false when the rename was refused because `target` is a mount point
+    ///   (EBUSY, EXDEV); the temporary file is removed then.
+    func replace(_ target: String, with bytes: [UInt8], info: FileInfo) throws(HostsFileError) -> Bool {
+        let folder = Self.folder(of: target)
+        let base = target.split(separator: "/").last.map(String.init) ?? "hosts"
+        var template = Array("\(folder)/.\(base).scrolloff-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw .io(operation: "create a temporary file in", path: folder, errno: errno) }
+        let temporary = String(cString: template)
+        var renamed = false
+        defer {
+            close(fd)
+            if !renamed { unlink(temporary) }
+        }
+        // mkstemp makes 0600 root:root; the hosts file must stay readable by every user.
+        guard fchmod(fd, info.mode) == 0 else { throw .io(operation: "set the mode of", path: temporary, errno: errno) }
+        if fchown(fd, info.uid, info.gid) != 0, errno != EPERM {
+            throw .io(operation: "set the owner of", path: temporary, errno: errno)
+        }
+        try Self.writeAll(fd, bytes, path: temporary)
+        guard fsync(fd) == 0 else { throw .io(operation: "flush", path: temporary, errno: errno) }
+        guard rename(temporary, target) == 0 else {
+            let error = errno
+            if error == EBUSY || error == EXDEV { return false }
+            throw .io(operation: "replace", path: target, errno: error)
+        }
+        renamed = true
+        Self.syncFolder(folder)
+        return true
+    }
+
+    /// Overwrites the file's bytes where it is, then cuts it to length: for a mount point only.
+    func writeInPlace(_ bytes: [UInt8]) throws(HostsFileError) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "write", path: path, errno: errno) }
+        defer { close(fd) }
+        try Self.writeAll(fd, bytes, path: path)
+        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
+        guard fsync(fd) == 0 else { throw .io(operation: "flush", path: path, errno: errno) }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(HostsFileError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "write", path: path, errno: errno)
+            }
+            offset += n
+        }
+    }
+
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Best effort: a folder that cannot be opened or synced still has the rename, just not yet on disk.
+    static func syncFolder(_ folder: String) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+}
