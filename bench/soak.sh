@@ -7,7 +7,8 @@
 #
 # Usage: bench/soak.sh [COUNT] [SERVERS]     e.g. bench/soak.sh 10000000 "scrolloff unbound dnsmasq"
 # Env:   STEP (RSS every STEP queries, default COUNT/10), SOAK_TTL (upstream TTL, default 0; with a TTL
-#        the cache fills to its bound first), QPS_LIMIT (dnsperf -Q, default none).
+#        the cache fills to its bound first), QPS_LIMIT (dnsperf -Q, default none), SCROLLOFF_ARGS
+#        (more `scrolloff-dns start` options, e.g. "--config FILE", to measure one part switched off).
 # Needs: dnsmasq, unbound, dnsperf, taskset, a release build with `make release`'s flags (built here).
 # Not part of `make test`; the short forwarded-query RSS check there is ForwarderHardeningEndToEndTests.
 set -euo pipefail
@@ -67,7 +68,7 @@ start_server() { # kind; sets SERVER_PID and SERVER_PORT
     scrolloff)
         rm -rf "$WORK/state"
         taskset -c "$SERVER_CPU" "$BIN" start --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
-            --state-dir "$WORK/state" --control-socket "$WORK/control.sock" --threads 1 --log-level warning \
+            --state-dir "$WORK/state" --control-socket "$WORK/control.sock" --threads 1 --log-level warning ${SCROLLOFF_ARGS:-} \
             >/dev/null 2>"$WORK/scrolloff.err" &
         ;;
     unbound)
