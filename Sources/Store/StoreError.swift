@@ -56,6 +56,13 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         if db.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
             return .invalidChange("a row refers to a profile that does not exist; save the profile first")
         }
+        switch db.extendedResultCode {
+        case .SQLITE_IOERR_SHMSIZE, .SQLITE_IOERR_SHMMAP:
+            // After a clean stop the `-shm` file is gone; on a full disk SQLite cannot give it its
+            // first pages (it writes a byte per page instead of risking SIGBUS) and every read fails.
+            return .diskFull(path: path)
+        default: break
+        }
         switch db.resultCode {
         case .SQLITE_FULL:
             // SQLite's unix VFS reports a write that failed with ENOSPC as SQLITE_FULL.

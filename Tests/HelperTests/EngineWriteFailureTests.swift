@@ -55,7 +55,7 @@ extension HelperEngine {
 
     func restoreStateWrites() throws {
         try store.queue.writeWithoutTransaction { db in
-            try db.execute(sql: "DROP TRIGGER temp.fail_anchor_insert; DROP TRIGGER temp.fail_anchor_update;")
+            try db.execute(sql: "DROP TRIGGER fail_anchor_insert; DROP TRIGGER fail_anchor_update;")
         }
     }
 }

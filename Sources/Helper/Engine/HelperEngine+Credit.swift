@@ -83,7 +83,9 @@ extension HelperEngine {
     /// (or the message, when a spend was stopped too) says so.
     public func stop(_ word: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StopResult {
         let entry = try word.map { (w: String) throws(EngineError) -> EntryID in try resolveOne(w) }
-        return try perform { (w: inout Work) throws(EngineError) -> StopResult in
+        // Ending a spend only stops charging, so a disk that refuses the write does not refuse
+        // it (SPEC §3): it holds in memory, and the books record it when writes succeed again.
+        var (result, held) = try perform(holdIfWriteFails: true) { (w: inout Work) throws(EngineError) -> StopResult in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
             let out: CreditOutcome
@@ -106,6 +108,10 @@ extension HelperEngine {
             return StopResult(stopped: stopped, balanceSeconds: balance,
                               message: message + " \(SpanWords.describe(seconds: balance)) of credit left.")
         }
+        if held {
+            result.message += " The state disk refuses writes right now; this stop holds, and the books record it once writes succeed (see `scrolloff doctor`)."
+        }
+        return result
     }
 
     /// Records how an offered exercise went (SPEC §5 step 3).

@@ -44,6 +44,8 @@ extension HelperEngine: Service {
         consider(snapshot.refreshAt)
         consider(urges.flushDue)
         consider(heldBackProfiles?.due)
+        // Held changes wait for the disk: retry now (the loop's back-off paces it).
+        if heldChange != nil { consider(now) }
         return due
     }
 

@@ -82,6 +82,11 @@ public actor HelperEngine {
 
     /// Failing state writes, for the log's back-off and `doctor`.
     var commitHealth = CommitHealth()
+    /// Changes already in force that the disk refused (full or read-only): the start's bookkeeping
+    /// (wallets resumed, starter credit, tamper events) and `stop`s, which only end charging. The
+    /// held state includes them; the next commit that succeeds writes them first, in the same
+    /// transaction (SPEC §3: a full disk never takes DNS away nor keeps a spend charging).
+    var heldChange: StateChange?
 
     // Timer loop (HelperEngine+Timers.swift).
     var wakeContinuation: CheckedContinuation<Void, Never>?
@@ -156,8 +161,35 @@ public actor HelperEngine {
             work[i].protectedSince = nil
             work[i].reminderCursor = now
         }
-        try commit(&change, profiles: &work, now: now)
+        do {
+            try commit(&change, profiles: &work, now: now)
+        } catch {
+            // The rules were read, so they are enforced even when the disk refuses the write (full
+            // or read-only; SPEC §3): the start's bookkeeping is held and written with the next
+            // commit that succeeds (the timer retries with back-off; `commit` logged the failure,
+            // `doctor` shows it). The resumed wallets are kept, so the downtime earns nothing even
+            // when the books are written later; a kill before that loads the old books and resumes
+            // them again, from the same point.
+            hold(change, profiles: work, now: now)
+            // Retention only tidies; it runs with the next start or the daily timer.
+            nextRetentionAt = now + .hours(24)
+            return
+        }
         applyRetention(now: now)
+    }
+
+    /// Keeps a change the disk refused for the next commit, and keeps and enforces the state it
+    /// describes; the timer retries the write at once and then with `CommitHealth`'s back-off.
+    /// Only for changes that are safe to enforce before they are on disk: a kill before the write
+    /// loads the state from before them, which is the start's own point (it resumes again) or a
+    /// spend that charges on (a `stop` lost, never credit paid twice).
+    func hold(_ change: StateChange, profiles work: [ProfileRuntime], now: Instant) {
+        heldChange = Self.joined(heldChange, change)
+        // `commit` already put the tamper events into `change`; they must not be written twice.
+        pendingJumps.removeAll()
+        profiles = work
+        rebuild(now: now)
+        wake()
     }
 
     /// Rolls rows older than 90 days into daily totals (SPEC §12) and schedules the next run.
@@ -192,7 +224,10 @@ public actor HelperEngine {
     /// the change, brings every wallet up to date with whether a block is now in force, commits all
     /// of it with the clock anchor in one transaction, and only then keeps the copy, rebuilds the
     /// enforcement and wakes the timers.
-    func perform<T>(_ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> T {
+    /// - Parameter holdIfWriteFails: the command only ends charging (`stop`), so when the disk
+    ///   refuses the write it is kept in force and held for the next commit (``hold(_:profiles:now:)``)
+    ///   instead of being refused; the second value says it was held.
+    func perform<T>(holdIfWriteFails: Bool = false, _ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> (T, held: Bool) {
         let now = advanceClock()
         var work = Work(now: now, profiles: profiles, change: StateChange())
         // The time up to now is settled under the rules as they were: a spend that stopped at a
@@ -200,9 +235,19 @@ public actor HelperEngine {
         // from now on, never to minutes already used (an `unblock` ends a spend now, not at its start).
         for i in work.profiles.indices { Self.settle(&work.profiles[i], at: now, into: &work.change) }
         let result = try body(&work)
-        try commit(&work.change, profiles: &work.profiles, now: now)
+        do {
+            try commit(&work.change, profiles: &work.profiles, now: now)
+        } catch {
+            guard holdIfWriteFails, case .storage = error else { throw error }
+            hold(work.change, profiles: work.profiles, now: now)
+            return (result, true)
+        }
         wake()
-        return result
+        return (result, false)
+    }
+
+    func perform<T>(_ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> T {
+        try perform(holdIfWriteFails: false, body).0
     }
 
     /// Shared tail of every state change: tamper events (and the earning freeze a jump back
@@ -223,13 +268,15 @@ public actor HelperEngine {
             }
         }
         for i in work.indices { Self.settle(&work[i], at: now, into: &change) }
-        let receipt: CommitReceipt
+        var receipt: CommitReceipt
         do {
-            receipt = try store.commit(change, anchor: clock.anchor)
+            receipt = try store.commit(Self.joined(heldChange, change), anchor: clock.anchor)
         } catch {
             noteCommit(failure: "\(error)", at: now)
             throw EngineError(error)
         }
+        if let held = heldChange { receipt = Self.receipt(receipt, dropping: held) }
+        heldChange = nil
         noteCommitSucceeded(at: now)
         pendingJumps.removeAll()
         profiles = work
