@@ -115,4 +115,21 @@ import ScrollOffCore
         #expect(!snap.decide(profile: 0, set: 1, now: week + .hours(24 + 8)).blocked)
         #expect(snap.decide(profile: 0, set: 1, now: week + .hours(24 + 9)).blocked)
     }
+
+    /// A strict curfew blocks every name (SPEC §2); past the horizon nobody knows whether one is in
+    /// force, so a profile with one fails closed for unmanaged names too, and a profile without
+    /// one is untouched.
+    @Test func past_the_horizon_a_profile_with_a_strict_curfew_blocks_unmanaged_names_too() {
+        let week = Self.weeks[6]
+        let strict = ProfileRules(schedules: [RulesTime.schedule("23:00", "06:00", zone: "UTC", entries: [], kind: .strictCurfew)])
+        let plain = ProfileRules(schedules: [RulesTime.schedule("09:00", "17:00", zone: "UTC", entries: ["a"])])
+        let snap = EnforcementSnapshot(entrySets: Self.sets, entries: Self.catalog, profiles: [plain, strict], builtAt: week)
+        let late = snap.horizon + .hours(1)
+        let unmanaged = snap.decide(profile: 1, set: 2, now: late)
+        #expect(unmanaged.blocked && !unmanaged.managed && unmanaged.ttlCap == 1)
+        #expect(snap.decide(profile: 1, set: 0, now: late).blocked)
+        #expect(!snap.decide(profile: 0, set: 2, now: late).blocked)
+        // Inside the horizon the strict curfew follows its window: open at 12:00 on day 2.
+        #expect(!snap.decide(profile: 1, set: 2, now: week + .hours(24 + 12)).blocked)
+    }
 }

@@ -196,9 +196,13 @@ public final class EnforcementSnapshot: Sendable {
         let t = now.millisecondsSince1970
         let cell = cells[p &* setCount &+ s]
         if t >= horizonMilliseconds {
-            // Beyond what this snapshot knows: fail closed for managed names (SPEC §3).
+            // Beyond what this snapshot knows: fail closed for managed names (SPEC §3), and for
+            // every name of a profile that has a strict curfew (its range holds an edge or a
+            // curfew), since one may be in force by now.
             let managed = cell.count > 0 && segments[Int(cell.offset) &+ Int(cell.count) &- 1].kind.isManaged
-            return Decision(blocked: managed, managed: managed, ttlCap: 1, kind: managed ? .blocked : .none, changeAt: t)
+            let strictRange = strict[p]
+            let strictKnown = strictRange.count > 1 || segments[Int(strictRange.offset)].kind.isBlocking
+            return Decision(blocked: managed || strictKnown, managed: managed, ttlCap: 1, kind: managed ? .blocked : .none, changeAt: t)
         }
         var kind = EntryState.Kind.none
         var next = Int64.max
