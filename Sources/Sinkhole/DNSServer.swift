@@ -177,9 +177,9 @@ public final class DNSServer: Service {
                     try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false))
                 }
             }
-            // TCP_NODELAY lives at IPPROTO_TCP. `socketOption(.tcp_nodelay)` would set option 1 at
-            // SOL_SOCKET, which is SO_DEBUG: it needs CAP_NET_ADMIN, so without it every accepted
-            // connection failed its set-up and was reset (issue 11).
+            // TCP_NODELAY lives at IPPROTO_TCP. The generic socket option for `.tcp_nodelay` sets
+            // option 1 at SOL_SOCKET, which is SO_DEBUG: it needs CAP_NET_ADMIN, so without it every
+            // accepted connection failed its set-up and was reset (issue 11).
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             // Replies the client has not read count against `maximumUnsentBytes`; past it the
             // channel turns unwritable and the handler stops reading the connection.
