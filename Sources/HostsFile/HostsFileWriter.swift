@@ -35,22 +35,38 @@ public struct HostsFileWriter: Sendable {
         try HostsLayout(parsing: readFile().bytes)
     }
 
-    /// Puts `section` (from `HostsSection.render`) in place of the managed section.
+    /// What one ``apply(_:)`` found and did.
+    public struct Applied: Sendable {
+        public var outcome: Outcome
+        /// The file as it was read, before any write.
+        public var previous: HostsLayout
+        /// The section now in the file (empty: none).
+        public var section: [UInt8]
+    }
+
+    /// Reads the file, asks `render` for the section in the file's own line break (CRLF stays
+    /// CRLF), and puts it at the top in place of the old one, unless the file already holds it there.
+    /// - Throws: `HostsFileError.damagedSection` without touching the file, or `.io`.
+    public func apply(_ render: (HostsLayout.LineBreak) -> [UInt8]) throws(HostsFileError) -> Applied {
+        let (bytes, info) = try readFile()
+        let layout = try HostsLayout(parsing: bytes)
+        let section = render(layout.lineBreak)
+        if layout.alreadyHolds(section) { return Applied(outcome: .unchanged, previous: layout, section: section) }
+        let outcome = try write(layout.replacingSection(with: section), over: bytes, info: info)
+        return Applied(outcome: outcome, previous: layout, section: section)
+    }
+
+    /// Puts `section` (from `HostsSection.render`) at the top in place of the managed section.
     /// - Throws: `HostsFileError.damagedSection` without touching the file, or `.io`.
     @discardableResult
     public func setSection(_ section: [UInt8]) throws(HostsFileError) -> Outcome {
-        let (bytes, info) = try readFile()
-        let layout = try HostsLayout(parsing: bytes)
-        return try write(layout.replacingSection(with: section), over: bytes, info: info)
+        try apply { _ in section }.outcome
     }
 
     /// Like `setSection`, but rendering the names in the file's own line break (CRLF stays CRLF).
     @discardableResult
     public func setSection(names: some Sequence<String>, excluding excluded: Set<String> = []) throws(HostsFileError) -> Outcome {
-        let (bytes, info) = try readFile()
-        let layout = try HostsLayout(parsing: bytes)
-        let section = HostsSection.render(names: names, excluding: excluded, lineBreak: layout.lineBreak)
-        return try write(layout.replacingSection(with: section), over: bytes, info: info)
+        try apply { HostsSection.render(names: names, excluding: excluded, lineBreak: $0) }.outcome
     }
 
     /// Takes the managed section out, leaving every other byte as it was.
@@ -88,22 +104,28 @@ public struct HostsFileWriter: Sendable {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // One buffer of the size fstat reports (a 4.7 MB section read in one call), grown only if
+        // the file grew in between; reading goes on to end of file either way.
+        var bytes = [UInt8](repeating: 0, count: max(Int(st.st_size), 0) + 4096)
+        var filled = 0
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 64 * 1024))) }
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw .io(operation: "read", path: path, errno: errno)
             }
             if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
+            filled += n
         }
+        bytes.removeSubrange(filled...)
         return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid))
     }
 
     func write(_ new: [UInt8], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
-        if new == old { return .unchanged }
+        if new.count == old.count, new.withUnsafeBufferPointer({ a in old.withUnsafeBufferPointer { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }) {
+            return .unchanged
+        }
         // The first change keeps the file as the user had it; later changes never replace that copy.
         if access(backupPath, F_OK) != 0 {
             _ = try replace(backupPath, with: old, info: info)
