@@ -52,7 +52,9 @@ public struct HostsFileWriter: Sendable {
         let layout = try HostsLayout(parsing: bytes)
         let section = render(layout.lineBreak)
         if layout.alreadyHolds(section) { return Applied(outcome: .unchanged, previous: layout, section: section) }
-        let outcome = try write(layout.replacingSection(with: section), over: bytes, info: info)
+        // Written as three pieces (section, then the user's bytes before and after the old one)
+        // rather than joined into a second 4.7 MB copy first.
+        let outcome = try write([section[...], layout.before, layout.after], over: bytes, info: info)
         return Applied(outcome: outcome, previous: layout, section: section)
     }
 
@@ -122,31 +124,30 @@ public struct HostsFileWriter: Sendable {
         return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid))
     }
 
-    func write(_ new: [UInt8], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
-        if new.count == old.count, new.withUnsafeBufferPointer({ a in old.withUnsafeBufferPointer { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }) {
-            return .unchanged
-        }
+    /// Writes the file as the concatenation of `pieces`. The caller has checked that it differs.
+    func write(_ pieces: [ArraySlice<UInt8>], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
         // The first change keeps the file as the user had it; later changes never replace that copy.
         if access(backupPath, F_OK) != 0 {
-            _ = try replace(backupPath, with: old, info: info)
+            _ = try replace(backupPath, with: [old[...]], info: info)
         }
-        if try replace(path, with: new, info: info) { return .written(inPlace: false) }
+        if try replace(path, with: pieces, info: info) { return .written(inPlace: false) }
         // A mount point cannot be renamed over: keep what is there, then write in place.
-        _ = try replace(inPlaceBackupPath, with: old, info: info)
-        try writeInPlace(new)
+        _ = try replace(inPlaceBackupPath, with: [old[...]], info: info)
+        try writeInPlace(pieces)
         return .written(inPlace: true)
     }
 
-    /// Writes `bytes` to a temporary file beside `target` and renames it over `target`.
+    /// Writes `pieces` to a temporary file beside `target` and renames it over `target`: two
+    /// fsyncs (the file, then its folder), the least that makes the rename survive a power cut.
     /// - Returns: false when the rename was refused because `target` is a mount point
     ///   (EBUSY, EXDEV); the temporary file is removed then.
-    func replace(_ target: String, with bytes: [UInt8], info: FileInfo) throws(HostsFileError) -> Bool {
+    func replace(_ target: String, with pieces: [ArraySlice<UInt8>], info: FileInfo) throws(HostsFileError) -> Bool {
         let folder = Self.folder(of: target)
         let base = target.split(separator: "/").last.map(String.init) ?? "hosts"
         var template = Array("\(folder)/.\(base).scrolloff-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw .io(operation: "create a temporary file in", path: folder, errno: errno) }
-        let temporary = String(cString: template)
+        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var renamed = false
         defer {
             close(fd)
@@ -157,7 +158,7 @@ public struct HostsFileWriter: Sendable {
         if fchown(fd, info.uid, info.gid) != 0, errno != EPERM {
             throw .io(operation: "set the owner of", path: temporary, errno: errno)
         }
-        try Self.writeAll(fd, bytes, path: temporary)
+        try Self.writeAll(fd, pieces, path: temporary)
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: temporary, errno: errno) }
         guard rename(temporary, target) == 0 else {
             let error = errno
@@ -170,24 +171,30 @@ public struct HostsFileWriter: Sendable {
     }
 
     /// Overwrites the file's bytes where it is, then cuts it to length: for a mount point only.
-    func writeInPlace(_ bytes: [UInt8]) throws(HostsFileError) {
+    func writeInPlace(_ pieces: [ArraySlice<UInt8>]) throws(HostsFileError) {
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(operation: "write", path: path, errno: errno) }
         defer { close(fd) }
-        try Self.writeAll(fd, bytes, path: path)
-        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
+        try Self.writeAll(fd, pieces, path: path)
+        let length = pieces.reduce(0) { $0 + $1.count }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: path, errno: errno) }
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(HostsFileError) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "write", path: path, errno: errno)
+    /// Writes the pieces one after another from offset 0.
+    static func writeAll(_ fd: Int32, _ pieces: [ArraySlice<UInt8>], path: String) throws(HostsFileError) {
+        var fileOffset = 0
+        for piece in pieces {
+            var offset = 0
+            while offset < piece.count {
+                let n = piece.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(fileOffset + offset)) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw .io(operation: "write", path: path, errno: errno)
+                }
+                offset += n
             }
-            offset += n
+            fileOffset += piece.count
         }
     }
 

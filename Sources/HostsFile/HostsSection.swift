@@ -121,29 +121,38 @@ struct NamePool {
     /// once, leaving out `excluded` (normalised bytes).
     func sortedUnique(excluding excluded: [[UInt8]]) -> [UInt32] {
         guard count > 0 else { return [] }
-        var order = (0..<UInt32(count)).map { $0 }
+        // Sorted on the first eight bytes as one big-endian integer, so most comparisons are one
+        // integer compare; only names sharing those eight bytes go on to memcmp.
+        var keyed: [(prefix: UInt64, index: UInt32)] = []
+        keyed.reserveCapacity(count)
+        var order: [UInt32] = []
         bytes.withUnsafeBufferPointer { all in
             let base = all.baseAddress!
             starts.withUnsafeBufferPointer { starts in
                 lengths.withUnsafeBufferPointer { lengths in
+                    for i in 0..<count {
+                        var prefix: UInt64 = 0
+                        let start = Int(starts[i]), length = Int(lengths[i])
+                        for k in 0..<8 { prefix = prefix << 8 | UInt64(k < length ? base[start + k] : 0) }
+                        keyed.append((prefix, UInt32(i)))
+                    }
                     @inline(__always) func compare(_ a: UInt32, _ b: UInt32) -> Int32 {
                         let la = Int(lengths[Int(a)]), lb = Int(lengths[Int(b)])
                         let c = memcmp(base + Int(starts[Int(a)]), base + Int(starts[Int(b)]), min(la, lb))
                         return c != 0 ? c : Int32(la - lb)
                     }
-                    order.sort { compare($0, $1) < 0 }
-                    var kept = 0
-                    for i in order.indices {
-                        let name = order[i]
-                        if kept > 0, compare(order[kept - 1], name) == 0 { continue }
-                        let length = Int(lengths[Int(name)])
+                    keyed.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : compare($0.index, $1.index) < 0 }
+                    order.reserveCapacity(count)
+                    var previous: (prefix: UInt64, index: UInt32)?
+                    for entry in keyed {
+                        if let previous, previous.prefix == entry.prefix, compare(previous.index, entry.index) == 0 { continue }
+                        previous = entry
+                        let name = entry.index, length = Int(lengths[Int(name)])
                         if excluded.contains(where: { e in
                             e.count == length && e.withUnsafeBufferPointer { memcmp($0.baseAddress!, base + Int(starts[Int(name)]), length) == 0 }
                         }) { continue }
-                        order[kept] = name
-                        kept += 1
+                        order.append(name)
                     }
-                    order.removeSubrange(kept...)
                 }
             }
         }

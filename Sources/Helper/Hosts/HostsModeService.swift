@@ -36,8 +36,6 @@ final class HostsModeService: Service, Sendable {
     private let latest = Mutex<Enforcement?>(nil)
     private let changed = ChangeSignal()
     private let health = Mutex(CommitHealth())
-    /// Set by the watcher: the file changed, so the user's own lines are looked at again.
-    private let editedElsewhere = Atomic<Bool>(false)
     /// Records a hand edit that was put back (the engine's tamper event).
     let recordEdit: @Sendable (HostsSectionEdit) async -> Void
 
@@ -65,11 +63,14 @@ final class HostsModeService: Service, Sendable {
 
     func run() async throws {
         let watcher = HostsFileWatcher(path: writer.path) { [weak self] in
-            self?.editedElsewhere.store(true, ordering: .relaxed)
             self?.changed.notify()
         }
         if watcher == nil { logger.notice("cannot watch the hosts file with inotify; hand edits are put back within 30 s", metadata: ["hosts.file": "\(writer.path)"]) }
-        defer { watcher?.stop() }
+        let timer = RelativeWakeTimer { [weak self] in self?.changed.notify() }
+        defer {
+            watcher?.stop()
+            timer?.stop()
+        }
         let leftovers = writer.removeLeftovers()
         if leftovers > 0 { logger.notice("removed temporary files of an interrupted hosts-file write", metadata: ["count": "\(leftovers)"]) }
         await cancelWhenGracefulShutdown {
@@ -90,7 +91,7 @@ final class HostsModeService: Service, Sendable {
                     self.status.restored(at: now)
                     await self.recordEdit(edit)
                 }
-                await self.sleep(for: delay)
+                await self.sleep(for: delay, timer: timer)
             }
         }
     }
@@ -99,7 +100,6 @@ final class HostsModeService: Service, Sendable {
     /// next, and the hand edit it put back, if it did.
     func apply(_ enforcement: Enforcement, now: Instant, memory: inout Memory) -> (Span, HostsSectionEdit?) {
         let names = memory.names.names(enforcement, at: now)
-        let edited = editedElsewhere.exchange(false, ordering: .relaxed)
         do {
             let applied = try writer.apply { lineBreak in memory.section(names, lineBreak: lineBreak) }
             var edit: HostsSectionEdit?
@@ -118,9 +118,12 @@ final class HostsModeService: Service, Sendable {
                     "hosts.file": "\(writer.path)", "failing.for_s": "\(after.milliseconds / 1000)", "attempts": "\(attempts)",
                 ])
             }
-            // The user's own lines are read again only when the file or the names changed.
-            if applied.outcome != .unchanged || edited || memory.userLinesFor != names.generation {
+            // The user's own lines are read again only when they or the names changed (a bind-mounted
+            // file edited through another path wakes no watcher: the periodic check sees it).
+            let outside = Array(applied.previous.before) + Array(applied.previous.after)
+            if memory.userLinesFor != names.generation || outside != memory.outside {
                 memory.userLinesFor = names.generation
+                memory.outside = outside
                 let sectionLines = applied.section.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
                 let lines = applied.previous.linesNaming(names.set, firstLine: sectionLines + 1)
                 if lines != memory.userLines, !lines.isEmpty {
@@ -193,13 +196,19 @@ final class HostsModeService: Service, Sendable {
     static let canaries = Set(CanaryLink.canaryNames)
 
     /// Sleeps for `delay` or until the next publish, whichever comes first.
-    private func sleep(for delay: Span) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: .milliseconds(delay.milliseconds)) }
-            group.addTask { await self.changed.wait() }
-            await group.next()
-            group.cancelAll()
+    /// (On the kernel's relative clock: see ``RelativeWakeTimer``.)
+    private func sleep(for delay: Span, timer: RelativeWakeTimer?) async {
+        guard let timer else {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await Task.sleep(for: .milliseconds(delay.milliseconds)) }
+                group.addTask { await self.changed.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+            return
         }
+        timer.arm(milliseconds: delay.milliseconds)
+        await changed.wait()
     }
 
     /// What the service carries from one check to the next.
@@ -212,7 +221,9 @@ final class HostsModeService: Service, Sendable {
         /// that changes nothing renders nothing (100,000 names take tens of milliseconds to render).
         var rendered: (generation: Int, lineBreak: HostsLayout.LineBreak, bytes: [UInt8])?
         var userLines: [HostsUserLine] = []
+        /// The names' generation and the bytes outside the section that `userLines` was found in.
         var userLinesFor = -1
+        var outside: [UInt8] = []
 
         mutating func section(_ names: Names, lineBreak: HostsLayout.LineBreak) -> [UInt8] {
             if let rendered, rendered.generation == names.generation, rendered.lineBreak == lineBreak { return rendered.bytes }
