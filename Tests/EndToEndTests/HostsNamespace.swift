@@ -20,6 +20,8 @@ final class HostsNamespace: @unchecked Sendable {
     let hosts: String
     let helper: HostsModeEndToEndTests.HostsHelper
     let resolver: Bool
+    /// The overlay's upper layer: what the helper wrote into /etc besides the file (its backups).
+    let etcUpper: String
     private let dnsmasqPidFile: String
 
     init(scratch: Scratch, hostsBytes: [UInt8], resolver: Bool = true, environment: [String: String] = [:]) throws {
@@ -29,6 +31,7 @@ final class HostsNamespace: @unchecked Sendable {
         dnsmasqPidFile = "\(scratch.path)/dnsmasq-ns.pid"
         try HostsModeEndToEndTests.write(hostsBytes, to: hosts)
         let upper = "\(scratch.path)/etc-upper", work = "\(scratch.path)/etc-work"
+        etcUpper = upper
         for folder in [upper, work] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         var script = "mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=\(upper),workdir=\(work) /etc"
             + " && mount --bind \(hosts) /etc/hosts"
