@@ -69,14 +69,6 @@ public enum HostsSection {
             count = at
         }
     }
-
-    /// Letters, digits, `-`, `_` and dots between non-empty labels, at most 253 bytes: what
-    /// glibc's hosts parser reads as one name.
-    static func isWritable(_ name: String) -> Bool {
-        var pool = NamePool()
-        pool.add(name)
-        return pool.count == 1
-    }
 }
 
 /// Names as one byte pool, each normalised (lowercase, no trailing dot) and checked as it is copied.
@@ -87,7 +79,8 @@ struct NamePool {
     var count: Int { starts.count }
 
     /// Copies `name` in lowercase without its trailing dot, or leaves it out when a hosts line
-    /// cannot hold it (see ``HostsSection/isWritable(_:)``).
+    /// cannot hold it: only letters, digits, `-`, `_` and dots between non-empty labels, at most
+    /// 253 bytes, are what glibc's hosts parser reads as one name.
     mutating func add(_ name: String) {
         var name = name
         name.withUTF8 { add($0) }
