@@ -34,7 +34,8 @@ final class HostsNamespace: @unchecked Sendable {
         etcUpper = upper
         for folder in [upper, work] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         var script = "mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=\(upper),workdir=\(work) /etc"
-            + " && mount --bind \(hosts) /etc/hosts"
+            // A container's /etc may lack a file the test binds over; the overlay makes it in its upper layer.
+            + " && touch /etc/hosts /etc/resolv.conf /etc/host.conf && mount --bind \(hosts) /etc/hosts"
         if resolver {
             let resolv = "\(scratch.path)/resolv.conf"
             try Data("nameserver 127.0.0.1\n".utf8).write(to: URL(fileURLWithPath: resolv))
