@@ -93,7 +93,8 @@ public enum HelperMain {
         // listener (if on), the first check of the hosts file (hosts mode).
         let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
         let hostsService = hostsStatus.map { status in
-            HostsModeService(path: configuration.hostsFile, status: status, logger: logger, firstAttempt: {
+            HostsModeService(path: configuration.hostsFile, status: status, logger: logger,
+                             recordEdit: { edit in await engine.recordHostsEdit(edit) }, firstAttempt: {
                 readiness.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
             })
         }
