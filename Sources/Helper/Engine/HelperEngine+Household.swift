@@ -219,3 +219,16 @@ extension HelperEngine {
         rebuild(now: advanceClock())
     }
 }
+
+// MARK: Devices
+
+extension HelperEngine {
+    /// The profile a device follows, decided exactly as for its DNS queries (SPEC §9a: "the device
+    /// asking is identified as DNS identifies it"): MAC through the neighbour table, then address
+    /// or network, then `unknown_devices`. For the household page; cheap and never blocks.
+    public nonisolated func profileName(forClient client: ClientIP) -> String {
+        let enforcement = box.enforcement
+        let index = enforcement.router.profile(for: client)
+        return enforcement.profileNames.indices.contains(index) ? enforcement.profileNames[index] : Self.defaultProfile
+    }
+}
