@@ -21,9 +21,9 @@ enum ConfigurationSchema {
         "lists": ["catalog", "refresh_period", "source"],
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
-        "profile": ["time_zone", "preset", "owners", "knobs"],
+        "profile": ["time_zone", "preset", "owners", "members", "unknown_devices", "knobs"],
         "profile.knobs": knobKeys,
-        "profiles": ["name", "clients", "time_zone", "preset", "owners", "knobs"],
+        "profiles": ["name", "clients", "time_zone", "preset", "owners", "members", "knobs"],
         "profiles.knobs": knobKeys,
     ]
 
