@@ -132,6 +132,7 @@ public enum HelperMain {
         reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        if mode.servesDNS { await forwarder.openSockets(on: group) }
         let announce: @Sendable (String) -> Void = { line in
             // Scripts and tests read the bound port from here (SPEC §13); write it at once.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -62,10 +62,21 @@ public final class Forwarder: Sendable {
     let unwantedReplies = UnwantedReplyCounter()
     /// UDP exchanges abandoned as possibly spoofed and asked again over TCP.
     let spoofingRetries = UnwantedReplyCounter()
+    /// The sockets UDP questions go from, shared by the questions of each event loop.
+    let sockets = UpstreamSocketPool()
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
         current = Mutex(UpstreamSet(configuration))
         self.logger = logger
+    }
+
+    /// Opens the upstream UDP sockets of every loop of `group` now, before the listeners, so that
+    /// forwarding never waits for a free descriptor (a flood of connections may take them all).
+    public func openSockets(on group: any EventLoopGroup) async {
+        let families = Set(configuration.upstreams.map { $0.protocol == .inet6 })
+        for loop in group.makeIterator() {
+            for inet6 in families { await sockets.open(on: loop, inet6: inet6) }
+        }
     }
 
     /// The configuration new questions use.
@@ -197,7 +208,7 @@ public final class Forwarder: Sendable {
         let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion, exactName: tcp ? nil : sent.name.wireBytes)
         return tcp
             ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, on: loop)
-            : try await UpstreamExchange.udp(
+            : try await sockets.exchange(
                 bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
                 counter: unwantedReplies, on: loop)
     }
