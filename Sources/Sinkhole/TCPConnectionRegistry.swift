@@ -1,10 +1,10 @@
 import NIOCore
 import Synchronization
 
-/// One open DNS-over-TCP connection as the registry knows it. Its handler notes activity here
+/// One open TCP connection as the registry knows it. Its handler notes activity here
 /// without taking the registry's lock.
-final class TCPConnectionEntry: Sendable {
-    let client: ClientAddress
+public final class TCPConnectionEntry: Sendable {
+    public let client: ClientAddress
     /// Uptime in nanoseconds of the last query read or reply written.
     private let lastActive: Atomic<UInt64>
     /// Set once the slot is given back, by the connection closing or by an eviction, whichever
@@ -18,7 +18,7 @@ final class TCPConnectionEntry: Sendable {
         closer = close
     }
 
-    func touch(_ now: UInt64) { lastActive.store(now, ordering: .relaxed) }
+    public func touch(_ now: UInt64) { lastActive.store(now, ordering: .relaxed) }
     var idleSince: UInt64 { lastActive.load(ordering: .relaxed) }
 
     /// True the first time only.
@@ -27,16 +27,16 @@ final class TCPConnectionEntry: Sendable {
     func close() { closer() }
 }
 
-/// Open DNS-over-TCP connections across all event loops, in total and per client address
-/// (RFC 7766 §6.2.3), with fairness when the total is reached.
+/// Open TCP connections (DNS over TCP, the metrics endpoint) across all event loops, in total and
+/// per client address (RFC 7766 §6.2.3), with fairness when the total is reached.
 ///
 /// A client with many source addresses (`tcp_connections_per_client` each) could otherwise hold
 /// every slot. When all are taken, a newcomer is not refused if some address holds at least two
 /// more connections than the newcomer would: that address's longest-idle connection is closed
 /// (RFC 7766 §6.2.3 lets a server close idle connections first) and the newcomer takes its slot.
 /// The lock is held for a counter update, and for a scan of at most `limit` entries only when full.
-final class TCPConnectionRegistry: Sendable {
-    enum Admission {
+public final class TCPConnectionRegistry: Sendable {
+    public enum Admission {
         case admitted(TCPConnectionEntry, evicted: TCPConnectionEntry?)
         case refused(ConnectionSlots<ClientAddress>.Refusal)
     }
@@ -47,10 +47,10 @@ final class TCPConnectionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
-    let limit: Int
-    let perKeyLimit: Int
+    public let limit: Int
+    public let perKeyLimit: Int
 
-    init(limit: Int, perKeyLimit: Int) {
+    public init(limit: Int, perKeyLimit: Int) {
         self.limit = max(limit, 1)
         self.perKeyLimit = max(min(perKeyLimit, limit), 1)
     }
@@ -60,7 +60,7 @@ final class TCPConnectionRegistry: Sendable {
 
     /// Registers a connection of `client`, evicting another client's longest-idle one when every
     /// slot is taken and that is fair. The evicted connection is closed before this returns.
-    func admit(_ client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) -> Admission {
+    public func admit(_ client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) -> Admission {
         let entry = TCPConnectionEntry(client: client, now: now, close: close)
         let outcome: Admission = state.withLock { state in
             let held = state.byClient[client]?.count ?? 0
@@ -80,13 +80,13 @@ final class TCPConnectionRegistry: Sendable {
     }
 
     /// Gives back the slot of `entry`, unless an eviction already did.
-    func release(_ entry: TCPConnectionEntry) {
+    public func release(_ entry: TCPConnectionEntry) {
         state.withLock { state in Self.remove(entry, from: &state) }
     }
 
-    var current: Int { state.withLock { $0.open } }
+    public var current: Int { state.withLock { $0.open } }
 
-    func current(for client: ClientAddress) -> Int { state.withLock { $0.byClient[client]?.count ?? 0 } }
+    public func current(for client: ClientAddress) -> Int { state.withLock { $0.byClient[client]?.count ?? 0 } }
 
     /// The longest-idle connection of the address holding the most, if it holds at least two more
     /// than the newcomer would have: evicting from an equal share would only trade places.
