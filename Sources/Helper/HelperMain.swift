@@ -151,7 +151,7 @@ public enum HelperMain {
             readiness: readiness)
         var helperServices: [any Service] = [engine]
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
-        if mode.servesDNS { helperServices.append(server) }
+        if mode.servesDNS { helperServices += [server, MemoryTrimService()] }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {
