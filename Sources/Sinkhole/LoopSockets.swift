@@ -68,8 +68,10 @@ final class LoopSockets {
     private func withSocket(_ index: Int, then: @escaping (Result<PooledSocketHandler, any Error>) -> Void) {
         switch slots[index] {
         case .open(let socket):
-            if socket.sent >= questionsPerPort { replace(index, socket) }
             then(.success(socket))
+            // After the question is on its way: a bind on the loop may complete at once, and the
+            // old socket closes when it has nothing waiting.
+            if socket.sent >= questionsPerPort { replace(index, socket) }
         case .opening(var waiting):
             waiting.append(then)
             slots[index] = .opening(waiting)
