@@ -72,7 +72,7 @@ start_server() { # kind; sets SERVER_PID and SERVER_PORT
     scrolloff)
         rm -rf "$WORK/state"
         taskset -c "$SERVER_CPU" "$BIN" start --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
-            --state-dir "$WORK/state" --control-socket "$WORK/control.sock" --threads 1 --log-level warning ${SCROLLOFF_ARGS:-} \
+            --state-dir "$WORK/state" --control-socket "$WORK/control.sock" --catalog "$PWD/blocklists" --threads 1 --log-level warning ${SCROLLOFF_ARGS:-} \
             >/dev/null 2>"$WORK/scrolloff.err" &
         ;;
     unbound)
