@@ -156,7 +156,8 @@ public actor ConfigurationReloader {
             // The addresses validation resolved: nothing left here can fail after changes began.
             live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses))
             if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
-            if old.forwarder != next.forwarder { report.applied.append("dns.upstream_timeout") }
+            if old.forwarder.perUpstream != next.forwarder.perUpstream { report.applied.append("dns.upstream_timeout") }
+            if old.forwarder.unwantedReplyThreshold != next.forwarder.unwantedReplyThreshold { report.applied.append("dns.unwanted_reply_threshold") }
         }
         if old.blockingMode != next.blockingMode || old.blockedTTL != next.blockedTTL {
             live.blocking.replace(with: BlockingSettings(mode: next.blockingMode, blockedTTL: next.blockedTTL))
@@ -199,10 +200,10 @@ public actor ConfigurationReloader {
     static func forwarderConfiguration(_ configuration: HelperConfiguration, upstreams: [SocketAddress]) -> ForwarderConfiguration {
         ForwarderConfiguration(
             upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-            overallTimeout: configuration.forwarder.overall)
+            overallTimeout: configuration.forwarder.overall, unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold)
     }
 }
 
 extension HelperConfiguration.ForwarderTimeouts: Equatable {
-    public static func == (a: Self, b: Self) -> Bool { a.perUpstream == b.perUpstream && a.overall == b.overall }
+    public static func == (a: Self, b: Self) -> Bool { a.perUpstream == b.perUpstream && a.overall == b.overall && a.unwantedReplyThreshold == b.unwantedReplyThreshold }
 }

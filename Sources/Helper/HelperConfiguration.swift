@@ -53,9 +53,13 @@ public struct HelperConfiguration: Sendable {
     public struct ForwarderTimeouts: Sendable {
         public var perUpstream: TimeAmount
         public var overall: TimeAmount
-        public init(perUpstream: TimeAmount = .seconds(2), overall: TimeAmount = .seconds(4)) {
+        /// `dns.unwanted_reply_threshold`: datagrams on an upstream port that answer none of its
+        /// questions before the port is dropped and its questions asked over TCP; 0 = never.
+        public var unwantedReplyThreshold: Int
+        public init(perUpstream: TimeAmount = .seconds(2), overall: TimeAmount = .seconds(4), unwantedReplyThreshold: Int = 10) {
             self.perUpstream = perUpstream
             self.overall = overall
+            self.unwantedReplyThreshold = unwantedReplyThreshold
         }
     }
 

@@ -133,6 +133,7 @@ public enum HelperMain {
         reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        if mode.servesDNS { await forwarder.openSockets(on: group) }
         let announce: @Sendable (String) -> Void = { line in
             // Scripts and tests read the bound port from here (SPEC §13); write it at once.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -151,7 +152,7 @@ public enum HelperMain {
             readiness: readiness)
         var helperServices: [any Service] = [engine]
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
-        if mode.servesDNS { helperServices.append(server) }
+        if mode.servesDNS { helperServices += [server, MemoryTrimService()] }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {

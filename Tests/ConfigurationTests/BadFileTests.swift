@@ -38,6 +38,8 @@ struct BadFileTests {
                 key: "dns.upstreams[1]", line: 3, allowed: "other than this helper", problem: "loop"),
         BadFile(name: "upstream_timeout_10ms", text: "[dns]\nupstream_timeout = \"10ms\"\n",
                 key: "dns.upstream_timeout", line: 2, allowed: "50ms to 30s"),
+        BadFile(name: "unwanted_reply_threshold_negative", text: "[dns]\nunwanted_reply_threshold = -1\n",
+                key: "dns.unwanted_reply_threshold", line: 2, allowed: "0 (never) to 65536 datagrams"),
         BadFile(name: "cache_min_ttl_above_max", text: "[dns]\ncache_min_ttl = \"30min\"\ncache_max_ttl = 600\n",
                 key: "dns.cache_min_ttl", line: 2, allowed: "at most cache_max_ttl"),
         BadFile(name: "rate_limit_negative", text: "[dns]\nrate_limit = -1\n",

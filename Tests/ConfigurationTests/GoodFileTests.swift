@@ -20,6 +20,8 @@ struct GoodFileTests {
         ("[dns]\nlisten = [\"0.0.0.0:53\", \"[::]:53\"]", "listen", "0.0.0.0:53,[::]:53"),
         ("[dns]\nupstreams = [\"9.9.9.9\", \"[2620:fe::fe]:853\"]", "upstreams", "9.9.9.9:53,[2620:fe::fe]:853"),
         ("[dns]\nupstream_timeout = \"500ms\"", "forwarder", "500000000/1000000000"),
+        ("[dns]\nunwanted_reply_threshold = 3\nupstream_timeout = \"500ms\"", "unwantedReplyThreshold", "3"),
+        ("[dns]\nunwanted_reply_threshold = 0", "unwantedReplyThreshold", "0"),
         ("[dns]\nblocking_mode = \"nxdomain\"", "blockingMode", "nxdomain"),
         ("[dns]\nblocked_ttl = \"5s\"", "blockedTTL", "5"),
         ("[dns]\nblocked_ttl = 1", "blockedTTL", "1"),

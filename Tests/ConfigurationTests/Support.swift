@@ -42,6 +42,7 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "dohEndpointsPath": c.dohEndpointsPath ?? "nil",
         "eventLoops": "\(c.eventLoops)",
         "forwarder": "\(c.forwarder.perUpstream.nanoseconds)/\(c.forwarder.overall.nanoseconds)",
+        "unwantedReplyThreshold": "\(c.forwarder.unwantedReplyThreshold)",
         "cache": "\(c.cache.capacity) \(c.cache.minimumTTL) \(c.cache.maximumTTL) \(c.cache.maximumNegativeTTL) \(c.cache.maximumStaleAge)",
         "blockedTTL": "\(c.blockedTTL)",
         "rateLimit": c.rateLimit.map { "\($0.queriesPerSecond)/\($0.burst)" } ?? "off",

@@ -163,7 +163,10 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let upstreams { c.upstreams = upstreams }
         if let blockingMode { c.blockingMode = blockingMode }
         if let threads { c.eventLoops = threads }
-        if let upstreamTimeout { c.forwarder = .init(perUpstream: upstreamTimeout, overall: upstreamTimeout * 2) }
+        if let upstreamTimeout {
+            c.forwarder.perUpstream = upstreamTimeout
+            c.forwarder.overall = upstreamTimeout * 2
+        }
         if let cacheSize { c.cache.capacity = cacheSize }
         if let logLevel { c.logLevel = logLevel }
         if let catalogPath { c.catalogPath = catalogPath }

@@ -13,7 +13,7 @@ enum ConfigurationSchema {
             "control_connections_per_user",
         ],
         "dns": [
-            "listen", "upstreams", "upstream_timeout", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
+            "listen", "upstreams", "upstream_timeout", "unwanted_reply_threshold", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
             "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "serve_stale_max_age",
             "rate_limit", "rate_limit_burst",
             "tcp_connections", "tcp_connections_per_client", "tcp_queries_per_connection", "tcp_queries_per_client", "tcp_idle_timeout", "tcp_unsent_bytes",

@@ -120,7 +120,11 @@ struct FileSections {
         if let timeout = t.duration("upstream_timeout", in: Span(milliseconds: 50) ... .seconds(30), allowed: "50ms to 30s") {
             let amount = TimeAmount.milliseconds(timeout.milliseconds)
             // SPEC §9 "upstream timeout → SERVFAIL": the whole failover gets twice one upstream's time.
-            configuration.forwarder = .init(perUpstream: amount, overall: amount * 2)
+            configuration.forwarder.perUpstream = amount
+            configuration.forwarder.overall = amount * 2
+        }
+        if let threshold = t.integer("unwanted_reply_threshold", in: 0...65_536, allowed: "0 (never) to 65536 datagrams") {
+            configuration.forwarder.unwantedReplyThreshold = threshold
         }
         let modes = BlockingMode.allCases.map(\.rawValue).joined(separator: ", ")
         if let mode = t.string("blocking_mode", allowed: modes) {
