@@ -1,0 +1,52 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Sinkhole
+
+/// The household page's listener (SPEC §9a) as one `Service` of the helper's group: Hummingbird's
+/// HTTP/1.1 server on the helper's event loops, bound where `[web] listen` says (loopback by default).
+///
+/// A listen address the configuration or a flag names must bind, or the start fails as it does for
+/// DNS. The default address in use (another helper, another program) only turns the page off with
+/// a warning: the page must never keep DNS from starting.
+struct HouseholdWebService: Service {
+    let listen: HostPort
+    let required: Bool
+    let web: HouseholdWeb
+    let group: any EventLoopGroup
+    let logger: Logger
+    let announce: @Sendable (String) -> Void
+
+    func run() async throws {
+        let router = web.router()
+        router.middlewares.add(WebFailureMiddleware(web: web))
+        let host = listen.host
+        let announce = announce
+        let logger = logger
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: listen.port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let shown = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+                // Scripts and tests read the bound port from this line, like the DNS listener's.
+                announce("listening web \(shown)")
+                logger.info("household page up", metadata: ["web.listen": "http://\(shown)/"])
+            },
+            eventLoopGroupProvider: .shared(group),
+            logger: logger)
+        do {
+            try await application.run()
+        } catch where !required && Self.isAddressInUse(error) {
+            logger.warning("the household page is off: \(listen) is in use; set [web] listen to another address, or \"\" to turn it off")
+            try? await gracefulShutdown()
+        }
+    }
+
+    static func isAddressInUse(_ error: any Error) -> Bool {
+        if let io = error as? IOError { return io.errnoCode == EADDRINUSE }
+        return "\(error)".contains("Address already in use")
+    }
+}
