@@ -25,7 +25,7 @@ extension HouseholdWeb {
         view["balance"] = TimeWords.balance(seconds: status.balanceSeconds)
         view["earnedToday"] = TimeWords.balance(seconds: wallet.earnedTodaySeconds)
         view["nextCredit"] = wallet.nextAwardAt.map { "+5 min at " + TimeWords.clock($0, now: now) }
-            ?? (wallet.earningFrozenUntil.map { "paused until " + TimeWords.clock($0, now: now) } ?? "while a block is on")
+            ?? (wallet.earningFrozenUntil.map { "paused until " + TimeWords.clock($0, now: now) } ?? "once a block is on")
         view["streak"] = stats.streakDays == 1 ? "1 day" : "\(stats.streakDays) days"
         view["peeksLeft"] = "\(status.peeksLeftToday)"
         view["tokensLeft"] = "\(status.tokensLeftMonth)"

@@ -21,7 +21,6 @@ struct HouseholdWebService: Service {
 
     func run() async throws {
         let router = web.router()
-        router.middlewares.add(WebFailureMiddleware(web: web))
         let host = listen.host
         let announce = announce
         let logger = logger

@@ -8,12 +8,13 @@ import Glibc
 /// Owners' passwords for the household page (SPEC §9a: "password set by root, stored as a salted
 /// slow hash"). One line per owner in `<state dir>/web-owners` (root, 0600):
 ///
-///     alex:scrypt$32768$8$3$<salt base64>$<hash base64>
+///     alex:scrypt$32768$8$1$<salt base64>$<hash base64>
 ///
 /// scrypt (RFC 7914) from swift-crypto's `_CryptoExtras`: memory-hard, so guessing on a GPU costs
-/// memory as well as time; the parameters (N = 2^15, r = 8, p = 3) are one of the equivalent
-/// minimums of the OWASP Password Storage Cheat Sheet, and are stored with each hash so they can
-/// be raised later without breaking the passwords already set. The helper reads the file at every
+/// memory as well as time. N = 2^15, r = 8, p = 1 (32 MiB, about 0.1 s on a small router's core)
+/// are the interactive-login parameters Go's x/crypto/scrypt recommends; sign-ins are also capped
+/// per device (`WebRateLimiter`). The parameters are stored with each hash so they can be raised
+/// later without breaking the passwords already set. The helper reads the file at every
 /// sign-in, so a password set with `scrolloff-dns web passwd` applies without a restart.
 public struct OwnerPasswords: Sendable {
     public static let fileName = "web-owners"
@@ -26,7 +27,7 @@ public struct OwnerPasswords: Sendable {
     struct Parameters: Equatable {
         var rounds = 1 << 15
         var blockSize = 8
-        var parallelism = 3
+        var parallelism = 1
     }
 
     /// Sets (or replaces) `name`'s password: a new random salt every time.
