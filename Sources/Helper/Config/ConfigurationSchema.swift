@@ -22,9 +22,9 @@ enum ConfigurationSchema {
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
         "web": ["listen"],
-        "profile": ["time_zone", "preset", "owners", "knobs"],
+        "profile": ["time_zone", "preset", "owners", "members", "knobs"],
         "profile.knobs": knobKeys,
-        "profiles": ["name", "clients", "time_zone", "preset", "owners", "knobs"],
+        "profiles": ["name", "clients", "time_zone", "preset", "owners", "members", "knobs"],
         "profiles.knobs": knobKeys,
     ]
 

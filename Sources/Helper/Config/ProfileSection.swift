@@ -14,7 +14,8 @@ enum ProfileSection {
         var base = configuration.defaultProfile
         if let zone = zone(defaults) { base.timeZoneID = zone }
         if let preset = preset(defaults) { base.preset = preset }
-        if let owners = owners(defaults) { base.ownerUIDs = owners }
+        if let owners = uids(defaults, "owners") { base.ownerUIDs = owners }
+        if let members = uids(defaults, "members") { base.memberUIDs = members }
         let baseKnobs = defaults.table("knobs")
         base.overrides = knobs(baseKnobs, preset: base.preset)
         baseKnobs.finish()
@@ -81,7 +82,8 @@ enum ProfileSection {
         settings.clientCIDRs = clients
         if let zone = zone(t) { settings.timeZoneID = zone }
         if let preset = preset(t) { settings.preset = preset }
-        if let owners = owners(t) { settings.ownerUIDs = owners }
+        if let owners = uids(t, "owners") { settings.ownerUIDs = owners }
+        if let members = uids(t, "members") { settings.memberUIDs = members }
         let knobTable = t.table("knobs")
         settings.overrides = merged(knobs(knobTable, preset: settings.preset), over: base.overrides)
         knobTable.finish()
@@ -109,10 +111,11 @@ enum ProfileSection {
         return preset
     }
 
-    /// Uids allowed to act on the profile through the control socket (SPEC §11).
-    private static func owners(_ t: TableReader) -> [UInt32]? {
+    /// `owners` (edit, view, spend, grant) or `members` (view, spend, ask): uids allowed to act on
+    /// the profile through the control socket (SPEC §11, issue 13).
+    private static func uids(_ t: TableReader, _ key: String) -> [UInt32]? {
         let allowed = "user ids from 0 to 4294967294, such as [1000, 1001]"
-        guard let items = t.array("owners", allowed: allowed) else { return nil }
+        guard let items = t.array(key, allowed: allowed) else { return nil }
         var uids: [UInt32] = []
         for (item, path) in items {
             // 4294967295 is (uid_t)-1, "no user" to chown(2) and setresuid(2).

@@ -68,6 +68,7 @@ extension HelperEngine {
     @discardableResult
     public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
+        configuredProfileNames = Set(configured.map(\.name))
         let wanted = [first] + configured
         let differs = wanted.contains { s in profiles.first(where: { $0.name == s.name })?.settings != s }
         guard differs else {
@@ -197,12 +198,13 @@ extension HelperEngine {
         }
     }
 
-    /// The old settings with only the new owners, what a held-back change still applies (owners
-    /// loosen nothing); nil when the owners did not change either.
+    /// The old settings with only the new owners and members, what a held-back change still
+    /// applies (who may act loosens no rule); nil when neither changed.
     private nonisolated static func ownersOnly(of wish: ProfileSettings, over old: ProfileSettings) -> ProfileSettings? {
-        guard old.ownerUIDs != wish.ownerUIDs else { return nil }
+        guard old.ownerUIDs != wish.ownerUIDs || old.memberUIDs != wish.memberUIDs else { return nil }
         var kept = old
         kept.ownerUIDs = wish.ownerUIDs
+        kept.memberUIDs = wish.memberUIDs
         return kept
     }
 

@@ -70,6 +70,8 @@ public actor HelperEngine {
     var profiles: [ProfileRuntime]
     var plans: [Plan]
     var alternatives: [Alternative]
+    /// Members' requests for time (issue 13), oldest first; answered ones are kept as history.
+    var timeRequests: [TimeRequest]
     var tables: MatcherTables
     var publishHandler: (@Sendable (Enforcement) -> Void)?
     /// Tamper events seen by the clock and not committed yet.
@@ -79,6 +81,9 @@ public actor HelperEngine {
     /// The configuration file's profiles while part of them is held back by a lock, and when the
     /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
     var heldBackProfiles: HeldBackProfiles?
+    /// Profiles the configuration file names (`applyConfiguredProfiles`): `profile rm` leaves them
+    /// to the file, since a reload would bring them back.
+    var configuredProfileNames: Set<String> = []
 
     /// Failing state writes, for the log's back-off and `doctor`.
     var commitHealth = CommitHealth()
@@ -129,6 +134,7 @@ public actor HelperEngine {
         profiles = Self.ordered(runtimes)
         plans = loaded.plans
         alternatives = loaded.alternatives
+        timeRequests = loaded.timeRequests
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.engine = self
     }

@@ -44,20 +44,20 @@ extension HouseholdWeb {
         return owner
     }
 
-    /// Whether `owner` may act on `profile`, as the control socket decides it for their uid.
-    func decide(_ owner: OwnerIdentity, profile: String) async -> AuthorizationDecision {
-        let owners = await engine.profileOwners()
-        let known = await engine.profileList().contains { $0.name == profile }
-        guard known else {
+    /// Whether `owner` may do `action` on `profile`, as the control socket decides it for their uid.
+    func decide(_ owner: OwnerIdentity, profile: String, action: ProfileAction) async -> AuthorizationDecision {
+        guard let access = await engine.profileAccess()[profile] else {
             return .denied(reason: "There is no profile “\(profile)”.")
         }
-        return authorizer.decide(CallerIdentity(uid: owner.uid, gid: owner.gid, pid: 0), profile: profile, owners: owners[profile] ?? [])
+        return authorizer.decide(CallerIdentity(uid: owner.uid, gid: owner.gid, pid: 0), profile: profile, access: access, action: action)
     }
 
-    func authorized(_ owner: OwnerIdentity, _ profile: String?) async throws -> String {
+    func authorized(_ owner: OwnerIdentity, _ profile: String?, _ action: ProfileAction) async throws -> String {
         guard let profile else { throw WebFailure(.badRequest, "Name the profile.") }
-        if case .denied(let reason) = await decide(owner, profile: profile) { throw WebFailure(.forbidden, reason) }
-        return profile
+        switch await decide(owner, profile: profile, action: action) {
+        case .allowed: return profile
+        case .denied(let reason), .deniedByRole(let reason): throw WebFailure(.forbidden, reason)
+        }
     }
 
     func ownerPage(_ request: Request, _ context: WebContext) async throws -> Response {
@@ -65,7 +65,7 @@ extension HouseholdWeb {
         guard let owner = session.owner else { return WebResponses.redirect("/signin", cookie: cookie) }
         var profiles: [[String: Any]] = []
         for (name, _) in await engine.profileList() {
-            guard case .allowed = await decide(owner, profile: name) else { continue }
+            guard case .allowed = await decide(owner, profile: name, action: .view) else { continue }
             do {
                 let status = try await engine.status(profile: name)
                 let wallet = try await engine.wallet(profile: name)
@@ -81,7 +81,8 @@ extension HouseholdWeb {
                         return e
                     },
                 ]
-                await addOwnerHousehold(to: &view, profile: name, now: status.now)
+                let grants = await decide(owner, profile: name, action: .grant) == .allowed
+                await addOwnerHousehold(to: &view, profile: name, now: status.now, grants: grants)
                 profiles.append(view)
             } catch {
                 logger.warning("household page: a profile could not be read", metadata: ["profile": "\(name)", "error": "\(error)"])
@@ -97,7 +98,7 @@ extension HouseholdWeb {
     func ownerBlock(_ request: Request, _ context: WebContext, block: Bool) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
         let owner = try owner(of: session)
-        let profile = try await authorized(owner, form["profile"])
+        let profile = try await authorized(owner, form["profile"], .edit)
         guard let entry = form["entry"] else { throw WebFailure(.badRequest, "Name the entry, such as tiktok.") }
         let words = entry.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         do {

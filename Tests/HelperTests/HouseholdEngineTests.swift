@@ -1,0 +1,55 @@
+import ControlAPI
+import Helper
+import ScrollOffCore
+import Store
+import Testing
+
+@Suite("Engine: household requests and roles")
+struct HouseholdEngineTests {
+    @Test func requests_and_their_answers_survive_a_restart() async throws {
+        let dir = Fixture.temporaryDirectory()
+        let time = TestTimeSource(wall: Fixture.noon)
+        do {
+            let engine = try await Fixture.start(dir, time)
+            let first = try await engine.requestTime(profile: "default", seconds: 900, note: "homework")
+            _ = try await engine.requestTime(profile: "default", seconds: 300, note: "call grandma")
+            _ = try await engine.answerTimeRequest(id: first.id, approve: true, answeredBy: "parent", note: "ok")
+        }
+        let engine = try await Fixture.start(dir, time)
+        let requests = await engine.timeRequests(profile: nil)
+        #expect(requests.map(\.note) == ["call grandma", "homework"])
+        #expect(requests.map(\.status) == [.pending, .approved])
+        #expect(requests.last?.answeredBy == "parent" && requests.last?.answerNote == "ok")
+        #expect(requests.last?.answeredAt == Fixture.noon)
+        #expect(try await engine.wallet().balanceSeconds == 120 + 900)
+        // The restarted engine still refuses a second answer and still answers the pending one.
+        await #expect(throws: EngineError.self) { try await engine.answerTimeRequest(id: requests.last!.id, approve: true, answeredBy: "x", note: nil) }
+        _ = try await engine.answerTimeRequest(id: requests.first!.id, approve: false, answeredBy: "parent", note: nil)
+        #expect(await engine.timeRequests(profile: "default").first?.status == .declined)
+    }
+
+    @Test func roles_table_members_view_spend_and_ask_owners_do_everything() {
+        for action in ProfileAction.allCases {
+            #expect(ProfileRole.owner.allows(action))
+            #expect(ProfileRole.member.allows(action) == [.view, .spend, .ask].contains(action), "\(action)")
+        }
+    }
+
+    @Test func on_a_profile_without_owners_the_group_edits_but_only_root_grants() {
+        // Group "root" (gid 0) stands in for group scrolloff: the caller is in it by primary gid.
+        let authorizer = GroupMembershipAuthorizer(groupName: "root", helperUID: 4_000_000)
+        let caller = CallerIdentity(uid: 1003, gid: 0, pid: 1)
+        #expect(authorizer.decide(caller, profile: "default", access: ProfileAccess(), action: .edit) == .allowed)
+        guard case .deniedByRole(let reason) = authorizer.decide(caller, profile: "default", access: ProfileAccess(), action: .grant) else {
+            Issue.record("granting on an ownerless profile must be refused by role")
+            return
+        }
+        #expect(reason.contains("names no owners, so only root may"))
+        let root = CallerIdentity(uid: 0, gid: 0, pid: 1)
+        #expect(authorizer.decide(root, profile: "kids", access: ProfileAccess(owners: [1000], members: [1001]), action: .grant) == .allowed)
+        // A member listed on an owned profile may not edit, even in the group.
+        let member = CallerIdentity(uid: 1001, gid: 0, pid: 1)
+        #expect(authorizer.decide(member, profile: "kids", access: ProfileAccess(owners: [1000], members: [1001]), action: .edit) != .allowed)
+        #expect(authorizer.decide(member, profile: "kids", access: ProfileAccess(owners: [1000], members: [1001]), action: .spend) == .allowed)
+    }
+}
