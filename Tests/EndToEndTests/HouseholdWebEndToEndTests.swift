@@ -129,3 +129,51 @@ struct HouseholdWebEndToEndTests {
         #expect(try owner.post("/signin", [("csrf", ownerToken), ("name", HouseholdHelper.ownerName), ("password", HouseholdHelper.ownerPassword)]).status == 303)
     }
 }
+
+@Suite("Household page: asking for time over HTTP")
+struct HouseholdWebRequestTests {
+    @Test func a_member_asks_an_owner_approves_into_the_ledger_and_nobody_answers_for_a_profile_they_do_not_own() throws {
+        let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
+        let kid = helper.device("127.0.0.2"), parentDevice = helper.device("127.0.0.3")
+        let kidToken = try #require(try kid.get("/signin").csrf)
+        #expect(try kid.post("/ask", [("csrf", kidToken), ("minutes", "15"), ("note", "science project")]).status == 303)
+        let parentToken = try #require(try parentDevice.get("/signin").csrf)
+        #expect(try parentDevice.post("/ask", [("csrf", parentToken), ("minutes", "30"), ("note", "film night")]).status == 303)
+        // Each device asked for its own profile.
+        let requests = try helper.cli(["requests", "--all", "--json"]).output
+        #expect(requests.contains("\"profile\" : \"kid\"") && requests.contains("\"profile\" : \"parent\""), "\(requests)")
+        // A member's page shows its own request only; no device can answer one.
+        let kidPage = try kid.get("/")
+        #expect(kidPage.body.contains("data-status=\"pending\"") && kidPage.body.contains("science project") && !kidPage.body.contains("film night"))
+        #expect(try kid.post("/owner/requests", [("csrf", kidToken), ("id", "1"), ("answer", "approve")]).status == 401)
+
+        let owner = helper.device("127.0.0.4")
+        let signIn = try #require(try owner.get("/signin").csrf)
+        #expect(try owner.post("/signin", [("csrf", signIn), ("name", HouseholdHelper.ownerName), ("password", HouseholdHelper.ownerPassword)]).status == 303)
+        let page = try owner.get("/owner")
+        #expect(page.body.contains("science project") && !page.body.contains("film night"))
+        let token = try #require(page.csrf)
+        // The parent's request, by its id: refused on the request's own profile, whatever the form says.
+        let parentID = try #require(Self.id(of: "parent", in: requests))
+        let refused = try owner.post("/owner/requests", [("csrf", token), ("id", parentID), ("answer", "approve"), ("profile", "kid")])
+        #expect(refused.status == 403)
+        let kidID = try #require(Self.id(of: "kid", in: requests))
+        #expect(try owner.post("/owner/requests", [("csrf", token), ("id", kidID), ("answer", "approve"), ("note", "ok")]).status == 303)
+        // Approval is a ledger adjust row of the request's length; the member sees the answer.
+        #expect(try helper.cli(["wallet", "--profile", "kid", "--json"]).output.contains("\"balance_seconds\" : 1020"))
+        #expect(try kid.get("/").body.contains("data-status=\"approved\""))
+        #expect(try helper.cli(["requests", "--all", "--json"]).output.contains("\"status\" : \"pending\""), "the parent's still waits")
+        // Grant and take minutes from the page: adjust rows with the note.
+        #expect(try owner.post("/owner/adjust", [("csrf", token), ("profile", "kid"), ("sign", "-"), ("minutes", "5"), ("note", "late to bed")]).status == 303)
+        #expect(try helper.cli(["wallet", "--profile", "kid", "--json"]).output.contains("\"balance_seconds\" : 720"))
+        #expect(try owner.post("/owner/adjust", [("csrf", token), ("profile", "parent"), ("minutes", "5"), ("note", "x")]).status == 403)
+    }
+
+    /// The id of the first request of `profile` in `scrolloff requests --json`.
+    static func id(of profile: String, in json: String) -> String? {
+        guard let data = json.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let requests = object["requests"] as? [[String: Any]] else { return nil }
+        return requests.first { $0["profile"] as? String == profile }.flatMap { ($0["id"] as? NSNumber)?.stringValue }
+    }
+}
