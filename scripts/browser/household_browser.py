@@ -163,7 +163,7 @@ def browser(folder):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=420,1000", f"--user-data-dir={folder}", "--no-first-run"):
+                 "--window-size=420,1150", f"--user-data-dir={folder}", "--no-first-run"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 

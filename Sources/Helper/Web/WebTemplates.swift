@@ -83,11 +83,11 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 <a class="button quiet" href="/moment?action=token&amp;entry={{id}}">Token</a>
 </div>{{/bypassable}}</div>{{/entries}}
 {{#asking}}<h2>Ask for time</h2>
+{{#requests}}<div class="card request" data-status="{{status}}">{{minutes}} min{{#note}} · “{{note}}”{{/note}} · <strong>{{statusWords}}</strong>{{#answerNote}} · “{{answerNote}}”{{/answerNote}}</div>{{/requests}}
 <form method="post" action="/ask" class="card"><input type="hidden" name="csrf" value="{{csrf}}">
 <label>Minutes <input type="number" name="minutes" min="1" max="240" value="15"></label>
 <label>Note for an owner <input type="text" name="note" maxlength="200" placeholder="what it is for" required></label>
 <button type="submit">Ask</button></form>
-{{#requests}}<div class="card request" data-status="{{status}}">{{minutes}} min{{#note}} · “{{note}}”{{/note}} · <strong>{{statusWords}}</strong>{{#answerNote}} · “{{answerNote}}”{{/answerNote}}</div>{{/requests}}
 {{/asking}}
 {{/body}}{{/layout}}
 """#
