@@ -177,3 +177,20 @@ struct HouseholdWebRequestTests {
         return requests.first { $0["profile"] as? String == profile }.flatMap { ($0["id"] as? NSNumber)?.stringValue }
     }
 }
+
+@Suite("scrolloff-dns web passwd")
+struct WebPasswdTests {
+    @Test func only_root_sets_a_password_and_only_for_a_user_that_exists() throws {
+        let scratch = try Scratch()
+        let state = "\(scratch.path)/state"
+        let (launcher, prefix) = try PrivilegeMode.ordinaryUser.launcher()
+        let asUser = try runWithStatus(launcher, prefix + ["web", "passwd", "nobody", "--state-dir", state])
+        #expect(asUser.exitCode != 0 && asUser.output.contains("Only root can set an owner's password"), "\(asUser)")
+        let unknown = try runWithStatus(Products.scrolloffDNS, ["web", "passwd", "no-such-user-here", "--state-dir", state])
+        #expect(unknown.exitCode != 0 && unknown.output.contains("There is no user “no-such-user-here”"), "\(unknown)")
+        // Standard input is /dev/null here: no password, nothing written.
+        let empty = try runWithStatus(Products.scrolloffDNS, ["web", "passwd", "nobody", "--state-dir", state])
+        #expect(empty.exitCode != 0 && empty.output.contains("No password on standard input"), "\(empty)")
+        #expect(!FileManager.default.fileExists(atPath: "\(state)/web-owners"))
+    }
+}

@@ -40,7 +40,13 @@ struct HouseholdWebService: Service {
             try await application.run()
         } catch where !required && Self.isAddressInUse(error) {
             logger.warning("the household page is off: \(listen) is in use; set [web] listen to another address, or \"\" to turn it off")
+            // Stay in the group until it stops: a service that returns would stop the helper.
             try? await gracefulShutdown()
+        } catch where Self.isAddressInUse(error) {
+            throw HelperStartError("cannot serve the household page on \(listen): the address is in use. Choose another with [web] listen "
+                + "or --web-listen, or turn the page off with --web-listen off")
+        } catch let error as IOError {
+            throw HelperStartError("cannot serve the household page on \(listen): \(error.description). Check [web] listen or --web-listen")
         }
     }
 
