@@ -145,7 +145,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
-        .testTarget(name: "HelperTests", dependencies: ["Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HelperTests",
+            dependencies: [
+                "Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The configuration file: parsing tables, precedence, the shipped sample, and check-config
         // through the real binary (the dependency builds it).
         .testTarget(

@@ -7,6 +7,7 @@ import ScrollOffCore
 extension HouseholdWeb {
     func memberPage(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, cookie) = await session(request)
+        try memberMay(.view)
         let profile = deviceProfile(context)
         let status: StatusReport
         let wallet: WalletReport
@@ -150,6 +151,7 @@ extension HouseholdWeb {
     /// (`POST /v1/exercises` then `POST /v1/peek|use|token`, the same engine calls).
     func bypass(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
+        try memberMay(.spend)
         let ask = try BypassAsk { form[$0] }
         let profile = deviceProfile(context)
         do {
@@ -191,6 +193,7 @@ extension HouseholdWeb {
 
     func stop(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
+        try memberMay(.spend)
         let profile = deviceProfile(context)
         do {
             let result = try await engine.stop(form["entry"], profile: profile)

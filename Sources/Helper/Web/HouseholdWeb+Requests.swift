@@ -50,8 +50,8 @@ extension HouseholdWeb {
     /// A member asks for time for their device's profile, never another.
     func ask(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
+        try memberMay(.ask)
         let profile = deviceProfile(context)
-        guard ProfileRole.member.allows(.ask) else { throw WebFailure(.forbidden, "Members may not ask for time here.") }
         guard let text = form["minutes"], let minutes = Int64(text), minutes > 0 else {
             throw WebFailure(.badRequest, "Say how many minutes you would like, such as 15.")
         }

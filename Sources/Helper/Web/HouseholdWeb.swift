@@ -72,6 +72,14 @@ struct HouseholdWeb: Sendable {
 
     func device(_ context: WebContext) -> String { context.client.description }
 
+    /// A device is a member of its own profile: what a member may do there is the one table of
+    /// roles the control socket uses too (`ProfileRole`), so the page grants nothing more.
+    func memberMay(_ action: ProfileAction) throws {
+        guard ProfileRole.member.allows(action) else {
+            throw WebFailure(.forbidden, "A device may not \(action.words) here; an owner can, after signing in.")
+        }
+    }
+
     /// The browser's session, created on first sight; `cookie` is set when it is new.
     func session(_ request: Request) async -> (WebSession, cookie: String?) {
         if let found = await sessions.find(request.cookies[WebSessions.cookieName]?.value) { return (found, nil) }
