@@ -31,6 +31,8 @@ public struct HelperConfiguration: Sendable {
     public var defaultProfile: ProfileSettings = HelperConfiguration.embeddedDefaultProfile
     /// Profiles with their client networks, zone, preset, knobs and owner uids (SPEC §9, §11).
     public var profiles: [ProfileSettings] = []
+    /// `[profile] unknown_devices`: the profile that devices no profile claims follow (SPEC §9).
+    public var unknownDevices: String = "default"
     /// Where the optional Prometheus endpoint listens; nil = off (the default).
     public var metricsListen: HostPort?
     /// Where the household page listens (SPEC §9a, `[web] listen`, `--web-listen`); nil = off.

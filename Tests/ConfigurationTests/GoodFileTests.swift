@@ -45,6 +45,9 @@ struct GoodFileTests {
         ("[profile]\ntime_zone = \"Asia/Tokyo\"", "default.zone", "Asia/Tokyo"),
         ("[profile]\npreset = \"flexible\"", "default.preset", "flexible"),
         ("[profile]\nowners = [1000, 1001]", "default.owners", "1000,1001"),
+        ("[profile]\nmembers = [1002]", "default.members", "1002"),
+        ("[[profiles]]\nname = \"kids\"\nclients = [\"aa:bb:cc:dd:ee:ff\"]\nmembers = [1001]", "kids.members", "1001"),
+        ("[profile]\nunknown_devices = \"kids\"\n[[profiles]]\nname = \"kids\"\nclients = [\"AA-BB-CC-DD-EE-FF\"]", "unknownDevices", "kids"),
         ("[[profiles]]\nname = \"kids\"\nclients = [\"192.168.1.64/26\", \"fd00:1::/64\"]", "kids.clients", "192.168.1.64/26,fd00:1::/64"),
     ])
     func key_reaches_the_configuration(text: String, setting: String, expected: String) throws {

@@ -69,7 +69,9 @@ struct SampleFileTests {
         let c = try parse(Self.examplesActive(try sampleText()))
         #expect(c.listSources.map(\.name) == ["example"])
         #expect(c.profiles.map(\.name) == ["kids"])
-        #expect(c.profiles.first?.clientCIDRs == ["192.168.1.64/26", "fd00:1::/64"])
+        #expect(c.profiles.first?.clientCIDRs == ["192.168.1.64/26", "fd00:1::/64", "aa:bb:cc:dd:ee:ff"])
+        #expect(c.profiles.first?.ownerUIDs == [1000])
+        #expect(c.profiles.first?.memberUIDs == [1001])
     }
 }
 

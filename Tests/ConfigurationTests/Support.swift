@@ -56,12 +56,14 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "control": "\(c.control.total)/\(c.control.perUser)",
         "enforcementMode": c.enforcementMode.rawValue,
         "hostsFile": c.hostsFile,
+        "unknownDevices": c.unknownDevices,
     ]
     for p in [c.defaultProfile] + c.profiles {
         d["\(p.name).clients"] = p.clientCIDRs.joined(separator: ",")
         d["\(p.name).zone"] = p.timeZoneID
         d["\(p.name).preset"] = p.preset.rawValue
         d["\(p.name).owners"] = p.ownerUIDs.map(String.init).joined(separator: ",")
+        d["\(p.name).members"] = p.memberUIDs.map(String.init).joined(separator: ",")
         d["\(p.name).knobs"] = (try? Knobs.resolve(preset: p.preset, overrides: p.overrides)).map { "\($0)" } ?? "invalid"
     }
     return d

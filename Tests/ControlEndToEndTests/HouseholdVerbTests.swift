@@ -191,6 +191,20 @@ struct HouseholdVerbTests {
         #expect(await server.engine.profileList().map(\.name) == ["default"])
     }
 
+    @Test func a_client_claimed_by_two_profiles_is_refused_with_both_names() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        #expect(try await server.cli(["profile", "add", "kids", "--clients", "02:5c:00:00:77:0a,192.0.2.0/28"]).status == 0)
+        for clients in ["02-5C-00-00-77-0A", "192.0.2.0/28"] {
+            let refused = try await server.cli(["profile", "add", "guests", "--clients", clients])
+            #expect(refused.status == 2, "\(refused)")
+            #expect(refused.stderr.contains("already a client of profile kids, so profile guests cannot claim it"), "\(refused.stderr)")
+        }
+        #expect(await server.engine.profileList().map(\.name) == ["default", "kids"])
+        #expect(try await server.cli(["profile", "add", "guests", "--clients", "02:5c:00:00:77:0b"]).status == 0)
+        #expect(try await server.cli(["profile", "add", "bad", "--clients", "02:5c:00:00:77"]).status == 2)
+    }
+
     @Test func profile_rm_is_for_root_only() async throws {
         let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755, authorizer: EveryoneIsAMember())
         defer { Task { await server.stop() } }

@@ -53,3 +53,16 @@ struct HouseholdEngineTests {
         #expect(authorizer.decide(member, profile: "kids", access: ProfileAccess(owners: [1000], members: [1001]), action: .spend) == .allowed)
     }
 }
+
+@Suite("Engine: the device's profile for the household page")
+struct DeviceProfileTests {
+    @Test func a_device_is_in_the_profile_its_dns_queries_follow() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.addProfile("kids", clients: ["192.0.2.0/28"])
+        #expect(engine.profileName(forClient: ClientIP("192.0.2.5")!) == "kids")
+        #expect(engine.profileName(forClient: ClientIP("198.51.100.1")!) == "default")
+        await engine.setUnknownDevices("kids")
+        #expect(engine.profileName(forClient: ClientIP("198.51.100.1")!) == "kids")
+        #expect(engine.profileName(forClient: ClientIP("127.0.0.1")!) == "default")
+    }
+}

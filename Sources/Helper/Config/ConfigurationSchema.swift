@@ -22,7 +22,7 @@ enum ConfigurationSchema {
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
         "web": ["listen"],
-        "profile": ["time_zone", "preset", "owners", "members", "knobs"],
+        "profile": ["time_zone", "preset", "owners", "members", "unknown_devices", "knobs"],
         "profile.knobs": knobKeys,
         "profiles": ["name", "clients", "time_zone", "preset", "owners", "members", "knobs"],
         "profiles.knobs": knobKeys,

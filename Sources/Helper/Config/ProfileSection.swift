@@ -16,6 +16,8 @@ enum ProfileSection {
         if let preset = preset(defaults) { base.preset = preset }
         if let owners = uids(defaults, "owners") { base.ownerUIDs = owners }
         if let members = uids(defaults, "members") { base.memberUIDs = members }
+        let unknownAllowed = "\"default\" or the name of a [[profiles]] table"
+        let unknownDevices = defaults.string("unknown_devices", allowed: unknownAllowed)
         let baseKnobs = defaults.table("knobs")
         base.overrides = knobs(baseKnobs, preset: base.preset)
         baseKnobs.finish()
@@ -23,7 +25,7 @@ enum ProfileSection {
         configuration.defaultProfile = base
 
         var profiles: [ProfileSettings] = []
-        var claimed: [ClientNetwork: String] = [:]
+        var claimed: [String: String] = [:]
         for t in root.tables("profiles") {
             if let profile = profile(t, inheriting: base, taken: profiles.map(\.name), claimed: &claimed) {
                 profiles.append(profile)
@@ -31,10 +33,17 @@ enum ProfileSection {
             t.finish()
         }
         configuration.profiles = profiles
+        if let unknownDevices {
+            if unknownDevices == "default" || profiles.contains(where: { $0.name == unknownDevices }) {
+                configuration.unknownDevices = unknownDevices
+            } else {
+                defaults.report("unknown_devices", "is \"\(unknownDevices)\", which no [[profiles]] table names", allowed: unknownAllowed)
+            }
+        }
     }
 
     private static func profile(
-        _ t: TableReader, inheriting base: ProfileSettings, taken: [String], claimed: inout [ClientNetwork: String]
+        _ t: TableReader, inheriting base: ProfileSettings, taken: [String], claimed: inout [String: String]
     ) -> ProfileSettings? {
         let nameAllowed = "letters, digits, - and _, not \"default\", one [[profiles]] per name"
         var valid = true
@@ -52,7 +61,7 @@ enum ProfileSection {
             if !t.has("name") { t.report("name", "is missing; every [[profiles]] needs one", allowed: nameAllowed) }
             valid = false
         }
-        let clientsAllowed = "addresses or networks such as \"192.168.1.0/24\" or \"fd00::/8\", each claimed by one profile"
+        let clientsAllowed = "addresses, networks or MAC addresses such as \"192.168.1.0/24\", \"fd00::/8\" or \"aa:bb:cc:dd:ee:ff\", each claimed by one profile"
         var clients: [String] = []
         if let items = t.strings("clients", allowed: clientsAllowed) {
             if items.isEmpty {
@@ -61,12 +70,15 @@ enum ProfileSection {
             }
             for item in items {
                 do {
-                    let network = try ClientNetwork(parsing: item.value)
-                    if let owner = claimed[network] {
+                    // A MAC (matched through the neighbour table) or a network, keyed the same way
+                    // `profile add` checks them, so both refuse a client claimed twice.
+                    if MACAddress.parse(item.value) == nil { _ = try ClientNetwork(parsing: item.value) }
+                    let key = ClientKey.keys([item.value])[0]
+                    if let owner = claimed[key] {
                         t.log.report(item.path, "is \"\(item.value)\", already a client of profile \(owner)", allowed: clientsAllowed)
                         valid = false
                     } else {
-                        claimed[network] = name ?? t.path
+                        claimed[key] = name ?? t.path
                     }
                     clients.append(item.value)
                 } catch {

@@ -210,7 +210,7 @@ extension HelperEngine {
 
     private nonisolated static func networks(of s: ProfileSettings) throws(EngineError) -> [ClientNetwork] {
         var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs { networks.append(try ClientNetwork(parsing: text)) }
+        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
         return networks
     }
 

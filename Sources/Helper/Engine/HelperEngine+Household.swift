@@ -187,6 +187,9 @@ extension HelperEngine {
             guard let i = w.profiles.firstIndex(where: { $0.name == name }) else {
                 throw .notFound("There is no profile “\(name)”; profiles: \(w.profiles.map(\.name).joined(separator: ", ")).")
             }
+            if name == unknownDevices {
+                throw .invalid("Profile “\(name)” is where unknown devices go (unknown_devices in scrolloff.toml); point that elsewhere first.")
+            }
             if let until = ProfileWeakening.locksEnd(of: w.profiles[i], at: w.now) {
                 throw .refused(Refusal(rule: .cooldown, subject: name, opensAt: until,
                                        message: "Profile \(name) has a lock in force (a cooldown, a curfew edit lock or a focus session); removing it would free its devices, so it waits until the lock ends."))
@@ -198,7 +201,34 @@ extension HelperEngine {
         plans.removeAll { $0.profile == name }
         alternatives.removeAll { $0.profile == name }
         timeRequests.removeAll { $0.profile == name }
+        let follows = profiles.contains { $0.name == unknownDevices } ? unknownDevices : Self.defaultProfile
         return "Removed profile \(name): its rules, its wallet (\(SpanWords.describe(seconds: balance)) of credit), ledger, events, plans and requests are deleted. "
-            + "Its devices now follow profile \(Self.defaultProfile)."
+            + "Its devices now follow profile \(follows)."
+    }
+}
+
+// MARK: Unknown devices
+
+extension HelperEngine {
+    /// `[profile] unknown_devices` (SPEC §9): the profile clients no profile claims follow, so a
+    /// household can make unknown devices strict. A name that is not a profile (removed since)
+    /// falls back to the default profile. Republishes at once.
+    public func setUnknownDevices(_ name: String) {
+        guard name != unknownDevices else { return }
+        unknownDevices = name
+        rebuild(now: advanceClock())
+    }
+}
+
+// MARK: Devices
+
+extension HelperEngine {
+    /// The profile a device follows, decided exactly as for its DNS queries (SPEC §9a: "the device
+    /// asking is identified as DNS identifies it"): MAC through the neighbour table, then address
+    /// or network, then `unknown_devices`. For the household page; cheap and never blocks.
+    public nonisolated func profileName(forClient client: ClientIP) -> String {
+        let enforcement = box.enforcement
+        let index = enforcement.router.profile(for: client)
+        return enforcement.profileNames.indices.contains(index) ? enforcement.profileNames[index] : Self.defaultProfile
     }
 }

@@ -51,6 +51,11 @@ public actor HelperEngine {
     public nonisolated let box: EnforcementBox
     /// Where the DNS side reports blocked queries on managed names.
     public nonisolated let urges: UrgeRecorder
+    /// Client address → MAC, for profiles that name devices by MAC (SPEC §9).
+    public nonisolated let neighbours = NeighbourCache()
+    /// The profile clients no rule claims follow (`[dns] unknown_devices`); the default profile
+    /// unless configured, and the default profile again if the named one is gone.
+    var unknownDevices: String = HelperEngine.defaultProfile
 
     let store: Store
     let timeSource: any TimeSource
@@ -348,8 +353,10 @@ public actor HelperEngine {
         let rules = profiles.map(\.rules)
         let states = rules.map { tables.evaluate($0, at: now) }
         let snapshot = tables.snapshot(rules, at: now)
+        let router = ClientRouter(networks: profiles.map(\.networks), macs: profiles.map(\.macs), neighbours: neighbours,
+                                  unknownProfile: profiles.firstIndex { $0.name == unknownDevices } ?? 0)
         let enforcement = Enforcement(tables: tables, snapshot: snapshot, states: states,
-                                      router: ClientRouter(networks: profiles.map(\.networks)), profileNames: profiles.map(\.name), clock: clock)
+                                      router: router, profileNames: profiles.map(\.name), clock: clock)
         box.publish(enforcement)
         publishHandler?(enforcement)
     }

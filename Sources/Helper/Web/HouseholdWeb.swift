@@ -63,12 +63,9 @@ struct HouseholdWeb: Sendable {
     // MARK: Who is asking
 
     /// The device's profile, by the same table and lookup the sinkhole uses for its queries
-    /// (`Enforcement.router`, longest prefix, the default profile for everyone else).
-    func deviceProfile(_ context: WebContext) -> String {
-        let enforcement = engine.box.enforcement
-        let index = enforcement.router.profile(for: context.client)
-        return index < enforcement.profileNames.count ? enforcement.profileNames[index] : HelperEngine.defaultProfile
-    }
+    /// (`Enforcement.router`: MAC through the neighbour table, address or network, then
+    /// `unknown_devices`).
+    func deviceProfile(_ context: WebContext) -> String { engine.profileName(forClient: context.client) }
 
     func device(_ context: WebContext) -> String { context.client.description }
 
