@@ -12,10 +12,12 @@ extension HouseholdWeb {
         let status: StatusReport
         let wallet: WalletReport
         let stats: StatsReport
+        let week: StatsReport
         do {
             status = try await engine.status(profile: profile)
             wallet = try await engine.wallet(profile: profile)
             stats = try await engine.stats(.day, profile: profile)
+            week = try await engine.stats(.week, profile: profile)
         } catch {
             return await failurePage(error, session: session, cookie: cookie, back: "/")
         }
@@ -39,8 +41,26 @@ extension HouseholdWeb {
         view["grants"] = grants
         view["hasGrants"] = !grants.isEmpty
         view["entries"] = status.entries.map { Self.entryView($0, now: now) }
+        view["insights"] = Self.insights(day: stats, week: week)
         await addMemberHousehold(to: &view, profile: profile)
         return WebResponses.html(.ok, WebTemplates.render("member", view), cookie: cookie)
+    }
+
+    /// SPEC §7's numbers for today and this week, with bars of protected against open time: what
+    /// the person did, numbers first, never a scold.
+    static func insights(day: StatsReport, week: StatsReport) -> [[String: Any]] {
+        [("Today", day), ("Last 7 days", week)].map { title, s in
+            let total = max(1, s.protectedSeconds + s.openSeconds)
+            return [
+                "title": title,
+                "urges": s.urges == 1 ? "1 urge" : "\(s.urges) urges",
+                "resisted": s.urges == 0 ? "" : ", \(s.urgesResisted) resisted",
+                "protected": TimeWords.span(seconds: s.protectedSeconds),
+                "open": TimeWords.span(seconds: s.openSeconds),
+                "protectedPercent": "\(s.protectedSeconds * 100 / total)",
+                "openPercent": "\(s.openSeconds * 100 / total)",
+            ]
+        }
     }
 
     /// One entry in the people's words: its state, until when, the rule's own reason.

@@ -39,7 +39,7 @@ h1{font-size:1.25rem;margin:.25rem 0 1rem}h2{font-size:1.05rem;margin:1.25rem 0 
 .card{background:var(--card);border:1px solid var(--line);border-radius:.75rem;padding:.85rem 1rem;margin:.6rem 0}
 .numbers{display:grid;grid-template-columns:repeat(2,1fr);gap:.5rem}.numbers div{background:var(--card);border:1px solid var(--line);border-radius:.6rem;padding:.5rem .7rem}
 .numbers b{display:block;font-size:1.2rem}.muted{color:var(--muted)}.state{font-weight:600}.state.blocked,.state.curfew{color:var(--bad)}.state.open{color:var(--accent)}
-.reason{font-style:italic}.row{display:flex;flex-wrap:wrap;gap:.4rem;margin-top:.5rem;align-items:center}
+.reason{font-style:italic}.bar{display:flex;height:.6rem;border-radius:.3rem;overflow:hidden;background:var(--line);margin:.35rem 0}.bar .protected{background:var(--accent)}.bar .open{background:var(--warn)}.row{display:flex;flex-wrap:wrap;gap:.4rem;margin-top:.5rem;align-items:center}
 button,.button{font:inherit;border:1px solid var(--accent);background:var(--accent);color:#fff;border-radius:.5rem;padding:.45rem .8rem;text-decoration:none;display:inline-block;cursor:pointer}
 button.quiet,.button.quiet{background:transparent;color:var(--accent)}input,textarea,select{font:inherit;padding:.4rem;border:1px solid var(--line);border-radius:.4rem;background:var(--bg);color:var(--fg)}
 input[type=number]{width:4.5rem}label{display:block;margin:.4rem 0}.flash{border-color:var(--accent)}.refusal{border-color:var(--bad)}.refusal strong{color:var(--bad)}
@@ -82,6 +82,9 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 <form method="get" action="/moment" class="row"><input type="hidden" name="action" value="use"><input type="hidden" name="entry" value="{{id}}"><input type="number" name="minutes" min="1" max="240" value="10" aria-label="minutes"><button class="quiet" type="submit">Use minutes</button></form>
 <a class="button quiet" href="/moment?action=token&amp;entry={{id}}">Token</a>
 </div>{{/bypassable}}</div>{{/entries}}
+<h2>How it is going</h2>
+{{#insights}}<div class="card insight"><strong>{{title}}</strong>: {{urges}}{{resisted}} · protected {{protected}} · open {{open}}
+<div class="bar" role="img" aria-label="protected {{protected}}, open {{open}}"><span class="protected" style="width:{{protectedPercent}}%"></span><span class="open" style="width:{{openPercent}}%"></span></div></div>{{/insights}}
 {{#asking}}<h2>Ask for time</h2>
 {{#requests}}<div class="card request" data-status="{{status}}">{{minutes}} min{{#note}} · “{{note}}”{{/note}} · <strong>{{statusWords}}</strong>{{#answerNote}} · “{{answerNote}}”{{/answerNote}}</div>{{/requests}}
 <form method="post" action="/ask" class="card"><input type="hidden" name="csrf" value="{{csrf}}">
