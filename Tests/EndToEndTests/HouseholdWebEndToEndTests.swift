@@ -194,3 +194,26 @@ struct WebPasswdTests {
         #expect(!FileManager.default.fileExists(atPath: "\(state)/web-owners"))
     }
 }
+
+@Suite("Household page: the action budget")
+struct HouseholdWebActionLimitTests {
+    @Test func the_31st_action_in_a_minute_from_one_device_is_429_while_another_device_acts() throws {
+        let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch)
+        let kid = helper.device("127.0.0.2")
+        let token = try #require(try kid.get("/signin").csrf)
+        // `stop` with nothing open: the engine answers, whatever it says; the budget counts the try.
+        for attempt in 1...30 {
+            let answer = try kid.post("/stop", [("csrf", token)])
+            #expect(answer.status != 429, "attempt \(attempt) was refused early")
+        }
+        let over = try kid.post("/stop", [("csrf", token)])
+        #expect(over.status == 429)
+        #expect(Int(over.header("Retry-After") ?? "") ?? 0 >= 1)
+        #expect(over.body.contains("Too many actions from this device"))
+        // The page still serves this device, and another device still acts.
+        #expect(try kid.get("/").status == 200)
+        let parent = helper.device("127.0.0.3")
+        let parentToken = try #require(try parent.get("/signin").csrf)
+        #expect(try parent.post("/stop", [("csrf", parentToken)]).status != 429)
+    }
+}

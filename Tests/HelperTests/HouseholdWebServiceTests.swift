@@ -76,3 +76,33 @@ struct HouseholdWebServiceTests {
         #expect(throws: OwnerPasswordError.badName("a:b")) { try passwords.set(name: "a:b", password: "long enough words") }
     }
 }
+
+@Suite("Household page sessions")
+struct WebSessionsTests {
+    @Test func sessions_stay_within_their_bound_and_the_newest_survive() async {
+        let sessions = WebSessions()
+        let first = await sessions.create()
+        var last = first
+        for _ in 0..<(WebSessions.maximumCount + 100) { last = await sessions.create() }
+        #expect(await sessions.count <= WebSessions.maximumCount)
+        #expect(await sessions.find(last.id) != nil)
+        #expect(await sessions.find(first.id) == nil)
+    }
+
+    @Test func signing_in_replaces_the_session_so_a_planted_id_is_worth_nothing() async {
+        let sessions = WebSessions()
+        let planted = await sessions.create()
+        let signedIn = await sessions.signIn(replacing: planted.id, owner: OwnerIdentity(name: "alex", uid: 1000, gid: 1000))
+        #expect(signedIn.id != planted.id && signedIn.csrf != planted.csrf)
+        #expect(await sessions.find(planted.id) == nil)
+        #expect(await sessions.find(signedIn.id)?.owner?.name == "alex")
+    }
+
+    @Test func tokens_compare_equal_only_when_identical() {
+        let token = WebSessions.token()
+        #expect(token.count == 64)
+        #expect(WebSessions.same(token, token))
+        #expect(!WebSessions.same(token, String(token.dropLast()) + "x"))
+        #expect(!WebSessions.same("", ""))
+    }
+}

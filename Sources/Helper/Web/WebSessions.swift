@@ -64,6 +64,9 @@ actor WebSessions {
 
     func signOut(_ id: String) { sessions[id] = nil }
 
+    /// How many sessions are held.
+    var count: Int { sessions.count }
+
     func setFlash(_ id: String, _ text: String?) { sessions[id]?.flash = text }
 
     /// The flash line, once.
