@@ -150,6 +150,7 @@ let package = Package(
             dependencies: [
                 "Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

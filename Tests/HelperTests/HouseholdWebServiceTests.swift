@@ -4,7 +4,9 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import Sinkhole
+import Synchronization
 import Testing
+import NIOCore
 
 /// The household page's listener inside the helper's service group (SPEC §9a), and the owners'
 /// password file.
@@ -104,5 +106,84 @@ struct WebSessionsTests {
         #expect(WebSessions.same(token, token))
         #expect(!WebSessions.same(token, String(token.dropLast()) + "x"))
         #expect(!WebSessions.same("", ""))
+    }
+}
+
+/// The page's connection bounds and idle timeout, with raw TCP connections.
+@Suite("Household page connections")
+struct WebConnectionTests {
+    /// Runs the page on 127.0.0.1:0 in a service group until `body` returns.
+    static func withPage(limit: WebConnectionLimit, idle: TimeAmount, _ body: (Int) throws -> Void) async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let port = Mutex<Int?>(nil)
+        var service = HouseholdWebServiceTests.service(engine, port: 0, required: true)
+        service.limit = limit
+        service.idleTimeout = idle
+        let announced = HouseholdWebService(listen: service.listen, required: true, web: service.web, group: service.group,
+                                            logger: service.logger, announce: { line in
+                                                port.withLock { $0 = line.split(separator: ":").last.flatMap { Int($0) } }
+                                            }, limit: limit, idleTimeout: idle)
+        let group = ServiceGroup(services: [announced], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        var bound: Int?
+        for _ in 0..<200 where bound == nil {
+            try await Task.sleep(for: .milliseconds(25))
+            bound = port.withLock { $0 }
+        }
+        defer { running.cancel() }
+        try body(try #require(bound))
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    static func connect(_ port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return fd
+    }
+
+    /// What the server sends before closing or the 3 s receive timeout: "" when it closed at once.
+    static func read(_ fd: Int32) -> (text: String, closed: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        if n == 0 { return ("", true) }
+        return (n > 0 ? String(decoding: buffer.prefix(n), as: UTF8.self) : "", false)
+    }
+
+    @Test func a_device_over_its_connection_bound_is_closed_and_served_again_once_under_it() async throws {
+        let limit = WebConnectionLimit(perClient: 4, total: 16)
+        try await Self.withPage(limit: limit, idle: .seconds(30)) { port in
+            let held = (0..<4).map { _ in Self.connect(port) }
+            usleep(300_000)
+            let extra = Self.connect(port)
+            #expect(Self.read(extra).closed, "the fifth connection from one device is closed")
+            close(extra)
+            for fd in held { close(fd) }
+            for _ in 0..<100 where limit.count > 0 { usleep(20_000) }
+            #expect(limit.count == 0, "closed connections are no longer counted")
+            let again = Self.connect(port)
+            let request = "GET /signin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            _ = request.withCString { send(again, $0, strlen($0), 0) }
+            #expect(Self.read(again).text.hasPrefix("HTTP/1.1 200"))
+            close(again)
+        }
+    }
+
+    @Test func a_connection_that_sends_nothing_is_closed_after_the_idle_timeout() async throws {
+        try await Self.withPage(limit: WebConnectionLimit(), idle: .seconds(1)) { port in
+            let silent = Self.connect(port)
+            let started = Date()
+            #expect(Self.read(silent).closed)
+            #expect(Date().timeIntervalSince(started) < 2.9)
+            close(silent)
+        }
     }
 }

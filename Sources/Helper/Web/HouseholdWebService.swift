@@ -18,14 +18,19 @@ struct HouseholdWebService: Service {
     let group: any EventLoopGroup
     let logger: Logger
     let announce: @Sendable (String) -> Void
+    var limit = WebConnectionLimit()
+    /// A connection that sends nothing for this long is closed.
+    var idleTimeout: TimeAmount = .seconds(30)
 
     func run() async throws {
         let router = web.router()
         let host = listen.host
         let announce = announce
         let logger = logger
+        let limit = limit
         let application = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [limit.handler()], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(host, port: listen.port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
