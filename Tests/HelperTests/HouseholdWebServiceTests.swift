@@ -113,7 +113,7 @@ struct WebSessionsTests {
 @Suite("Household page connections")
 struct WebConnectionTests {
     /// Runs the page on 127.0.0.1:0 in a service group until `body` returns.
-    static func withPage(limit: WebConnectionLimit, idle: TimeAmount, _ body: (Int) throws -> Void) async throws {
+    static func withPage(limit: WebConnectionLimit, idle: TimeAmount, _ body: @escaping @Sendable (Int) throws -> Void) async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         let port = Mutex<Int?>(nil)
         var service = HouseholdWebServiceTests.service(engine, port: 0, required: true)
@@ -131,7 +131,15 @@ struct WebConnectionTests {
             bound = port.withLock { $0 }
         }
         defer { running.cancel() }
-        try body(try #require(bound))
+        let boundPort = try #require(bound)
+        // The client's blocking socket calls run on a thread of their own: on the cooperative pool
+        // they would hold a thread the server's connection tasks need.
+        let failure: (any Error)? = await withCheckedContinuation { continuation in
+            Thread {
+                do { try body(boundPort); continuation.resume(returning: nil) } catch { continuation.resume(returning: error) }
+            }.start()
+        }
+        if let failure { throw failure }
         await group.triggerGracefulShutdown()
         try await running.value
     }
