@@ -20,9 +20,7 @@ extension HouseholdWeb {
         guard let name = form["name"], let password = form.values["password"], !password.isEmpty else {
             throw WebFailure(.badRequest, "Give your user name and password.")
         }
-        // scrypt takes a moment on purpose: off the event loop.
-        let passwords = passwords
-        let matches = await Task.detached { passwords.verify(name: name, password: password) }.value
+        let matches = await OwnerPasswords.checking.verify(passwords, name: name, password: password)
         guard matches, let user = SystemGroups.user(named: name) else {
             logger.notice("household page: a sign-in failed", metadata: ["web.owner": "\(name)", "client.ip": "\(device(context))"])
             throw WebFailure(.unauthorized, "That user name and password do not match. Root can set a password with `scrolloff-dns web passwd \(name)`.")

@@ -118,6 +118,24 @@ public struct OwnerPasswords: Sendable {
     }
 }
 
+extension OwnerPasswords {
+    /// Where the helper checks sign-ins: one serial queue of its own. scrypt takes a moment and
+    /// 32 MiB on purpose; on the Swift concurrency pool it would hold a thread the engine and the
+    /// control socket need, and several at once could hold them all. One at a time caps what a
+    /// burst of sign-ins costs at one core and 32 MiB, and the per-device budget caps the burst.
+    public static let checking = Checker()
+
+    public final class Checker: Sendable {
+        private let queue = DispatchQueue(label: "scrolloff.web.passwords")
+
+        public func verify(_ passwords: OwnerPasswords, name: String, password: String) async -> Bool {
+            await withCheckedContinuation { continuation in
+                queue.async { continuation.resume(returning: passwords.verify(name: name, password: password)) }
+            }
+        }
+    }
+}
+
 /// Why a password was not set; each says what to do.
 public enum OwnerPasswordError: Error, Sendable, CustomStringConvertible, Equatable {
     case tooShort(Int)
