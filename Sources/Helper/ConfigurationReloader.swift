@@ -78,7 +78,7 @@ public actor ConfigurationReloader {
         do {
             let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)
             for held in report.heldBack { logger.warning("configuration: \(held)") }
-            await live.engine.setUnknownDevices(start.unknownDevices)
+            if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
         let lists = await live.lists.setConfiguredSources(
             start.listSources, refreshPeriod: start.listRefreshPeriod, definedIn: start.paths.configFile)
@@ -142,7 +142,7 @@ public actor ConfigurationReloader {
             let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles)
             report.heldBack = outcome.heldBack
             if !outcome.changed.isEmpty { report.applied.append("profiles") }
-            await live.engine.setUnknownDevices(next.unknownDevices)
+            if let held = await live.engine.setUnknownDevices(next.unknownDevices) { report.heldBack.append(held) }
         } catch {
             return refuse("the profiles could not be saved (\(error))", report: &report)
         }

@@ -124,6 +124,8 @@ public struct StoredState: Hashable, Sendable {
     public var alternatives: [Alternative]
     /// Members' requests for time (issue 13), oldest first.
     public var timeRequests: [TimeRequest] = []
+    /// Helper-wide settings in force, by key (`unknown_devices`).
+    public var settings: [String: String] = [:]
 
     public func profile(named name: String) -> StoredProfile? { profiles.first { $0.settings.name == name } }
 }

@@ -41,6 +41,9 @@ public struct StateChange: Sendable {
         case addTimeRequest(profile: String, seconds: Int64, note: String, created: Instant)
         /// An owner's answer to a pending request; refused by the store when it is not pending.
         case answerTimeRequest(id: Int64, status: TimeRequest.Status, at: Instant, by: String, note: String?)
+        /// A helper-wide setting in force (`unknown_devices`), kept so a restart checks the next
+        /// change against it.
+        case saveSetting(key: String, value: String)
     }
 
     /// How a grant closed.

@@ -122,6 +122,9 @@ struct ChangeWriter {
                 WHERE id = ? AND status = 'pending'
                 """, arguments: [status.rawValue, at.millisecondsSince1970, by, note, id])
             try requireChange("time request \(id) is not pending")
+        case .saveSetting(let key, let value):
+            try db.execute(sql: "INSERT INTO helper_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, value])
         }
     }
 

@@ -30,7 +30,8 @@ extension Store {
                                        created: Instant(millisecondsSince1970: r["created"]), status: status,
                                        answeredAt: (r["answered_at"] as Int64?).map { Instant(millisecondsSince1970: $0) },
                                        answeredBy: r["answered_by"], answerNote: r["answer_note"])
-                })
+                },
+                settings: Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM helper_settings").map { ($0["key"], $0["value"]) }) { $1 })
         }
     }
 }

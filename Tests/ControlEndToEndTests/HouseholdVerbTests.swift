@@ -116,6 +116,10 @@ struct HouseholdVerbTests {
         #expect(try await server.cli(["status"]).status == 0)
         #expect(try await server.cli(["requests", "decline", "1"]).status == 0)
         #expect(try await server.cli(["ask", "5m", "--note", "one more"]).status == 0)
+        // Notes are short: 281 characters are refused.
+        #expect(try await server.cli(["requests", "decline", "2"]).status == 0)
+        #expect(try await server.cli(["ask", "5m", "--note", String(repeating: "a", count: 281)]).status == 2)
+        #expect(try await server.cli(["ask", "5m", "--note", String(repeating: "a", count: 280)]).status == 0)
         // Requests are for a minute up to a day.
         #expect(try await server.cli(["ask", "30s", "--note", "tiny"]).status == 2)
         #expect(try await server.cli(["ask", "25h", "--note", "huge"]).status == 2)

@@ -15,6 +15,8 @@ import Testing
         let hostSide: String
         let deviceSide: String
         let subnet: String
+        /// A ULA /64 derived from the IPv4 subnet, so parallel namespaces never share one.
+        var v6Prefix: String { "fd5c:" + subnet.split(separator: ".").dropFirst().map { String(Int($0) ?? 0, radix: 16) }.joined(separator: ":") }
 
         init(tag: String, subnet: String, mac: String, address: String) throws {
             let suffix = "\(getpid() % 100_000)"
@@ -29,6 +31,8 @@ import Testing
                 ["link", "add", hostSide, "type", "veth", "peer", "name", deviceSide],
                 ["link", "set", deviceSide, "netns", name],
                 ["addr", "add", "\(subnet).1/24", "dev", hostSide],
+                // IPv6 too (NDP fills the same neighbour table); nodad: usable at once.
+                ["addr", "add", "\(v6Prefix)::1/64", "dev", hostSide, "nodad"],
                 ["link", "set", hostSide, "up"],
                 ["-n", name, "link", "set", deviceSide, "address", mac],
                 ["-n", name, "link", "set", "lo", "up"],
@@ -45,16 +49,18 @@ import Testing
                 ["-n", name, "link", "set", deviceSide, "down"],
                 ["-n", name, "addr", "flush", "dev", deviceSide],
                 ["-n", name, "addr", "add", "\(subnet).\(address)/24", "dev", deviceSide],
+                ["-n", name, "addr", "add", "\(v6Prefix)::\(address)/64", "dev", deviceSide, "nodad"],
                 ["-n", name, "link", "set", deviceSide, "up"],
             ] {
                 try Self.ip(step, cleanup: nil)
             }
         }
 
-        /// `dig +short A` from inside the namespace.
-        func shortA(_ name: String, port: Int) throws -> String {
-            try run("/usr/sbin/ip", ["netns", "exec", self.name, "/usr/bin/dig", "@\(subnet).1", "-p", "\(port)", "+time=3", "+tries=2",
-                                     "+short", name, "A"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        /// `dig +short A` from inside the namespace, over IPv4 or IPv6.
+        func shortA(_ name: String, port: Int, v6: Bool = false) throws -> String {
+            let server = v6 ? "\(v6Prefix)::1" : "\(subnet).1"
+            return try run("/usr/sbin/ip", ["netns", "exec", self.name, "/usr/bin/dig", "@\(server)", "-p", "\(port)", "+time=3", "+tries=2",
+                                            "+short", name, "A"]).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         /// Deleting the namespace destroys its veth end, and with it the host end.
@@ -82,7 +88,7 @@ import Testing
             clients = ["02:5C:00:00:77:0A"]
             """)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port],
-                                  extra: ["--config", config, "--listen", "\(subnet).1:\(port)"])
+                                  extra: ["--config", config, "--listen", "\(subnet).1:\(port)", "--listen", "[\(kid.v6Prefix)::1]:\(port)"])
         let blocked = try server.cli(["block", "instagram", "--profile", "kids"])
         #expect(blocked.exitCode == 0, "\(blocked)")
 
@@ -93,11 +99,46 @@ import Testing
         // …and stays blocked from its next address, from the first query on.
         for address in ["20", "33", "47"] {
             try kid.move(to: address)
-            let answer = try kid.shortA("www.instagram.com", port: port)
-            let neighbours = try run("/usr/sbin/ip", ["neigh", "show", "dev", kid.hostSide])
-            #expect(answer == "0.0.0.0", "from \(subnet).\(address): \(answer); neighbours: \(neighbours)")
+            for v6 in [false, true] {
+                let answer = try kid.shortA("www.instagram.com", port: port, v6: v6)
+                let neighbours = try run("/usr/sbin/ip", ["neigh", "show", "dev", kid.hostSide])
+                #expect(answer == "0.0.0.0", "from address \(address) (IPv6: \(v6)): \(answer); neighbours: \(neighbours)")
+            }
         }
         #expect(try kid.shortA("host.test", port: port) == "10.0.0.7")
+        #expect(try kid.shortA("host.test", port: port, v6: true) == "10.0.0.7")
+    }
+
+    @Test func a_reload_that_names_a_locked_devices_mac_in_another_profile_waits_for_the_lock() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let subnet = "10.\(77 + Int(getpid() % 50)).\(Int(getpid() / 50 % 200) + 22)"
+        let kid = try Namespace(tag: "mv", subnet: subnet, mac: "02:5c:00:00:77:0c", address: "10")
+        defer { kid.remove() }
+        let port = try FreePort.pick()
+        let config = try scratch.file("scrolloff.toml", """
+            [[profiles]]
+            name = "kids"
+            clients = ["\(subnet).0/24"]
+            """)
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port],
+                                  extra: ["--config", config, "--listen", "\(subnet).1:\(port)"])
+        #expect(try server.cli(["block", "instagram", "--profile", "kids"]).exitCode == 0)  // a 2 h cooldown
+        #expect(try kid.shortA("www.instagram.com", port: port) == "0.0.0.0")
+
+        // Claiming the kid's MAC for a profile that blocks nothing would free the device: it waits.
+        try ReloadEndToEndTests.write(config, """
+            [[profiles]]
+            name = "kids"
+            clients = ["\(subnet).0/24"]
+
+            [[profiles]]
+            name = "free"
+            clients = ["02:5c:00:00:77:0c"]
+            """)
+        server.child.signal(SIGHUP)
+        #expect(ReloadEndToEndTests.eventually { server.child.stderr.contains("would take devices from profile kids") }, "\(server.child.stderr)")
+        #expect(try kid.shortA("www.instagram.com", port: port) == "0.0.0.0")
     }
 
     @Test func unknown_devices_can_follow_a_strict_profile_while_the_machine_itself_stays_default() throws {

@@ -66,3 +66,45 @@ struct DeviceProfileTests {
         #expect(engine.profileName(forClient: ClientIP("127.0.0.1")!) == "default")
     }
 }
+
+@Suite("Engine: unknown devices leave a locked profile only when its lock ends")
+struct UnknownDevicesLockTests {
+    @Test func moving_unknown_devices_out_of_a_locked_profile_waits_for_the_lock() async throws {
+        let time = TestTimeSource(wall: Fixture.noon)
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
+        _ = try await engine.addProfile("strict", clients: ["192.0.2.1/32"])
+        #expect(await engine.setUnknownDevices("strict") == nil)
+        let guest = ClientIP("198.51.100.7")!
+        #expect(engine.profileName(forClient: guest) == "strict")
+        _ = try await engine.block(["instagram"], profile: "strict")  // a 2 h cooldown (strict preset)
+
+        let held = await engine.setUnknownDevices("default")
+        #expect(held?.contains("waits until") == true, "\(held ?? "applied")")
+        #expect(engine.profileName(forClient: guest) == "strict")
+        time.pass(.minutes(119))
+        try await engine.tick()
+        #expect(engine.profileName(forClient: guest) == "strict")
+        time.pass(.minutes(2))
+        try await engine.tick()
+        #expect(engine.profileName(forClient: guest) == "default")
+    }
+}
+
+extension UnknownDevicesLockTests {
+    @Test func a_restart_keeps_unknown_devices_and_checks_the_next_change_against_it() async throws {
+        let dir = Fixture.temporaryDirectory()
+        let time = TestTimeSource(wall: Fixture.noon)
+        let guest = ClientIP("198.51.100.7")!
+        do {
+            let engine = try await Fixture.start(dir, time)
+            _ = try await engine.addProfile("strict", clients: ["192.0.2.1/32"])
+            #expect(await engine.setUnknownDevices("strict") == nil)
+            _ = try await engine.block(["instagram"], profile: "strict")
+        }
+        let engine = try await Fixture.start(dir, time)
+        #expect(engine.profileName(forClient: guest) == "strict")
+        // A file changed while the helper was stopped still waits for the lock.
+        #expect(await engine.setUnknownDevices("default") != nil)
+        #expect(engine.profileName(forClient: guest) == "strict")
+    }
+}

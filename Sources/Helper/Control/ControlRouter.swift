@@ -1,6 +1,7 @@
 import ControlAPI
 import Logging
 import NIOHTTP1
+import ScrollOffCore
 
 /// Maps `METHOD /v1/path/{param}` to handlers; answers 404 for an unknown path, 405 (with
 /// `Allow`) for a known path and the wrong method, and 403 when the authorizer refuses the caller.
@@ -112,7 +113,7 @@ extension ControlFailure {
             self = .forbidden(reason)
         case .deniedByRole(let reason):
             self = .forbidden(reason)
-            error.rule = "role"
+            error.rule = Self.wireName(of: .role)
         }
     }
 }

@@ -212,11 +212,41 @@ extension HelperEngine {
 extension HelperEngine {
     /// `[profile] unknown_devices` (SPEC §9): the profile clients no profile claims follow, so a
     /// household can make unknown devices strict. A name that is not a profile (removed since)
-    /// falls back to the default profile. Republishes at once.
-    public func setUnknownDevices(_ name: String) {
-        guard name != unknownDevices else { return }
+    /// falls back to the default profile. Republishes at once, except that moving unknown devices
+    /// out of a profile while one of its locks holds (a cooldown, a curfew edit lock, a focus
+    /// session) would free them, so, like a configured client change that takes devices from a
+    /// locked profile, it waits for that lock and then applies by itself.
+    /// - Returns: what waits and until when, for the log; nil when it applied.
+    @discardableResult
+    public func setUnknownDevices(_ name: String) -> String? {
+        heldUnknownDevices = nil
+        guard name != unknownDevices else { return nil }
+        let now = advanceClock()
+        if let current = profiles.first(where: { $0.name == unknownDevices }), let until = ProfileWeakening.locksEnd(of: current, at: now) {
+            heldUnknownDevices = (name, until)
+            wake()
+            return "unknown_devices = \"\(name)\" waits until \(Self.logTime(until)): unknown devices follow profile \(unknownDevices), "
+                + "which has a cooldown or curfew edit lock in force; it applies then by itself"
+        }
+        // Kept in the store, so after a restart the next change is checked against what was in force.
+        do {
+            _ = try commitReturning(StateChange([.saveSetting(key: Self.unknownDevicesKey, value: name)]), now: now)
+        } catch {
+            // Routing follows the file even when the disk refuses; the next start reads the file again.
+            logger.error("unknown_devices could not be saved; it applies until the helper stops", metadata: ["error": "\(error)"])
+        }
         unknownDevices = name
-        rebuild(now: advanceClock())
+        rebuild(now: now)
+        return nil
+    }
+
+    static let unknownDevicesKey = "unknown_devices"
+
+    /// The timer's share of `setUnknownDevices`: the held change applies once the lock has ended
+    /// (or waits again for a lock made since).
+    func applyHeldUnknownDevicesIfDue(now: Instant) {
+        guard let held = heldUnknownDevices, now >= held.due else { return }
+        if let still = setUnknownDevices(held.name) { logger.notice("configuration still held back", metadata: ["detail": "\(still)"]) }
     }
 }
 

@@ -56,6 +56,8 @@ public actor HelperEngine {
     /// The profile clients no rule claims follow (`[dns] unknown_devices`); the default profile
     /// unless configured, and the default profile again if the named one is gone.
     var unknownDevices: String = HelperEngine.defaultProfile
+    /// A new `unknown_devices` that waits for the locks of the profile unknown devices follow now.
+    var heldUnknownDevices: (name: String, due: Instant)?
 
     let store: Store
     let timeSource: any TimeSource
@@ -140,6 +142,7 @@ public actor HelperEngine {
         plans = loaded.plans
         alternatives = loaded.alternatives
         timeRequests = loaded.timeRequests
+        unknownDevices = loaded.settings[Self.unknownDevicesKey] ?? Self.defaultProfile
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.engine = self
     }

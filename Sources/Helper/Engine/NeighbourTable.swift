@@ -182,6 +182,19 @@ public final class NeighbourCache: Sendable {
         return map[client]
     }
 
+    /// The whole table read now (the cached one when the kernel cannot be read), off the DNS path:
+    /// for checking what a configuration change would move.
+    public func currentTable() -> [ClientIP: UInt64] {
+        if let map = reader() {
+            state.withLock { s in
+                s.map = map
+                s.readAt = .now
+            }
+            return map
+        }
+        return state.withLock { $0.map }
+    }
+
     private func refreshInBackground() {
         Thread.detachNewThread { [self] in
             let map = reader()
