@@ -10,7 +10,10 @@ final class WebConnectionLimit: Sendable {
     let total: Int
     private let open = Mutex<(total: Int, byClient: [String: Int])>((0, [:]))
 
-    init(perClient: Int = 32, total: Int = 256) {
+    static let defaultPerClient = 32
+    static let defaultTotal = 256
+
+    init(perClient: Int = defaultPerClient, total: Int = defaultTotal) {
         self.perClient = perClient
         self.total = total
     }
