@@ -127,6 +127,7 @@ public actor ConfigurationReloader {
         restartOnly("helper.control_socket", \.paths.controlSocket)
         restartOnly("helper.threads", \.eventLoops)
         restartOnly("metrics.listen", \.metricsListen)
+        restartOnly("web.listen", \.webListen)
         restartOnly("lists.catalog", \.catalogPath)
         restartOnly("helper.mode", \.enforcementMode)
         restartOnly("helper.hosts_file", \.hostsFile)

@@ -15,7 +15,9 @@ enum DescriptorBudget {
     static let reserve = 1024
 
     static func needed(_ configuration: HelperConfiguration) -> Int {
-        configuration.tcp.maximumConnections + configuration.control.total + reserve
+        // The household page's connections, when it listens (`WebConnectionLimit`).
+        let web = configuration.webListen == nil ? 0 : WebConnectionLimit.defaultTotal
+        return configuration.tcp.maximumConnections + configuration.control.total + web + reserve
     }
 
     /// Raises the soft limit if it is below what the limits need; logs a warning if even the hard

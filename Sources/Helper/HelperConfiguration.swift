@@ -35,6 +35,16 @@ public struct HelperConfiguration: Sendable {
     public var unknownDevices: String = "default"
     /// Where the optional Prometheus endpoint listens; nil = off (the default).
     public var metricsListen: HostPort?
+    /// Where the household page listens (SPEC §9a, `[web] listen`, `--web-listen`); nil = off.
+    /// On loopback by default, so the machine's own people find it at a documented address and
+    /// nothing on the LAN sees it until the configuration says so.
+    public var webListen: HostPort? = HelperConfiguration.defaultWebListen
+    /// Whether the file or a flag named `webListen`: then a port in use stops the start. The
+    /// default address in use only turns the page off, with a warning: DNS must not wait for it.
+    public var webListenRequired = false
+    /// The household page's documented port.
+    public static let defaultWebPort = 5381
+    public static let defaultWebListen = HostPort(host: "127.0.0.1", port: defaultWebPort)
     public var logLevel: Logger.Level = .info
     /// How rules are enforced (`helper.mode`, `--mode`): the sinkhole, the hosts file or both.
     public var enforcementMode: EnforcementMode = .dns

@@ -75,8 +75,10 @@ public enum HelperMain {
         let hostsStatus = mode.writesHosts ? HostsModeStatus(path: configuration.hostsFile, dnsToo: mode.servesDNS) : nil
         var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
         doctorSources.hosts = hostsStatus
+        // One authorizer for the control socket and the household page's owners (SPEC §11).
+        let authorizer = GroupMembershipAuthorizer()
         let control = await HelperControl(
-            paths: configuration.paths, version: BuildInfo.version, engine: engine,
+            paths: configuration.paths, version: BuildInfo.version, engine: engine, authorizer: authorizer,
             doctor: doctorSources,
             controlLimits: configuration.control, logger: logger)
 
@@ -160,6 +162,14 @@ public enum HelperMain {
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))
+        }
+        // The household page (SPEC §9a): the same engine and authorizer as the control socket.
+        if let listen = configuration.webListen {
+            let web = HouseholdWeb(
+                engine: engine, authorizer: authorizer,
+                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory), logger: logger)
+            helperServices.append(HouseholdWebService(
+                listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce))
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))

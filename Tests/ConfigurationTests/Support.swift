@@ -49,6 +49,7 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "listSources": c.listSources.map { "\($0.name)=\($0.url)" }.joined(separator: ","),
         "listRefreshPeriod": "\(c.listRefreshPeriod.milliseconds)",
         "metricsListen": c.metricsListen?.description ?? "off",
+        "webListen": c.webListen?.description ?? "off",
         "logLevel": c.logLevel.rawValue,
         "profiles": c.profiles.map(\.name).joined(separator: ","),
         "tcp": "\(c.tcp.maximumConnections)/\(c.tcp.maximumConnectionsPerClient)/\(c.tcp.maximumInFlightPerConnection)/\(c.tcp.maximumInFlightPerClient)/"

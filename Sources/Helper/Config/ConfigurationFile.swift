@@ -151,6 +151,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var catalogPath: String?
     public var dohEndpointsPath: String?
     public var metricsListen: HostPort?
+    /// `--web-listen ADDR:PORT` (port 0 picks one) or `--web-listen off`: `.some(nil)` is off.
+    public var webListen: HostPort??
     public var enforcementMode: EnforcementMode?
     public var hostsFile: String?
 
@@ -172,6 +174,10 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let catalogPath { c.catalogPath = catalogPath }
         if let dohEndpointsPath { c.dohEndpointsPath = dohEndpointsPath }
         if let metricsListen { c.metricsListen = metricsListen }
+        if let webListen {
+            c.webListen = webListen
+            c.webListenRequired = webListen != nil
+        }
         if let enforcementMode { c.enforcementMode = enforcementMode }
         if let hostsFile { c.hostsFile = hostsFile }
     }

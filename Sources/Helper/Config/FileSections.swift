@@ -23,6 +23,7 @@ struct FileSections {
         readDNS(root.table("dns"))
         readLists(root.table("lists"))
         readMetrics(root.table("metrics"))
+        readWeb(root.table("web"))
         ProfileSection.read(root, into: &configuration)
         root.finish()
     }
@@ -36,6 +37,27 @@ struct FileSections {
                 configuration.metricsListen = try HostPort(parsing: text)
             } catch {
                 t.report("listen", Self.problem(text, error), allowed: allowed)
+            }
+        }
+        t.finish()
+    }
+
+    // MARK: [web]
+
+    /// The household page (SPEC §9a): on by default on loopback; `""` turns it off. A listen the
+    /// file names is the person's wish, so failing to bind it stops the start (`webListenRequired`).
+    private mutating func readWeb(_ t: TableReader) {
+        let allowed = "\"\" (off) or ADDR:PORT such as \"127.0.0.1:\(HelperConfiguration.defaultWebPort)\" or \"0.0.0.0:\(HelperConfiguration.defaultWebPort)\" for the LAN"
+        if let text = t.string("listen", allowed: allowed) {
+            if text.isEmpty {
+                configuration.webListen = nil
+            } else {
+                do {
+                    configuration.webListen = try HostPort(parsing: text)
+                    configuration.webListenRequired = true
+                } catch {
+                    t.report("listen", Self.problem(text, error), allowed: allowed)
+                }
             }
         }
         t.finish()
