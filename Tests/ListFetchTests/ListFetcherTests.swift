@@ -276,7 +276,12 @@ struct ListFetcherTests {
     }
 
     @Test func cancelling_the_task_aborts_a_stalled_transfer() async throws {
-        try await withServer { server, fetcher, destination, sleeper async throws in
+        // Only the cancel may end this transfer: with the quick policy's 1 s stall limit a loaded
+        // machine (a full parallel run) could time the stall out and retry before the cancel lands.
+        var patient = Fixtures.quickPolicy
+        patient.stallTimeout = .seconds(60)
+        patient.totalTimeout = .seconds(120)
+        try await withServer(policy: patient) { server, fetcher, destination, sleeper async throws in
             let url = server.url("/stall")
             let task = Task { try await fetcher.fetch(url, into: destination) }
             // Cancel once the server has the request, so the abort hits a running transfer.
