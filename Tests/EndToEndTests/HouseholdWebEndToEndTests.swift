@@ -51,6 +51,24 @@ struct HouseholdWebEndToEndTests {
         #expect(try helper.cli(["status", "--profile", "kid", "--json"]).output.contains("\"peeks_left_today\" : 2"))
     }
 
+    /// The 2-minute timer runs in the page, so the helper records "completed" only when the time has
+    /// passed since it served the exercise: a form sent at once (no JavaScript, or made by hand)
+    /// is recorded as skipped.
+    @Test func an_exercise_claimed_completed_right_after_its_page_opened_is_recorded_as_skipped() throws {
+        let scratch = try Scratch()
+        let helper = try HouseholdHelper(scratch: scratch)
+        #expect(try helper.cli(["block", "tiktok", "--profile", "kid"]).exitCode == 0)
+        let kid = helper.device("127.0.0.2")
+        let page = try kid.get("/exercise?action=token&entry=tiktok")
+        let token = try #require(page.csrf)
+        let done = try kid.post("/bypass", [("csrf", token), ("action", "token"), ("entry", "tiktok"), ("outcome", "completed")])
+        // The default preset has no tokens, so the token itself is refused; the exercise's outcome
+        // is recorded first, as the terminal flow records it.
+        #expect(done.status == 409)
+        let rows = try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT outcome FROM exercise_sessions WHERE profile = 'kid'")
+        #expect(rows == "skipped", "recorded: \(rows)")
+    }
+
     @Test func refusals_carry_the_rule_the_time_it_opens_and_the_reason_like_the_cli() throws {
         let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
         #expect(try helper.cli(["block", "tiktok", "--profile", "kid", "--reason", "homework first"]).exitCode == 0)

@@ -164,6 +164,7 @@ extension HouseholdWeb {
         case .token:
             view["what"] = "An emergency token opens it for 10 minutes. \(preview.tokensLeftMonth) left this month."
         }
+        if showExercise { await sessions.startExercise(session.id) }
         return WebResponses.html(.ok, WebTemplates.render(showExercise ? "exercise" : "moment", view), cookie: cookie)
     }
 
@@ -175,8 +176,15 @@ extension HouseholdWeb {
         let ask = try BypassAsk { form[$0] }
         let profile = deviceProfile(context)
         do {
-            if let outcome = Self.outcome(form) {
+            if var outcome = Self.outcome(form) {
                 let exercise = Exercise.ofTheDay(await engine.trustedNow().date)
+                // The timer runs in the page; the record says "completed" only when the exercise's
+                // time has really passed since its page opened (a few seconds' grace for the
+                // round trip), so a page without JavaScript or a hand-made form cannot claim it.
+                let grace = Duration.seconds(5)
+                let minimum = Duration.milliseconds(exercise.duration.milliseconds) - grace
+                let timed = await sessions.finishExercise(session.id, lasting: minimum)
+                if outcome == .completed, !timed { outcome = .skipped }
                 try await engine.recordExercise(exercise.id, entry: ask.entry, outcome: outcome, profile: profile)
                 if outcome == .bypassAvoided {
                     var view = await base(session, title: "Well done")

@@ -18,6 +18,9 @@ struct WebSession: Sendable {
     /// A one-time line shown at the top of the next page (after a POST that redirected).
     var flash: String?
     var lastSeen: ContinuousClock.Instant
+    /// When this browser last opened the exercise page: "completed" is recorded only once the
+    /// exercise's whole duration has passed since (the in-page timer is JavaScript a page could skip).
+    var exerciseStartedAt: ContinuousClock.Instant?
 }
 
 /// The sessions in memory: a restart signs everyone out, which for a LAN page is the safe side.
@@ -68,6 +71,17 @@ actor WebSessions {
     var count: Int { sessions.count }
 
     func setFlash(_ id: String, _ text: String?) { sessions[id]?.flash = text }
+
+    /// The exercise page was shown to this browser now.
+    func startExercise(_ id: String) { sessions[id]?.exerciseStartedAt = .now }
+
+    /// Whether `duration` has passed since this browser opened the exercise page; the start is
+    /// used up, so one exercise completes one bypass.
+    func finishExercise(_ id: String, lasting duration: Duration) -> Bool {
+        guard let started = sessions[id]?.exerciseStartedAt else { return false }
+        sessions[id]?.exerciseStartedAt = nil
+        return ContinuousClock.now - started >= duration
+    }
 
     /// The flash line, once.
     func takeFlash(_ id: String) -> String? {
