@@ -91,6 +91,9 @@ final class Scratch {
     func file(_ name: String, _ text: String) throws -> String {
         let file = path + "/" + name
         try text.write(toFile: file, atomically: true, encoding: .utf8)
+        // The mode the helper expects of its own file, set rather than left to the umask: the
+        // umask is process-wide, and StoreTests' FileModeTests set it to 0 while suites run in parallel.
+        chmod(file, 0o644)
         return file
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
