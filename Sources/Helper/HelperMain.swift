@@ -117,6 +117,15 @@ public enum HelperMain {
             configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: validated.upstreamAddresses),
             logger: logger)
         doctorUpstreams.follow(forwarder)
+        // The nftables table against DNS bypasses (SPEC §9b). Made even when off, so a reload can
+        // turn it on; it touches nothing until it is.
+        do { try FirewallController.checkInstalled(configuration.firewall) } catch { throw HelperStartError(error.description) }
+        let firewallLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let firewall = FirewallController(
+            settings: configuration.firewall, stateDirectory: configuration.paths.stateDirectory, listeners: bound,
+            catalogFolder: catalogFolder, logger: logger, resolve: { name in
+                await FirewallController.addresses(of: name, through: forwarder, on: firewallLoop)
+            })
         // Everything a reload may change lives in a swappable holder the chain reads per query.
         let cache = AnswerCache(configuration: configuration.cache)
         let rateLimiter = ClientRateLimiter(configuration.rateLimit)
@@ -126,7 +135,7 @@ public enum HelperMain {
         let reloader = ConfigurationReloader(
             start: configuration, source: reloadConfiguration ?? { configuration },
             live: LiveSettings(forwarder: forwarder, blocking: blocking, cache: cache, rateLimiter: rateLimiter,
-                               lists: control.lists, engine: engine, logLevel: logLevel),
+                               lists: control.lists, engine: engine, logLevel: logLevel, firewall: firewall),
             logger: logger)
         // The file's profiles and list sources apply at every start, before any listener opens.
         do { try await reloader.applyAtStart() } catch { throw HelperStartError(error.description) }
@@ -151,7 +160,13 @@ public enum HelperMain {
             readiness: readiness)
         var helperServices: [any Service] = [engine]
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
-        if mode.servesDNS { helperServices.append(server) }
+        if mode.servesDNS {
+            helperServices.append(server)
+            // After the server: at shutdown (reverse order) the table goes before the listeners do.
+            helperServices.append(FirewallService(
+                controller: firewall, listeners: bound, refreshPeriod: { await reloader.configuration.listRefreshPeriod },
+                logger: logger))
+        }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {

@@ -19,12 +19,17 @@ public struct ForwarderConfiguration: Sendable {
     /// the question asked over TCP (unbound's `unwanted-reply-threshold`, counted per port here
     /// since every question has a port of its own). 0 = never.
     public var unwantedReplyThreshold: Int
+    /// SO_MARK on every upstream socket, so the firewall's redirect of DNS (SPEC §9b) lets the
+    /// helper's own questions out instead of sending them back to itself; nil = no mark. Setting
+    /// it needs CAP_NET_ADMIN, which applying the firewall needs anyway.
+    public var socketMark: UInt32?
 
     public init(
         upstreams: [SocketAddress], perUpstreamTimeout: TimeAmount = .seconds(2), overallTimeout: TimeAmount = .seconds(4),
         failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30), maximumOutstanding: Int = 512,
-        unwantedReplyThreshold: Int = 10
+        unwantedReplyThreshold: Int = 10, socketMark: UInt32? = nil
     ) {
+        self.socketMark = socketMark
         self.maximumOutstanding = max(maximumOutstanding, 1)
         self.unwantedReplyThreshold = max(unwantedReplyThreshold, 0)
         self.upstreams = upstreams
@@ -196,10 +201,10 @@ public final class Forwarder: Sendable {
         }
         let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion, exactName: tcp ? nil : sent.name.wireBytes)
         return tcp
-            ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, on: loop)
+            ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, mark: configuration.socketMark, on: loop)
             : try await UpstreamExchange.udp(
                 bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
-                counter: unwantedReplies, on: loop)
+                counter: unwantedReplies, mark: configuration.socketMark, on: loop)
     }
 
     /// Datagrams on query ports that were not the awaited reply, and UDP exchanges asked again

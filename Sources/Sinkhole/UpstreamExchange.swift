@@ -164,15 +164,20 @@ final class UpstreamTCPHandler: ChannelInboundHandler {
 
 /// One query to one upstream over UDP or TCP.
 enum UpstreamExchange {
+    /// SO_MARK (socket(7)), at most Int32.max (`firewall.mark`'s bound: NIO passes a C int); set only when asked for, since the kernel wants CAP_NET_ADMIN (or
+    /// CAP_NET_RAW) for any value, and an unprivileged helper must still forward.
+    static let markOption = ChannelOptions.Types.SocketOption(level: NIOBSDSocket.OptionLevel.socket, name: NIOBSDSocket.Option(rawValue: SO_MARK))
     /// Sends `query` from a fresh socket (a new random source port, RFC 5452 §9.2) and waits at most
     /// `timeout` for a matching reply.
     static func udp(
         _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, unwantedThreshold: Int = 0,
-        counter: UnwantedReplyCounter? = nil, on loop: any EventLoop
+        counter: UnwantedReplyCounter? = nil, mark: UInt32? = nil, on loop: any EventLoop
     ) async throws -> DNSMessage {
         let promise = loop.makePromise(of: DNSMessage.self)
         let bindAddress = matcher.upstream.protocol == .inet6 ? "::" : "0.0.0.0"
-        let channel = try await DatagramBootstrap(group: loop)
+        var bootstrap = DatagramBootstrap(group: loop)
+        if let mark { bootstrap = bootstrap.channelOption(Self.markOption, value: Int(mark)) }
+        let channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(UpstreamUDPHandler(
@@ -196,7 +201,7 @@ enum UpstreamExchange {
 
     /// Sends `query` over a new TCP connection (RFC 7766 §6.2.1: after a truncated UDP reply).
     static func tcp(
-        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, on loop: any EventLoop
+        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, mark: UInt32? = nil, on loop: any EventLoop
     ) async throws -> DNSMessage {
         let promise = loop.makePromise(of: DNSMessage.self)
         let timer = loop.scheduleTask(in: timeout) {
@@ -205,7 +210,9 @@ enum UpstreamExchange {
         defer { timer.cancel() }
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: loop)
+            var bootstrap = ClientBootstrap(group: loop)
+            if let mark { bootstrap = bootstrap.channelOption(Self.markOption, value: Int(mark)) }
+            channel = try await bootstrap
                 .connectTimeout(timeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {

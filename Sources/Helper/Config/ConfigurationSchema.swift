@@ -7,7 +7,7 @@ enum ConfigurationSchema {
     static let knobKeys = Knob.allCases.map(\.rawValue)
 
     static let tables: [String: [String]] = [
-        "": ["helper", "dns", "lists", "metrics", "profile", "profiles"],
+        "": ["helper", "dns", "lists", "metrics", "firewall", "profile", "profiles"],
         "helper": [
             "state_dir", "control_socket", "mode", "hosts_file", "log_level", "threads", "control_connections",
             "control_connections_per_user",
@@ -21,6 +21,7 @@ enum ConfigurationSchema {
         "lists": ["catalog", "refresh_period", "source"],
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
+        "firewall": ["enabled", "mode", "lan_interfaces", "doh_addresses", "resolve_doh_names", "mark"],
         "profile": ["time_zone", "preset", "owners", "knobs"],
         "profile.knobs": knobKeys,
         "profiles": ["name", "clients", "time_zone", "preset", "owners", "knobs"],

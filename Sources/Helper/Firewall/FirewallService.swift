@@ -1,0 +1,40 @@
+import Logging
+import ScrollOffCore
+import ServiceLifecycle
+import Sinkhole
+
+/// Runs the firewall's life (SPEC §9b): the table goes in once the DNS listeners are bound (its
+/// redirect needs their ports, which `--listen …:0` only knows then), the DoH names are resolved
+/// again every list refresh period, and the table comes out when the helper stops.
+///
+/// It sits after the DNS server in the service group, so at shutdown (reverse order) the table goes
+/// before the listeners close: no moment where DNS is sent to a sinkhole that no longer answers.
+struct FirewallService: Service {
+    let controller: FirewallController
+    let listeners: BoundListeners
+    /// The list refresh period in force (a reload may change it).
+    let refreshPeriod: @Sendable () async -> Span
+    let logger: Logger
+
+    func run() async throws {
+        while listeners.current.isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // A table that cannot be applied at start is fatal (ARCHITECTURE principle 5): a helper
+        // that says it closes the bypasses and does not would be worse than one that does not start.
+        do { try await controller.synchronize() } catch {
+            throw HelperStartError(error.description)
+        }
+        let controller = self.controller
+        let refreshPeriod = self.refreshPeriod
+        await cancelWhenGracefulShutdown {
+            await controller.refreshAddresses()
+            while !Task.isCancelled {
+                let period = await refreshPeriod()
+                do { try await Task.sleep(for: .milliseconds(period.milliseconds)) } catch { break }
+                await controller.refreshAddresses()
+            }
+        }
+        do { try await controller.remove() } catch { logger.error("firewall: the table could not be removed: \(error)") }
+    }
+}
