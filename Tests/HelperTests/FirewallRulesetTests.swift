@@ -41,6 +41,15 @@ import Testing
         #expect(text.contains("meta mark != 0x5c0f meta nfproto ipv6 tcp dport 53 counter name dns_refused reject with tcp reset"))
     }
 
+    /// A wildcard UDP socket answers from the address of the route back, which for a local program
+    /// asking 8.8.8.8 is not 127.0.0.1: conntrack could not map the reply back, so loopback wins.
+    @Test func local_programs_go_to_the_loopback_listener_and_the_lan_to_the_wildcard_one() {
+        let listeners = [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "127.0.0.1", port: 5353)]
+        let set = FirewallRuleset(settings: Self.settings(.router, lan: ["lan0"]), listeners: listeners, dohAddresses: [])
+        #expect(set.localIPv4 == .redirect(port: 5353))
+        #expect(set.lanIPv4 == .redirect(port: 53))
+    }
+
     @Test func a_listener_on_one_lan_address_is_reached_by_dnat() {
         let listeners = [HostPortText(host: "192.168.1.1", port: 53)]
         let set = FirewallRuleset(settings: Self.settings(.router, lan: ["br-lan"]), listeners: listeners, dohAddresses: [])

@@ -28,6 +28,8 @@ public actor FirewallController {
     private var resolved: [String] = []
     /// The ruleset text in force; nil when the table is not ours to keep (off, or removed).
     private var applied: String?
+    /// Counts of tables replaced or removed since start.
+    private var carried: [String: UInt64] = [:]
 
     init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String,
          logger: Logger, resolve: @escaping @Sendable (String) async -> [String]) {
@@ -65,6 +67,8 @@ public actor FirewallController {
         guard let nft else { throw .notInstalled }
         let text = ruleset().text
         guard text != applied else { return }
+        // Replacing the table starts its counters from zero: what they held is kept here first.
+        if applied != nil { carry(nft.counters()) }
         try nft.apply(text)
         let set = ruleset()
         logger.notice("firewall: table inet scrolloff in place", metadata: [
@@ -78,6 +82,7 @@ public actor FirewallController {
     func remove() throws(FirewallError) {
         guard applied != nil else { return }
         guard let nft else { throw .notInstalled }
+        carry(nft.counters())
         try nft.apply(FirewallRuleset.removal)
         applied = nil
         logger.notice("firewall: table inet scrolloff removed")
@@ -122,10 +127,17 @@ public actor FirewallController {
         do { try synchronize() } catch { logger.error("firewall: \(error)") }
     }
 
-    /// The packets counted by each named counter, or nil when the table is not there.
-    func counters() -> [String: UInt64]? {
-        guard settings.enabled else { return nil }
-        return nft?.counters()
+    /// Packets each named counter has counted since the helper started, over every table it
+    /// applied (a refresh of the DoH addresses replaces the table, whose counters start at zero).
+    func counters() -> [String: UInt64] {
+        var total = carried
+        if applied != nil, let now = nft?.counters() { total.merge(now, uniquingKeysWith: +) }
+        return total
+    }
+
+    private func carry(_ counts: [String: UInt64]?) {
+        guard let counts else { return }
+        carried.merge(counts, uniquingKeysWith: +)
     }
 
     /// Whether `nft` finds the table now (for `doctor`).

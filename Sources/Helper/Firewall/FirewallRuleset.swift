@@ -53,10 +53,16 @@ struct FirewallRuleset: Equatable {
 
     /// Takes the targets from the sockets the DNS server bound (UDP ones; TCP binds the same).
     ///
-    /// For this machine: a loopback or wildcard listener, since the output hook's `redirect`
-    /// goes to 127.0.0.1/::1; otherwise `dnat` to the listener's own address. For the LAN: a
-    /// wildcard listener (`redirect` to the interface's address) or one on a non-loopback address
-    /// (`dnat`); loopback cannot be reached from another host without route_localnet.
+    /// The reply must leave from the address the question was redirected to, or conntrack cannot
+    /// give it the original resolver's address back and the client drops it. A UDP socket on the
+    /// wildcard address answers from the address the route to the client picks (the sinkhole
+    /// does not use IP_PKTINFO), so:
+    /// - for this machine: a loopback listener (`redirect` goes to 127.0.0.1/::1, and the reply
+    ///   leaves from there), else one on a single address (`dnat`), else the wildcard, which only
+    ///   answers programs whose own source is a loopback address (README: listen on loopback too);
+    /// - for the LAN: the wildcard (`redirect` goes to the incoming interface's address, which is
+    ///   also the source of the route back to the device), else a single non-loopback address
+    ///   (`dnat`); loopback cannot be reached from another host without route_localnet.
     init(settings: FirewallSettings, listeners: [HostPortText], dohAddresses: [String]) {
         mode = settings.mode
         lanInterfaces = settings.lanInterfaces
@@ -65,10 +71,11 @@ struct FirewallRuleset: Equatable {
             let candidates = listeners.filter { $0.isIPv6 == v6 && $0.port != 0 }
             let wildcard = v6 ? "::" : "0.0.0.0"
             let loopback = v6 ? "::1" : "127.0.0.1"
-            if let any = candidates.first(where: { $0.host == wildcard }) { return .redirect(port: any.port) }
-            if !lan, let local = candidates.first(where: { $0.host == loopback }) { return .redirect(port: local.port) }
-            let reachable = candidates.filter { lan ? !$0.isLoopback : true }
-            return reachable.first.map { .dnat(address: $0.host, port: $0.port) }
+            let single = candidates.first { $0.host != wildcard && !$0.isLoopback }.map { Target.dnat(address: $0.host, port: $0.port) }
+            let any = candidates.first { $0.host == wildcard }.map { Target.redirect(port: $0.port) }
+            if lan { return any ?? single }
+            let local = candidates.first { $0.host == loopback }.map { Target.redirect(port: $0.port) }
+            return local ?? single ?? any
         }
         localIPv4 = pick(v6: false, lan: false)
         localIPv6 = pick(v6: true, lan: false)

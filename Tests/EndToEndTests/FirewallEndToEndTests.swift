@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// The three network bypasses of issue 14 tried as a motivated user would, against the real helper
+/// and its real nftables table, in namespaces of our own (`FirewallLab`): asking another resolver,
+/// DNS over TLS, and DNS over HTTPS to a resolver's address. Each is closed while the helper runs.
+@Suite("Firewall: the bypasses are closed (issue 14)", .serialized)
+struct FirewallEndToEndTests {
+    static let routerSettings = "enabled = true\nmode = \"router\"\nlan_interfaces = [\"lan0\"]"
+
+    @Test func a_device_behind_the_router_cannot_bypass_the_sinkhole() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        // Before the helper: the device gets the real answer from the outside resolver (the control).
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 853) == "connected")
+
+        let (helper, _) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings)
+        try lab.waitForTable(in: lab.router, present: true)
+        // Another resolver, over UDP and TCP: answered by Scroll Off, so the blocked name is 0.0.0.0.
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
+        #expect(try lab.dig(from: lab.device, server: "192.0.2.200", "instagram.com", tcp: true) == "0.0.0.0")
+        // DNS over TLS: refused at once.
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 853) == "refused")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 853) == "refused")
+        // HTTPS: refused to a listed DoH resolver, and let through to any other address.
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 443) == "refused")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 443) == "connected")
+        // A name of the DoH endpoint list, resolved through the upstream, joins the set.
+        let deadline = Date().addingTimeInterval(15)
+        while !lab.table(in: lab.router).contains("203.0.113.9"), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(try lab.connect(from: lab.device, to: "203.0.113.9", port: 443) == "refused")
+        // The router's own programs are covered too (its helper's upstream traffic is not: it answered above).
+        let routerAnswer = try lab.dig(from: lab.router, server: FirewallLab.dohAddress, "instagram.com")
+        #expect(routerAnswer == "0.0.0.0", "\(routerAnswer)\n\(lab.table(in: lab.router))")
+
+        // Stopping the helper removes the table, and only it: the device reaches the outside again.
+        helper.child.signal(SIGTERM)
+        try lab.waitForTable(in: lab.router, present: false)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+    }
+
+    @Test func a_reload_that_turns_the_firewall_off_removes_the_table_and_on_again_restores_it() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        let (helper, config) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings)
+        try lab.waitForTable(in: lab.router, present: true)
+        try Data("[firewall]\nenabled = false\n".utf8).write(to: URL(fileURLWithPath: config))
+        helper.child.signal(SIGHUP)
+        try lab.waitForTable(in: lab.router, present: false)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+        try Data(("[firewall]\n" + Self.routerSettings + "\n").utf8).write(to: URL(fileURLWithPath: config))
+        helper.child.signal(SIGHUP)
+        try lab.waitForTable(in: lab.router, present: true)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
+        #expect(helper.child.isRunning)
+    }
+
+    /// SPEC §9b: a helper that dies leaves the table, so DNS fails closed (no answer at all, not the
+    /// real one) until systemd starts it again, which puts the table back and answers again.
+    @Test func when_the_helper_dies_dns_fails_closed_until_it_is_back() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        let (helper, _) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings)
+        try lab.waitForTable(in: lab.router, present: true)
+        helper.child.signal(SIGKILL)
+        while helper.child.isRunning { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(lab.tableExists(in: lab.router))
+        let answer = try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com")
+        #expect(!answer.contains(FirewallLab.realAddress), "\(answer)")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 443) == "refused")
+        // As systemd's Restart=on-failure does: a new helper takes its table over.
+        let (again, _) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings)
+        try lab.waitForTable(in: lab.router, present: true)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
+        again.child.signal(SIGTERM)
+        try lab.waitForTable(in: lab.router, present: false)
+    }
+
+    /// Workstation mode: the helper and the programs trying to bypass it in one namespace.
+    @Test func a_local_program_cannot_bypass_the_sinkhole_on_a_workstation() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: false)
+        let ws = lab.workstation
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+        let (helper, _) = try lab.startHelper(in: ws, firewall: "enabled = true")
+        try lab.waitForTable(in: ws, present: true)
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com", tcp: true) == "0.0.0.0")
+        // An allowed name still resolves: the helper's own (marked) upstream queries go out.
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "ready.test") == "10.0.0.1")
+        #expect(try lab.connect(from: ws, to: FirewallLab.dohAddress, port: 853) == "refused")
+        #expect(try lab.connect(from: ws, to: FirewallLab.dohAddress, port: 443) == "refused")
+        #expect(try lab.connect(from: ws, to: FirewallLab.otherAddress, port: 443) == "connected")
+        helper.child.signal(SIGTERM)
+        try lab.waitForTable(in: ws, present: false)
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+    }
+}
