@@ -164,7 +164,7 @@ public enum HelperMain {
             helperServices.append(server)
             // After the server: at shutdown (reverse order) the table goes before the listeners do.
             helperServices.append(FirewallService(
-                controller: firewall, listeners: bound, refreshPeriod: { await reloader.configuration.listRefreshPeriod },
+                controller: firewall, listeners: bound, listenerCount: configuration.listen.count, refreshPeriod: { await reloader.configuration.listRefreshPeriod },
                 logger: logger))
         }
         if let hostsService { helperServices.append(hostsService) }

@@ -77,13 +77,15 @@ struct FirewallEndToEndTests {
         try lab.waitForTable(in: lab.router, present: false)
     }
 
-    /// Workstation mode: the helper and the programs trying to bypass it in one namespace.
-    @Test func a_local_program_cannot_bypass_the_sinkhole_on_a_workstation() throws {
+    /// Workstation mode: the helper and the programs trying to bypass it in one namespace; as root
+    /// and under the unit's capabilities (CAP_NET_ADMIN for nft and the upstream sockets' mark).
+    @Test(arguments: [PrivilegeMode.root, .unitCapabilities])
+    func a_local_program_cannot_bypass_the_sinkhole_on_a_workstation(_ mode: PrivilegeMode) throws {
         let scratch = try Scratch()
         let lab = try FirewallLab(scratch: scratch, routed: false)
         let ws = lab.workstation
         #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
-        let (helper, _) = try lab.startHelper(in: ws, firewall: "enabled = true")
+        let (helper, _) = try lab.startHelper(in: ws, firewall: "enabled = true", mode: mode)
         try lab.waitForTable(in: ws, present: true)
         #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
         #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com", tcp: true) == "0.0.0.0")
@@ -95,5 +97,18 @@ struct FirewallEndToEndTests {
         helper.child.signal(SIGTERM)
         try lab.waitForTable(in: ws, present: false)
         #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+    }
+
+    /// Without CAP_NET_ADMIN the table cannot be applied: the helper says so and stops, rather than
+    /// run claiming a protection it does not give.
+    @Test func an_ordinary_user_cannot_turn_the_firewall_on_and_is_told_why() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: false)
+        let (helper, _) = try lab.startHelper(in: lab.workstation, firewall: "enabled = true", mode: .ordinaryUser, blocklist: [])
+        let deadline = Date().addingTimeInterval(10)
+        while helper.child.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!helper.child.isRunning)
+        #expect(helper.child.stderr.contains("CAP_NET_ADMIN"), "\(helper.child.stderr)")
+        #expect(!lab.tableExists(in: lab.workstation))
     }
 }

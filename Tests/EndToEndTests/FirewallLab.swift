@@ -107,12 +107,17 @@ final class FirewallLab: @unchecked Sendable {
     /// The real helper, in `namespace`, with the firewall settings of `firewall` (TOML lines for
     /// `[firewall]`) and `instagram.com` blocked. It listens on 127.0.0.1 (the harness's port) and,
     /// for a router, on 0.0.0.0:53 for the LAN.
-    func startHelper(in namespace: String, firewall: String) throws -> (Sinkhole, config: String) {
+    func startHelper(in namespace: String, firewall: String, mode: PrivilegeMode = .root, blocklist: [String] = ["instagram.com"]) throws -> (Sinkhole, config: String) {
         let config = try scratch.file("firewall-\(namespace).toml", "[firewall]\n" + firewall + "\n")
         chmod(config, 0o644)
+        // An ordinary user's helper reads a file it owns (SPEC §11), in a folder it may enter.
+        if mode == .ordinaryUser {
+            chown(config, PrivilegeMode.ordinaryUID, PrivilegeMode.ordinaryGID)
+            chmod(scratch.path, 0o755)
+        }
         var extra = ["--config", config, "--upstream", "\(Self.upstream):53"]
         if namespace == router { extra += ["--listen", "0.0.0.0:53"] }
-        let helper = try Sinkhole(scratch: scratch, upstreams: [], blocklist: ["instagram.com"], extra: extra,
+        let helper = try Sinkhole(scratch: scratch, upstreams: [], blocklist: blocklist, extra: extra, mode: mode,
                                   wrapper: ["/usr/sbin/ip", "netns", "exec", namespace])
         return (helper, config)
     }

@@ -12,12 +12,15 @@ import Sinkhole
 struct FirewallService: Service {
     let controller: FirewallController
     let listeners: BoundListeners
+    /// How many UDP listeners the server binds (`dns.listen`).
+    let listenerCount: Int
     /// The list refresh period in force (a reload may change it).
     let refreshPeriod: @Sendable () async -> Span
     let logger: Logger
 
     func run() async throws {
-        while listeners.current.isEmpty {
+        // Every configured listener, not the first: the LAN's target may be the last one bound.
+        while listeners.current.filter({ $0.transport == .udp }).count < listenerCount {
             try await Task.sleep(for: .milliseconds(20))
         }
         // A table that cannot be applied at start is fatal (ARCHITECTURE principle 5): a helper
