@@ -73,8 +73,15 @@ public enum HelperMain {
         let doctorUpstreams = DoctorUpstreams() // the forwarder, once made below
         let mode = configuration.enforcementMode
         let hostsStatus = mode.writesHosts ? HostsModeStatus(path: configuration.hostsFile, dnsToo: mode.servesDNS) : nil
+        // The nftables table against DNS bypasses (SPEC §9b). Made even when off, so a reload can
+        // turn it on; it touches nothing until it is.
+        do { try FirewallController.checkInstalled(configuration.firewall) } catch { throw HelperStartError(error.description) }
+        let firewall = FirewallController(
+            settings: configuration.firewall, stateDirectory: configuration.paths.stateDirectory, listeners: bound,
+            catalogFolder: catalogFolder, logger: logger)
         var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
         doctorSources.hosts = hostsStatus
+        doctorSources.firewall = firewall
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine,
             doctor: doctorSources,
@@ -117,15 +124,10 @@ public enum HelperMain {
             configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: validated.upstreamAddresses),
             logger: logger)
         doctorUpstreams.follow(forwarder)
-        // The nftables table against DNS bypasses (SPEC §9b). Made even when off, so a reload can
-        // turn it on; it touches nothing until it is.
-        do { try FirewallController.checkInstalled(configuration.firewall) } catch { throw HelperStartError(error.description) }
         let firewallLoop = MultiThreadedEventLoopGroup.singleton.next()
-        let firewall = FirewallController(
-            settings: configuration.firewall, stateDirectory: configuration.paths.stateDirectory, listeners: bound,
-            catalogFolder: catalogFolder, logger: logger, resolve: { name in
-                await FirewallController.addresses(of: name, through: forwarder, on: firewallLoop)
-            })
+        await firewall.resolve(through: { name in
+            await FirewallController.addresses(of: name, through: forwarder, on: firewallLoop)
+        })
         // Everything a reload may change lives in a swappable holder the chain reads per query.
         let cache = AnswerCache(configuration: configuration.cache)
         let rateLimiter = ClientRateLimiter(configuration.rateLimit)
@@ -170,7 +172,8 @@ public enum HelperMain {
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {
-            let sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
+            var sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
+            sources.firewall = firewall
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))

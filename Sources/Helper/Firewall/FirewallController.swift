@@ -1,3 +1,4 @@
+import ControlAPI
 import DNSWire
 import NIOCore
 import Foundation
@@ -22,7 +23,7 @@ public actor FirewallController {
     /// Names of the DoH endpoint list, resolved for their addresses.
     private let endpointNames: [String]
     /// Asks the upstreams (through the forwarder, whose sockets carry the mark) for a name's addresses.
-    private let resolve: @Sendable (String) async -> [String]
+    private var resolve: @Sendable (String) async -> [String] = { _ in [] }
     private let logger: Logger
     /// Addresses the endpoint names resolved to at the last refresh.
     private var resolved: [String] = []
@@ -31,16 +32,18 @@ public actor FirewallController {
     /// Counts of tables replaced or removed since start.
     private var carried: [String: UInt64] = [:]
 
-    init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String,
-         logger: Logger, resolve: @escaping @Sendable (String) async -> [String]) {
+    init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
         self.settings = settings
         nft = NFTables(folder: stateDirectory)
         self.listeners = listeners
         shippedAddresses = Self.readList(catalogFolder + "/doh/resolver-addresses.txt").filter { FirewallValues.addressFamily($0) != nil }
         endpointNames = Self.readList(catalogFolder + "/doh/encrypted-dns.list")
-        self.resolve = resolve
         self.logger = logger
     }
+
+    /// How names are resolved: through the forwarder, made after the control server that reports
+    /// on this controller.
+    func resolve(through resolve: @escaping @Sendable (String) async -> [String]) { self.resolve = resolve }
 
     /// Checks at start, before anything listens, that the table can be kept at all.
     nonisolated static func checkInstalled(_ settings: FirewallSettings) throws(FirewallError) {
@@ -140,8 +143,14 @@ public actor FirewallController {
         carried.merge(counts, uniquingKeysWith: +)
     }
 
-    /// Whether `nft` finds the table now (for `doctor`).
-    func tableInPlace() -> Bool { nft?.tableExists() ?? false }
+    /// What `doctor` reports (SPEC §9b); nil while the firewall is off.
+    func doctorFacts() -> DoctorFirewallFacts? {
+        guard settings.enabled else { return nil }
+        let set = ruleset()
+        return DoctorFirewallFacts(
+            mode: settings.mode.rawValue, tableInPlace: nft?.tableExists() ?? false,
+            dohAddresses: set.dohIPv4.count + set.dohIPv6.count, attempts: counters())
+    }
 
     /// Answers that must never enter the set: a sinkholed name's 0.0.0.0 or ::, and loopback.
     nonisolated static func isUnusable(_ address: String) -> Bool {
