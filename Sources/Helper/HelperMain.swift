@@ -166,8 +166,9 @@ public enum HelperMain {
             helperServices.append(server)
             // After the server: at shutdown (reverse order) the table goes before the listeners do.
             helperServices.append(FirewallService(
-                controller: firewall, listeners: bound, listenerCount: configuration.listen.count, refreshPeriod: { await reloader.configuration.listRefreshPeriod },
-                logger: logger))
+                controller: firewall, listeners: bound, listenerCount: configuration.listen.count,
+                refreshPeriod: { await reloader.configuration.listRefreshPeriod },
+                record: { attempts, local in await engine.recordBypassAttempts(attempts, localAddresses: local) }, logger: logger))
         }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]

@@ -32,6 +32,8 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, Expressi
     public static let peekUsed: EventKind = "peekUsed"
     public static let tokenUsed: EventKind = "tokenUsed"
     public static let exercise: EventKind = "exercise"
+    /// SPEC §9b: the firewall caught DNS to another resolver, DNS over TLS or DoH by address.
+    public static let bypassAttempt: EventKind = "bypassAttempt"
 }
 
 /// One row of the events table (SPEC §7 insights, §11 tamper, §12 export).

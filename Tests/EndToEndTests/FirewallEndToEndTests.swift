@@ -15,7 +15,8 @@ struct FirewallEndToEndTests {
         #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
         #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 853) == "connected")
 
-        let (helper, _) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings)
+        let (helper, _) = try lab.startHelper(
+            in: lab.router, firewall: Self.routerSettings + "\n[metrics]\nlisten = \"127.0.0.1:9153\"")
         try lab.waitForTable(in: lab.router, present: true)
         // Another resolver, over UDP and TCP: answered by Scroll Off, so the blocked name is 0.0.0.0.
         #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
@@ -34,10 +35,41 @@ struct FirewallEndToEndTests {
         let routerAnswer = try lab.dig(from: lab.router, server: FirewallLab.dohAddress, "instagram.com")
         #expect(routerAnswer == "0.0.0.0", "\(routerAnswer)\n\(lab.table(in: lab.router))")
 
+        // Each attempt is counted: in the metrics and in doctor, which also sees the table in place.
+        let metrics = try run("/usr/sbin/ip", ["netns", "exec", lab.router, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        let redirected = Self.value(of: "scrolloff_firewall_attempts_total{action=\"dns_redirected\"}", in: metrics)
+        #expect((redirected ?? 0) >= 3, "\(metrics)")
+        #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"dot_refused\"}", in: metrics) ?? 0) >= 2)
+        #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"doh_refused\"}", in: metrics) ?? 0) >= 2)
+        let doctor = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
+        #expect(doctor.output.contains("table inet scrolloff in place (router)"), "\(doctor)")
+        // And as events, once per device, server and port, in words.
+        var events = ""
+        let eventsDeadline = Date().addingTimeInterval(10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.5)
+            events = try helper.cli(["events"]).output
+        } while !(events.contains("tried DNS over HTTPS") && events.contains("A program on this machine")) && Date() < eventsDeadline
+        #expect(events.contains("A device (10.77.1.2) asked 8.8.8.8 for DNS directly; Scroll Off answered instead."), "\(events)")
+        #expect(events.contains("A device (10.77.1.2) tried DNS over TLS to 8.8.8.8; the firewall refused it."), "\(events)")
+        #expect(events.contains("A device (10.77.1.2) tried DNS over HTTPS to 8.8.8.8; the firewall refused it."), "\(events)")
+        #expect(events.contains("A program on this machine asked 8.8.8.8 for DNS directly"), "\(events)")
+        #expect(events.components(separatedBy: "asked 8.8.8.8 for DNS directly").count - 1 == 2, "one event per device, not per query: \(events)")
+        // Someone deletes the table by hand: doctor says so.
+        try lab.inside(lab.router, "nft delete table inet scrolloff")
+        let after = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
+        #expect(after.output.contains("the table inet scrolloff is not in the kernel"), "\(after)")
+        #expect(after.exitCode != 0)
+
         // Stopping the helper removes the table, and only it: the device reaches the outside again.
         helper.child.signal(SIGTERM)
         try lab.waitForTable(in: lab.router, present: false)
         #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+    }
+
+    /// A sample's value in Prometheus text: `NAME{labels} VALUE`.
+    static func value(of series: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
     }
 
     @Test func a_reload_that_turns_the_firewall_off_removes_the_table_and_on_again_restores_it() throws {

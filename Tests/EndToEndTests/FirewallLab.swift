@@ -9,8 +9,8 @@ import Testing
 /// - Router lab: `dev` (a device, 10.77.1.2, default route via the router) — veth — `rtr` (the
 ///   gateway running the helper, LAN interface `lan0` 10.77.1.1, WAN 10.77.2.1, forwarding on) —
 ///   veth — `out` (10.77.2.2).
-/// - Workstation lab: one namespace `ws` with `out`'s addresses on a dummy interface, so the helper
-///   and the programs that try to bypass it share the namespace (`ip netns exec`).
+/// - Workstation lab: `ws` (10.77.2.1) — veth — `out`: the helper and the programs that try to
+///   bypass it share the one namespace `ws` (`ip netns exec`).
 ///
 /// Everything goes at deinit, failed test or not: the processes it started (by their own pid), then
 /// the namespaces (which takes their veths and nftables tables with them).
@@ -58,12 +58,17 @@ final class FirewallLab: @unchecked Sendable {
         try startOutsideServers(in: outside)
     }
 
+    /// The workstation and the outside, one veth apart: the resolvers must not be the machine's own
+    /// addresses, since questions to those are no bypass and the table leaves them alone.
     private func buildWorkstationLab() throws {
-        try addNamespace(workstation)
-        try inside(workstation, "ip link set lo up",
-                   "ip addr add \(Self.upstream)/24 dev lo", "ip addr add \(Self.dohAddress)/32 dev lo",
-                   "ip addr add \(Self.otherAddress)/32 dev lo")
-        try startOutsideServers(in: workstation)
+        for name in [workstation, outside] { try addNamespace(name) }
+        try sh("ip link add \(prefix)a type veth peer name \(prefix)b",
+               "ip link set \(prefix)a netns \(workstation)", "ip link set \(prefix)b netns \(outside)")
+        try inside(workstation, "ip link set lo up", "ip link set \(prefix)a name eth0", "ip addr add 10.77.2.1/24 dev eth0",
+                   "ip link set eth0 up", "ip route add default via 10.77.2.2")
+        try inside(outside, "ip link set lo up", "ip link set \(prefix)b name eth0", "ip addr add 10.77.2.2/24 dev eth0",
+                   "ip link set eth0 up", "ip addr add \(Self.dohAddress)/32 dev lo", "ip addr add \(Self.otherAddress)/32 dev lo")
+        try startOutsideServers(in: outside)
     }
 
     /// The fake outside resolver and the TCP listeners on 443 and 853.
@@ -88,9 +93,7 @@ final class FirewallLab: @unchecked Sendable {
             print("listening", flush=True)
             threading.Event().wait()
             """)
-        if namespace == outside { try inside(outside, "ip addr add 203.0.113.9/32 dev lo") } else {
-            try inside(namespace, "ip addr add 203.0.113.9/32 dev lo")
-        }
+        try inside(namespace, "ip addr add 203.0.113.9/32 dev lo")
         let listeners = try Child("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/python3", script],
                                   scratch: scratch, label: "\(namespace)-listeners")
         children.append(listeners)

@@ -31,6 +31,9 @@ public actor FirewallController {
     private var applied: String?
     /// Counts of tables replaced or removed since start.
     private var carried: [String: UInt64] = [:]
+    private var limiter = BypassEventLimiter()
+    /// Attempts read from a table about to be replaced or removed (which empties its sets).
+    private var pending: [BypassAttempt] = []
 
     init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
         self.settings = settings
@@ -71,7 +74,10 @@ public actor FirewallController {
         let text = ruleset().text
         guard text != applied else { return }
         // Replacing the table starts its counters from zero: what they held is kept here first.
-        if applied != nil { carry(nft.counters()) }
+        if applied != nil {
+            carry(nft.counters())
+            pending += nft.takeAttempts()
+        }
         try nft.apply(text)
         let set = ruleset()
         logger.notice("firewall: table inet scrolloff in place", metadata: [
@@ -86,6 +92,7 @@ public actor FirewallController {
         guard applied != nil else { return }
         guard let nft else { throw .notInstalled }
         carry(nft.counters())
+        pending += nft.takeAttempts()
         try nft.apply(FirewallRuleset.removal)
         applied = nil
         logger.notice("firewall: table inet scrolloff removed")
@@ -141,6 +148,13 @@ public actor FirewallController {
     private func carry(_ counts: [String: UInt64]?) {
         guard let counts else { return }
         carried.merge(counts, uniquingKeysWith: +)
+    }
+
+    /// The attempts caught since the last call that may become events now (`BypassEventLimiter`).
+    func takeAttempts(now: Date) -> [BypassAttempt] {
+        let taken = pending + ((applied != nil ? nft?.takeAttempts() : nil) ?? [])
+        pending = []
+        return limiter.admit(taken, now: now)
     }
 
     /// What `doctor` reports (SPEC §9b); nil while the firewall is off.

@@ -110,11 +110,22 @@ struct FirewallRuleset: Equatable {
         if !dohIPv6.isEmpty { lines.append("\t\telements = { \(dohIPv6.joined(separator: ", ")) }") }
         lines.append("\t}")
         for counter in Counter.allCases { lines.append("\tcounter \(counter.rawValue) { }") }
+        // Who tried what (client, server, port), for the events: the helper reads and empties these
+        // sets every few seconds. Bounded; when full, an attempt is still redirected or refused by
+        // the rule after the one that records it, only not recorded.
+        for (name, type) in [("attempts_ipv4", "ipv4_addr"), ("attempts_ipv6", "ipv6_addr")] {
+            lines.append("\tset \(name) {")
+            lines.append("\t\ttype \(type) . \(type) . inet_service; flags dynamic,timeout; timeout 1h; size \(Self.attemptsSize);")
+            lines.append("\t}")
+        }
 
         // This machine's processes. nat output runs before filter output (priority -100 < 0).
         lines.append("\tchain local_dns {")
         lines.append("\t\ttype nat hook output priority -100; policy accept;")
         lines.append("\t\tmeta mark \(Self.hex(mark)) return")
+        // Questions to this machine's own addresses (the sinkhole, or another local resolver whose
+        // own upstream questions are caught here in turn) are no bypass: not redirected or counted.
+        lines.append("\t\tfib daddr type local return")
         lines += redirects(prefix: "", v4: localIPv4, v6: localIPv6)
         lines.append("\t}")
         lines.append("\tchain local_refuse {")
@@ -126,6 +137,7 @@ struct FirewallRuleset: Equatable {
             let lan = "iifname { \(lanInterfaces.map { "\"\($0)\"" }.joined(separator: ", ")) } "
             lines.append("\tchain lan_dns {")
             lines.append("\t\ttype nat hook prerouting priority -100; policy accept;")
+            lines.append("\t\tfib daddr type local return")
             lines += redirects(prefix: lan, v4: lanIPv4, v6: lanIPv6)
             lines.append("\t}")
             // Forwarded traffic only: DNS the router answers itself goes through input, untouched.
@@ -147,6 +159,7 @@ struct FirewallRuleset: Equatable {
             case .dnat(let address, let port):
                 nfproto == "ipv4" ? "dnat ip to \(address):\(port)" : "dnat ip6 to [\(address)]:\(port)"
             }
+            lines.append("\t\t\(prefix)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 53 \(Self.record(nfproto))")
             lines.append("\t\t\(prefix)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 53 counter name \(Counter.dnsRedirected.rawValue) \(action)")
         }
         return lines
@@ -159,12 +172,17 @@ struct FirewallRuleset: Equatable {
         // A family with nowhere to redirect to: its DNS is refused (the helper's own exempt).
         for (nfproto, target) in [("ipv4", v4), ("ipv6", v6)] where target == nil {
             let exempt = exemptMark ? "meta mark != \(Self.hex(mark)) " : ""
+            lines.append("\t\t\(prefix)\(exempt)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 53 \(Self.record(nfproto))")
             lines.append("\t\t\(prefix)\(exempt)meta nfproto \(nfproto) tcp dport 53 counter name \(Counter.dnsRefused.rawValue) \(tcpReset)")
             lines.append("\t\t\(prefix)\(exempt)meta nfproto \(nfproto) udp dport 53 counter name \(Counter.dnsRefused.rawValue) \(unreachable)")
         }
+        for nfproto in ["ipv4", "ipv6"] {
+            lines.append("\t\t\(prefix)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 853 \(Self.record(nfproto))")
+        }
         lines.append("\t\t\(prefix)tcp dport 853 counter name \(Counter.dotRefused.rawValue) \(tcpReset)")
         lines.append("\t\t\(prefix)udp dport 853 counter name \(Counter.dotRefused.rawValue) \(unreachable)")
-        for (match, set) in [("ip daddr", "@doh_ipv4"), ("ip6 daddr", "@doh_ipv6")] {
+        for (match, set, nfproto) in [("ip daddr", "@doh_ipv4", "ipv4"), ("ip6 daddr", "@doh_ipv6", "ipv6")] {
+            lines.append("\t\t\(prefix)\(match) \(set) meta l4proto { tcp, udp } th dport 443 \(Self.record(nfproto))")
             lines.append("\t\t\(prefix)\(match) \(set) tcp dport 443 counter name \(Counter.dohRefused.rawValue) \(tcpReset)")
             lines.append("\t\t\(prefix)\(match) \(set) udp dport 443 counter name \(Counter.dohRefused.rawValue) \(unreachable)")
         }
@@ -172,6 +190,17 @@ struct FirewallRuleset: Equatable {
     }
 
     static func hex(_ mark: UInt32) -> String { "0x" + String(mark, radix: 16) }
+
+    /// Most (client, server, port) triples remembered between two reads, per family.
+    static let attemptsSize = 4096
+
+    /// Records the attempt in its family's set: a rule of its own, so a full set (where `update`
+    /// does not match) never skips the redirect or refusal that follows.
+    static func record(_ nfproto: String) -> String {
+        nfproto == "ipv4"
+            ? "update @attempts_ipv4 { ip saddr . ip daddr . th dport }"
+            : "update @attempts_ipv6 { ip6 saddr . ip6 daddr . th dport }"
+    }
 }
 
 /// A bound listener's address as the ruleset needs it.

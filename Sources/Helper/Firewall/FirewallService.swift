@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ScrollOffCore
 import ServiceLifecycle
@@ -16,7 +17,11 @@ struct FirewallService: Service {
     let listenerCount: Int
     /// The list refresh period in force (a reload may change it).
     let refreshPeriod: @Sendable () async -> Span
+    /// Makes events of caught attempts (the engine's `recordBypassAttempts`).
+    let record: @Sendable ([BypassAttempt], Set<String>) async -> Void
     let logger: Logger
+
+    static let attemptsInterval = Duration.seconds(2)
 
     func run() async throws {
         // Every configured listener, not the first: the LAN's target may be the last one bound.
@@ -30,12 +35,20 @@ struct FirewallService: Service {
         }
         let controller = self.controller
         let refreshPeriod = self.refreshPeriod
+        let record = self.record
         await cancelWhenGracefulShutdown {
             await controller.refreshAddresses()
+            var lastRefresh = ContinuousClock.now
             while !Task.isCancelled {
+                // The attempt sets are read every few seconds, so an event says when it happened.
+                do { try await Task.sleep(for: Self.attemptsInterval) } catch { break }
+                let attempts = await controller.takeAttempts(now: Date())
+                if !attempts.isEmpty { await record(attempts, LocalAddresses.current()) }
                 let period = await refreshPeriod()
-                do { try await Task.sleep(for: .milliseconds(period.milliseconds)) } catch { break }
-                await controller.refreshAddresses()
+                if ContinuousClock.now - lastRefresh >= .milliseconds(period.milliseconds) {
+                    lastRefresh = .now
+                    await controller.refreshAddresses()
+                }
             }
         }
         do { try await controller.remove() } catch { logger.error("firewall: the table could not be removed: \(error)") }

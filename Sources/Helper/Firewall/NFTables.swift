@@ -48,6 +48,48 @@ struct NFTables: Sendable {
         return counts
     }
 
+    /// Takes what the attempt sets hold (`attempts_ipv4`, `attempts_ipv6`) and deletes exactly
+    /// those elements, so an attempt made between the read and the delete is read next time.
+    func takeAttempts() -> [BypassAttempt] {
+        var found: [BypassAttempt] = []
+        for set in ["attempts_ipv4", "attempts_ipv6"] {
+            let (status, output) = run(["-j", "list", "set", FirewallRuleset.family, FirewallRuleset.table, set])
+            guard status == 0, let data = output.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let items = object["nftables"] as? [[String: Any]] else { continue }
+            var taken: [BypassAttempt] = []
+            for item in items {
+                guard let description = item["set"] as? [String: Any], let elements = description["elem"] as? [Any] else { continue }
+                for element in elements {
+                    // A plain element is {"concat": [...]}; one with a timeout wraps it in {"elem": {"val": ...}}.
+                    var value = element as? [String: Any]
+                    if let wrapped = value?["elem"] as? [String: Any] { value = wrapped["val"] as? [String: Any] }
+                    guard let parts = value?["concat"] as? [Any], parts.count == 3,
+                          let client = parts[0] as? String, let server = parts[1] as? String,
+                          let port = Self.port(parts[2]) else { continue }
+                    taken.append(BypassAttempt(client: client, server: server, port: port))
+                }
+            }
+            guard !taken.isEmpty else { continue }
+            let elements = taken.map { "\($0.client) . \($0.server) . \($0.port)" }.joined(separator: ", ")
+            _ = run(["delete", "element", FirewallRuleset.family, FirewallRuleset.table, set, "{ \(elements) }"])
+            found += taken
+        }
+        return found
+    }
+
+    /// A port as nft's JSON gives it: a number, or a service name without `-S`… in some versions.
+    private static func port(_ value: Any) -> Int? {
+        if let number = value as? NSNumber { return number.intValue }
+        switch value as? String {
+        case "domain": return 53
+        case "https": return 443
+        case "domain-s": return 853
+        case let text?: return Int(text)
+        default: return nil
+        }
+    }
+
     /// Whether our table is in the ruleset now.
     func tableExists() -> Bool {
         run(["list", "table", FirewallRuleset.family, FirewallRuleset.table]).status == 0
