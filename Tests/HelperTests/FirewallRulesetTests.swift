@@ -128,3 +128,32 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
+
+/// Bypass attempts as events (SPEC §9b): worded for people, and at most once an hour each.
+@Suite struct BypassEventTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func each_port_has_its_sentence_and_a_local_program_is_not_called_a_device() {
+        let dns = BypassAttempt(client: "192.168.1.20", server: "8.8.8.8", port: 53)
+        #expect(dns.message(local: false) == "A device (192.168.1.20) asked 8.8.8.8 for DNS directly; Scroll Off answered instead.")
+        #expect(dns.message(local: true) == "A program on this machine asked 8.8.8.8 for DNS directly; Scroll Off answered instead.")
+        #expect(BypassAttempt(client: "a", server: "1.1.1.1", port: 853).message(local: false).contains("DNS over TLS to 1.1.1.1"))
+        #expect(BypassAttempt(client: "a", server: "1.1.1.1", port: 443).message(local: false).contains("DNS over HTTPS to 1.1.1.1"))
+    }
+
+    @Test func the_same_attempt_is_an_event_once_an_hour() {
+        var limiter = BypassEventLimiter()
+        let attempt = BypassAttempt(client: "192.168.1.20", server: "8.8.8.8", port: 53)
+        #expect(limiter.admit([attempt, attempt], now: now) == [attempt])
+        #expect(limiter.admit([attempt], now: now.addingTimeInterval(3599)).isEmpty)
+        #expect(limiter.admit([attempt], now: now.addingTimeInterval(3601)) == [attempt])
+    }
+
+    @Test func a_flood_of_distinct_attempts_gives_at_most_20_events_a_read() {
+        var limiter = BypassEventLimiter()
+        let flood = (0..<500).map { BypassAttempt(client: "10.0.\($0 / 256).\($0 % 256)", server: "8.8.8.8", port: 53) }
+        #expect(limiter.admit(flood, now: now).count == BypassEventLimiter.perRead)
+        // The rest are not lost for good: the next read may admit them.
+        #expect(limiter.admit(flood, now: now.addingTimeInterval(2)).count == BypassEventLimiter.perRead)
+    }
+}
