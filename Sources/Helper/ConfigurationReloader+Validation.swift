@@ -50,6 +50,7 @@ extension ConfigurationReloader {
                 "[firewall] enabled needs the DNS sinkhole to redirect DNS to, but helper.mode is \"hosts\"; "
                     + "set helper.mode to \"dns\" or \"both\", or [firewall] enabled = false")
         }
+        do { try FirewallController.checkInstalled(configuration.firewall) } catch { throw ConfigurationRejected(error.description) }
         return ValidatedConfiguration(configuration: configuration, upstreamAddresses: addresses)
     }
 }
