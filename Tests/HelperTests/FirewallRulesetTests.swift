@@ -102,9 +102,13 @@ import Testing
     }
 
     /// `nft -c -f` in a private network namespace: the kernel's own parser accepts every variant.
-    @Test(arguments: [FirewallSettings.Mode.workstation, .router])
-    func nft_accepts_the_generated_text(_ mode: FirewallSettings.Mode) throws {
-        let listeners = [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "::1", port: 53)]
+    @Test(arguments: [
+        (FirewallSettings.Mode.workstation, [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "::1", port: 53)]),
+        (.router, [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "::1", port: 53)]),
+        // dnat to single addresses of both families, and no loopback listener at all.
+        (.router, [HostPortText(host: "192.168.1.1", port: 53), HostPortText(host: "fd00::1", port: 5353)]),
+    ])
+    func nft_accepts_the_generated_text(_ mode: FirewallSettings.Mode, _ listeners: [HostPortText]) throws {
         let set = FirewallRuleset(
             settings: Self.settings(mode, lan: ["lan0"]), listeners: listeners,
             dohAddresses: ["8.8.8.8", "45.90.28.0/24", "45.90.28.7", "2606:4700:4700::1111", "2a07:a8c0::/33"])

@@ -99,12 +99,18 @@ public actor FirewallController {
     }
 
     /// New settings from a reload: in force at once.
+    /// When nft refuses, the settings and the table in force stay as they were (the reload is
+    /// refused whole, ARCHITECTURE principle 5).
     func update(_ next: FirewallSettings) throws(FirewallError) {
         guard next != settings else { return }
-        let wasOn = settings.enabled
+        let previous = settings
         settings = next
-        if !wasOn, next.enabled { applied = nil }
-        try synchronize()
+        do {
+            try synchronize()
+        } catch {
+            settings = previous
+            throw error
+        }
     }
 
     /// Resolves the DoH endpoint names again (at start and with every list refresh) and updates

@@ -204,7 +204,7 @@ struct FirewallRuleset: Equatable {
 }
 
 /// A bound listener's address as the ruleset needs it.
-struct HostPortText: Equatable {
+struct HostPortText: Equatable, Sendable {
     var host: String
     var port: Int
     var isIPv6: Bool { host.contains(":") }
