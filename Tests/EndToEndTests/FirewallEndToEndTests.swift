@@ -143,4 +143,24 @@ struct FirewallEndToEndTests {
         #expect(helper.child.stderr.contains("CAP_NET_ADMIN"), "\(helper.child.stderr)")
         #expect(!lab.tableExists(in: lab.workstation))
     }
+
+    /// A reload that turns the firewall on where nft cannot apply it is refused whole: the helper
+    /// goes on answering with the configuration it had, and the log says why.
+    @Test func a_reload_the_kernel_refuses_keeps_the_previous_configuration() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: false)
+        let (helper, config) = try lab.startHelper(in: lab.workstation, firewall: "enabled = false", mode: .ordinaryUser, blocklist: [])
+        try Data("[firewall]\nenabled = true\n".utf8).write(to: URL(fileURLWithPath: config))
+        helper.child.signal(SIGHUP)
+        let deadline = Date().addingTimeInterval(10)
+        while !helper.child.stderr.contains("configuration not reloaded"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(helper.child.stderr.contains("configuration not reloaded"), "\(helper.child.stderr)")
+        #expect(helper.child.stderr.contains("nft refused the scrolloff table"), "\(helper.child.stderr)")
+        #expect(helper.child.isRunning)
+        #expect(!lab.tableExists(in: lab.workstation))
+        // Still forwarding, so its upstream sockets were not given a mark it may not set.
+        let answer = try run("/usr/sbin/ip", ["netns", "exec", lab.workstation, "/usr/bin/dig", "@127.0.0.1", "-p", "\(helper.port)",
+                                              "+short", "+time=2", "+tries=1", "ready.test"])
+        #expect(answer.trimmingCharacters(in: .whitespacesAndNewlines) == "10.0.0.1", "\(answer)")
+    }
 }
