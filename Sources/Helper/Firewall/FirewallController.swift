@@ -1,8 +1,8 @@
 import ControlAPI
 import DNSWire
-import NIOCore
 import Foundation
 import Logging
+import NIOCore
 import Sinkhole
 
 /// Keeps the `inet scrolloff` table in line with the configuration (SPEC §9b): puts it in place
@@ -55,7 +55,6 @@ public actor FirewallController {
     }
 
     var isEnabled: Bool { settings.enabled }
-    var mode: FirewallSettings.Mode { settings.mode }
 
     /// The ruleset for the settings, listeners and addresses now.
     func ruleset() -> FirewallRuleset {
