@@ -82,8 +82,10 @@ public enum HelperMain {
         var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
         doctorSources.hosts = hostsStatus
         doctorSources.firewall = firewall
+        // One authorizer for the control socket and the household page's owners (SPEC §11).
+        let authorizer = GroupMembershipAuthorizer()
         let control = await HelperControl(
-            paths: configuration.paths, version: BuildInfo.version, engine: engine,
+            paths: configuration.paths, version: BuildInfo.version, engine: engine, authorizer: authorizer,
             doctor: doctorSources,
             controlLimits: configuration.control, logger: logger)
 
@@ -124,10 +126,6 @@ public enum HelperMain {
             configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: validated.upstreamAddresses),
             logger: logger)
         doctorUpstreams.follow(forwarder)
-        let firewallLoop = MultiThreadedEventLoopGroup.singleton.next()
-        await firewall.resolve(through: { name in
-            await FirewallController.addresses(of: name, through: forwarder, on: firewallLoop)
-        })
         // Everything a reload may change lives in a swappable holder the chain reads per query.
         let cache = AnswerCache(configuration: configuration.cache)
         let rateLimiter = ClientRateLimiter(configuration.rateLimit)
@@ -144,6 +142,15 @@ public enum HelperMain {
         reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        // The forwarder's configuration already holds the firewall's mark (when it is on), so the
+        // pooled sockets opened here carry it from the start; a reload re-marks them in place.
+        if mode.servesDNS { await forwarder.openSockets(on: group) }
+        // The DoH names are resolved through the forwarder on one of its loops, whose pooled
+        // sockets are open already (a loop of its own would bind a pool of its own).
+        let firewallLoop = group.next()
+        await firewall.resolve(through: { name in
+            await FirewallController.addresses(of: name, through: forwarder, on: firewallLoop)
+        })
         let announce: @Sendable (String) -> Void = { line in
             // Scripts and tests read the bound port from here (SPEC §13); write it at once.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -163,7 +170,7 @@ public enum HelperMain {
         var helperServices: [any Service] = [engine]
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
         if mode.servesDNS {
-            helperServices.append(server)
+            helperServices += [server, MemoryTrimService()]
             // After the server: at shutdown (reverse order) the table goes before the listeners do.
             helperServices.append(FirewallService(
                 controller: firewall, listeners: bound, listenerCount: configuration.listen.count,
@@ -178,6 +185,14 @@ public enum HelperMain {
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))
+        }
+        // The household page (SPEC §9a): the same engine and authorizer as the control socket.
+        if let listen = configuration.webListen {
+            let web = HouseholdWeb(
+                engine: engine, authorizer: authorizer,
+                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory), logger: logger)
+            helperServices.append(HouseholdWebService(
+                listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce))
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))

@@ -1,6 +1,7 @@
 import ControlAPI
 import Logging
 import NIOHTTP1
+import ScrollOffCore
 
 /// Maps `METHOD /v1/path/{param}` to handlers; answers 404 for an unknown path, 405 (with
 /// `Allow`) for a known path and the wrong method, and 403 when the authorizer refuses the caller.
@@ -17,28 +18,33 @@ public struct ControlRouter: Sendable {
         var segments: [Segment]
         /// Open routes (health) answer anyone who can reach the socket.
         var open: Bool
+        /// What the route does to `?profile=` (issue 13 roles).
+        var action: ProfileAction
         var handler: Handler
     }
 
     private var routes: [Route] = []
     private let authorizer: any ControlAuthorizer
     private let logger: Logger
-    /// Which uids own which profile (`HelperEngine.profileOwners()`); nil = only `default` exists
-    /// and it names no owner (a control server without the engine, as in the list tests).
-    private let profileOwners: (@Sendable () async -> [String: [UInt32]])?
+    /// Who each profile lists (`HelperEngine.profileAccess()`); nil = only `default` exists
+    /// and it names no one (a control server without the engine, as in the list tests).
+    private let profileAccess: (@Sendable () async -> [String: ProfileAccess])?
 
-    public init(authorizer: any ControlAuthorizer, logger: Logger, profileOwners: (@Sendable () async -> [String: [UInt32]])? = nil) {
+    public init(authorizer: any ControlAuthorizer, logger: Logger, profileAccess: (@Sendable () async -> [String: ProfileAccess])? = nil) {
         self.authorizer = authorizer
         self.logger = logger
-        self.profileOwners = profileOwners
+        self.profileAccess = profileAccess
     }
 
-    /// Adds a route; `pattern` is like `/v1/lists/{name}`.
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, open: Bool = false, handler: @escaping Handler) {
+    /// Adds a route; `pattern` is like `/v1/lists/{name}`. `action` is what it does to the
+    /// profile: by default a GET views and anything else edits, so a new route is for owners
+    /// until it says otherwise.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, open: Bool = false, action: ProfileAction? = nil,
+                             handler: @escaping Handler) {
         let segments = pattern.split(separator: "/").map { piece -> Segment in
             piece.hasPrefix("{") && piece.hasSuffix("}") ? .parameter(String(piece.dropFirst().dropLast())) : .literal(String(piece))
         }
-        routes.append(Route(method: method, segments: segments, open: open, handler: handler))
+        routes.append(Route(method: method, segments: segments, open: open, action: action ?? (method == .GET ? .view : .edit), handler: handler))
     }
 
     public func respond(to request: ControlRequest) async -> ControlResponse {
@@ -55,19 +61,20 @@ public struct ControlRouter: Sendable {
         }
         request.parameters = parameters
         if !route.open {
-            let owners = await profileOwners?() ?? ["default": []]
-            guard let profileOwners = owners[request.profile] else {
+            let all = await profileAccess?() ?? ["default": ProfileAccess()]
+            guard let access = all[request.profile] else {
                 return .failure(ControlFailure(
                     status: .notFound, code: ControlErrorCode.profileNotFound,
-                    message: "There is no profile '\(request.profile)'; profiles: \(owners.keys.sorted().joined(separator: ", ")). "
+                    message: "There is no profile '\(request.profile)'; profiles: \(all.keys.sorted().joined(separator: ", ")). "
                         + "`scrolloff profile add NAME --clients CIDR` makes one."
                 ))
             }
-            if case .denied(let reason) = authorizer.decide(request.caller, profile: request.profile, owners: profileOwners) {
+            let decision = authorizer.decide(request.caller, profile: request.profile, access: access, action: route.action)
+            if let failure = ControlFailure(decision) {
                 logger.notice("control request refused", metadata: [
                     "client.uid": "\(request.caller.uid)", "client.pid": "\(request.caller.pid)", "http.path": "\(request.path)",
                 ])
-                return .failure(.forbidden(reason))
+                return .failure(failure)
             }
         }
         do {
@@ -92,5 +99,21 @@ public struct ControlRouter: Sendable {
             }
         }
         return parameters
+    }
+}
+
+extension ControlFailure {
+    /// The 403 for a refused decision; nil when it allows. A refusal by role carries rule `role`,
+    /// as a rule's refusal carries its rule, so the CLI and the page can say which rule said no.
+    init?(_ decision: AuthorizationDecision) {
+        switch decision {
+        case .allowed:
+            return nil
+        case .denied(let reason):
+            self = .forbidden(reason)
+        case .deniedByRole(let reason):
+            self = .forbidden(reason)
+            error.rule = Self.wireName(of: .role)
+        }
     }
 }

@@ -25,6 +25,10 @@ import ScrollOffCore
 /// | events | GET /v1/events[?since=RFC3339] |
 /// | export --csv | GET /v1/export (text/csv) |
 /// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles |
+///
+/// What each does to the profile (`ProfileAction`, issue 13): GETs view; use, peek, token, stop,
+/// exercises, plans, alternatives and focus (which only tightens) spend, so members may; block,
+/// unblock and schedules edit, for owners only.
 enum EngineRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
         router.add(.GET, "/v1/status") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
@@ -74,7 +78,7 @@ enum EngineRoutes {
                 return DoneResponse(message: "Removed the schedule “\(name)”.")
             }
         }
-        router.add(.POST, "/v1/focus") { r in
+        router.add(.POST, "/v1/focus", action: .spend) { r in
             let body = try r.decodeBody(FocusRequest.self)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.focus(length: .seconds(body.seconds), entries: body.entries, reason: body.reason, profile: r.profile)
@@ -84,31 +88,31 @@ enum EngineRoutes {
 
     static func addCredit(to router: inout ControlRouter, engine: HelperEngine) {
         router.add(.GET, "/v1/wallet") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.wallet(profile: r.profile) } }
-        router.add(.POST, "/v1/use") { r in
+        router.add(.POST, "/v1/use", action: .spend) { r in
             let body = try r.decodeBody(GrantRequest.self)
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.use(entry, for: body.forSeconds.map { .seconds($0) }, task: body.task, profile: r.profile)
             }
         }
-        router.add(.POST, "/v1/peek") { r in
+        router.add(.POST, "/v1/peek", action: .spend) { r in
             let body = try r.decodeBody(GrantRequest.self)
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.peek(entry, task: body.task, profile: r.profile) }
         }
-        router.add(.POST, "/v1/token") { r in
+        router.add(.POST, "/v1/token", action: .spend) { r in
             let body = try r.decodeBody(GrantRequest.self)
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.token(entry, task: body.task, profile: r.profile) }
         }
-        router.add(.POST, "/v1/stop") { r in
+        router.add(.POST, "/v1/stop", action: .spend) { r in
             let body = try r.decodeBody(GrantRequest.self)
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
         }
         router.add(.GET, "/v1/bypass/next") { r in
             try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile) }
         }
-        router.add(.POST, "/v1/exercises") { r in
+        router.add(.POST, "/v1/exercises", action: .spend) { r in
             let body = try r.decodeBody(ExerciseOutcomeRequest.self)
             guard let outcome = ExerciseRecord.Outcome(rawValue: body.outcome) else {
                 throw ControlFailure.invalidArgument("“\(body.outcome)” is not an outcome; use \(ExerciseRecord.Outcome.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -121,7 +125,7 @@ enum EngineRoutes {
     }
 
     static func addInsights(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(.POST, "/v1/plans") { r in
+        router.add(.POST, "/v1/plans", action: .spend) { r in
             let body = try r.decodeBody(PlanRequest.self)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
         }
@@ -131,7 +135,7 @@ enum EngineRoutes {
                 PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile))
             }
         }
-        router.add(.POST, "/v1/plans/{id}/archive") { r in
+        router.add(.POST, "/v1/plans/{id}/archive", action: .spend) { r in
             guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
                 throw ControlFailure.invalidArgument("A plan id is a number, as `scrolloff plan list` shows it.")
             }
@@ -140,7 +144,7 @@ enum EngineRoutes {
                 return DoneResponse(message: "Archived plan \(id). It stays in your history and is no longer shown.")
             }
         }
-        router.add(.POST, "/v1/alternatives") { r in
+        router.add(.POST, "/v1/alternatives", action: .spend) { r in
             let body = try r.decodeBody(AlternativeRequest.self)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addAlternative(body.text, profile: r.profile) }
         }
