@@ -142,6 +142,11 @@ do_uninstall() {
     # Stopping first, so the control socket and port 53 are released before the files go.
     systemctl disable --now "$UNIT" 2>/dev/null || true
   fi
+  # A stopped helper removed its firewall table; one killed beforehand left it (SPEC §9b: DNS
+  # fails closed until it is back). Uninstalling takes it away, and only it.
+  if [ -z "$DESTDIR" ] && is_root && command -v nft >/dev/null 2>&1 && nft list table inet scrolloff >/dev/null 2>&1; then
+    nft delete table inet scrolloff || true
+  fi
   rm -f "$bin/scrolloff" "$bin/scrolloff-dns" "$units/$UNIT"
   rm -rf "$share" "$doc"
   if manages_system; then systemctl daemon-reload; fi

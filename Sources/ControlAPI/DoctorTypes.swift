@@ -25,13 +25,16 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     public var database: DoctorDatabaseFacts
     /// Hosts mode's file and how its writes go; nil in `--mode dns`.
     public var hosts: DoctorHostsFacts?
+    /// The firewall table (SPEC §9b); nil while `[firewall]` is off.
+    public var firewall: DoctorFirewallFacts?
 
     public init(
         version: String, pid: Int32, now: Date, profile: String, listeners: [DoctorListener], upstreams: [NameServer] = [],
         upstreamHealth: [DoctorUpstreamHealth] = [],
         probe: DoctorProbeFacts?, lists: [DoctorListFacts], clock: DoctorClockFacts, database: DoctorDatabaseFacts,
-        hosts: DoctorHostsFacts? = nil
+        hosts: DoctorHostsFacts? = nil, firewall: DoctorFirewallFacts? = nil
     ) {
+        self.firewall = firewall
         self.upstreamHealth = upstreamHealth
         self.hosts = hosts
         self.version = version
@@ -47,7 +50,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, pid, now, profile, listeners, upstreams, upstreamHealth, probe, lists, clock, database, hosts
+        case version, pid, now, profile, listeners, upstreams, upstreamHealth, probe, lists, clock, database, hosts, firewall
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,6 +68,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         clock = try c.decode(DoctorClockFacts.self, forKey: .clock)
         database = try c.decode(DoctorDatabaseFacts.self, forKey: .database)
         hosts = try c.decodeIfPresent(DoctorHostsFacts.self, forKey: .hosts)
+        firewall = try c.decodeIfPresent(DoctorFirewallFacts.self, forKey: .firewall)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -82,6 +86,7 @@ public struct DoctorFacts: Codable, Sendable, Equatable {
         try c.encode(clock, forKey: .clock)
         try c.encode(database, forKey: .database)
         try c.encode(hosts, forKey: .hosts)
+        try c.encode(firewall, forKey: .firewall)
     }
 }
 

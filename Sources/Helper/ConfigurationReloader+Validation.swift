@@ -45,6 +45,12 @@ extension ConfigurationReloader {
         do { try HelperEngine.validateConfiguredProfiles(default: configuration.defaultProfile, profiles: configuration.profiles) } catch {
             throw ConfigurationRejected("\(error)")
         }
+        if configuration.firewall.enabled, !configuration.enforcementMode.servesDNS {
+            throw ConfigurationRejected(
+                "[firewall] enabled needs the DNS sinkhole to redirect DNS to, but helper.mode is \"hosts\"; "
+                    + "set helper.mode to \"dns\" or \"both\", or [firewall] enabled = false")
+        }
+        do { try FirewallController.checkInstalled(configuration.firewall) } catch { throw ConfigurationRejected(error.description) }
         return ValidatedConfiguration(configuration: configuration, upstreamAddresses: addresses)
     }
 }

@@ -29,6 +29,8 @@ public struct LiveSettings: Sendable {
     public let lists: ListsController
     public let engine: HelperEngine
     public let logLevel: LiveLogLevel
+    /// The nftables table (SPEC §9b); nil in tests that build no firewall.
+    public var firewall: FirewallController? = nil
 }
 
 /// A reload was refused before anything changed; the message says what to fix.
@@ -153,7 +155,16 @@ public actor ConfigurationReloader {
         if lists.changed { report.applied.append("lists.source") }
         report.heldBack += lists.heldBack
         if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("lists.refresh_period") }
-        if old.upstreams != next.upstreams || old.forwarder != next.forwarder {
+        // The firewall first among the live parts: it is the other step that can fail (nft
+        // refusing the table), and a refusal then leaves the old table and everything else as it was.
+        if old.firewall != next.firewall, let firewall = live.firewall {
+            do { try await firewall.update(next.firewall) } catch {
+                return refuse(error.description, report: &report)
+            }
+            report.applied.append("firewall")
+            if next.firewall.enabled { Task { await firewall.refreshAddresses() } }
+        }
+        if old.upstreams != next.upstreams || old.forwarder != next.forwarder || old.firewall.mark(if: old.firewall.enabled) != next.firewall.mark(if: next.firewall.enabled) {
             // The addresses validation resolved: nothing left here can fail after changes began.
             live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses))
             if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
@@ -201,7 +212,8 @@ public actor ConfigurationReloader {
     static func forwarderConfiguration(_ configuration: HelperConfiguration, upstreams: [SocketAddress]) -> ForwarderConfiguration {
         ForwarderConfiguration(
             upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-            overallTimeout: configuration.forwarder.overall, unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold)
+            overallTimeout: configuration.forwarder.overall, unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold,
+            socketMark: configuration.firewall.mark(if: configuration.firewall.enabled))
     }
 }
 

@@ -52,6 +52,8 @@ public struct HelperConfiguration: Sendable {
     public var hostsFile: String = "/etc/hosts"
     /// Bounds of DNS over TCP (`dns.tcp_*`); taken at start.
     public var tcp = TCPLimits()
+    /// The optional nftables table against DNS bypasses (`[firewall]`, SPEC §9b).
+    public var firewall = FirewallSettings()
     /// Bounds of the control socket (`helper.control_connections*`); taken at start.
     public var control = ControlConnectionLimits()
 

@@ -73,8 +73,15 @@ public enum HelperMain {
         let doctorUpstreams = DoctorUpstreams() // the forwarder, once made below
         let mode = configuration.enforcementMode
         let hostsStatus = mode.writesHosts ? HostsModeStatus(path: configuration.hostsFile, dnsToo: mode.servesDNS) : nil
+        // The nftables table against DNS bypasses (SPEC §9b). Made even when off, so a reload can
+        // turn it on; it touches nothing until it is.
+        do { try FirewallController.checkInstalled(configuration.firewall) } catch { throw HelperStartError(error.description) }
+        let firewall = FirewallController(
+            settings: configuration.firewall, stateDirectory: configuration.paths.stateDirectory, listeners: bound,
+            catalogFolder: catalogFolder, logger: logger)
         var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
         doctorSources.hosts = hostsStatus
+        doctorSources.firewall = firewall
         // One authorizer for the control socket and the household page's owners (SPEC §11).
         let authorizer = GroupMembershipAuthorizer()
         let control = await HelperControl(
@@ -128,14 +135,22 @@ public enum HelperMain {
         let reloader = ConfigurationReloader(
             start: configuration, source: reloadConfiguration ?? { configuration },
             live: LiveSettings(forwarder: forwarder, blocking: blocking, cache: cache, rateLimiter: rateLimiter,
-                               lists: control.lists, engine: engine, logLevel: logLevel),
+                               lists: control.lists, engine: engine, logLevel: logLevel, firewall: firewall),
             logger: logger)
         // The file's profiles and list sources apply at every start, before any listener opens.
         do { try await reloader.applyAtStart() } catch { throw HelperStartError(error.description) }
         reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        // The forwarder's configuration already holds the firewall's mark (when it is on), so the
+        // pooled sockets opened here carry it from the start; a reload re-marks them in place.
         if mode.servesDNS { await forwarder.openSockets(on: group) }
+        // The DoH names are resolved through the forwarder on one of its loops, whose pooled
+        // sockets are open already (a loop of its own would bind a pool of its own).
+        let firewallLoop = group.next()
+        await firewall.resolve(through: { name in
+            await FirewallController.addresses(of: name, through: forwarder, on: firewallLoop)
+        })
         let announce: @Sendable (String) -> Void = { line in
             // Scripts and tests read the bound port from here (SPEC §13); write it at once.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -154,11 +169,19 @@ public enum HelperMain {
             readiness: readiness)
         var helperServices: [any Service] = [engine]
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
-        if mode.servesDNS { helperServices += [server, MemoryTrimService()] }
+        if mode.servesDNS {
+            helperServices += [server, MemoryTrimService()]
+            // After the server: at shutdown (reverse order) the table goes before the listeners do.
+            helperServices.append(FirewallService(
+                controller: firewall, listeners: bound, listenerCount: configuration.listen.count,
+                refreshPeriod: { await reloader.configuration.listRefreshPeriod },
+                record: { attempts, local in await engine.recordBypassAttempts(attempts, localAddresses: local) }, logger: logger))
+        }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {
-            let sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
+            var sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
+            sources.firewall = firewall
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))

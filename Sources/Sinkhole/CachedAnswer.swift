@@ -190,3 +190,17 @@ struct WireLayout {
         UInt32(wire[offset]) << 24 | UInt32(wire[offset + 1]) << 16 | UInt32(wire[offset + 2]) << 8 | UInt32(wire[offset + 3])
     }
 }
+
+extension CachedAnswer {
+    /// The A and AAAA addresses in the answer section, as text (for the firewall's DoH address set).
+    public var addresses: [String] {
+        guard let message = try? DNSMessage(parsing: wire) else { return [] }
+        return message.answers.compactMap { record in
+            switch record.rdata {
+            case .a(let address): "\(address)"
+            case .aaaa(let address): "\(address)"
+            default: nil
+            }
+        }
+    }
+}

@@ -19,12 +19,17 @@ public struct ForwarderConfiguration: Sendable {
     /// the question asked over TCP (unbound's `unwanted-reply-threshold`, counted per port here
     /// since every question has a port of its own). 0 = never.
     public var unwantedReplyThreshold: Int
+    /// SO_MARK on every upstream socket, so the firewall's redirect of DNS (SPEC §9b) lets the
+    /// helper's own questions out instead of sending them back to itself; nil = no mark. Setting
+    /// it needs CAP_NET_ADMIN, which applying the firewall needs anyway.
+    public var socketMark: UInt32?
 
     public init(
         upstreams: [SocketAddress], perUpstreamTimeout: TimeAmount = .seconds(2), overallTimeout: TimeAmount = .seconds(4),
         failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30), maximumOutstanding: Int = 512,
-        unwantedReplyThreshold: Int = 10
+        unwantedReplyThreshold: Int = 10, socketMark: UInt32? = nil
     ) {
+        self.socketMark = socketMark
         self.maximumOutstanding = max(maximumOutstanding, 1)
         self.unwantedReplyThreshold = max(unwantedReplyThreshold, 0)
         self.upstreams = upstreams
@@ -63,10 +68,12 @@ public final class Forwarder: Sendable {
     /// UDP exchanges abandoned as possibly spoofed and asked again over TCP.
     let spoofingRetries = UnwantedReplyCounter()
     /// The sockets UDP questions go from, shared by the questions of each event loop.
-    let sockets = UpstreamSocketPool()
+    let sockets: UpstreamSocketPool
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
         current = Mutex(UpstreamSet(configuration))
+        // The firewall's mark is known before any pooled socket opens (`openSockets` comes after).
+        sockets = UpstreamSocketPool(mark: configuration.socketMark)
         self.logger = logger
     }
 
@@ -93,6 +100,9 @@ public final class Forwarder: Sendable {
                 && set.configuration.backoff == configuration.backoff
             set = UpstreamSet(configuration, health: sameUpstreams ? set.health : nil)
         }
+        // The pooled sockets are already open: the firewall turned on or off (or its mark changed)
+        // re-marks them in place, before any later question on their loops is sent.
+        sockets.setMark(configuration.socketMark)
     }
 
     public func resolve(_ question: OutgoingQuestion, on loop: any EventLoop) -> EventLoopFuture<CachedAnswer> {
@@ -211,7 +221,7 @@ public final class Forwarder: Sendable {
         }
         let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion, exactName: tcp ? nil : sent.name.wireBytes)
         return tcp
-            ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, on: loop)
+            ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, mark: configuration.socketMark, on: loop)
             : try await sockets.exchange(
                 bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
                 counter: unwantedReplies, on: loop)

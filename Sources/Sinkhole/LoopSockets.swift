@@ -14,12 +14,15 @@ final class LoopSockets {
     let loop: any EventLoop
     let inet6: Bool
     let questionsPerPort: Int
+    /// SO_MARK of the sockets (the firewall's), nil = none.
+    private(set) var mark: UInt32?
     private var slots: [Slot]
     /// Slots whose socket has served its questions and whose successor is being bound.
     private var replacing: Set<Int> = []
 
-    init(loop: any EventLoop, inet6: Bool, count: Int, questionsPerPort: Int) {
+    init(loop: any EventLoop, inet6: Bool, count: Int, questionsPerPort: Int, mark: UInt32? = nil) {
         self.loop = loop
+        self.mark = mark
         self.inet6 = inet6
         self.questionsPerPort = questionsPerPort
         slots = Array(repeating: .empty, count: count)
@@ -29,6 +32,25 @@ final class LoopSockets {
         slots.reduce(0) { count, slot in
             if case .open = slot { return count + 1 }
             return count
+        }
+    }
+
+    /// Marks the open sockets in place. A socket the kernel refuses to mark is retired (its slot
+    /// binds a new one with the mark at the next question): sent unmarked while the firewall is
+    /// on, its questions would be redirected back to this helper.
+    func setMark(_ mark: UInt32?) {
+        self.mark = mark
+        for slot in slots {
+            guard case .open(let socket) = slot else { continue }
+            do { try socket.setMark(mark) } catch { socket.retire() }
+        }
+    }
+
+    /// The marks of the open sockets as the kernel has them (for tests).
+    func openMarks() throws -> [UInt32] {
+        try slots.compactMap { slot in
+            guard case .open(let socket) = slot else { return nil }
+            return try socket.currentMark()
         }
     }
 
@@ -113,7 +135,10 @@ final class LoopSockets {
         handler.onRetire = { [unowned self, unowned handler] in
             if case .open(let current) = self.slots[index], current === handler { self.slots[index] = .empty }
         }
-        DatagramBootstrap(group: loop)
+        let mark = mark
+        var bootstrap = DatagramBootstrap(group: loop)
+        if let mark { bootstrap = bootstrap.channelOption(UpstreamExchange.markOption, value: Int(mark)) }
+        bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }
             }
@@ -121,6 +146,14 @@ final class LoopSockets {
             .bind(host: inet6 ? "::" : "0.0.0.0", port: 0)
             .assumeIsolated()
             .whenComplete { result in
+                // The mark changed while this socket was being bound: it takes the new one too.
+                if case .success = result, self.mark != mark {
+                    do { try handler.setMark(self.mark) } catch {
+                        handler.retire()
+                        then(.failure(error))
+                        return
+                    }
+                }
                 then(result.map { _ in handler })
             }
     }

@@ -58,6 +58,17 @@ final class PooledSocketHandler: ChannelInboundHandler {
         channel.writeAndFlush(AddressedEnvelope(remoteAddress: question.matcher.upstream, data: buffer), promise: nil)
     }
 
+    /// Sets SO_MARK on the open socket (0 clears it), on its loop.
+    func setMark(_ mark: UInt32?) throws {
+        try channel?.syncOptions?.setOption(UpstreamExchange.markOption, value: Int(mark ?? 0))
+    }
+
+    /// SO_MARK as the kernel has it (for tests).
+    func currentMark() throws -> UInt32 {
+        guard let options = channel?.syncOptions else { return 0 }
+        return UInt32(truncatingIfNeeded: try options.getOption(UpstreamExchange.markOption))
+    }
+
     /// Takes no more questions; closes once the last one waiting is done.
     func retire() {
         guard !retired else { return }

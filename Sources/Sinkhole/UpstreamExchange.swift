@@ -120,9 +120,14 @@ final class UpstreamTCPHandler: ChannelInboundHandler {
 
 /// One query to one upstream over TCP (UDP goes through `UpstreamSocketPool`).
 enum UpstreamExchange {
+    /// SO_MARK (socket(7)), at most Int32.max (`firewall.mark`'s bound: NIO passes a C int); set
+    /// only when asked for, since the kernel wants CAP_NET_ADMIN (or CAP_NET_RAW) for any value,
+    /// and an unprivileged helper must still forward. The TCP sockets here and the UDP pool's
+    /// sockets (`LoopSockets`) both carry it.
+    static let markOption = ChannelOptions.Types.SocketOption(level: NIOBSDSocket.OptionLevel.socket, name: NIOBSDSocket.Option(rawValue: SO_MARK))
     /// Sends `query` over a new TCP connection (RFC 7766 §6.2.1: after a truncated UDP reply).
     static func tcp(
-        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, on loop: any EventLoop
+        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, mark: UInt32? = nil, on loop: any EventLoop
     ) async throws -> DNSMessage {
         let promise = loop.makePromise(of: DNSMessage.self)
         let timer = loop.scheduleTask(in: timeout) {
@@ -131,7 +136,9 @@ enum UpstreamExchange {
         defer { timer.cancel() }
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: loop)
+            var bootstrap = ClientBootstrap(group: loop)
+            if let mark { bootstrap = bootstrap.channelOption(Self.markOption, value: Int(mark)) }
+            channel = try await bootstrap
                 .connectTimeout(timeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {

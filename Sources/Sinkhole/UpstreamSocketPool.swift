@@ -19,17 +19,40 @@ final class UpstreamSocketPool: Sendable {
     let socketsPerLoop: Int
     /// Questions sent from one port before it is replaced by a new random one.
     let questionsPerPort: Int
-    private let loops = Mutex<[Key: NIOLoopBoundBox<LoopSockets>]>([:])
+    private let state: Mutex<State>
+
+    private struct State {
+        var loops: [Key: NIOLoopBoundBox<LoopSockets>] = [:]
+        /// SO_MARK of every socket (the firewall's, SPEC §9b), nil = none.
+        var mark: UInt32?
+    }
 
     private struct Key: Hashable {
         let loop: ObjectIdentifier
         let inet6: Bool
     }
 
-    init(socketsPerLoop: Int = 16, questionsPerPort: Int = 256) {
+    init(socketsPerLoop: Int = 16, questionsPerPort: Int = 256, mark: UInt32? = nil) {
         self.socketsPerLoop = max(socketsPerLoop, 1)
         self.questionsPerPort = max(questionsPerPort, 1)
+        state = Mutex(State(mark: mark))
     }
+
+    /// The mark sockets carry from now on: those open now are changed in place (no descriptor
+    /// needed), those bound later get it at bind, the replacements of rotated ports included.
+    func setMark(_ mark: UInt32?) {
+        let all: [NIOLoopBoundBox<LoopSockets>]? = state.withLock { state in
+            guard state.mark != mark else { return nil }
+            state.mark = mark
+            return Array(state.loops.values)
+        }
+        for sockets in all ?? [] {
+            sockets.eventLoop.execute { sockets.value.setMark(mark) }
+        }
+    }
+
+    /// The mark new sockets get (for tests).
+    var mark: UInt32? { state.withLock { $0.mark } }
 
     /// Opens every socket of `loop` for `family` now, so that forwarding does not depend on a free
     /// descriptor later. Failures are left for the first question to retry.
@@ -51,22 +74,33 @@ final class UpstreamSocketPool: Sendable {
     /// Sockets open now over every loop and family (for tests and the descriptor budget).
     var openSockets: Int {
         get async {
-            let all = loops.withLock { Array($0.values) }
+            let all = state.withLock { Array($0.loops.values) }
             var total = 0
             for sockets in all { total += (try? await sockets.eventLoop.submit { sockets.value.openCount }.get()) ?? 0 }
             return total
         }
     }
 
+    /// SO_MARK of every open socket as the kernel has it, over every loop and family (for tests).
+    var openMarks: [UInt32] {
+        get async throws {
+            let all = state.withLock { Array($0.loops.values) }
+            var marks: [UInt32] = []
+            for sockets in all { marks += try await sockets.eventLoop.submit { try sockets.value.openMarks() }.get() }
+            return marks
+        }
+    }
+
     private func sockets(for loop: any EventLoop, inet6: Bool) -> NIOLoopBoundBox<LoopSockets> {
         let key = Key(loop: ObjectIdentifier(loop), inet6: inet6)
         let (socketsPerLoop, questionsPerPort) = (socketsPerLoop, questionsPerPort)
-        return loops.withLock { loops in
-            if let found = loops[key] { return found }
+        return state.withLock { state in
+            if let found = state.loops[key] { return found }
+            // Made under the lock with the mark of this moment: a later `setMark` reaches it.
             let made = NIOLoopBoundBox.makeBoxSendingValue(
-                LoopSockets(loop: loop, inet6: inet6, count: socketsPerLoop, questionsPerPort: questionsPerPort), as: LoopSockets.self,
-                eventLoop: loop)
-            loops[key] = made
+                LoopSockets(loop: loop, inet6: inet6, count: socketsPerLoop, questionsPerPort: questionsPerPort, mark: state.mark),
+                as: LoopSockets.self, eventLoop: loop)
+            state.loops[key] = made
             return made
         }
     }

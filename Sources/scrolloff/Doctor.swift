@@ -94,6 +94,7 @@ enum DoctorRun {
             return checks
         }
         if let hosts = facts.hosts { checks.append(DoctorVerdicts.hosts(hosts, now: facts.now)) }
+        if let firewall = facts.firewall { checks.append(DoctorVerdicts.firewall(firewall)) }
         // The listeners are asked the reserved name: answered by the sinkhole itself, never forwarded.
         let reservedName = facts.probe?.reservedName ?? "doctor-probe.scrolloff.invalid"
         let listenerResults = facts.listeners.map { listener -> (DoctorListener, ProbeResult) in

@@ -57,6 +57,8 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "control": "\(c.control.total)/\(c.control.perUser)",
         "enforcementMode": c.enforcementMode.rawValue,
         "hostsFile": c.hostsFile,
+        "firewall": "\(c.firewall.enabled)/\(c.firewall.mode.rawValue)/\(c.firewall.lanInterfaces)/\(c.firewall.extraDoHAddresses)/"
+            + "\(c.firewall.resolveDoHNames)/\(c.firewall.mark)",
         "unknownDevices": c.unknownDevices,
     ]
     for p in [c.defaultProfile] + c.profiles {

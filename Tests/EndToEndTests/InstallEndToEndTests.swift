@@ -146,7 +146,7 @@ struct InstallEndToEndTests {
     @Test(arguments: [
         "Type=notify", "ExecReload=/usr/local/bin/scrolloff-dns check-config --config /etc/scrolloff/scrolloff.toml",
         "ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure", "RuntimeDirectory=scrolloff",
-        "StateDirectory=scrolloff", "StateDirectoryMode=0700", "CapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_CHOWN",
+        "StateDirectory=scrolloff", "StateDirectoryMode=0700", "CapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_CHOWN CAP_NET_ADMIN",
         "ProtectSystem=strict", "ReadWritePaths=/var/lib/scrolloff", "#ReadWritePaths=/etc", "ProtectHome=yes",
         "PrivateTmp=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service",
         "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK",

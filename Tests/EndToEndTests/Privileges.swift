@@ -130,8 +130,8 @@ extension PrivilegeMode {
         case .ordinaryUser:
             #expect(identity.uid == Int(Self.ordinaryUID) && identity.effectiveCapabilities == 0, "\(identity)")
         case .unitCapabilities:
-            // CAP_CHOWN is bit 0, CAP_NET_BIND_SERVICE bit 10 (capability.h).
-            #expect(identity.uid == 0 && identity.effectiveCapabilities == 1 << 0 | 1 << 10, "\(identity)")
+            // CAP_CHOWN is bit 0, CAP_NET_BIND_SERVICE bit 10, CAP_NET_ADMIN bit 12 (capability.h).
+            #expect(identity.uid == 0 && identity.effectiveCapabilities == 1 << 0 | 1 << 10 | 1 << 12, "\(identity)")
         }
     }
 }

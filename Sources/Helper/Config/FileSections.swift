@@ -10,7 +10,10 @@ import Sinkhole
 struct FileSections {
     var configuration: HelperConfiguration
     /// `dns.block_encrypted_dns`: resolved to a list path after the flags (`--catalog`) are known.
-    var blockEncryptedDNS = false
+    /// Left out, it follows `firewall.enabled` (issue 14): a firewall that refuses DoH by address
+    /// but lets the DoH names resolve would leave the easier half of the hole open.
+    var blockEncryptedDNSSetting: Bool?
+    var blockEncryptedDNS: Bool { blockEncryptedDNSSetting ?? configuration.firewall.enabled }
 
     /// The embedded defaults: what a missing file or an empty one means.
     init(base: RuntimePaths) {
@@ -23,6 +26,7 @@ struct FileSections {
         readDNS(root.table("dns"))
         readLists(root.table("lists"))
         readMetrics(root.table("metrics"))
+        readFirewall(root.table("firewall"))
         readWeb(root.table("web"))
         ProfileSection.read(root, into: &configuration)
         root.finish()
@@ -39,6 +43,41 @@ struct FileSections {
                 t.report("listen", Self.problem(text, error), allowed: allowed)
             }
         }
+        t.finish()
+    }
+
+    // MARK: [firewall]
+
+    private mutating func readFirewall(_ t: TableReader) {
+        var firewall = FirewallSettings()
+        if let enabled = t.bool("enabled") { firewall.enabled = enabled }
+        let modes = FirewallSettings.Mode.allCases.map(\.rawValue).joined(separator: " or ")
+        if let mode = t.string("mode", allowed: modes) {
+            if let parsed = FirewallSettings.Mode(rawValue: mode) { firewall.mode = parsed } else {
+                t.report("mode", "is \"\(mode)\"", allowed: modes)
+            }
+        }
+        let interfaceAllowed = "interface names such as [\"br-lan\"] (at most 15 characters: letters, digits, - _ . @)"
+        if let items = t.strings("lan_interfaces", allowed: interfaceAllowed) {
+            for item in items where !FirewallValues.isInterfaceName(item.value) {
+                t.log.report(item.path, "is \"\(item.value)\", not an interface name", allowed: interfaceAllowed)
+            }
+            firewall.lanInterfaces = items.map(\.value)
+        }
+        let addressAllowed = "numeric addresses or networks such as \"192.0.2.10\" or \"2001:db8::/64\""
+        if let items = t.strings("doh_addresses", allowed: addressAllowed) {
+            for item in items where FirewallValues.addressFamily(item.value) == nil {
+                t.log.report(item.path, "is \"\(item.value)\", not a numeric address or network", allowed: addressAllowed)
+            }
+            firewall.extraDoHAddresses = items.map(\.value)
+        }
+        if let resolve = t.bool("resolve_doh_names") { firewall.resolveDoHNames = resolve }
+        if let mark = t.integer("mark", in: 1...0x7FFF_FFFF, allowed: "1 to 2147483647") { firewall.mark = UInt32(mark) }
+        if firewall.enabled, firewall.mode == .router, firewall.lanInterfaces.isEmpty {
+            t.report("lan_interfaces", "is empty, so router mode would cover no device",
+                     allowed: "the interfaces the household's devices use, such as [\"br-lan\"]")
+        }
+        configuration.firewall = firewall
         t.finish()
     }
 
@@ -157,7 +196,7 @@ struct FileSections {
         if let ttl = wholeSeconds(t, "blocked_ttl", .seconds(1) ... .seconds(10), allowed: "1s to 10s (SPEC §9: blocked answers live at most 10 s)") {
             configuration.blockedTTL = ttl
         }
-        if let block = t.bool("block_encrypted_dns") { blockEncryptedDNS = block }
+        if let block = t.bool("block_encrypted_dns") { blockEncryptedDNSSetting = block }
         if let size = t.integer("cache_size", in: 1...10_000_000, allowed: "1 to 10000000 answers") {
             configuration.cache.capacity = size
         }

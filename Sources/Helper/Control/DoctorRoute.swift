@@ -20,6 +20,8 @@ public struct DoctorSources: Sendable {
     public var upstreams: DoctorUpstreams
     /// Hosts mode's state (SPEC §10); nil in `--mode dns`.
     var hosts: HostsModeStatus?
+    /// The firewall table (SPEC §9b); reported only while it is on.
+    var firewall: FirewallController?
 
     public init(listeners: BoundListeners = BoundListeners(), blocking: BlockingSettingsStore = BlockingSettingsStore(), upstreams: DoctorUpstreams = DoctorUpstreams()) {
         self.listeners = listeners
@@ -85,7 +87,7 @@ enum DoctorRoute {
             version: context.version, pid: getpid(), now: context.clock().date, profile: request.profile,
             listeners: listeners, upstreams: context.doctor.upstreams.current,
             upstreamHealth: context.doctor.upstreams.health, probe: probe, lists: lists, clock: engineFacts.clock, database: engineFacts.database,
-            hosts: context.doctor.hosts?.facts))
+            hosts: context.doctor.hosts?.facts, firewall: await context.doctor.firewall?.doctorFacts()))
     }
 }
 

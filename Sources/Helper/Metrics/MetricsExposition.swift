@@ -22,6 +22,8 @@ public final class MetricsExposition: Sendable {
         var staleAnswers: UInt64 = 0
         var unwantedReplies: UInt64 = 0
         var spoofingRetries: UInt64 = 0
+        /// The firewall's counters, made at the first scrape that has them, and what each reported.
+        var firewallSeries: [String: (counter: Counter, reported: UInt64)] = [:]
     }
 
     /// One upstream's series, and the forwarder's failure total already added to its counter.
@@ -79,6 +81,12 @@ public final class MetricsExposition: Sendable {
         Self.advance(unwantedReplies, from: &state.unwantedReplies, to: reading.unwantedReplies)
         Self.advance(spoofingRetries, from: &state.spoofingRetries, to: reading.spoofingRetries)
 
+        for (name, total) in reading.firewallAttempts.sorted(by: { $0.key < $1.key }) {
+            var series = state.firewallSeries[name]
+                ?? (registry.makeCounter(descriptor: Names.firewallAttempts, labels: [("action", name)]), 0)
+            Self.advance(series.counter, from: &series.reported, to: total)
+            state.firewallSeries[name] = series
+        }
         updateUpstreams(&state, reading.upstreams)
         updateLists(&state, reading.lists)
         updateGrants(&state, reading.grantsActive)
@@ -212,6 +220,10 @@ enum Names {
     static var spoofingRetries: MetricNameDescriptor {
         name("upstream_spoofing_retries", unit: "total",
              "Questions asked again over TCP because their UDP exchange looked spoofed.")
+    }
+    static var firewallAttempts: MetricNameDescriptor {
+        name("firewall_attempts", unit: "total",
+             "Bypass attempts the firewall table caught (SPEC 9b), by action: dns_redirected (DNS to another resolver, answered by Scroll Off), dns_refused, dot_refused (port 853), doh_refused (HTTPS to a known DoH resolver).")
     }
     static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
     static var upstreamUp: MetricNameDescriptor {

@@ -30,6 +30,9 @@ public struct MetricsReading: Sendable {
     public var unwantedReplies: UInt64
     /// UDP exchanges given up as possibly spoofed and asked again over TCP, since start.
     public var spoofingRetries: UInt64
+    /// Packets the firewall's table counted since start, by counter name (`dns_redirected`,
+    /// `dns_refused`, `dot_refused`, `doh_refused`); empty while the firewall is off (SPEC §9b).
+    public var firewallAttempts: [String: UInt64] = [:]
 
     public init(
         queries: QueryTotals, upstreams: [UpstreamStatus], cacheEntries: Int, lists: [List],
@@ -54,6 +57,8 @@ public struct MetricsSources: Sendable {
     public var cache: AnswerCache
     public var lists: ListsController
     public var engine: HelperEngine
+    /// The nftables table's counters (SPEC §9b); nil when none was built.
+    public var firewall: FirewallController?
 
     public init(counters: QueryCounters, forwarder: Forwarder, cache: AnswerCache, lists: ListsController, engine: HelperEngine) {
         self.counters = counters
@@ -81,9 +86,13 @@ public struct MetricsSources: Sendable {
             return (profile: name, count: open)
         }
         let spoofing = forwarder.spoofingStatistics
-        return MetricsReading(
+        var firewallAttempts: [String: UInt64] = [:]
+        if let firewall, await firewall.isEnabled { firewallAttempts = await firewall.counters() }
+        var reading = MetricsReading(
             queries: counters.totals(), upstreams: forwarder.upstreamStatuses(), cacheEntries: cache.count,
             lists: lists.sorted { $0.name < $1.name }, grantsActive: grants, staleAnswers: cache.staleAnswers,
             unwantedReplies: spoofing.unwantedReplies, spoofingRetries: spoofing.tcpRetries)
+        reading.firewallAttempts = firewallAttempts
+        return reading
     }
 }

@@ -1,0 +1,37 @@
+import Foundation
+
+/// What `doctor` learns about the firewall table (SPEC §9b) from the helper: nil while it is off.
+public struct DoctorFirewallFacts: Codable, Sendable, Equatable {
+    /// `workstation` or `router`.
+    public var mode: String
+    /// Whether `nft` finds the table `inet scrolloff` now.
+    public var tableInPlace: Bool
+    /// Addresses of DoH resolvers HTTPS is refused to.
+    public var dohAddresses: Int
+    /// Packets each counter counted since the helper started: `dns_redirected`, `dns_refused`,
+    /// `dot_refused`, `doh_refused`.
+    public var attempts: [String: UInt64]
+
+    public init(mode: String, tableInPlace: Bool, dohAddresses: Int, attempts: [String: UInt64]) {
+        self.mode = mode
+        self.tableInPlace = tableInPlace
+        self.dohAddresses = dohAddresses
+        self.attempts = attempts
+    }
+}
+
+extension DoctorVerdicts {
+    /// The firewall: its table in place, with what it caught, numbers first.
+    public static func firewall(_ facts: DoctorFirewallFacts) -> DoctorCheck {
+        guard facts.tableInPlace else {
+            return .fail("firewall", "[firewall] is on (\(facts.mode)) but the table inet scrolloff is not in the kernel, so other resolvers, "
+                + "DNS over TLS and DoH by address are open",
+                fix: "Look at the helper's log (journalctl -u scrolloff-dns) for what nft said, then `systemctl reload scrolloff-dns`; "
+                    + "`nft list table inet scrolloff` shows the table once it is back.")
+        }
+        let count = { (name: String) in facts.attempts[name] ?? 0 }
+        return .pass("firewall", "table inet scrolloff in place (\(facts.mode)); \(count("dns_redirected")) DNS questions to other resolvers "
+            + "answered by Scroll Off, \(count("dot_refused")) DNS-over-TLS and \(count("doh_refused")) DNS-over-HTTPS connections "
+            + "refused (\(facts.dohAddresses) resolver addresses) since the helper started")
+    }
+}

@@ -1,0 +1,212 @@
+/// The nftables table `inet scrolloff` as text for `nft -f` (SPEC §9b, issue 14): a pure function
+/// of the settings, the sinkhole's bound addresses and the DoH address set, so what the kernel is
+/// given is checked by unit tests on its text, and the end-to-end tests check the kernel obeys it.
+///
+/// One transaction (`nft -f` applies a file atomically, nft(8) "-f"): declare the table (a no-op
+/// when it exists), delete it, and define it again. Only our table is named, so nothing another
+/// tool put in the ruleset is touched, and there is never a moment with half a table.
+///
+/// What the table does:
+/// - DNS (UDP and TCP port 53) to any address is sent to the sinkhole: `redirect` from the output
+///   hook for this machine's processes, and in router mode from the prerouting hook for what
+///   arrives on the LAN interfaces. The helper's own upstream sockets carry `mark` (SO_MARK) and are
+///   let through, so forwarding does not loop back to itself. Packets to the sinkhole itself are
+///   redirected to it again, which changes nothing.
+/// - A family the sinkhole does not listen on (no IPv6 listener) has its DNS refused instead:
+///   closed, not open.
+/// - DNS over TLS (port 853, TCP and UDP for DoQ, RFC 7858 and RFC 9250) is refused with a TCP reset
+///   or ICMP port unreachable, so a client falls back at once instead of waiting for a timeout.
+/// - HTTPS (TCP 443, and UDP 443 for HTTP/3) to an address in the DoH sets is refused the same way.
+/// - Named counters count each (`nft list counters`), read for metrics, events and `doctor`.
+struct FirewallRuleset: Equatable {
+    /// Where redirected DNS of one family goes.
+    enum Target: Equatable {
+        /// `redirect to :port`: the machine's own address (127.0.0.1 or ::1 from the output hook,
+        /// the incoming interface's first address from prerouting); for a wildcard listener.
+        case redirect(port: Int)
+        /// `dnat to address:port`: for a listener on one address.
+        case dnat(address: String, port: Int)
+    }
+
+    static let family = "inet"
+    static let table = "scrolloff"
+    /// Counter names, also the labels of the metrics.
+    enum Counter: String, CaseIterable {
+        case dnsRedirected = "dns_redirected"
+        case dnsRefused = "dns_refused"
+        case dotRefused = "dot_refused"
+        case dohRefused = "doh_refused"
+    }
+
+    var mode: FirewallSettings.Mode
+    var lanInterfaces: [String]
+    var mark: UInt32
+    /// For this machine's processes (output hook).
+    var localIPv4: Target?
+    var localIPv6: Target?
+    /// For the LAN (prerouting hook, router mode).
+    var lanIPv4: Target?
+    var lanIPv6: Target?
+    /// Addresses or networks of DoH resolvers, each family apart (nft sets are typed).
+    var dohIPv4: [String]
+    var dohIPv6: [String]
+
+    /// Takes the targets from the sockets the DNS server bound (UDP ones; TCP binds the same).
+    ///
+    /// The reply must leave from the address the question was redirected to, or conntrack cannot
+    /// give it the original resolver's address back and the client drops it. A UDP socket on the
+    /// wildcard address answers from the address the route to the client picks (the sinkhole
+    /// does not use IP_PKTINFO), so:
+    /// - for this machine: a loopback listener (`redirect` goes to 127.0.0.1/::1, and the reply
+    ///   leaves from there), else one on a single address (`dnat`), else the wildcard, which only
+    ///   answers programs whose own source is a loopback address (README: listen on loopback too);
+    /// - for the LAN: the wildcard (`redirect` goes to the incoming interface's address, which is
+    ///   also the source of the route back to the device), else a single non-loopback address
+    ///   (`dnat`); loopback cannot be reached from another host without route_localnet.
+    init(settings: FirewallSettings, listeners: [HostPortText], dohAddresses: [String]) {
+        mode = settings.mode
+        lanInterfaces = settings.lanInterfaces
+        mark = settings.mark
+        func pick(v6: Bool, lan: Bool) -> Target? {
+            let candidates = listeners.filter { $0.isIPv6 == v6 && $0.port != 0 }
+            let wildcard = v6 ? "::" : "0.0.0.0"
+            let loopback = v6 ? "::1" : "127.0.0.1"
+            let single = candidates.first { $0.host != wildcard && !$0.isLoopback }.map { Target.dnat(address: $0.host, port: $0.port) }
+            let any = candidates.first { $0.host == wildcard }.map { Target.redirect(port: $0.port) }
+            if lan { return any ?? single }
+            let local = candidates.first { $0.host == loopback }.map { Target.redirect(port: $0.port) }
+            return local ?? single ?? any
+        }
+        localIPv4 = pick(v6: false, lan: false)
+        localIPv6 = pick(v6: true, lan: false)
+        lanIPv4 = mode == .router ? pick(v6: false, lan: true) : nil
+        lanIPv6 = mode == .router ? pick(v6: true, lan: true) : nil
+        var v4: [String] = [], v6: [String] = []
+        for address in dohAddresses + settings.extraDoHAddresses {
+            switch FirewallValues.addressFamily(address) {
+            case 4: if !v4.contains(address) { v4.append(address) }
+            case 6: if !v6.contains(address) { v6.append(address) }
+            default: continue // never reaches nft: the file reader and the resolver check first
+            }
+        }
+        dohIPv4 = v4
+        dohIPv6 = v6
+    }
+
+    /// The transaction that removes the table, and only it; fine when it is not there.
+    static var removal: String { "table \(family) \(table)\ndelete table \(family) \(table)\n" }
+
+    /// The whole transaction: replace our table with this one.
+    var text: String {
+        var lines = ["table \(Self.family) \(Self.table)", "delete table \(Self.family) \(Self.table)", "table \(Self.family) \(Self.table) {"]
+        // `interval` lets an element be a network; `auto-merge` folds overlapping ones (a /24 of
+        // the shipped list and an address resolved inside it) instead of refusing the file.
+        lines.append("\tset doh_ipv4 {")
+        lines.append("\t\ttype ipv4_addr; flags interval; auto-merge;")
+        if !dohIPv4.isEmpty { lines.append("\t\telements = { \(dohIPv4.joined(separator: ", ")) }") }
+        lines.append("\t}")
+        lines.append("\tset doh_ipv6 {")
+        lines.append("\t\ttype ipv6_addr; flags interval; auto-merge;")
+        if !dohIPv6.isEmpty { lines.append("\t\telements = { \(dohIPv6.joined(separator: ", ")) }") }
+        lines.append("\t}")
+        for counter in Counter.allCases { lines.append("\tcounter \(counter.rawValue) { }") }
+        // Who tried what (client, server, port), for the events: the helper reads and empties these
+        // sets every few seconds. Bounded; when full, an attempt is still redirected or refused by
+        // the rule after the one that records it, only not recorded.
+        for (name, type) in [("attempts_ipv4", "ipv4_addr"), ("attempts_ipv6", "ipv6_addr")] {
+            lines.append("\tset \(name) {")
+            lines.append("\t\ttype \(type) . \(type) . inet_service; flags dynamic,timeout; timeout 1h; size \(Self.attemptsSize);")
+            lines.append("\t}")
+        }
+
+        // This machine's processes. nat output runs before filter output (priority -100 < 0).
+        lines.append("\tchain local_dns {")
+        lines.append("\t\ttype nat hook output priority -100; policy accept;")
+        lines.append("\t\tmeta mark \(Self.hex(mark)) return")
+        // Questions to this machine's own addresses (the sinkhole, or another local resolver whose
+        // own upstream questions are caught here in turn) are no bypass: not redirected or counted.
+        lines.append("\t\tfib daddr type local return")
+        lines += redirects(prefix: "", v4: localIPv4, v6: localIPv6)
+        lines.append("\t}")
+        lines.append("\tchain local_refuse {")
+        lines.append("\t\ttype filter hook output priority 0; policy accept;")
+        lines += refusals(prefix: "", exemptMark: true, v4: localIPv4, v6: localIPv6)
+        lines.append("\t}")
+
+        if mode == .router {
+            let lan = "iifname { \(lanInterfaces.map { "\"\($0)\"" }.joined(separator: ", ")) } "
+            lines.append("\tchain lan_dns {")
+            lines.append("\t\ttype nat hook prerouting priority -100; policy accept;")
+            lines.append("\t\tfib daddr type local return")
+            lines += redirects(prefix: lan, v4: lanIPv4, v6: lanIPv6)
+            lines.append("\t}")
+            // Forwarded traffic only: DNS the router answers itself goes through input, untouched.
+            lines.append("\tchain lan_refuse {")
+            lines.append("\t\ttype filter hook forward priority 0; policy accept;")
+            lines += refusals(prefix: lan, exemptMark: false, v4: lanIPv4, v6: lanIPv6)
+            lines.append("\t}")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func redirects(prefix: String, v4: Target?, v6: Target?) -> [String] {
+        var lines: [String] = []
+        for (nfproto, target) in [("ipv4", v4), ("ipv6", v6)] {
+            guard let target else { continue }
+            let action = switch target {
+            case .redirect(let port): "redirect to :\(port)"
+            case .dnat(let address, let port):
+                nfproto == "ipv4" ? "dnat ip to \(address):\(port)" : "dnat ip6 to [\(address)]:\(port)"
+            }
+            lines.append("\t\t\(prefix)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 53 \(Self.record(nfproto))")
+            lines.append("\t\t\(prefix)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 53 counter name \(Counter.dnsRedirected.rawValue) \(action)")
+        }
+        return lines
+    }
+
+    private func refusals(prefix: String, exemptMark: Bool, v4: Target?, v6: Target?) -> [String] {
+        var lines: [String] = []
+        let tcpReset = "reject with tcp reset"
+        let unreachable = "reject with icmpx type port-unreachable"
+        // A family with nowhere to redirect to: its DNS is refused (the helper's own exempt).
+        for (nfproto, target) in [("ipv4", v4), ("ipv6", v6)] where target == nil {
+            let exempt = exemptMark ? "meta mark != \(Self.hex(mark)) " : ""
+            lines.append("\t\t\(prefix)\(exempt)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 53 \(Self.record(nfproto))")
+            lines.append("\t\t\(prefix)\(exempt)meta nfproto \(nfproto) tcp dport 53 counter name \(Counter.dnsRefused.rawValue) \(tcpReset)")
+            lines.append("\t\t\(prefix)\(exempt)meta nfproto \(nfproto) udp dport 53 counter name \(Counter.dnsRefused.rawValue) \(unreachable)")
+        }
+        for nfproto in ["ipv4", "ipv6"] {
+            lines.append("\t\t\(prefix)meta nfproto \(nfproto) meta l4proto { tcp, udp } th dport 853 \(Self.record(nfproto))")
+        }
+        lines.append("\t\t\(prefix)tcp dport 853 counter name \(Counter.dotRefused.rawValue) \(tcpReset)")
+        lines.append("\t\t\(prefix)udp dport 853 counter name \(Counter.dotRefused.rawValue) \(unreachable)")
+        for (match, set, nfproto) in [("ip daddr", "@doh_ipv4", "ipv4"), ("ip6 daddr", "@doh_ipv6", "ipv6")] {
+            lines.append("\t\t\(prefix)\(match) \(set) meta l4proto { tcp, udp } th dport 443 \(Self.record(nfproto))")
+            lines.append("\t\t\(prefix)\(match) \(set) tcp dport 443 counter name \(Counter.dohRefused.rawValue) \(tcpReset)")
+            lines.append("\t\t\(prefix)\(match) \(set) udp dport 443 counter name \(Counter.dohRefused.rawValue) \(unreachable)")
+        }
+        return lines
+    }
+
+    static func hex(_ mark: UInt32) -> String { "0x" + String(mark, radix: 16) }
+
+    /// Most (client, server, port) triples remembered between two reads, per family.
+    static let attemptsSize = 4096
+
+    /// Records the attempt in its family's set: a rule of its own, so a full set (where `update`
+    /// does not match) never skips the redirect or refusal that follows.
+    static func record(_ nfproto: String) -> String {
+        nfproto == "ipv4"
+            ? "update @attempts_ipv4 { ip saddr . ip daddr . th dport }"
+            : "update @attempts_ipv6 { ip6 saddr . ip6 daddr . th dport }"
+    }
+}
+
+/// A bound listener's address as the ruleset needs it.
+struct HostPortText: Equatable, Sendable {
+    var host: String
+    var port: Int
+    var isIPv6: Bool { host.contains(":") }
+    var isLoopback: Bool { host == "::1" || host.hasPrefix("127.") }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Runs the `nft` tool (Debian `nftables`). The ruleset goes in as a file, which `nft -f` applies as
+/// one transaction: all of it or, on any error, none of it.
+struct NFTables: Sendable {
+    /// Where `nft` is looked for, in order (Debian puts it in /usr/sbin).
+    static let candidates = ["/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"]
+
+    let executable: String
+    /// The folder the ruleset file is written to (the state folder: writable under the unit).
+    let folder: String
+
+    /// nil when nftables is not installed.
+    init?(folder: String) {
+        guard let found = Self.candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        executable = found
+        self.folder = folder
+    }
+
+    /// Applies `ruleset` atomically. The file stays in the state folder (`firewall.nft`), so an
+    /// administrator can read what was applied last.
+    func apply(_ ruleset: String) throws(FirewallError) {
+        let path = folder + "/firewall.nft"
+        do {
+            try Data(ruleset.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw .cannotApply("cannot write \(path): \(error.localizedDescription)")
+        }
+        let (status, output) = run(["-f", path])
+        guard status == 0 else {
+            throw .cannotApply(output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+                ? "nft exited with status \(status)" : output.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    /// `nft -j list counters table inet scrolloff`: each named counter's packets; nil when the
+    /// table is not there.
+    func counters() -> [String: UInt64]? {
+        let (status, output) = run(["-j", "list", "counters", "table", FirewallRuleset.family, FirewallRuleset.table])
+        guard status == 0, let data = output.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let items = object["nftables"] as? [[String: Any]] else { return nil }
+        var counts: [String: UInt64] = [:]
+        for item in items {
+            guard let counter = item["counter"] as? [String: Any], let name = counter["name"] as? String else { continue }
+            counts[name] = (counter["packets"] as? NSNumber)?.uint64Value ?? 0
+        }
+        return counts
+    }
+
+    /// Takes what the attempt sets hold (`attempts_ipv4`, `attempts_ipv6`) and deletes exactly
+    /// those elements, so an attempt made between the read and the delete is read next time.
+    func takeAttempts() -> [BypassAttempt] {
+        var found: [BypassAttempt] = []
+        for set in ["attempts_ipv4", "attempts_ipv6"] {
+            let (status, output) = run(["-j", "list", "set", FirewallRuleset.family, FirewallRuleset.table, set])
+            guard status == 0, let data = output.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let items = object["nftables"] as? [[String: Any]] else { continue }
+            var taken: [BypassAttempt] = []
+            for item in items {
+                guard let description = item["set"] as? [String: Any], let elements = description["elem"] as? [Any] else { continue }
+                for element in elements {
+                    // A plain element is {"concat": [...]}; one with a timeout wraps it in {"elem": {"val": ...}}.
+                    var value = element as? [String: Any]
+                    if let wrapped = value?["elem"] as? [String: Any] { value = wrapped["val"] as? [String: Any] }
+                    guard let parts = value?["concat"] as? [Any], parts.count == 3,
+                          let client = parts[0] as? String, let server = parts[1] as? String,
+                          let port = Self.port(parts[2]) else { continue }
+                    taken.append(BypassAttempt(client: client, server: server, port: port))
+                }
+            }
+            guard !taken.isEmpty else { continue }
+            let elements = taken.map { "\($0.client) . \($0.server) . \($0.port)" }.joined(separator: ", ")
+            _ = run(["delete", "element", FirewallRuleset.family, FirewallRuleset.table, set, "{ \(elements) }"])
+            found += taken
+        }
+        return found
+    }
+
+    /// A port as nft's JSON gives it: a number, or a service name without `-S`… in some versions.
+    private static func port(_ value: Any) -> Int? {
+        if let number = value as? NSNumber { return number.intValue }
+        switch value as? String {
+        case "domain": return 53
+        case "https": return 443
+        case "domain-s": return 853
+        case let text?: return Int(text)
+        default: return nil
+        }
+    }
+
+    /// Whether our table is in the ruleset now.
+    func tableExists() -> Bool {
+        run(["list", "table", FirewallRuleset.family, FirewallRuleset.table]).status == 0
+    }
+
+    /// Runs nft with stdin from /dev/null and stdout and stderr read together through a pipe.
+    private func run(_ arguments: [String]) -> (status: Int32, output: String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return (-1, "cannot make a pipe: \(String(cString: strerror(errno)))") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        close(fds[1])
+        defer { close(fds[0]) }
+        guard spawned == 0 else { return (-1, "cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        var output = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count > 0 { output += buffer[0..<count]; continue }
+            if count < 0, errno == EINTR { continue }
+            break
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // WIFEXITED/WEXITSTATUS are macros Swift does not import.
+        let exited = status & 0x7F == 0
+        return (exited ? (status >> 8) & 0xFF : -1, String(decoding: output, as: UTF8.self))
+    }
+}
+
+/// The firewall could not be put in place or taken away; the message says what to do.
+public enum FirewallError: Error, Sendable, CustomStringConvertible, Equatable {
+    case notInstalled
+    case cannotApply(String)
+
+    public var description: String {
+        switch self {
+        case .notInstalled:
+            "firewall.enabled is true but nftables is not installed (no nft in /usr/sbin, /sbin or /usr/bin); "
+                + "install it (apt-get install nftables) or set [firewall] enabled = false"
+        case .cannotApply(let reason):
+            "nft refused the scrolloff table: \(reason). The helper needs CAP_NET_ADMIN (root, and the unit's "
+                + "CapabilityBoundingSet) and a kernel with nf_tables; or set [firewall] enabled = false"
+        }
+    }
+}

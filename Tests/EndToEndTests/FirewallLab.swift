@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+
+/// Network namespaces of our own for the firewall tests (issue 14): never the host's tables.
+///
+/// - `out` plays the Internet: a fake outside resolver (dnsmasq) on 8.8.8.8 and on 10.77.2.2 (the
+///   helper's upstream) that gives instagram.com its "real" address, and TCP listeners on ports 443
+///   and 853 of 8.8.8.8 (a listed DoH resolver) and 203.0.113.7 (an ordinary web server).
+/// - Router lab: `dev` (a device, 10.77.1.2, default route via the router) — veth — `rtr` (the
+///   gateway running the helper, LAN interface `lan0` 10.77.1.1, WAN 10.77.2.1, forwarding on) —
+///   veth — `out` (10.77.2.2).
+/// - Workstation lab: `ws` (10.77.2.1) — veth — `out`: the helper and the programs that try to
+///   bypass it share the one namespace `ws` (`ip netns exec`).
+///
+/// Everything goes at deinit, failed test or not: the processes it started (by their own pid), then
+/// the namespaces (which takes their veths and nftables tables with them).
+final class FirewallLab: @unchecked Sendable {
+    static let realAddress = "10.20.30.40"
+    static let dohAddress = "8.8.8.8"
+    static let otherAddress = "203.0.113.7"
+    static let upstream = "10.77.2.2"
+
+    let scratch: Scratch
+    let prefix = "so" + UUID().uuidString.prefix(6).lowercased()
+    private(set) var namespaces: [String] = []
+    private var children: [Child] = []
+
+    var device: String { "\(prefix)-dev" }
+    var router: String { "\(prefix)-rtr" }
+    var outside: String { "\(prefix)-out" }
+    var workstation: String { "\(prefix)-ws" }
+
+    /// - Parameter routed: the router lab (three namespaces); otherwise the workstation lab.
+    init(scratch: Scratch, routed: Bool) throws {
+        self.scratch = scratch
+        do {
+            if routed { try buildRouterLab() } else { try buildWorkstationLab() }
+        } catch {
+            tearDown()
+            throw error
+        }
+    }
+
+    private func buildRouterLab() throws {
+        for name in [device, router, outside] { try addNamespace(name) }
+        try sh("ip link add \(prefix)a type veth peer name \(prefix)b",
+               "ip link set \(prefix)a netns \(device)", "ip link set \(prefix)b netns \(router)",
+               "ip link add \(prefix)c type veth peer name \(prefix)d",
+               "ip link set \(prefix)c netns \(router)", "ip link set \(prefix)d netns \(outside)")
+        try inside(device, "ip link set lo up", "ip link set \(prefix)a name eth0", "ip addr add 10.77.1.2/24 dev eth0",
+                   "ip link set eth0 up", "ip route add default via 10.77.1.1")
+        try inside(router, "ip link set lo up", "ip link set \(prefix)b name lan0", "ip link set \(prefix)c name wan0",
+                   "ip addr add 10.77.1.1/24 dev lan0", "ip addr add 10.77.2.1/24 dev wan0", "ip link set lan0 up",
+                   "ip link set wan0 up", "ip route add default via 10.77.2.2", "sysctl -qw net.ipv4.ip_forward=1")
+        try inside(outside, "ip link set lo up", "ip link set \(prefix)d name eth0", "ip addr add 10.77.2.2/24 dev eth0",
+                   "ip link set eth0 up", "ip route add 10.77.1.0/24 via 10.77.2.1",
+                   "ip addr add \(Self.dohAddress)/32 dev lo", "ip addr add \(Self.otherAddress)/32 dev lo")
+        try startOutsideServers(in: outside)
+    }
+
+    /// The workstation and the outside, one veth apart: the resolvers must not be the machine's own
+    /// addresses, since questions to those are no bypass and the table leaves them alone.
+    private func buildWorkstationLab() throws {
+        for name in [workstation, outside] { try addNamespace(name) }
+        try sh("ip link add \(prefix)a type veth peer name \(prefix)b",
+               "ip link set \(prefix)a netns \(workstation)", "ip link set \(prefix)b netns \(outside)")
+        try inside(workstation, "ip link set lo up", "ip link set \(prefix)a name eth0", "ip addr add 10.77.2.1/24 dev eth0",
+                   "ip link set eth0 up", "ip route add default via 10.77.2.2")
+        try inside(outside, "ip link set lo up", "ip link set \(prefix)b name eth0", "ip addr add 10.77.2.2/24 dev eth0",
+                   "ip link set eth0 up", "ip addr add \(Self.dohAddress)/32 dev lo", "ip addr add \(Self.otherAddress)/32 dev lo")
+        try startOutsideServers(in: outside)
+    }
+
+    /// The fake outside resolver and the TCP listeners on 443 and 853.
+    private func startOutsideServers(in namespace: String) throws {
+        let dnsmasq = try Child("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null",
+            "--port=53", "--listen-address=\(Self.upstream),\(Self.dohAddress)", "--bind-interfaces", "--no-resolv", "--no-hosts",
+            "--pid-file=", "--host-record=instagram.com,\(Self.realAddress)", "--host-record=ready.test,10.0.0.1",
+            // A name of the DoH endpoint list: the helper resolves it and refuses HTTPS to its address.
+            "--host-record=dns.google,203.0.113.9"],
+            scratch: scratch, label: "\(namespace)-dnsmasq")
+        children.append(dnsmasq)
+        let script = try scratch.file("listeners.py", """
+            import socket, threading, sys
+            def serve(address, port):
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((address, port)); s.listen(16)
+                while True:
+                    c, _ = s.accept(); c.sendall(b"hello\\n"); c.close()
+            for address in ["\(Self.dohAddress)", "\(Self.otherAddress)", "203.0.113.9"]:
+                for port in [443, 853]:
+                    threading.Thread(target=serve, args=(address, port), daemon=True).start()
+            print("listening", flush=True)
+            threading.Event().wait()
+            """)
+        try inside(namespace, "ip addr add 203.0.113.9/32 dev lo")
+        let listeners = try Child("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/python3", script],
+                                  scratch: scratch, label: "\(namespace)-listeners")
+        children.append(listeners)
+        _ = try listeners.waitForLine { $0 == "listening" }
+        for _ in 0..<100 {
+            if try run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/dig", "@\(Self.upstream)", "+short", "+time=1", "+tries=1", "ready.test"])
+                .contains("10.0.0.1") { return }
+            guard dnsmasq.isRunning else { throw HarnessError("dnsmasq exited: \(dnsmasq.stderr)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("the fake outside resolver does not answer")
+    }
+
+    /// The real helper, in `namespace`, with the firewall settings of `firewall` (TOML lines for
+    /// `[firewall]`) and `instagram.com` blocked. It listens on 127.0.0.1 (the harness's port) and,
+    /// for a router, on 0.0.0.0:53 for the LAN.
+    func startHelper(in namespace: String, firewall: String, mode: PrivilegeMode = .root, blocklist: [String] = ["instagram.com"]) throws -> (Sinkhole, config: String) {
+        let config = try scratch.file("firewall-\(namespace).toml", "[firewall]\n" + firewall + "\n")
+        chmod(config, 0o644)
+        // An ordinary user's helper reads a file it owns (SPEC §11), in a folder it may enter.
+        if mode == .ordinaryUser {
+            chown(config, PrivilegeMode.ordinaryUID, PrivilegeMode.ordinaryGID)
+            chmod(scratch.path, 0o755)
+        }
+        var extra = ["--config", config, "--upstream", "\(Self.upstream):53"]
+        if namespace == router { extra += ["--listen", "0.0.0.0:53"] }
+        let helper = try Sinkhole(scratch: scratch, upstreams: [], blocklist: blocklist, extra: extra, mode: mode,
+                                  wrapper: ["/usr/sbin/ip", "netns", "exec", namespace])
+        return (helper, config)
+    }
+
+    /// Waits until the table is in `namespace` (`present`) or gone, for at most `seconds`.
+    func waitForTable(in namespace: String, present: Bool, seconds: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if tableExists(in: namespace) == present { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("table inet scrolloff is \(present ? "not there" : "still there") in \(namespace) after \(seconds) s: \(table(in: namespace))")
+    }
+
+    func tableExists(in namespace: String) -> Bool {
+        (try? runWithStatus("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/sbin/nft", "list", "table", "inet", "scrolloff"]).exitCode) == 0
+    }
+
+    func table(in namespace: String) -> String {
+        (try? run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/sbin/nft", "list", "table", "inet", "scrolloff"])) ?? ""
+    }
+
+    /// `dig +short NAME @SERVER` from `namespace`, over UDP or TCP.
+    func dig(from namespace: String, server: String, _ name: String, tcp: Bool = false) throws -> String {
+        try run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/dig", "@\(server)", "+short", "+time=2", "+tries=1"]
+            + (tcp ? ["+tcp"] : []) + [name]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Connects over TCP from `namespace`: "connected" (the listener's greeting came), "refused"
+    /// or another error's name.
+    func connect(from namespace: String, to address: String, port: Int) throws -> String {
+        let script = try scratch.file("connect-\(UUID().uuidString).py", """
+            import socket
+            try:
+                s = socket.create_connection(("\(address)", \(port)), timeout=3)
+                print("connected" if s.recv(16) == b"hello\\n" else "no greeting")
+            except ConnectionRefusedError:
+                print("refused")
+            except Exception as e:
+                print(type(e).__name__)
+            """)
+        return try run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/python3", script]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func addNamespace(_ name: String) throws {
+        let outcome = try runWithStatus("/usr/sbin/ip", ["netns", "add", name])
+        guard outcome.exitCode == 0 else { throw HarnessError("ip netns add \(name): \(outcome)") }
+        namespaces.append(name)
+    }
+
+    func inside(_ namespace: String, _ commands: String...) throws {
+        for command in commands {
+            let outcome = try runWithStatus("/usr/sbin/ip", ["netns", "exec", namespace, "/bin/sh", "-c", command])
+            guard outcome.exitCode == 0 else { throw HarnessError("in \(namespace): \(command): \(outcome)") }
+        }
+    }
+
+    private func sh(_ commands: String...) throws {
+        for command in commands {
+            let outcome = try runWithStatus("/bin/sh", ["-c", command])
+            guard outcome.exitCode == 0 else { throw HarnessError("\(command): \(outcome)") }
+        }
+    }
+
+    private func tearDown() {
+        children.removeAll() // Child's deinit ends each process by its pid
+        for name in namespaces { _ = try? runWithStatus("/usr/sbin/ip", ["netns", "del", name]) }
+        namespaces.removeAll()
+    }
+
+    deinit { tearDown() }
+}

@@ -1,0 +1,163 @@
+import Foundation
+@testable import Helper
+import Testing
+
+/// The nftables text the helper applies (SPEC §9b, issue 14), checked as text, and checked by
+/// `nft -c` (parse and validate against the kernel, apply nothing) in a network namespace of its own.
+@Suite struct FirewallRulesetTests {
+    static func settings(_ mode: FirewallSettings.Mode = .workstation, lan: [String] = []) -> FirewallSettings {
+        var s = FirewallSettings()
+        s.enabled = true
+        s.mode = mode
+        s.lanInterfaces = lan
+        return s
+    }
+
+    static let loopback = [HostPortText(host: "127.0.0.1", port: 53), HostPortText(host: "::1", port: 53)]
+
+    @Test func the_transaction_replaces_only_our_table() {
+        let text = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: []).text
+        let lines = text.split(separator: "\n")
+        #expect(lines.prefix(3) == ["table inet scrolloff", "delete table inet scrolloff", "table inet scrolloff {"])
+        // No flush ruleset, no other table: what other tools put in the kernel stays.
+        #expect(!text.contains("flush"))
+        #expect(text.components(separatedBy: "table ").count - 1 == 3)
+        #expect(FirewallRuleset.removal == "table inet scrolloff\ndelete table inet scrolloff\n")
+    }
+
+    @Test func workstation_redirects_dns_from_local_processes_except_the_helpers_marked_sockets() {
+        let text = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: []).text
+        #expect(text.contains("type nat hook output priority -100; policy accept;\n\t\tmeta mark 0x5c0f return\n"))
+        #expect(text.contains("meta nfproto ipv4 meta l4proto { tcp, udp } th dport 53 counter name dns_redirected redirect to :53"))
+        #expect(text.contains("meta nfproto ipv6 meta l4proto { tcp, udp } th dport 53 counter name dns_redirected redirect to :53"))
+        #expect(!text.contains("dns_refused reject"), "both families have a listener, so none is refused")
+        #expect(!text.contains("hook prerouting") && !text.contains("hook forward"))
+    }
+
+    @Test func dns_of_a_family_without_a_listener_is_refused_not_let_through() {
+        let text = FirewallRuleset(settings: Self.settings(), listeners: [HostPortText(host: "127.0.0.1", port: 5300)], dohAddresses: []).text
+        #expect(text.contains("redirect to :5300"))
+        #expect(text.contains("meta mark != 0x5c0f meta nfproto ipv6 udp dport 53 counter name dns_refused reject with icmpx type port-unreachable"))
+        #expect(text.contains("meta mark != 0x5c0f meta nfproto ipv6 tcp dport 53 counter name dns_refused reject with tcp reset"))
+    }
+
+    /// A wildcard UDP socket answers from the address of the route back, which for a local program
+    /// asking 8.8.8.8 is not 127.0.0.1: conntrack could not map the reply back, so loopback wins.
+    @Test func local_programs_go_to_the_loopback_listener_and_the_lan_to_the_wildcard_one() {
+        let listeners = [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "127.0.0.1", port: 5353)]
+        let set = FirewallRuleset(settings: Self.settings(.router, lan: ["lan0"]), listeners: listeners, dohAddresses: [])
+        #expect(set.localIPv4 == .redirect(port: 5353))
+        #expect(set.lanIPv4 == .redirect(port: 53))
+    }
+
+    @Test func a_listener_on_one_lan_address_is_reached_by_dnat() {
+        let listeners = [HostPortText(host: "192.168.1.1", port: 53)]
+        let set = FirewallRuleset(settings: Self.settings(.router, lan: ["br-lan"]), listeners: listeners, dohAddresses: [])
+        #expect(set.localIPv4 == .dnat(address: "192.168.1.1", port: 53))
+        #expect(set.lanIPv4 == .dnat(address: "192.168.1.1", port: 53))
+        #expect(set.text.contains("iifname { \"br-lan\" } meta nfproto ipv4 meta l4proto { tcp, udp } th dport 53 counter name dns_redirected dnat ip to 192.168.1.1:53"))
+    }
+
+    @Test func router_covers_forwarded_traffic_from_the_lan_interfaces_only() {
+        let listeners = [HostPortText(host: "0.0.0.0", port: 53)]
+        let text = FirewallRuleset(settings: Self.settings(.router, lan: ["lan0", "wlan0"]), listeners: listeners, dohAddresses: ["8.8.8.8"]).text
+        #expect(text.contains("type nat hook prerouting priority -100"))
+        #expect(text.contains("iifname { \"lan0\", \"wlan0\" } meta nfproto ipv4 meta l4proto { tcp, udp } th dport 53 counter name dns_redirected redirect to :53"))
+        #expect(text.contains("type filter hook forward priority 0"))
+        #expect(text.contains("iifname { \"lan0\", \"wlan0\" } tcp dport 853 counter name dot_refused reject with tcp reset"))
+        #expect(text.contains("iifname { \"lan0\", \"wlan0\" } ip daddr @doh_ipv4 tcp dport 443 counter name doh_refused reject with tcp reset"))
+    }
+
+    @Test func a_loopback_listener_cannot_serve_the_lan_so_lan_dns_is_refused() {
+        let set = FirewallRuleset(settings: Self.settings(.router, lan: ["lan0"]), listeners: Self.loopback, dohAddresses: [])
+        #expect(set.lanIPv4 == nil && set.lanIPv6 == nil)
+        #expect(set.text.contains("iifname { \"lan0\" } meta nfproto ipv4 udp dport 53 counter name dns_refused"))
+    }
+
+    @Test func doh_addresses_are_split_by_family_deduplicated_and_joined_with_the_extra_ones() {
+        var settings = Self.settings()
+        settings.extraDoHAddresses = ["192.0.2.10", "2001:db8::/64", "8.8.8.8"]
+        let set = FirewallRuleset(settings: settings, listeners: Self.loopback, dohAddresses: ["8.8.8.8", "2001:4860:4860::8888", "not-an-address"])
+        #expect(set.dohIPv4 == ["8.8.8.8", "192.0.2.10"])
+        #expect(set.dohIPv6 == ["2001:4860:4860::8888", "2001:db8::/64"])
+        #expect(set.text.contains("elements = { 8.8.8.8, 192.0.2.10 }"))
+    }
+
+    @Test func dot_and_doh_are_refused_for_tcp_and_udp_of_both_families() {
+        let text = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: []).text
+        for rule in [
+            "tcp dport 853 counter name dot_refused reject with tcp reset",
+            "udp dport 853 counter name dot_refused reject with icmpx type port-unreachable",
+            "ip daddr @doh_ipv4 udp dport 443 counter name doh_refused reject with icmpx type port-unreachable",
+            "ip6 daddr @doh_ipv6 tcp dport 443 counter name doh_refused reject with tcp reset",
+        ] { #expect(text.contains(rule), "\(rule)") }
+    }
+
+    @Test func the_shipped_resolver_addresses_are_all_valid_set_elements() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let items = FirewallController.readList(folder + "/blocklists/doh/resolver-addresses.txt")
+        #expect(items.count > 50)
+        for item in items { #expect(FirewallValues.addressFamily(item) != nil, "\(item)") }
+        #expect(items.contains("8.8.8.8") && items.contains("2606:4700:4700::1111"))
+    }
+
+    /// `nft -c -f` in a private network namespace: the kernel's own parser accepts every variant.
+    @Test(arguments: [
+        (FirewallSettings.Mode.workstation, [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "::1", port: 53)]),
+        (.router, [HostPortText(host: "0.0.0.0", port: 53), HostPortText(host: "::1", port: 53)]),
+        // dnat to single addresses of both families, and no loopback listener at all.
+        (.router, [HostPortText(host: "192.168.1.1", port: 53), HostPortText(host: "fd00::1", port: 5353)]),
+    ])
+    func nft_accepts_the_generated_text(_ mode: FirewallSettings.Mode, _ listeners: [HostPortText]) throws {
+        let set = FirewallRuleset(
+            settings: Self.settings(mode, lan: ["lan0"]), listeners: listeners,
+            dohAddresses: ["8.8.8.8", "45.90.28.0/24", "45.90.28.7", "2606:4700:4700::1111", "2a07:a8c0::/33"])
+        let file = NSTemporaryDirectory() + "scrolloff-ruleset-\(UUID().uuidString).nft"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try set.text.write(toFile: file, atomically: true, encoding: .utf8)
+        let (status, output) = try Self.run(["/usr/bin/unshare", "-n", "/usr/sbin/nft", "-c", "-f", file])
+        #expect(status == 0, "\(output)\n\(set.text)")
+    }
+
+    static func run(_ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Bypass attempts as events (SPEC §9b): worded for people, and at most once an hour each.
+@Suite struct BypassEventTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func each_port_has_its_sentence_and_a_local_program_is_not_called_a_device() {
+        let dns = BypassAttempt(client: "192.168.1.20", server: "8.8.8.8", port: 53)
+        #expect(dns.message(local: false) == "A device (192.168.1.20) asked 8.8.8.8 for DNS directly; Scroll Off answered instead.")
+        #expect(dns.message(local: true) == "A program on this machine asked 8.8.8.8 for DNS directly; Scroll Off answered instead.")
+        #expect(BypassAttempt(client: "a", server: "1.1.1.1", port: 853).message(local: false).contains("DNS over TLS to 1.1.1.1"))
+        #expect(BypassAttempt(client: "a", server: "1.1.1.1", port: 443).message(local: false).contains("DNS over HTTPS to 1.1.1.1"))
+    }
+
+    @Test func the_same_attempt_is_an_event_once_an_hour() {
+        var limiter = BypassEventLimiter()
+        let attempt = BypassAttempt(client: "192.168.1.20", server: "8.8.8.8", port: 53)
+        #expect(limiter.admit([attempt, attempt], now: now) == [attempt])
+        #expect(limiter.admit([attempt], now: now.addingTimeInterval(3599)).isEmpty)
+        #expect(limiter.admit([attempt], now: now.addingTimeInterval(3601)) == [attempt])
+    }
+
+    @Test func a_flood_of_distinct_attempts_gives_at_most_20_events_a_read() {
+        var limiter = BypassEventLimiter()
+        let flood = (0..<500).map { BypassAttempt(client: "10.0.\($0 / 256).\($0 % 256)", server: "8.8.8.8", port: 53) }
+        #expect(limiter.admit(flood, now: now).count == BypassEventLimiter.perRead)
+        // The rest are not lost for good: the next read may admit them.
+        #expect(limiter.admit(flood, now: now.addingTimeInterval(2)).count == BypassEventLimiter.perRead)
+    }
+}
