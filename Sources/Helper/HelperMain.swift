@@ -159,10 +159,13 @@ public enum HelperMain {
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
         var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: configuration.tcp)
         serverConfiguration.counters = counters
+        // The firewall's redirect needs the listeners' ports, which `--listen …:0` only knows once bound.
+        let listenersBound = ChangeSignal()
         let server = DNSServer(
             configuration: serverConfiguration, chain: chain, group: group, logger: logger, announce: announce,
             ready: { addresses in
                 readiness.bound(.dns, status: "answering DNS on \(addresses.map(\.description).joined(separator: ", "))")
+                listenersBound.notify()
             }, bound: bound)
         let reload = ReloadService(
             logger: logger, reloader: reloader, notifier: notifier,
@@ -173,7 +176,7 @@ public enum HelperMain {
             helperServices += [server, MemoryTrimService()]
             // After the server: at shutdown (reverse order) the table goes before the listeners do.
             helperServices.append(FirewallService(
-                controller: firewall, listeners: bound, listenerCount: configuration.listen.count,
+                controller: firewall, listenersBound: listenersBound,
                 refreshPeriod: { await reloader.configuration.listRefreshPeriod },
                 record: { attempts, local in await engine.recordBypassAttempts(attempts, localAddresses: local) }, logger: logger))
         }

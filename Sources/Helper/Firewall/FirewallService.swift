@@ -12,9 +12,8 @@ import Sinkhole
 /// before the listeners close: no moment where DNS is sent to a sinkhole that no longer answers.
 struct FirewallService: Service {
     let controller: FirewallController
-    let listeners: BoundListeners
-    /// How many UDP listeners the server binds (`dns.listen`).
-    let listenerCount: Int
+    /// Notified by the DNS server once every listener is bound (the LAN's target may be bound last).
+    let listenersBound: ChangeSignal
     /// The list refresh period in force (a reload may change it).
     let refreshPeriod: @Sendable () async -> Span
     /// Makes events of caught attempts (the engine's `recordBypassAttempts`).
@@ -24,10 +23,15 @@ struct FirewallService: Service {
     static let attemptsInterval = Duration.seconds(2)
 
     func run() async throws {
-        // Every configured listener, not the first: the LAN's target may be the last one bound.
-        while listeners.current.filter({ $0.transport == .udp }).count < listenerCount {
-            try await Task.sleep(for: .milliseconds(20))
+        // The wait is a signal, not a polling sleep, and sits inside the graceful-shutdown scope: a
+        // SIGTERM before the listeners are up (or a `Task.sleep` whose deadline a faked or set clock
+        // moved hours away) must not keep the helper from stopping.
+        let listenersBound = self.listenersBound
+        let bound: Bool = await cancelWhenGracefulShutdown {
+            await listenersBound.wait()
+            return !Task.isCancelled
         }
+        guard bound else { return }
         // A table that cannot be applied at start is fatal (ARCHITECTURE principle 5): a helper
         // that says it closes the bypasses and does not would be worse than one that does not start.
         do { try await controller.synchronize() } catch {
