@@ -24,8 +24,39 @@ public struct ControlClient: Sendable {
         public var status: Int { head.status }
     }
 
+    /// Calls an endpoint of the route table with a body and decodes its JSON answer; an error
+    /// body becomes `.refused`. `parameter` fills the template's `{…}` segment.
+    public func call<Body: Encodable, Answer: Decodable>(
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil, query: [(String, String?)] = [],
+        timeoutSeconds: Double? = nil
+    ) throws(ControlClientError) -> Answer {
+        let response = try send(
+            method: endpoint.method.rawValue, path: endpoint.target(parameter, query: query),
+            body: [UInt8](ControlJSON.encode(body)), timeoutSeconds: timeoutSeconds)
+        return try decodeAnswer(Answer.self, response)
+    }
+
+    /// Calls an endpoint that takes no body.
+    public func call<Answer: Decodable>(
+        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(String, String?)] = [],
+        timeoutSeconds: Double? = nil
+    ) throws(ControlClientError) -> Answer {
+        let response = try send(method: endpoint.method.rawValue, path: endpoint.target(parameter, query: query), body: nil, timeoutSeconds: timeoutSeconds)
+        return try decodeAnswer(Answer.self, response)
+    }
+
+    /// Fetches a text answer (`GET /v1/export`).
+    public func call(
+        _ endpoint: ControlEndpoint<NoBody, CSVText>, timeoutSeconds: Double? = nil
+    ) throws(ControlClientError) -> CSVText {
+        let response = try send(
+            method: endpoint.method.rawValue, path: endpoint.target(), accept: "text/csv", timeoutSeconds: timeoutSeconds)
+        guard (200...299).contains(response.status) else { throw refusal(status: response.status, body: response.body) }
+        return CSVText(text: String(decoding: response.body, as: UTF8.self))
+    }
+
     /// Sends one request and reads the whole answer.
-    public func send(
+    func send(
         method: String, path: String, body: [UInt8]? = nil, accept: String = ControlMediaType.json,
         timeoutSeconds: Double? = nil
     ) throws(ControlClientError) -> Response {
@@ -36,24 +67,8 @@ public struct ControlClient: Sendable {
         return Response(head: head, body: collected)
     }
 
-    /// Calls an endpoint and decodes its JSON answer; an error body becomes `.refused`.
-    public func call<Answer: Decodable>(
-        _ type: Answer.Type, method: String, path: String, body: some Encodable, timeoutSeconds: Double? = nil
-    ) throws(ControlClientError) -> Answer {
-        let response = try send(method: method, path: path, body: [UInt8](ControlJSON.encode(body)), timeoutSeconds: timeoutSeconds)
-        return try decodeAnswer(type, response)
-    }
-
-    /// Calls an endpoint without a request body.
-    public func call<Answer: Decodable>(
-        _ type: Answer.Type, method: String, path: String, timeoutSeconds: Double? = nil
-    ) throws(ControlClientError) -> Answer {
-        let response = try send(method: method, path: path, body: nil, timeoutSeconds: timeoutSeconds)
-        return try decodeAnswer(type, response)
-    }
-
     /// Decodes a success body, or throws the helper's error body.
-    public func decodeAnswer<Answer: Decodable>(_ type: Answer.Type, _ response: Response) throws(ControlClientError) -> Answer {
+    func decodeAnswer<Answer: Decodable>(_ type: Answer.Type, _ response: Response) throws(ControlClientError) -> Answer {
         guard (200...299).contains(response.status) else { throw refusal(status: response.status, body: response.body) }
         do {
             return try ControlJSON.decoder().decode(type, from: Data(response.body))
@@ -65,7 +80,16 @@ public struct ControlClient: Sendable {
     /// Sends a request asking for `application/x-ndjson` and hands each complete line to
     /// `onLine` as it arrives, so a long refresh can show progress. An error answer (any non-2xx)
     /// is thrown as `.refused` instead.
-    public func streamLines(
+    public func streamLines<Body: Encodable, Answer>(
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, timeoutSeconds: Double? = nil,
+        onLine: ([UInt8]) -> Void
+    ) throws(ControlClientError) {
+        try streamLines(
+            method: endpoint.method.rawValue, path: endpoint.target(), body: [UInt8](ControlJSON.encode(body)),
+            timeoutSeconds: timeoutSeconds, onLine: onLine)
+    }
+
+    func streamLines(
         method: String, path: String, body: [UInt8]?, timeoutSeconds: Double? = nil,
         onLine: ([UInt8]) -> Void
     ) throws(ControlClientError) {
@@ -146,8 +170,7 @@ public struct ControlClient: Sendable {
     func requestBytes(method: String, path: String, body: [UInt8]?, accept: String) -> [UInt8] {
         var target = path
         if let profile {
-            let escaped = profile.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))) ?? profile
-            target += (path.contains("?") ? "&" : "?") + "profile=" + escaped
+            target += (path.contains("?") ? "&" : "?") + ControlQuery.profile + "=" + ControlEndpointEncoding.queryValue(profile)
         }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: scrolloff\r\nAccept: \(accept)\r\nConnection: close\r\n"
         head += "User-Agent: scrolloff-cli\r\n"

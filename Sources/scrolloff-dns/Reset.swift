@@ -83,12 +83,15 @@ struct Reset: ParsableCommand {
     static func helperAnswers(socket: String) -> Bool {
         let client = ControlClient(socketPath: socket, timeoutSeconds: 2)
         do {
-            _ = try client.send(method: "GET", path: "/v1/health")
+            _ = try client.call(ControlEndpoints.health)
             return true
         } catch {
-            // A socket we may not open still belongs to someone: treat it as running.
-            if case .permissionDenied = error { return true }
-            return false
+            switch error {
+            // A socket we may not open still belongs to someone: treat it as running. Any HTTP
+            // answer at all is a helper too.
+            case .permissionDenied, .refused: return true
+            default: return false
+            }
         }
     }
 }
