@@ -1,9 +1,12 @@
 import Foundation
+import NIOHTTP1
 
-/// A small blocking HTTP/1.1 client for the helper's control socket (one request per connection).
+/// A small blocking HTTP/1.1 client for the helper's control socket (one request per connection),
+/// calling the endpoints of the route table (`ControlEndpoints`).
 ///
 /// The CLI makes one call and exits, so blocking I/O with timeouts is the simplest correct shape:
-/// no event loop to start, nothing to tear down.
+/// no event loop to start, nothing to tear down. The HTTP itself (encoding the request, parsing
+/// the answer) is SwiftNIO's (`HTTPCodec`).
 public struct ControlClient: Sendable {
     public var socketPath: String
     /// Longest wait for any single read or write.
@@ -19,9 +22,8 @@ public struct ControlClient: Sendable {
 
     /// A complete answer.
     public struct Response: Sendable {
-        public var head: HTTPResponseHead
+        public var status: Int
         public var body: [UInt8]
-        public var status: Int { head.status }
     }
 
     /// Calls an endpoint of the route table with a body and decodes its JSON answer; an error
@@ -64,7 +66,7 @@ public struct ControlClient: Sendable {
         let head = try exchange(method: method, path: path, body: body, accept: accept, timeoutSeconds: timeoutSeconds) { chunk in
             collected.append(contentsOf: chunk)
         }
-        return Response(head: head, body: collected)
+        return Response(status: head, body: collected)
     }
 
     /// Decodes a success body, or throws the helper's error body.
@@ -96,9 +98,9 @@ public struct ControlClient: Sendable {
         var pending: [UInt8] = []
         var errorBody: [UInt8] = []
         var streaming = false
-        let head = try exchange(
+        let status = try exchange(
             method: method, path: path, body: body, accept: ControlMediaType.ndjson, timeoutSeconds: timeoutSeconds,
-            onHead: { head in streaming = (200...299).contains(head.status) }
+            onHead: { status in streaming = (200...299).contains(status) }
         ) { chunk in
             guard streaming else {
                 errorBody.append(contentsOf: chunk)
@@ -111,7 +113,7 @@ public struct ControlClient: Sendable {
                 if !line.isEmpty { onLine(line) }
             }
         }
-        guard (200...299).contains(head.status) else { throw refusal(status: head.status, body: errorBody) }
+        guard (200...299).contains(status) else { throw refusal(status: status, body: errorBody) }
         if !pending.isEmpty { onLine(pending) }
     }
 
@@ -123,61 +125,73 @@ public struct ControlClient: Sendable {
         return .badAnswer(path: socketPath, detail: "HTTP \(status) without an error body: \(text)")
     }
 
+    /// The longest answer the CLI reads; the largest (an export) is far below it.
+    static let maxAnswerBytes = 64 * 1024 * 1024
+
+    /// Sends the request and hands the answer's body to `onBody` as it arrives; returns the status.
     private func exchange(
         method: String, path: String, body: [UInt8]?, accept: String, timeoutSeconds: Double?,
-        onHead: (HTTPResponseHead) -> Void = { _ in }, onBody: ([UInt8]) -> Void
-    ) throws(ControlClientError) -> HTTPResponseHead {
+        onHead: (Int) -> Void = { _ in }, onBody: ([UInt8]) -> Void
+    ) throws(ControlClientError) -> Int {
         let timeout = timeoutSeconds ?? self.timeoutSeconds
         let connection = try UnixSocketConnection(path: socketPath, timeoutSeconds: timeout)
-        try connection.writeAll(requestBytes(method: method, path: path, body: body, accept: accept), timeoutSeconds: timeout)
-        var reader = HTTPResponseReader(expectsNoBody: method == "HEAD")
-        var head: HTTPResponseHead?
+        var status: Int?
+        var received = 0
         do {
+            let codec = try HTTPCodec()
+            try connection.writeAll(try requestBytes(method: method, path: path, body: body, accept: accept, codec: codec), timeoutSeconds: timeout)
+            var anyBytes = false
             while true {
-                while let event = try reader.next() {
-                    switch event {
-                    case .head(let received):
-                        // Interim 1xx answers precede the real one (RFC 9110 §15.2); skip them.
-                        if received.status < 200 { reader = HTTPResponseReader(expectsNoBody: method == "HEAD"); continue }
-                        head = received
-                        onHead(received)
+                let bytes = try connection.readSome(timeoutSeconds: timeout)
+                let parts: [HTTPCodec.Part]
+                if bytes.isEmpty {
+                    // Not a byte of an answer: closed at once, not a garbled answer of another version.
+                    if !anyBytes { throw ControlClientError.badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer) }
+                    parts = try codec.finish()
+                } else {
+                    anyBytes = true
+                    parts = try codec.feed(bytes)
+                }
+                for part in parts {
+                    switch part {
+                    case .head(let code):
+                        status = code
+                        onHead(code)
                     case .body(let chunk):
+                        received += chunk.count
+                        if received > Self.maxAnswerBytes {
+                            throw ControlClientError.badAnswer(path: socketPath, detail: "the helper's answer is too large (body over \(Self.maxAnswerBytes) bytes)")
+                        }
                         onBody(chunk)
                     case .end:
-                        if let head { return head }
+                        if let status { return status }
                     }
                 }
-                let bytes = try connection.readSome(timeoutSeconds: timeout)
                 if bytes.isEmpty {
-                    while let event = try reader.finish() {
-                        if case .end = event, let head { return head }
-                    }
-                    throw ControlClientError.badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer)
+                    throw ControlClientError.badAnswer(path: socketPath, detail: "the helper closed the connection mid-answer")
                 }
-                reader.feed(bytes)
             }
-        } catch let failure as HTTPResponseReader.Failure {
-            // Not a byte of an answer: closed at once, not a garbled answer of another version.
-            if failure == .truncated("no answer at all") { throw .badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer) }
-            throw .badAnswer(path: socketPath, detail: failure.description)
         } catch let error as ControlClientError {
             throw error
+        } catch let error as HTTPParserError {
+            if status == nil, case .invalidEOFState = error {
+                throw .badAnswer(path: socketPath, detail: "the helper closed the connection mid-answer (inside the header section)")
+            }
+            let state = status == nil ? "" : " mid-answer"
+            throw .badAnswer(path: socketPath, detail: "the helper's answer is not valid HTTP\(state) (\(error))")
         } catch {
             throw .badAnswer(path: socketPath, detail: "\(error)")
         }
     }
 
-    func requestBytes(method: String, path: String, body: [UInt8]?, accept: String) -> [UInt8] {
+    /// The request on the wire: `Connection: close`, since the CLI makes one call per connection.
+    func requestBytes(method: String, path: String, body: [UInt8]?, accept: String, codec: HTTPCodec? = nil) throws -> [UInt8] {
         var target = path
         if let profile {
             target += (path.contains("?") ? "&" : "?") + ControlQuery.profile + "=" + ControlEndpointEncoding.queryValue(profile)
         }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: scrolloff\r\nAccept: \(accept)\r\nConnection: close\r\n"
-        head += "User-Agent: scrolloff-cli\r\n"
-        if let body {
-            head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
-        }
-        head += "\r\n"
-        return Array(head.utf8) + (body ?? [])
+        var headers = [("Host", "scrolloff"), ("Accept", accept), ("Connection", "close"), ("User-Agent", "scrolloff-cli")]
+        if let body { headers += [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] }
+        return try (codec ?? HTTPCodec()).encode(method: method, target: target, headers: headers, body: body)
     }
 }
