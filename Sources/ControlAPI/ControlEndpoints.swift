@@ -51,6 +51,14 @@ public enum ControlEndpoints {
     public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events")
     /// Answers `text/csv`, not JSON.
     public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
+
+    /// Every endpoint above as method and template, for the test that the helper serves each one
+    /// (`RouteTableTests`); add a new endpoint here too.
+    public static let all: [(method: ControlMethod, template: String)] = ([
+        health, lists, addList, updateLists, removeList, doctor, status, services, block, unblock, addSchedule, schedules,
+        removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
+        plans, archivePlan, addAlternative, alternatives, stats, events, export,
+    ] as [any AnyControlEndpoint]).map { ($0.method, $0.template) }
 }
 
 /// Query parameter names, shared the same way as the paths.
@@ -70,9 +78,15 @@ public enum ControlMethod: String, Sendable, Hashable {
     case delete = "DELETE"
 }
 
+/// What every endpoint has, whatever its body and answer types.
+public protocol AnyControlEndpoint: Sendable {
+    var method: ControlMethod { get }
+    var template: String { get }
+}
+
 /// One endpoint: its method and path template, the body it takes and the answer it gives.
 /// A template segment `{name}` is a parameter; an endpoint has at most one.
-public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: Sendable, CustomStringConvertible {
+public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpoint, CustomStringConvertible {
     public let method: ControlMethod
     /// `/v1/lists/{name}`.
     public let template: String
