@@ -7,7 +7,6 @@ import Logging
 import NIOCore
 import Hummingbird
 import HummingbirdCore
-import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 import Sinkhole
@@ -123,7 +122,7 @@ public struct ControlServer: Service {
         let running = Task {
             do {
                 try await server.run()
-                started.signal(.failure(ControlSocketError.alreadyRunning(path: socketFile.path)))
+                started.signal(.failure(CancellationError()))
             } catch {
                 started.signal(.failure(error))
                 throw error

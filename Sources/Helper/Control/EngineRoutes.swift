@@ -2,7 +2,8 @@ import ControlAPI
 import Foundation
 import ScrollOffCore
 
-/// The `/v1` verb endpoints over `HelperEngine` (SPEC §13), one per CLI verb. Every one acts on
+/// The `/v1` verb endpoints over `HelperEngine` (SPEC §13), one per CLI verb, registered under the
+/// route table `ControlEndpoints` (the paths below are for reading; the table is the one source). Every one acts on
 /// `?profile=` (default `default`), which the router has already checked the caller may use
 /// (SPEC §11). Bodies are strict JSON (`ControlRequestBody`); answers are the wire types of
 /// `ControlAPI`.
