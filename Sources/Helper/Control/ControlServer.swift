@@ -115,11 +115,14 @@ public struct ControlServer: Service {
                 // waits a second before accepting again.
                 try? await listener.pipeline.addHandler(
                     AcceptFailureLogger(log: limitLog, listener: "control \(socketFile.path)"), position: .first)
-                started.signal(.success(()))
+                started.signal(.success(()), listener: listener)
                 await started.waitForServe()
             },
             eventLoopGroup: eventLoopGroup, logger: logger.with(level: .warning))
-        let running = Task {
+        // Detached, so Hummingbird's own graceful-shutdown handler is not armed by the helper's
+        // service group: shutdown cancels `serve()` instead (see `run`), and a second, graceful
+        // stop of the same server would only log "Already closed".
+        let running = Task.detached {
             do {
                 try await server.run()
                 started.signal(.failure(CancellationError()))
@@ -160,14 +163,22 @@ public struct BoundControlServer: Sendable {
     public var socketPath: String { socketFile.path }
 
     /// Accepts connections until `close()` or the task is cancelled, then removes the socket file
-    /// (only if it is still ours). Cancelling closes every connection at once.
+    /// (only if it is still ours). Cancelling closes every connection at once: the listener first,
+    /// so Hummingbird's accept loop ends as a closed socket rather than as an error, then the
+    /// connections (their request loops are cancelled and close their input).
     public func serve() async throws {
         defer { socketFile.remove(inode: inode) }
         started.serve()
+        let running = running
+        let listener = started.listener
         try await withTaskCancellationHandler {
             try await running.value
         } onCancel: {
-            running.cancel()
+            if let listener {
+                listener.close().whenComplete { _ in running.cancel() }
+            } else {
+                running.cancel()
+            }
         }
     }
 
@@ -183,6 +194,7 @@ public struct BoundControlServer: Sendable {
 final class StartSignal: Sendable {
     private struct State {
         var bound: Result<Void, any Error>?
+        var listener: (any Channel)?
         var bindWaiters: [CheckedContinuation<Void, any Error>] = []
         var serving = false
         var serveWaiters: [CheckedContinuation<Void, Never>] = []
@@ -190,10 +202,14 @@ final class StartSignal: Sendable {
 
     private let state = Mutex(State())
 
-    func signal(_ outcome: Result<Void, any Error>) {
+    /// The listening channel, once bound.
+    var listener: (any Channel)? { state.withLock { $0.listener } }
+
+    func signal(_ outcome: Result<Void, any Error>, listener: (any Channel)? = nil) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             guard state.bound == nil else { return [] }
             state.bound = outcome
+            state.listener = listener
             defer { state.bindWaiters = [] }
             return state.bindWaiters
         }
