@@ -113,8 +113,10 @@ public struct ControlServer: Service {
             onServerRunning: { listener in
                 // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, after it,
                 // waits a second before accepting again.
-                try? await listener.pipeline.addHandler(
-                    AcceptFailureLogger(log: limitLog, listener: "control \(socketFile.path)"), position: .first)
+                let name = "control \(socketFile.path)"
+                try? await listener.eventLoop.submit {
+                    try listener.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: name), position: .first)
+                }.get()
                 started.signal(.success(()), listener: listener)
                 await started.waitForServe()
             },
