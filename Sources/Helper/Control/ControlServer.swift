@@ -113,11 +113,13 @@ public struct ControlServer: Service {
             onServerRunning: { listener in
                 // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, after it,
                 // waits a second before accepting again.
+                // Bound: the socket goes into place at once (a CLI started with the helper should
+                // find it as early as before), the logger follows on the listener's loop.
+                started.signal(.success(()), listener: listener)
                 let name = "control \(socketFile.path)"
                 try? await listener.eventLoop.submit {
                     try listener.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: name), position: .first)
                 }.get()
-                started.signal(.success(()), listener: listener)
                 await started.waitForServe()
             },
             eventLoopGroup: eventLoopGroup, logger: logger.with(level: .warning))
