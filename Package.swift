@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // Pure rules: no networking, no SQLite, no wall clock. Everything is a function of (state, time).
@@ -92,6 +94,9 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -151,7 +156,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
-        .testTarget(name: "HelperTests", dependencies: ["Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HelperTests",
+            dependencies: [
+                "Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The configuration file: parsing tables, precedence, the shipped sample, and check-config
         // through the real binary (the dependency builds it).
         .testTarget(

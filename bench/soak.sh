@@ -8,7 +8,8 @@
 # Usage: bench/soak.sh [COUNT] [SERVERS]     e.g. bench/soak.sh 10000000 "scrolloff unbound dnsmasq"
 # Env:   STEP (RSS every STEP queries, default COUNT/10), SOAK_TTL (upstream TTL, default 0; with a TTL
 #        the cache fills to its bound first), QPS_LIMIT (dnsperf -Q, default none), SCROLLOFF_ARGS
-#        (more `scrolloff-dns start` options, e.g. "--config FILE", to measure one part switched off).
+#        (more `scrolloff-dns start` options, e.g. "--config FILE", to measure one part switched off),
+#        SOAK_SCRATCH (a build folder other than .build).
 # Needs: dnsmasq, unbound, dnsperf, taskset, a release build with `make release`'s flags (built here).
 # Not part of `make test`; the short forwarded-query RSS check there is ForwarderHardeningEndToEndTests.
 set -euo pipefail
@@ -28,8 +29,11 @@ for tool in dnsmasq unbound dnsperf taskset; do
     command -v "$tool" >/dev/null || { echo "bench/soak.sh: $tool is missing; install it (Debian: apt-get install $tool)" >&2; exit 1; }
 done
 # The flags of `make release` (static Swift runtime), so the two never rebuild each other.
-swift build -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
-BIN="$(swift build -c release --show-bin-path)/scrolloff-dns"
+# SOAK_SCRATCH: another build folder (with a copy of .build's checkouts), so a debug build of the
+# tests can go on in .build meanwhile.
+SCRATCH=(${SOAK_SCRATCH:+--scratch-path "$SOAK_SCRATCH"})
+swift build "${SCRATCH[@]}" -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
+BIN="$(swift build "${SCRATCH[@]}" -c release --show-bin-path)/scrolloff-dns"
 WORK=$(mktemp -d /tmp/scrolloff-soak.XXXXXX)
 PIDS=()
 cleanup() {
@@ -68,7 +72,7 @@ start_server() { # kind; sets SERVER_PID and SERVER_PORT
     scrolloff)
         rm -rf "$WORK/state"
         taskset -c "$SERVER_CPU" "$BIN" start --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
-            --state-dir "$WORK/state" --control-socket "$WORK/control.sock" --threads 1 --log-level warning ${SCROLLOFF_ARGS:-} \
+            --state-dir "$WORK/state" --control-socket "$WORK/control.sock" --catalog "$PWD/blocklists" --threads 1 --log-level warning ${SCROLLOFF_ARGS:-} \
             >/dev/null 2>"$WORK/scrolloff.err" &
         ;;
     unbound)

@@ -52,12 +52,24 @@ public enum ControlEndpoints {
     /// Answers `text/csv`, not JSON.
     public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
 
+    // Household (issue 13). Listing and answering requests are open to the router's profile
+    // check: `?all=true` spans profiles and an answer acts on the request's own profile, so the
+    // helper checks each in the handler.
+    public static let adjust = ControlEndpoint<AdjustRequest, AdjustReport>(.post, "/v1/adjust")
+    public static let askTime = ControlEndpoint<TimeRequestBody, TimeRequestInfo>(.post, "/v1/requests")
+    /// Query: `all=true`.
+    public static let timeRequests = ControlEndpoint<NoBody, TimeRequestsResponse>(.get, "/v1/requests", open: true)
+    public static let approveRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/approve", open: true)
+    public static let declineRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/decline", open: true)
+    public static let removeProfile = ControlEndpoint<NoBody, DoneResponse>(.delete, "/v1/profiles/{name}")
+
     /// Every endpoint above as method and template, for the test that the helper serves each one
     /// (`RouteTableTests`); add a new endpoint here too.
     public static let all: [(method: ControlMethod, template: String)] = ([
         health, lists, addList, updateLists, removeList, doctor, status, services, block, unblock, addSchedule, schedules,
         removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
-        plans, archivePlan, addAlternative, alternatives, stats, events, export,
+        plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
+        approveRequest, declineRequest, removeProfile,
     ] as [any AnyControlEndpoint]).map { ($0.method, $0.template) }
 }
 
@@ -69,6 +81,7 @@ public enum ControlQuery {
     public static let archived = "archived"
     public static let period = "period"
     public static let since = "since"
+    public static let all = "all"
 }
 
 /// The methods the control API uses.
@@ -90,8 +103,9 @@ public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpo
     public let method: ControlMethod
     /// `/v1/lists/{name}`.
     public let template: String
-    /// Answers anyone who can reach the socket, without the profile check (health only: `doctor`
-    /// and monitoring need it, and it tells nothing private).
+    /// Skips the router's profile check: health answers anyone who can reach the socket (`doctor`
+    /// and monitoring need it, and it tells nothing private); the household request endpoints
+    /// check each profile they touch in their handler.
     public let open: Bool
 
     init(_ method: ControlMethod, _ template: String, open: Bool = false) {

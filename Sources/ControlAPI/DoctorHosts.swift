@@ -12,18 +12,65 @@ public struct DoctorHostsFacts: Codable, Sendable, Equatable {
     public var failingSince: Date?
     public var attempts: Int
     public var error: String?
+    /// Lines of the user's own, outside the section, that give a blocked name a real address.
+    public var userLines: [DoctorHostsLine]
+    /// Hand edits of the section put back since the helper started, and the latest one.
+    public var restoredEdits: Int
+    public var lastRestored: Date?
+    /// The default profile has a strict curfew (in force now, or one that will start).
+    public var strictCurfew: Bool
+    /// It is in force now: the section lists every name of every list.
+    public var strictCurfewInForce: Bool
 
-    public init(path: String, dnsToo: Bool, names: Int? = nil, failingSince: Date? = nil, attempts: Int = 0, error: String? = nil) {
+    public init(path: String, dnsToo: Bool, names: Int? = nil, failingSince: Date? = nil, attempts: Int = 0, error: String? = nil,
+                userLines: [DoctorHostsLine] = [], restoredEdits: Int = 0, lastRestored: Date? = nil,
+                strictCurfew: Bool = false, strictCurfewInForce: Bool = false) {
         self.path = path
         self.dnsToo = dnsToo
         self.names = names
         self.failingSince = failingSince
         self.attempts = attempts
         self.error = error
+        self.userLines = userLines
+        self.restoredEdits = restoredEdits
+        self.lastRestored = lastRestored
+        self.strictCurfew = strictCurfew
+        self.strictCurfewInForce = strictCurfewInForce
     }
 
     enum CodingKeys: String, CodingKey {
-        case path, dnsToo = "dns_too", names, failingSince = "failing_since", attempts, error
+        case path, dnsToo = "dns_too", names, failingSince = "failing_since", attempts, error, userLines = "user_lines"
+        case restoredEdits = "restored_edits", lastRestored = "last_restored", strictCurfew = "strict_curfew"
+        case strictCurfewInForce = "strict_curfew_in_force"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        path = try c.decode(String.self, forKey: .path)
+        dnsToo = try c.decode(Bool.self, forKey: .dnsToo)
+        names = try c.decodeIfPresent(Int.self, forKey: .names)
+        failingSince = try c.decodeIfPresent(Date.self, forKey: .failingSince)
+        attempts = try c.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        // An older helper sends none of these: nothing found, nothing to warn about.
+        userLines = try c.decodeIfPresent([DoctorHostsLine].self, forKey: .userLines) ?? []
+        restoredEdits = try c.decodeIfPresent(Int.self, forKey: .restoredEdits) ?? 0
+        lastRestored = try c.decodeIfPresent(Date.self, forKey: .lastRestored)
+        strictCurfew = try c.decodeIfPresent(Bool.self, forKey: .strictCurfew) ?? false
+        strictCurfewInForce = try c.decodeIfPresent(Bool.self, forKey: .strictCurfewInForce) ?? false
+    }
+}
+
+/// A line of the user's own in the hosts file that opens a blocked name.
+public struct DoctorHostsLine: Codable, Sendable, Equatable {
+    public var number: Int
+    public var text: String
+    public var names: [String]
+
+    public init(number: Int, text: String, names: [String]) {
+        self.number = number
+        self.text = text
+        self.names = names
     }
 }
 
@@ -48,8 +95,35 @@ extension DoctorVerdicts {
         guard let names = facts.names else {
             return .fail("hosts", "\(facts.path) not checked yet", fix: "Wait a second and run `scrolloff doctor` again.")
         }
-        return .pass("hosts", names == 0
+        if !facts.userLines.isEmpty {
+            let shown = facts.userLines.prefix(5).map { "line \($0.number) (`\($0.text)`)" }.joined(separator: ", ")
+            let more = facts.userLines.count > 5 ? " and \(facts.userLines.count - 5) more" : ""
+            let blocked = Array(Set(facts.userLines.flatMap(\.names))).sorted().prefix(3).joined(separator: ", ")
+            let lineWord = facts.userLines.count == 1 ? "line" : "lines"
+            return .fail("hosts", "\(facts.userLines.count) \(lineWord) of your own in \(facts.path) give a blocked name (\(blocked)) a real address: "
+                + "\(shown)\(more). glibc answers those as well as the block (`multi on` in /etc/host.conf) and apps connect to them",
+                fix: "Delete the \(lineWord) or put `#` in front while you want the block: Scroll Off never edits a line outside its section.")
+        }
+        var detail = names == 0
             ? "\(facts.path) is up to date: nothing blocked now, so no scrolloff section"
-            : "\(facts.path) is up to date: \(names) \(names == 1 ? "name" : "names") in the scrolloff section")
+            : "\(facts.path) is up to date: \(names) \(names == 1 ? "name" : "names") in the scrolloff section"
+        if facts.restoredEdits > 0, let last = facts.lastRestored {
+            detail += "; \(facts.restoredEdits) hand \(facts.restoredEdits == 1 ? "edit" : "edits") of the section put back since the helper started, "
+                + "latest at \(ControlJSON.wireText(last)) (`scrolloff events`)"
+        }
+        return .pass("hosts", detail)
+    }
+
+    /// SPEC §2, §10: a strict curfew blocks every name but the always-allowed ones in DNS; a hosts
+    /// file can only list names, so in `--mode hosts` everything no list names stays open. Said as a
+    /// warning (nothing is broken; it is a limit of the mode), nil when it does not apply.
+    public static func hostsStrictCurfew(_ facts: DoctorHostsFacts) -> DoctorCheck? {
+        guard facts.strictCurfew, !facts.dnsToo else { return nil }
+        let now = facts.strictCurfewInForce
+            ? "It is in force now: the section lists every name of every list (\(facts.names ?? 0) names)"
+            : "While it runs, the section lists every name of every list"
+        return .warn("strict_curfew", "a strict curfew blocks every name in DNS, but a hosts file has no wildcard. "
+            + "\(now); sites no list names stay open",
+            fix: "For the whole curfew run the sinkhole too: `scrolloff-dns start --mode both` and point this machine's resolver at it (README: Hosts mode).")
     }
 }

@@ -288,14 +288,15 @@ public struct DoctorReport: Codable, Sendable, Equatable {
 
     public init(checks: [DoctorCheck]) {
         self.checks = checks
-        ok = checks.allSatisfy { $0.status == .pass }
+        ok = checks.allSatisfy { $0.status != .fail }
     }
 }
 
 /// One line of `scrolloff doctor`.
 public struct DoctorCheck: Codable, Sendable, Equatable {
     public enum Status: String, Codable, Sendable {
-        case pass, fail
+        /// `warn`: nothing to fix, but a limit the person should know about (it does not fail `doctor`).
+        case pass, warn, fail
     }
 
     /// Stable machine name: `helper`, `listeners`, `resolver`, `blocked_probe`, `normal_probe`,
@@ -315,6 +316,9 @@ public struct DoctorCheck: Codable, Sendable, Equatable {
     }
 
     public static func pass(_ name: String, _ detail: String) -> DoctorCheck { DoctorCheck(name: name, status: .pass, detail: detail) }
+    public static func warn(_ name: String, _ detail: String, fix: String) -> DoctorCheck {
+        DoctorCheck(name: name, status: .warn, detail: detail, fix: fix)
+    }
     public static func fail(_ name: String, _ detail: String, fix: String) -> DoctorCheck {
         DoctorCheck(name: name, status: .fail, detail: detail, fix: fix)
     }

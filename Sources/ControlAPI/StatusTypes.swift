@@ -90,10 +90,15 @@ public struct StatusReport: Hashable, Sendable, Codable {
     public var focus: [FocusReport]
     /// The end of a strict curfew in force (every name but the allow list blocked).
     @WireOptionalTime public var strictCurfewUntil: Instant?
+    /// The profile's requests for time that are pending or were answered in the last 7 days
+    /// (issue 13), newest first, so a member sees the answer.
+    public var requests: [TimeRequestInfo]?
 
     public init(profile: String, now: Instant, entries: [EntryReport], peeksLeftToday: Int, tokensLeftMonth: Int,
-                balanceSeconds: Int64, grants: [GrantReport], strictCurfewUntil: Instant?, focus: [FocusReport] = []) {
+                balanceSeconds: Int64, grants: [GrantReport], strictCurfewUntil: Instant?, focus: [FocusReport] = [],
+                requests: [TimeRequestInfo]? = nil) {
         self.focus = focus
+        self.requests = requests
         self.profile = profile
         self.now = now
         self.entries = entries
@@ -105,7 +110,7 @@ public struct StatusReport: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case profile, now, entries, grants, focus
+        case profile, now, entries, grants, focus, requests
         case peeksLeftToday = "peeks_left_today"
         case tokensLeftMonth = "tokens_left_month"
         case balanceSeconds = "balance_seconds"

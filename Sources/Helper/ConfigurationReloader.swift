@@ -78,6 +78,7 @@ public actor ConfigurationReloader {
         do {
             let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)
             for held in report.heldBack { logger.warning("configuration: \(held)") }
+            if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
         let lists = await live.lists.setConfiguredSources(
             start.listSources, refreshPeriod: start.listRefreshPeriod, definedIn: start.paths.configFile)
@@ -126,6 +127,7 @@ public actor ConfigurationReloader {
         restartOnly("helper.control_socket", \.paths.controlSocket)
         restartOnly("helper.threads", \.eventLoops)
         restartOnly("metrics.listen", \.metricsListen)
+        restartOnly("web.listen", \.webListen)
         restartOnly("lists.catalog", \.catalogPath)
         restartOnly("helper.mode", \.enforcementMode)
         restartOnly("helper.hosts_file", \.hostsFile)
@@ -140,6 +142,7 @@ public actor ConfigurationReloader {
             let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles)
             report.heldBack = outcome.heldBack
             if !outcome.changed.isEmpty { report.applied.append("profiles") }
+            if let held = await live.engine.setUnknownDevices(next.unknownDevices) { report.heldBack.append(held) }
         } catch {
             return refuse("the profiles could not be saved (\(error))", report: &report)
         }
@@ -154,7 +157,8 @@ public actor ConfigurationReloader {
             // The addresses validation resolved: nothing left here can fail after changes began.
             live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses))
             if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
-            if old.forwarder != next.forwarder { report.applied.append("dns.upstream_timeout") }
+            if old.forwarder.perUpstream != next.forwarder.perUpstream { report.applied.append("dns.upstream_timeout") }
+            if old.forwarder.unwantedReplyThreshold != next.forwarder.unwantedReplyThreshold { report.applied.append("dns.unwanted_reply_threshold") }
         }
         if old.blockingMode != next.blockingMode || old.blockedTTL != next.blockedTTL {
             live.blocking.replace(with: BlockingSettings(mode: next.blockingMode, blockedTTL: next.blockedTTL))
@@ -197,10 +201,10 @@ public actor ConfigurationReloader {
     static func forwarderConfiguration(_ configuration: HelperConfiguration, upstreams: [SocketAddress]) -> ForwarderConfiguration {
         ForwarderConfiguration(
             upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-            overallTimeout: configuration.forwarder.overall)
+            overallTimeout: configuration.forwarder.overall, unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold)
     }
 }
 
 extension HelperConfiguration.ForwarderTimeouts: Equatable {
-    public static func == (a: Self, b: Self) -> Bool { a.perUpstream == b.perUpstream && a.overall == b.overall }
+    public static func == (a: Self, b: Self) -> Bool { a.perUpstream == b.perUpstream && a.overall == b.overall && a.unwantedReplyThreshold == b.unwantedReplyThreshold }
 }

@@ -5,17 +5,19 @@ import Logging
 
 /// Makes sure the connection limits fit in the process's file descriptor limit (RLIMIT_NOFILE).
 ///
-/// Every TCP and control connection holds a descriptor, and so does every query being forwarded
-/// (a fresh socket each, RFC 5452 §9.2). If the limits allowed more connections than there are
-/// descriptors, a flood of connections would leave none to forward with, and every forwarded
-/// query would fail. The soft limit is raised towards the hard one when that is enough (as Go's
+/// Every TCP and control connection holds a descriptor, and so do list downloads, the database
+/// and TCP fallbacks to upstreams (the UDP forwarding sockets are a pool opened at start). If the
+/// limits allowed more connections than there are descriptors, a flood of connections would
+/// leave none for those, and the listeners would pause accepting. The soft limit is raised towards the hard one when that is enough (as Go's
 /// runtime does); otherwise the start-up log says which numbers to change.
 enum DescriptorBudget {
     /// Descriptors kept for the forwarder, the database, list downloads and the listeners.
     static let reserve = 1024
 
     static func needed(_ configuration: HelperConfiguration) -> Int {
-        configuration.tcp.maximumConnections + configuration.control.total + reserve
+        // The household page's connections, when it listens (`WebConnectionLimit`).
+        let web = configuration.webListen == nil ? 0 : WebConnectionLimit.defaultTotal
+        return configuration.tcp.maximumConnections + configuration.control.total + web + reserve
     }
 
     /// Raises the soft limit if it is below what the limits need; logs a warning if even the hard

@@ -31,8 +31,20 @@ public struct HelperConfiguration: Sendable {
     public var defaultProfile: ProfileSettings = HelperConfiguration.embeddedDefaultProfile
     /// Profiles with their client networks, zone, preset, knobs and owner uids (SPEC §9, §11).
     public var profiles: [ProfileSettings] = []
+    /// `[profile] unknown_devices`: the profile that devices no profile claims follow (SPEC §9).
+    public var unknownDevices: String = "default"
     /// Where the optional Prometheus endpoint listens; nil = off (the default).
     public var metricsListen: HostPort?
+    /// Where the household page listens (SPEC §9a, `[web] listen`, `--web-listen`); nil = off.
+    /// On loopback by default, so the machine's own people find it at a documented address and
+    /// nothing on the LAN sees it until the configuration says so.
+    public var webListen: HostPort? = HelperConfiguration.defaultWebListen
+    /// Whether the file or a flag named `webListen`: then a port in use stops the start. The
+    /// default address in use only turns the page off, with a warning: DNS must not wait for it.
+    public var webListenRequired = false
+    /// The household page's documented port.
+    public static let defaultWebPort = 5381
+    public static let defaultWebListen = HostPort(host: "127.0.0.1", port: defaultWebPort)
     public var logLevel: Logger.Level = .info
     /// How rules are enforced (`helper.mode`, `--mode`): the sinkhole, the hosts file or both.
     public var enforcementMode: EnforcementMode = .dns
@@ -51,9 +63,13 @@ public struct HelperConfiguration: Sendable {
     public struct ForwarderTimeouts: Sendable {
         public var perUpstream: TimeAmount
         public var overall: TimeAmount
-        public init(perUpstream: TimeAmount = .seconds(2), overall: TimeAmount = .seconds(4)) {
+        /// `dns.unwanted_reply_threshold`: datagrams on an upstream port that answer none of its
+        /// questions before the port is dropped and its questions asked over TCP; 0 = never.
+        public var unwantedReplyThreshold: Int
+        public init(perUpstream: TimeAmount = .seconds(2), overall: TimeAmount = .seconds(4), unwantedReplyThreshold: Int = 10) {
             self.perUpstream = perUpstream
             self.overall = overall
+            self.unwantedReplyThreshold = unwantedReplyThreshold
         }
     }
 

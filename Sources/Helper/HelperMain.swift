@@ -75,8 +75,10 @@ public enum HelperMain {
         let hostsStatus = mode.writesHosts ? HostsModeStatus(path: configuration.hostsFile, dnsToo: mode.servesDNS) : nil
         var doctorSources = DoctorSources(listeners: bound, blocking: blocking, upstreams: doctorUpstreams)
         doctorSources.hosts = hostsStatus
+        // One authorizer for the control socket and the household page's owners (SPEC §11).
+        let authorizer = GroupMembershipAuthorizer()
         let control = await HelperControl(
-            paths: configuration.paths, version: BuildInfo.version, engine: engine,
+            paths: configuration.paths, version: BuildInfo.version, engine: engine, authorizer: authorizer,
             doctor: doctorSources,
             controlLimits: configuration.control, logger: logger)
 
@@ -93,7 +95,8 @@ public enum HelperMain {
         // listener (if on), the first check of the hosts file (hosts mode).
         let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
         let hostsService = hostsStatus.map { status in
-            HostsModeService(path: configuration.hostsFile, status: status, logger: logger, firstAttempt: {
+            HostsModeService(path: configuration.hostsFile, status: status, logger: logger,
+                             recordEdit: { edit in await engine.recordHostsEdit(edit) }, firstAttempt: {
                 readiness.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
             })
         }
@@ -132,6 +135,7 @@ public enum HelperMain {
         reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        if mode.servesDNS { await forwarder.openSockets(on: group) }
         let announce: @Sendable (String) -> Void = { line in
             // Scripts and tests read the bound port from here (SPEC §13); write it at once.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -150,7 +154,7 @@ public enum HelperMain {
             readiness: readiness)
         var helperServices: [any Service] = [engine]
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
-        if mode.servesDNS { helperServices.append(server) }
+        if mode.servesDNS { helperServices += [server, MemoryTrimService()] }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
         if let listen = configuration.metricsListen, let counters {
@@ -158,6 +162,14 @@ public enum HelperMain {
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))
+        }
+        // The household page (SPEC §9a): the same engine and authorizer as the control socket.
+        if let listen = configuration.webListen {
+            let web = HouseholdWeb(
+                engine: engine, authorizer: authorizer,
+                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory), logger: logger)
+            helperServices.append(HouseholdWebService(
+                listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce))
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))

@@ -35,22 +35,40 @@ public struct HostsFileWriter: Sendable {
         try HostsLayout(parsing: readFile().bytes)
     }
 
-    /// Puts `section` (from `HostsSection.render`) in place of the managed section.
+    /// What one ``apply(_:)`` found and did.
+    public struct Applied: Sendable {
+        public var outcome: Outcome
+        /// The file as it was read, before any write.
+        public var previous: HostsLayout
+        /// The section now in the file (empty: none).
+        public var section: [UInt8]
+    }
+
+    /// Reads the file, asks `render` for the section in the file's own line break (CRLF stays
+    /// CRLF), and puts it at the top in place of the old one, unless the file already holds it there.
+    /// - Throws: `HostsFileError.damagedSection` without touching the file, or `.io`.
+    public func apply(_ render: (HostsLayout.LineBreak) -> [UInt8]) throws(HostsFileError) -> Applied {
+        let (bytes, info) = try readFile()
+        let layout = try HostsLayout(parsing: bytes)
+        let section = render(layout.lineBreak)
+        if layout.alreadyHolds(section) { return Applied(outcome: .unchanged, previous: layout, section: section) }
+        // Written as three pieces (section, then the user's bytes before and after the old one)
+        // rather than joined into a second 4.7 MB copy first.
+        let outcome = try write([section[...], layout.before, layout.after], over: bytes, info: info)
+        return Applied(outcome: outcome, previous: layout, section: section)
+    }
+
+    /// Puts `section` (from `HostsSection.render`) at the top in place of the managed section.
     /// - Throws: `HostsFileError.damagedSection` without touching the file, or `.io`.
     @discardableResult
     public func setSection(_ section: [UInt8]) throws(HostsFileError) -> Outcome {
-        let (bytes, info) = try readFile()
-        let layout = try HostsLayout(parsing: bytes)
-        return try write(layout.replacingSection(with: section), over: bytes, info: info)
+        try apply { _ in section }.outcome
     }
 
     /// Like `setSection`, but rendering the names in the file's own line break (CRLF stays CRLF).
     @discardableResult
     public func setSection(names: some Sequence<String>, excluding excluded: Set<String> = []) throws(HostsFileError) -> Outcome {
-        let (bytes, info) = try readFile()
-        let layout = try HostsLayout(parsing: bytes)
-        let section = HostsSection.render(names: names, excluding: excluded, lineBreak: layout.lineBreak)
-        return try write(layout.replacingSection(with: section), over: bytes, info: info)
+        try apply { HostsSection.render(names: names, excluding: excluded, lineBreak: $0) }.outcome
     }
 
     /// Takes the managed section out, leaving every other byte as it was.
@@ -88,43 +106,48 @@ public struct HostsFileWriter: Sendable {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // One buffer of the size fstat reports (a 4.7 MB section read in one call), grown only if
+        // the file grew in between; reading goes on to end of file either way.
+        var bytes = [UInt8](repeating: 0, count: max(Int(st.st_size), 0) + 4096)
+        var filled = 0
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 64 * 1024))) }
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw .io(operation: "read", path: path, errno: errno)
             }
             if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
+            filled += n
         }
+        bytes.removeSubrange(filled...)
         return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid))
     }
 
-    func write(_ new: [UInt8], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
-        if new == old { return .unchanged }
+    /// Writes the file as the concatenation of `pieces`. The caller has checked that it differs.
+    func write(_ pieces: [ArraySlice<UInt8>], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
         // The first change keeps the file as the user had it; later changes never replace that copy.
         if access(backupPath, F_OK) != 0 {
-            _ = try replace(backupPath, with: old, info: info)
+            _ = try replace(backupPath, with: [old[...]], info: info)
         }
-        if try replace(path, with: new, info: info) { return .written(inPlace: false) }
+        if try replace(path, with: pieces, info: info) { return .written(inPlace: false) }
         // A mount point cannot be renamed over: keep what is there, then write in place.
-        _ = try replace(inPlaceBackupPath, with: old, info: info)
-        try writeInPlace(new)
+        _ = try replace(inPlaceBackupPath, with: [old[...]], info: info)
+        try writeInPlace(pieces)
         return .written(inPlace: true)
     }
 
-    /// Writes `bytes` to a temporary file beside `target` and renames it over `target`.
+    /// Writes `pieces` to a temporary file beside `target` and renames it over `target`: two
+    /// fsyncs (the file, then its folder), the least that makes the rename survive a power cut.
     /// - Returns: false when the rename was refused because `target` is a mount point
     ///   (EBUSY, EXDEV); the temporary file is removed then.
-    func replace(_ target: String, with bytes: [UInt8], info: FileInfo) throws(HostsFileError) -> Bool {
+    func replace(_ target: String, with pieces: [ArraySlice<UInt8>], info: FileInfo) throws(HostsFileError) -> Bool {
         let folder = Self.folder(of: target)
         let base = target.split(separator: "/").last.map(String.init) ?? "hosts"
         var template = Array("\(folder)/.\(base).scrolloff-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw .io(operation: "create a temporary file in", path: folder, errno: errno) }
-        let temporary = String(cString: template)
+        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var renamed = false
         defer {
             close(fd)
@@ -135,7 +158,7 @@ public struct HostsFileWriter: Sendable {
         if fchown(fd, info.uid, info.gid) != 0, errno != EPERM {
             throw .io(operation: "set the owner of", path: temporary, errno: errno)
         }
-        try Self.writeAll(fd, bytes, path: temporary)
+        try Self.writeAll(fd, pieces, path: temporary)
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: temporary, errno: errno) }
         guard rename(temporary, target) == 0 else {
             let error = errno
@@ -148,24 +171,30 @@ public struct HostsFileWriter: Sendable {
     }
 
     /// Overwrites the file's bytes where it is, then cuts it to length: for a mount point only.
-    func writeInPlace(_ bytes: [UInt8]) throws(HostsFileError) {
+    func writeInPlace(_ pieces: [ArraySlice<UInt8>]) throws(HostsFileError) {
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(operation: "write", path: path, errno: errno) }
         defer { close(fd) }
-        try Self.writeAll(fd, bytes, path: path)
-        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
+        try Self.writeAll(fd, pieces, path: path)
+        let length = pieces.reduce(0) { $0 + $1.count }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: path, errno: errno) }
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(HostsFileError) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "write", path: path, errno: errno)
+    /// Writes the pieces one after another from offset 0.
+    static func writeAll(_ fd: Int32, _ pieces: [ArraySlice<UInt8>], path: String) throws(HostsFileError) {
+        var fileOffset = 0
+        for piece in pieces {
+            var offset = 0
+            while offset < piece.count {
+                let n = piece.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(fileOffset + offset)) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw .io(operation: "write", path: path, errno: errno)
+                }
+                offset += n
             }
-            offset += n
+            fileOffset += piece.count
         }
     }
 

@@ -62,10 +62,21 @@ public final class Forwarder: Sendable {
     let unwantedReplies = UnwantedReplyCounter()
     /// UDP exchanges abandoned as possibly spoofed and asked again over TCP.
     let spoofingRetries = UnwantedReplyCounter()
+    /// The sockets UDP questions go from, shared by the questions of each event loop.
+    let sockets = UpstreamSocketPool()
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
         current = Mutex(UpstreamSet(configuration))
         self.logger = logger
+    }
+
+    /// Opens the upstream UDP sockets of every loop of `group` now, before the listeners, so that
+    /// forwarding never waits for a free descriptor (a flood of connections may take them all).
+    public func openSockets(on group: any EventLoopGroup) async {
+        let families = Set(configuration.upstreams.map { $0.protocol == .inet6 })
+        for loop in group.makeIterator() {
+            for inet6 in families { await sockets.open(on: loop, inet6: inet6) }
+        }
     }
 
     /// The configuration new questions use.
@@ -135,24 +146,28 @@ public final class Forwarder: Sendable {
         return .failure(question, receivedAt: now)
     }
 
-    /// One upstream: UDP with EDNS; without EDNS after FORMERR or NOTIMP (RFC 6891 §7); over TCP
-    /// after TC (RFC 7766 §6.2.1), or when the UDP exchange looks spoofed. A fresh random ID for
+    /// One upstream: with EDNS, and once more without it when the upstream answers FORMERR or
+    /// NOTIMP without an OPT record, however that answer came, over UDP or over TCP after TC
+    /// (RFC 6891 §7: a responder that does not implement EDNS answers so). A fresh random ID for
     /// every message sent (RFC 5452 §9.2).
     private func exchange(
         _ dnsQuestion: DNSQuestion, question: OutgoingQuestion, upstream: SocketAddress, timeout: TimeAmount,
         deadline: NIODeadline, on loop: any EventLoop
     ) async throws -> DNSMessage {
-        var withEDNS = true
-        var (reply, overTCP) = try await ask(dnsQuestion, question: question, upstream: upstream, edns: true, timeout: timeout, deadline: deadline, on: loop)
-        if !overTCP, reply.rcode == .formatError || reply.rcode == .notImplemented, reply.edns == nil {
-            withEDNS = false
-            (reply, overTCP) = try await ask(dnsQuestion, question: question, upstream: upstream, edns: false, timeout: timeout, deadline: deadline, on: loop)
-        }
-        if reply.header.truncated, !overTCP {
-            let left = min(timeout, deadline - NIODeadline.now())
-            reply = try await send(dnsQuestion, question: question, upstream: upstream, edns: withEDNS, tcp: true, timeout: left, on: loop)
-        }
-        return reply
+        let reply = try await attempt(dnsQuestion, question: question, upstream: upstream, edns: true, timeout: timeout, deadline: deadline, on: loop)
+        guard reply.rcode == .formatError || reply.rcode == .notImplemented, reply.edns == nil else { return reply }
+        return try await attempt(dnsQuestion, question: question, upstream: upstream, edns: false, timeout: timeout, deadline: deadline, on: loop)
+    }
+
+    /// UDP, or TCP when the UDP exchange looks spoofed; over TCP after TC (RFC 7766 §6.2.1).
+    private func attempt(
+        _ dnsQuestion: DNSQuestion, question: OutgoingQuestion, upstream: SocketAddress, edns: Bool, timeout: TimeAmount,
+        deadline: NIODeadline, on loop: any EventLoop
+    ) async throws -> DNSMessage {
+        let (reply, overTCP) = try await ask(dnsQuestion, question: question, upstream: upstream, edns: edns, timeout: timeout, deadline: deadline, on: loop)
+        guard reply.header.truncated, !overTCP else { return reply }
+        let left = min(timeout, deadline - NIODeadline.now())
+        return try await send(dnsQuestion, question: question, upstream: upstream, edns: edns, tcp: true, timeout: left, on: loop)
     }
 
     /// Over UDP; over TCP instead when the UDP exchange looked spoofed: a reply in the wrong letter
@@ -197,7 +212,7 @@ public final class Forwarder: Sendable {
         let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion, exactName: tcp ? nil : sent.name.wireBytes)
         return tcp
             ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, on: loop)
-            : try await UpstreamExchange.udp(
+            : try await sockets.exchange(
                 bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
                 counter: unwantedReplies, on: loop)
     }

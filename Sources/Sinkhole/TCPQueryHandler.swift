@@ -38,12 +38,7 @@ public struct TCPLimits: Sendable, Equatable {
 }
 
 /// Open TCP connections across all event loops, in total and per client address.
-typealias ConnectionCounter = ConnectionSlots<ClientAddress>
-
-extension ConnectionSlots where Key == ClientAddress {
-    /// A bound of `limit` connections, each client allowed all of them (tests of the total alone).
-    convenience init(limit: Int) { self.init(limit: limit, perKeyLimit: limit) }
-}
+typealias ConnectionCounter = TCPConnectionRegistry
 
 /// Queries being answered per client address over all its TCP connections, across event loops.
 typealias ClientInFlight = ConnectionSlots<ClientAddress>
@@ -86,7 +81,8 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private var shard: QueryCounterShard?
     private var client = ClientAddress.unknown
     private var inFlight = 0
-    private var holdsSlot = false
+    /// This connection's slot; nil when it was refused one.
+    private var slot: TCPConnectionEntry?
     /// Frames decoded but not yet resolved, oldest first.
     private var waiting = CircularBuffer<ByteBuffer>()
     private var draining = false
@@ -113,9 +109,18 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         client = ClientAddress(context.remoteAddress)
-        if let refusal = counter.acquire(client) {
+        let channel = context.channel
+        let address = context.remoteAddress?.ipAddress ?? "?"
+        switch counter.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) }) {
+        case .admitted(let entry, let evicted):
+            slot = entry
+            if evicted != nil {
+                limitLog?.warning(
+                    "tcp-evict", "all \(counter.limit) DNS-over-TCP connections are open: closed the longest-idle one of the client holding the most (dns.tcp_connections)",
+                    metadata: ["client.ip": "\(address)"])
+            }
+        case .refused(let refusal):
             // Over a bound: refuse by closing at once, which clients treat as "try UDP or later".
-            let address = context.remoteAddress?.ipAddress ?? "?"
             switch refusal {
             case .total(let limit):
                 limitLog?.warning("tcp-total", "refusing DNS-over-TCP connections: all \(limit) are open (dns.tcp_connections)",
@@ -127,7 +132,6 @@ final class TCPQueryHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        holdsSlot = true
         queryContext = QueryContext(eventLoop: context.eventLoop)
         shard = counters?.shard(for: context.eventLoop)
         armIdleTimer(context: context)
@@ -135,8 +139,8 @@ final class TCPQueryHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if holdsSlot { counter.release(client) }
-        holdsSlot = false
+        if let slot { counter.release(slot) }
+        slot = nil
         idleTimer?.cancel()
         idleTimer = nil
         stallTimer?.cancel()
@@ -230,7 +234,9 @@ final class TCPQueryHandler: ChannelInboundHandler {
         query.transport = .tcp
         query.decision = .allowed
         query.route = .local
-        let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
+        let now = NIODeadline.now().uptimeNanoseconds
+        let started = shard == nil ? 0 : now
+        slot?.touch(now)
         armIdleTimer(context: context)
         let resolution = frame.withUnsafeReadableBytes { raw in
             query.packet = raw
@@ -271,6 +277,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     private func write(_ bytes: [UInt8], context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
+        slot?.touch(NIODeadline.now().uptimeNanoseconds)
         var buffer = context.channel.allocator.buffer(capacity: bytes.count + 2)
         buffer.writeDNSFrame(bytes)
         context.write(wrapOutboundOut(buffer), promise: nil)

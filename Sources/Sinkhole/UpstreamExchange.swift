@@ -83,50 +83,6 @@ struct ReplyMatcher: Sendable {
     }
 }
 
-/// Receives replies on a one-query UDP socket and completes the promise with the first match.
-///
-/// The socket exists for this one question, so every datagram that is not its reply is unwanted
-/// (unbound's `unwanted-reply-threshold`): past `unwantedThreshold` of them someone is very likely
-/// trying IDs against this port, and the exchange gives up the port and asks again over TCP,
-/// which an off-path spoofer cannot answer. A reply in the wrong letter case does the same at once.
-final class UpstreamUDPHandler: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-
-    let matcher: ReplyMatcher
-    let promise: EventLoopPromise<DNSMessage>
-    let unwantedThreshold: Int
-    let unwantedCounter: UnwantedReplyCounter?
-    private var unwanted = 0
-
-    init(matcher: ReplyMatcher, promise: EventLoopPromise<DNSMessage>, unwantedThreshold: Int = 0, counter: UnwantedReplyCounter? = nil) {
-        self.matcher = matcher
-        self.promise = promise
-        self.unwantedThreshold = unwantedThreshold
-        self.unwantedCounter = counter
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        switch matcher.check(envelope.data, from: envelope.remoteAddress) {
-        case .accepted(let message):
-            promise.succeed(message)
-        case .caseMismatch:
-            unwantedCounter?.add(1)
-            promise.fail(UpstreamError.caseMismatch(upstream: matcher.upstream))
-        case .unwanted:
-            unwanted += 1
-            unwantedCounter?.add(1)
-            if unwantedThreshold > 0, unwanted == unwantedThreshold {
-                promise.fail(UpstreamError.unwantedReplies(upstream: matcher.upstream, count: unwanted))
-            }
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // ICMP errors (port unreachable) surface here on some systems; the timeout decides.
-    }
-}
-
 /// Replies that were not the reply awaited, since start, for the metrics.
 final class UnwantedReplyCounter: Sendable {
     private let value = Atomic<UInt64>(0)
@@ -162,38 +118,8 @@ final class UpstreamTCPHandler: ChannelInboundHandler {
     }
 }
 
-/// One query to one upstream over UDP or TCP.
+/// One query to one upstream over TCP (UDP goes through `UpstreamSocketPool`).
 enum UpstreamExchange {
-    /// Sends `query` from a fresh socket (a new random source port, RFC 5452 §9.2) and waits at most
-    /// `timeout` for a matching reply.
-    static func udp(
-        _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, unwantedThreshold: Int = 0,
-        counter: UnwantedReplyCounter? = nil, on loop: any EventLoop
-    ) async throws -> DNSMessage {
-        let promise = loop.makePromise(of: DNSMessage.self)
-        let bindAddress = matcher.upstream.protocol == .inet6 ? "::" : "0.0.0.0"
-        let channel = try await DatagramBootstrap(group: loop)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(UpstreamUDPHandler(
-                        matcher: matcher, promise: promise, unwantedThreshold: unwantedThreshold, counter: counter))
-                }
-            }
-            .bind(host: bindAddress, port: 0)
-            .get()
-        let timer = loop.scheduleTask(in: timeout) {
-            promise.fail(UpstreamError.timedOut(upstream: matcher.upstream, transport: .udp))
-        }
-        defer {
-            timer.cancel()
-            channel.close(promise: nil)
-        }
-        var buffer = channel.allocator.buffer(capacity: query.count)
-        buffer.writeBytes(query)
-        channel.writeAndFlush(AddressedEnvelope(remoteAddress: matcher.upstream, data: buffer), promise: nil)
-        return try await promise.futureResult.get()
-    }
-
     /// Sends `query` over a new TCP connection (RFC 7766 §6.2.1: after a truncated UDP reply).
     static func tcp(
         _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, on loop: any EventLoop

@@ -10,17 +10,33 @@ public struct ProfileSettings: Hashable, Sendable, Codable {
     public var preset: Preset
     /// Knobs set on their own (SPEC §6).
     public var overrides: KnobOverrides
-    /// Uids allowed to act on this profile through the control socket (SPEC §11).
+    /// Uids that own this profile (SPEC §11, issue 13): they view, spend, edit its rules, grant
+    /// or take time and answer its members' requests.
     public var ownerUIDs: [UInt32]
+    /// Uids that are members (issue 13): they view, spend and ask for time, but do not edit.
+    public var memberUIDs: [UInt32]
 
     public init(name: String, clientCIDRs: [String] = [], timeZoneID: String, preset: Preset = .default,
-                overrides: KnobOverrides = KnobOverrides(), ownerUIDs: [UInt32] = []) {
+                overrides: KnobOverrides = KnobOverrides(), ownerUIDs: [UInt32] = [], memberUIDs: [UInt32] = []) {
         self.name = name
         self.clientCIDRs = clientCIDRs
         self.timeZoneID = timeZoneID
         self.preset = preset
         self.overrides = overrides
         self.ownerUIDs = ownerUIDs
+        self.memberUIDs = memberUIDs
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        clientCIDRs = try c.decode([String].self, forKey: .clientCIDRs)
+        timeZoneID = try c.decode(String.self, forKey: .timeZoneID)
+        preset = try c.decode(Preset.self, forKey: .preset)
+        overrides = try c.decode(KnobOverrides.self, forKey: .overrides)
+        ownerUIDs = try c.decode([UInt32].self, forKey: .ownerUIDs)
+        // Settings saved before members existed have none.
+        memberUIDs = try c.decodeIfPresent([UInt32].self, forKey: .memberUIDs) ?? []
     }
 }
 
@@ -106,6 +122,42 @@ public struct StoredState: Hashable, Sendable {
     public var profiles: [StoredProfile]
     public var plans: [Plan]
     public var alternatives: [Alternative]
+    /// Members' requests for time (issue 13), oldest first.
+    public var timeRequests: [TimeRequest] = []
+    /// Helper-wide settings in force, by key (`unknown_devices`).
+    public var settings: [String: String] = [:]
 
     public func profile(named name: String) -> StoredProfile? { profiles.first { $0.settings.name == name } }
+}
+
+/// A member's request for time (issue 13), answered by an owner: approved (an `adjust` ledger row
+/// with the request's note) or declined.
+public struct TimeRequest: Hashable, Sendable, Codable {
+    public enum Status: String, Hashable, Sendable, Codable, CaseIterable {
+        case pending, approved, declined
+    }
+
+    public var id: Int64
+    public var profile: String
+    public var seconds: Int64
+    public var note: String
+    public var created: Instant
+    public var status: Status
+    public var answeredAt: Instant?
+    /// Who answered, as the answer's caller was known (a user name, `uid 1000`, or a web sign-in).
+    public var answeredBy: String?
+    public var answerNote: String?
+
+    public init(id: Int64, profile: String, seconds: Int64, note: String, created: Instant, status: Status = .pending,
+                answeredAt: Instant? = nil, answeredBy: String? = nil, answerNote: String? = nil) {
+        self.id = id
+        self.profile = profile
+        self.seconds = seconds
+        self.note = note
+        self.created = created
+        self.status = status
+        self.answeredAt = answeredAt
+        self.answeredBy = answeredBy
+        self.answerNote = answerNote
+    }
 }

@@ -224,5 +224,29 @@ enum Schema {
         ("v2 drop list sources", """
         DROP TABLE IF EXISTS list_sources;
         """),
+        // Issue 13: a profile's members (view, spend, ask) apart from its owners (edit, grant),
+        // members' requests for time, answered by an owner, and settings the helper must keep
+        // across restarts to check the next change against (`unknown_devices`). A request outlives a restart; an
+        // approval writes an `adjust` ledger row in the same transaction as the answer.
+        ("v3 household members and time requests", """
+        ALTER TABLE profiles ADD COLUMN member_uids TEXT NOT NULL DEFAULT '[]';
+        CREATE TABLE time_requests (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            seconds INTEGER NOT NULL CHECK (seconds > 0),
+            note TEXT NOT NULL,
+            created INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'declined')),
+            answered_at INTEGER,
+            answered_by TEXT,
+            answer_note TEXT,
+            CHECK ((status = 'pending') = (answered_at IS NULL))
+        ) STRICT;
+        CREATE INDEX time_requests_profile ON time_requests(profile, status);
+        CREATE TABLE helper_settings (
+            key TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL
+        ) STRICT;
+        """),
     ]
 }

@@ -37,6 +37,13 @@ public struct StateChange: Sendable {
         /// Protected time (SPEC §7): a block was in force over `[from, to)`; added to the daily
         /// totals of the profile's local days.
         case addProtectedTime(profile: String, from: Instant, to: Instant)
+        /// A member asks for time (issue 13); its id is returned in `CommitReceipt.timeRequestIDs`.
+        case addTimeRequest(profile: String, seconds: Int64, note: String, created: Instant)
+        /// An owner's answer to a pending request; refused by the store when it is not pending.
+        case answerTimeRequest(id: Int64, status: TimeRequest.Status, at: Instant, by: String, note: String?)
+        /// A helper-wide setting in force (`unknown_devices`), kept so a restart checks the next
+        /// change against it.
+        case saveSetting(key: String, value: String)
     }
 
     /// How a grant closed.
@@ -86,4 +93,5 @@ public struct CommitReceipt: Hashable, Sendable {
     public var eventIDs: [Int64] = []
     public var planIDs: [Int64] = []
     public var alternativeIDs: [Int64] = []
+    public var timeRequestIDs: [Int64] = []
 }

@@ -36,11 +36,13 @@ struct ChangeWriter {
         switch op {
         case .saveProfile(let p):
             try db.execute(sql: """
-                INSERT INTO profiles (name, client_cidrs, time_zone, preset, knob_overrides, owner_uids) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO profiles (name, client_cidrs, time_zone, preset, knob_overrides, owner_uids, member_uids)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET client_cidrs = excluded.client_cidrs, time_zone = excluded.time_zone,
-                preset = excluded.preset, knob_overrides = excluded.knob_overrides, owner_uids = excluded.owner_uids
+                preset = excluded.preset, knob_overrides = excluded.knob_overrides, owner_uids = excluded.owner_uids,
+                member_uids = excluded.member_uids
                 """, arguments: [p.name, JSONCoding.string(p.clientCIDRs), p.timeZoneID, p.preset.rawValue,
-                                 JSONCoding.string(p.overrides), JSONCoding.string(p.ownerUIDs)])
+                                 JSONCoding.string(p.overrides), JSONCoding.string(p.ownerUIDs), JSONCoding.string(p.memberUIDs)])
             calendars[p.name] = nil
         case .removeProfile(let name):
             try db.execute(sql: "DELETE FROM profiles WHERE name = ?", arguments: [name])
@@ -108,6 +110,21 @@ struct ChangeWriter {
                            arguments: [profile, r.time.millisecondsSince1970, r.exerciseID, r.entry.rawValue, r.outcome.rawValue])
         case .addProtectedTime(let profile, let from, let to):
             try addProtectedTime(profile: profile, from: from, to: to)
+        case .addTimeRequest(let profile, let seconds, let note, let created):
+            try db.execute(sql: "INSERT INTO time_requests (profile, seconds, note, created, status) VALUES (?, ?, ?, ?, 'pending')",
+                           arguments: [profile, seconds, note, created.millisecondsSince1970])
+            receipt.timeRequestIDs.append(db.lastInsertedRowID)
+        case .answerTimeRequest(let id, let status, let at, let by, let note):
+            // Only a pending request can be answered, so two owners answering at once cannot both
+            // approve it (the second finds it answered and the whole commit rolls back).
+            try db.execute(sql: """
+                UPDATE time_requests SET status = ?, answered_at = ?, answered_by = ?, answer_note = ?
+                WHERE id = ? AND status = 'pending'
+                """, arguments: [status.rawValue, at.millisecondsSince1970, by, note, id])
+            try requireChange("time request \(id) is not pending")
+        case .saveSetting(let key, let value):
+            try db.execute(sql: "INSERT INTO helper_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, value])
         }
     }
 

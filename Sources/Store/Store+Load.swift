@@ -21,7 +21,17 @@ extension Store {
                 },
                 alternatives: try Row.fetchAll(db, sql: "SELECT * FROM alternatives ORDER BY id").map { r in
                     Alternative(id: r["id"], profile: r["profile"], text: r["text"], created: Instant(millisecondsSince1970: r["created"]))
-                })
+                },
+                timeRequests: try Row.fetchAll(db, sql: "SELECT * FROM time_requests ORDER BY id").map { r in
+                    guard let status = TimeRequest.Status(rawValue: r["status"]) else {
+                        throw StoreError.invalidRow(table: "time_requests", detail: "unknown status of request \(r["id"] as Int64)")
+                    }
+                    return TimeRequest(id: r["id"], profile: r["profile"], seconds: r["seconds"], note: r["note"],
+                                       created: Instant(millisecondsSince1970: r["created"]), status: status,
+                                       answeredAt: (r["answered_at"] as Int64?).map { Instant(millisecondsSince1970: $0) },
+                                       answeredBy: r["answered_by"], answerNote: r["answer_note"])
+                },
+                settings: Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM helper_settings").map { ($0["key"], $0["value"]) }) { $1 })
         }
     }
 }
@@ -48,7 +58,8 @@ struct Loader {
             clientCIDRs: try JSONCoding.decode([String].self, from: r["client_cidrs"], table: "profiles", column: "client_cidrs"),
             timeZoneID: r["time_zone"], preset: preset,
             overrides: try JSONCoding.decode(KnobOverrides.self, from: r["knob_overrides"], table: "profiles", column: "knob_overrides"),
-            ownerUIDs: try JSONCoding.decode([UInt32].self, from: r["owner_uids"], table: "profiles", column: "owner_uids"))
+            ownerUIDs: try JSONCoding.decode([UInt32].self, from: r["owner_uids"], table: "profiles", column: "owner_uids"),
+            memberUIDs: try JSONCoding.decode([UInt32].self, from: r["member_uids"], table: "profiles", column: "member_uids"))
     }
 
     private func rows(_ sql: String) throws -> [Row] { try Row.fetchAll(db, sql: sql, arguments: [name]) }

@@ -32,6 +32,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, Expressi
     public static let peekUsed: EventKind = "peekUsed"
     public static let tokenUsed: EventKind = "tokenUsed"
     public static let exercise: EventKind = "exercise"
+    /// Issue 13: a member asked for time; an owner answered.
+    public static let timeRequested: EventKind = "timeRequested"
+    public static let timeRequestAnswered: EventKind = "timeRequestAnswered"
 }
 
 /// One row of the events table (SPEC §7 insights, §11 tamper, §12 export).

@@ -35,12 +35,7 @@ struct Hosts: ParsableCommand {
             var overrides = ConfigurationOverrides()
             overrides.hostsFile = hostsFile
             overrides.controlSocket = controlSocket
-            let configuration: HelperConfiguration
-            do {
-                configuration = try ConfigurationFile.load(path: configFile, base: RuntimePaths.current(), overrides: overrides)
-            } catch {
-                throw ResetFailure("\(error.description)\nFix the file, or name the hosts file with --hosts-file.")
-            }
+            let configuration = try MaintenanceCommand.configuration(file: configFile, overrides: overrides, flagHint: "name the hosts file with --hosts-file")
             let writer = HostsFileWriter(path: configuration.hostsFile)
             do {
                 switch try writer.removeSection() {
@@ -48,9 +43,9 @@ struct Hosts: ParsableCommand {
                 case .written: print("Removed the scrolloff section from \(writer.path); every other line is as it was.")
                 }
             } catch {
-                throw ResetFailure(error.description)
+                throw MaintenanceFailure(error.description)
             }
-            if Reset.helperAnswers(socket: configuration.paths.controlSocket) {
+            if MaintenanceCommand.helperAnswers(socket: configuration.paths.controlSocket) {
                 print("The helper is still running; in hosts mode it writes the section back. Stop it with `sudo systemctl stop scrolloff-dns` or start it with --mode dns.")
             }
         }

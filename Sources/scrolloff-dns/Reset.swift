@@ -1,5 +1,4 @@
 import ArgumentParser
-import ControlAPI
 import Foundation
 import Helper
 import Store
@@ -40,16 +39,11 @@ struct Reset: ParsableCommand {
         var overrides = ConfigurationOverrides()
         overrides.stateDirectory = stateDirectory
         overrides.controlSocket = controlSocket
-        let configuration: HelperConfiguration
-        do {
-            configuration = try ConfigurationFile.load(path: configFile, base: RuntimePaths.current(), overrides: overrides)
-        } catch {
-            throw ResetFailure("\(error.description)\nFix the file, or name the folder with --state-dir.")
-        }
+        let configuration = try MaintenanceCommand.configuration(file: configFile, overrides: overrides, flagHint: "name the folder with --state-dir")
         let state = configuration.paths.stateDirectory
         let socket = configuration.paths.controlSocket
-        if Self.helperAnswers(socket: socket) {
-            throw ResetFailure(
+        if MaintenanceCommand.helperAnswers(socket: socket) {
+            throw MaintenanceFailure(
                 "the helper is running (it answers on \(socket)); stop it first with `sudo systemctl stop scrolloff-dns` "
                     + "(or Ctrl-C in its terminal), then run reset again.")
         }
@@ -68,36 +62,14 @@ struct Reset: ParsableCommand {
         do {
             try Store(directory: state).wipe()
         } catch {
-            throw ResetFailure("\(error)")
+            throw MaintenanceFailure("\(error)")
         }
         let lists = (state as NSString).appendingPathComponent("lists")
         if FileManager.default.fileExists(atPath: lists) {
             do { try FileManager.default.removeItem(atPath: lists) } catch {
-                throw ResetFailure("the database is wiped, but \(lists) could not be removed: \(error.localizedDescription); remove it by hand")
+                throw MaintenanceFailure("the database is wiped, but \(lists) could not be removed: \(error.localizedDescription); remove it by hand")
             }
         }
         print("Wiped \(state): the next start begins with an empty database and the starter credit.")
     }
-
-    /// Whether a helper answers `GET /v1/health` on `socket` within two seconds.
-    static func helperAnswers(socket: String) -> Bool {
-        let client = ControlClient(socketPath: socket, timeoutSeconds: 2)
-        do {
-            _ = try client.call(ControlEndpoints.health)
-            return true
-        } catch {
-            switch error {
-            // A socket we may not open still belongs to someone: treat it as running. Any HTTP
-            // answer at all is a helper too.
-            case .permissionDenied, .refused: return true
-            default: return false
-            }
-        }
-    }
-}
-
-/// A reset that could not be done; the message says why and what to do.
-struct ResetFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -58,6 +58,9 @@ struct Start: AsyncParsableCommand {
     @Option(name: .customLong("metrics"), help: "ADDR:PORT to serve Prometheus metrics on (GET /metrics); off unless given.")
     var metrics: String?
 
+    @Option(name: .customLong("web-listen"), help: "ADDR:PORT of the household page (default 127.0.0.1:5381), or off. Port 0 picks a free one.")
+    var webListen: String?
+
     @Option(name: .customLong("log-level"), help: .hidden)
     var logLevel: String?
 
@@ -93,6 +96,13 @@ struct Start: AsyncParsableCommand {
         }
         if let metrics {
             do { o.metricsListen = try HostPort(parsing: metrics) } catch { throw ValidationError("--metrics \(error)") }
+        }
+        if let webListen {
+            if webListen == "off" {
+                o.webListen = .some(nil)
+            } else {
+                do { o.webListen = .some(try HostPort(parsing: webListen)) } catch { throw ValidationError("--web-listen \(error)") }
+            }
         }
         o.blockingMode = blockingMode
         o.threads = threads

@@ -13,10 +13,12 @@ extension GlobalOptions {
         return try talk { () throws(ControlClientError) in try client.call(endpoint, parameter: parameter, query: query) }
     }
 
-    /// Calls an endpoint of the route table with its body.
-    func call<Body: Encodable, Answer: Decodable>(_ endpoint: ControlEndpoint<Body, Answer>, _ body: Body) throws -> Answer {
+    /// Calls an endpoint of the route table with its body (and its path parameter, if it has one).
+    func call<Body: Encodable, Answer: Decodable>(
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil
+    ) throws -> Answer {
         let client = client()
-        return try talk { () throws(ControlClientError) in try client.call(endpoint, body) }
+        return try talk { () throws(ControlClientError) in try client.call(endpoint, body, parameter: parameter) }
     }
 
     /// Prints `value` as JSON with `--json`, else runs `human`.

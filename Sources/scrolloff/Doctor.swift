@@ -87,6 +87,7 @@ enum DoctorRun {
         // hosts-file section is what blocks, so the DNS-path checks would only mislead.
         if let hosts = facts.hosts, !hosts.dnsToo {
             checks.append(DoctorVerdicts.hosts(hosts, now: facts.now))
+            if let strict = DoctorVerdicts.hostsStrictCurfew(hosts) { checks.append(strict) }
             checks += DoctorVerdicts.lists(facts.lists, now: facts.now)
             checks.append(DoctorVerdicts.clock(facts.clock))
             checks.append(DoctorVerdicts.database(facts.database, now: facts.now))
@@ -134,20 +135,27 @@ enum DoctorRun {
     }
 }
 
-/// The human form: one line per check, the fix under each FAIL, and a closing sentence.
+/// The human form: one line per check, the fix under each FAIL or WARN, and a closing sentence.
 enum DoctorWords {
     static func print(_ report: DoctorReport) {
         let width = max(13, report.checks.map(\.name.count).max() ?? 0)
         for check in report.checks {
             let padded = check.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            let status = check.status == .pass ? Terminal.green("PASS") : Terminal.yellow("FAIL")
+            let status = switch check.status {
+            case .pass: Terminal.green("PASS")
+            case .warn: Terminal.yellow("WARN")
+            case .fail: Terminal.yellow("FAIL")
+            }
             Swift.print("\(status)  \(padded)  \(check.detail)")
             if let fix = check.fix {
                 Swift.print(String(repeating: " ", count: width + 8) + "fix: " + fix)
             }
         }
-        let passed = report.checks.count { $0.status == .pass }
-        if report.ok {
+        let passed = report.checks.count { $0.status != .fail }
+        let warned = report.checks.count { $0.status == .warn }
+        if report.ok, warned > 0 {
+            Swift.print("No check fails; \(warned) \(warned == 1 ? "warning says" : "warnings say") what this setup cannot block.")
+        } else if report.ok {
             Swift.print("All \(passed) checks pass: the sinkhole answers, and blocks what you asked it to.")
         } else {
             Swift.print("\(passed) of \(report.checks.count) checks pass. Each fix above is one step; run `scrolloff doctor` again after it.")

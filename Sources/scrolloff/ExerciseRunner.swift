@@ -1,3 +1,4 @@
+import ControlAPI
 import Foundation
 import ScrollOffCore
 
@@ -5,11 +6,7 @@ import ScrollOffCore
 /// timed pauses, skippable at the start, then the question whether to go ahead.
 enum ExerciseRunner {
     /// A different exercise each day, the same all day, so it becomes familiar.
-    static func choose(now: Date = Date()) -> Exercise {
-        let day = Int(now.timeIntervalSince1970 / 86_400)
-        let catalogue = Exercise.catalogue
-        return catalogue[day % catalogue.count]
-    }
+    static func choose(now: Date = Date()) -> Exercise { Exercise.ofTheDay(now) }
 
     /// Runs the exercise and says how it went. Reads answers from stdin (a terminal).
     static func offer(_ exercise: Exercise, entry: String) -> ExerciseRecord.Outcome {

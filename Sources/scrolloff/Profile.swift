@@ -4,6 +4,6 @@ import ArgumentParser
 struct Profile: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Profiles: separate rules and wallets for groups of devices on the network.",
-        subcommands: [ProfileAdd.self, ProfileList.self]
+        subcommands: [ProfileAdd.self, ProfileList.self, ProfileRemove.self]
     )
 }

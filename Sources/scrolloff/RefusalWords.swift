@@ -19,18 +19,6 @@ enum RefusalWords {
     }
 
     static func headline(_ refusal: ControlError, now: Instant) -> String? {
-        guard let opensAt = refusal.opensAt.map(Instant.init(date:)) else { return nil }
-        let when = TimeWords.until(opensAt, now: now)
-        let subject = refusal.subject ?? "This"
-        switch refusal.rule {
-        case "cooldown": return "\(subject) is in cooldown until \(when)"
-        case "curfew_edit_lock": return "The curfew “\(subject)” is locked until \(when)"
-        case "curfew": return "\(subject) is in curfew until \(when)"
-        case "bypass_lockout": return "\(subject) can be opened again at \(when)"
-        case "peeks_used_up": return "Peeks come back at \(when)"
-        case "tokens_used_up": return "New tokens arrive at \(when)"
-        case "grant_running": return "\(subject) is already open until \(when)"
-        default: return "Opens again at \(when)"
-        }
+        RefusalHeadline.text(refusal, now: now)
     }
 }

@@ -18,9 +18,8 @@ struct Status: ParsableCommand {
             if let until = status.strictCurfewUntil {
                 print(Terminal.yellow("Strict curfew: everything but the allow list is blocked until \(TimeWords.until(until, now: now))."))
             }
-            guard !status.entries.isEmpty else {
+            if status.entries.isEmpty {
                 print("Nothing is blocked yet. `scrolloff block instagram` blocks it and starts earning you credit.")
-                return
             }
             for line in EntryWords.groupedLines(status.entries, now: now) { print(line) }
             for session in status.focus {
@@ -30,6 +29,16 @@ struct Status: ParsableCommand {
             for grant in status.grants {
                 let task = grant.task.map { " · task “\($0)”" } ?? ""
                 print("Open now: \(grant.entry) (\(grant.kind)) until \(TimeWords.until(grant.end, now: now))\(task)")
+            }
+            // Issue 13: a member sees the answer to their requests for time.
+            for r in status.requests ?? [] {
+                let asked = "Request \(r.id) for \(TimeWords.span(seconds: r.seconds)) (“\(r.note)”)"
+                switch r.status {
+                case .pending: print("\(asked) waits for an owner's answer.")
+                case .approved, .declined:
+                    let note = r.answerNote.map { ": “\($0)”" } ?? "."
+                    print("\(asked) was \(r.status.rawValue)\(r.answeredBy.map { " by \($0)" } ?? "")\(note)")
+                }
             }
         }
     }

@@ -39,7 +39,7 @@ struct SampleFileTests {
         let text = Self.uncommented(try sampleText())
         // The test would prove nothing if the uncommenting did nothing.
         let active = text.split(separator: "\n").filter { $0.contains(" = ") && !$0.hasPrefix("#") }
-        let tables = ["helper", "dns", "lists", "metrics", "profile", "profile.knobs"]
+        let tables = ["helper", "dns", "lists", "metrics", "web", "profile", "profile.knobs"]
         let documented = tables.flatMap { ConfigurationSchema.tables[$0] ?? [] }.filter { $0 != "source" && $0 != "knobs" }
         #expect(active.count == documented.count)
         let c = try parse(text)
@@ -69,7 +69,9 @@ struct SampleFileTests {
         let c = try parse(Self.examplesActive(try sampleText()))
         #expect(c.listSources.map(\.name) == ["example"])
         #expect(c.profiles.map(\.name) == ["kids"])
-        #expect(c.profiles.first?.clientCIDRs == ["192.168.1.64/26", "fd00:1::/64"])
+        #expect(c.profiles.first?.clientCIDRs == ["192.168.1.64/26", "fd00:1::/64", "aa:bb:cc:dd:ee:ff"])
+        #expect(c.profiles.first?.ownerUIDs == [1000])
+        #expect(c.profiles.first?.memberUIDs == [1001])
     }
 }
 

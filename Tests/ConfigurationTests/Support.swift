@@ -42,12 +42,14 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "dohEndpointsPath": c.dohEndpointsPath ?? "nil",
         "eventLoops": "\(c.eventLoops)",
         "forwarder": "\(c.forwarder.perUpstream.nanoseconds)/\(c.forwarder.overall.nanoseconds)",
+        "unwantedReplyThreshold": "\(c.forwarder.unwantedReplyThreshold)",
         "cache": "\(c.cache.capacity) \(c.cache.minimumTTL) \(c.cache.maximumTTL) \(c.cache.maximumNegativeTTL) \(c.cache.maximumStaleAge)",
         "blockedTTL": "\(c.blockedTTL)",
         "rateLimit": c.rateLimit.map { "\($0.queriesPerSecond)/\($0.burst)" } ?? "off",
         "listSources": c.listSources.map { "\($0.name)=\($0.url)" }.joined(separator: ","),
         "listRefreshPeriod": "\(c.listRefreshPeriod.milliseconds)",
         "metricsListen": c.metricsListen?.description ?? "off",
+        "webListen": c.webListen?.description ?? "off",
         "logLevel": c.logLevel.rawValue,
         "profiles": c.profiles.map(\.name).joined(separator: ","),
         "tcp": "\(c.tcp.maximumConnections)/\(c.tcp.maximumConnectionsPerClient)/\(c.tcp.maximumInFlightPerConnection)/\(c.tcp.maximumInFlightPerClient)/"
@@ -55,12 +57,14 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "control": "\(c.control.total)/\(c.control.perUser)",
         "enforcementMode": c.enforcementMode.rawValue,
         "hostsFile": c.hostsFile,
+        "unknownDevices": c.unknownDevices,
     ]
     for p in [c.defaultProfile] + c.profiles {
         d["\(p.name).clients"] = p.clientCIDRs.joined(separator: ",")
         d["\(p.name).zone"] = p.timeZoneID
         d["\(p.name).preset"] = p.preset.rawValue
         d["\(p.name).owners"] = p.ownerUIDs.map(String.init).joined(separator: ",")
+        d["\(p.name).members"] = p.memberUIDs.map(String.init).joined(separator: ",")
         d["\(p.name).knobs"] = (try? Knobs.resolve(preset: p.preset, overrides: p.overrides)).map { "\($0)" } ?? "invalid"
     }
     return d

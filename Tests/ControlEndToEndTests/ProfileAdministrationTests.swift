@@ -5,7 +5,7 @@ import Testing
 
 /// Every caller counts as a member of the group: the profile rules alone decide.
 struct EveryoneIsAMember: ControlAuthorizer {
-    func decide(_ caller: CallerIdentity, profile: String, owners: [UInt32]) -> AuthorizationDecision { .allowed }
+    func decide(_ caller: CallerIdentity, profile: String, access: ProfileAccess, action: ProfileAction) -> AuthorizationDecision { .allowed }
 }
 
 extension ControlEndToEnd {

@@ -103,6 +103,61 @@ import Testing
         #expect(ednsVersions == ["0", "-1"], "\(queries)")
     }
 
+    /// RFC 6891 §7 over the TCP fallback: an old server truncates every UDP answer and, over TCP,
+    /// answers FORMERR to a query with OPT. Before, that FORMERR reached the client as the answer;
+    /// now the question is asked once more without EDNS (UDP, TC again, then TCP without OPT).
+    @Test func formerr_to_edns_over_the_tcp_fallback_is_retried_without_edns() throws {
+        let scratch = try Scratch()
+        let script = try scratch.file("old-server.py", """
+            import socket, struct, threading, dns.message, dns.rcode, dns.rrset, dns.flags
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            u.bind(("127.0.0.1", 0))
+            port = u.getsockname()[1]
+            t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            t.bind(("127.0.0.1", port))
+            t.listen(8)
+            print(port, flush=True)
+            def serve_tcp(conn):
+                with conn:
+                    while True:
+                        head = conn.recv(2)
+                        if len(head) < 2: return
+                        n = struct.unpack("!H", head)[0]
+                        data = b""
+                        while len(data) < n: data += conn.recv(n - len(data))
+                        q = dns.message.from_wire(data)
+                        print("QUERY tcp", q.edns, flush=True)
+                        r = dns.message.make_response(q)
+                        if q.edns >= 0:
+                            r.use_edns(False)
+                            r.set_rcode(dns.rcode.FORMERR)
+                        else:
+                            r.answer.append(dns.rrset.from_text(q.question[0].name, 60, "IN", "A", "192.0.2.1"))
+                        w = r.to_wire()
+                        conn.sendall(struct.pack("!H", len(w)) + w)
+            def accept():
+                while True:
+                    conn, _ = t.accept()
+                    threading.Thread(target=serve_tcp, args=(conn,), daemon=True).start()
+            threading.Thread(target=accept, daemon=True).start()
+            while True:
+                data, addr = u.recvfrom(4096)
+                q = dns.message.from_wire(data)
+                print("QUERY udp", q.edns, flush=True)
+                r = dns.message.make_response(q)
+                r.flags |= dns.flags.TC
+                u.sendto(r.to_wire(), addr)
+            """)
+        let upstream = try Child("/usr/bin/python3", ["-u", script], scratch: scratch, label: "old-server")
+        let port = try upstream.waitForLine { Int($0) != nil }
+        let server = try Sinkhole(scratch: scratch, upstreams: [Int(port) ?? 0])
+        let answer = try dig(server.port, ["old.test", "A"])
+        #expect(answer.contains("status: NOERROR") && answer.contains("192.0.2.1"), "\(answer)")
+        let queries = upstream.stdout.split(separator: "\n").filter { $0.hasPrefix("QUERY") }
+        #expect(queries == ["QUERY udp 0", "QUERY tcp 0", "QUERY udp -1", "QUERY tcp -1"], "\(queries)")
+    }
+
     @Test func the_dnssec_ok_bit_is_passed_upstream_and_cached_apart() throws {
         let scratch = try Scratch()
         let upstream = try ScriptedUpstream(.plain, scratch: scratch)

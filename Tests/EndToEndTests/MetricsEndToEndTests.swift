@@ -123,9 +123,12 @@ import Testing
     @Test func metrics_are_off_unless_asked_for() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
-        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port])
+        // The household page listens on loopback by default (README); off here, so that with it the
+        // only TCP socket left is the DNS one.
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--web-listen", "off"])
         #expect(try dig(server.port, ["+short", "host.test", "A"]).contains("10.0.0.7"))
         #expect(!server.child.stdout.contains("metrics"), "\(server.child.stdout)")
+        #expect(!server.child.stdout.contains("listening web"), "\(server.child.stdout)")
         // The only TCP socket the helper listens on is the DNS one. Tests run in parallel, so a
         // socket this test process had open when it spawned the helper may show under both pids;
         // that one is not the helper's own.

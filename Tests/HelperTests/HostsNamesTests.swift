@@ -1,3 +1,4 @@
+import ControlAPI
 import Helper
 import ScrollOffCore
 import Testing
@@ -35,5 +36,18 @@ struct HostsNamesTests {
         // The snapshot already holds the grant's end: no republish is needed to know it.
         #expect(enforcement.hostsNames(profile: 0, at: Fixture.noon + .seconds(31)).contains("instagram.com"))
         #expect(enforcement.snapshot.validUntil.map { $0 <= Fixture.noon + .seconds(30) } == true)
+    }
+
+    /// SPEC §2: a strict curfew blocks every name but the always-allowed ones. A hosts file cannot
+    /// say "everything", so during one it lists every name of every entry, named by a rule or not;
+    /// after it, nothing (no other rule blocks).
+    @Test func strict_curfew_writes_every_entrys_names_while_it_runs_and_none_after() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.addSchedule(ScheduleRequest(name: "lights-out", from: "11:00", to: "15:00", curfew: true, strict: true, entries: []))
+        let enforcement = engine.box.enforcement
+        let during = Set(enforcement.hostsNames(profile: 0, at: Fixture.noon))
+        for name in ["instagram.com", "tiktok.com", "youtube.com", "www.reddit.com"] { #expect(during.contains(name), "\(name)") }
+        #expect(!during.contains("lists.example.org"), "allow beats block, even in a strict curfew")
+        #expect(enforcement.hostsNames(profile: 0, at: Fixture.noon + .hours(4)).isEmpty)
     }
 }

@@ -98,9 +98,54 @@ struct HostsLayoutTests {
         #expect(again.removingSection() == file)
     }
 
-    @Test func section_moved_by_hand_is_replaced_where_it_is() throws {
-        let file = Self.bytes("a\n# BEGIN scrolloff\nold\n# END scrolloff\nb")
-        let out = try HostsLayout(parsing: file).replacingSection(with: Self.bytes("# BEGIN scrolloff\nnew\n# END scrolloff\n"))
-        #expect(out == Self.bytes("a\n# BEGIN scrolloff\nnew\n# END scrolloff\nb"))
+    /// Issue 12: glibc without `multi on` answers from the first line naming a host, so a section
+    /// someone moved below their own `1.2.3.4 instagram.com` would lose to it. It goes back to the
+    /// top; the lines outside keep their bytes and their order.
+    @Test func section_moved_down_by_hand_goes_back_to_the_top_with_the_users_lines_in_order() throws {
+        let file = Self.bytes("a\n1.2.3.4 instagram.com\n# BEGIN scrolloff\nold\n# END scrolloff\nb")
+        let layout = try HostsLayout(parsing: file)
+        #expect(!layout.sectionIsFirst)
+        let section = Self.bytes("# BEGIN scrolloff\nnew\n# END scrolloff\n")
+        #expect(!layout.alreadyHolds(section))
+        let out = layout.replacingSection(with: section)
+        #expect(out == Self.bytes("# BEGIN scrolloff\nnew\n# END scrolloff\na\n1.2.3.4 instagram.com\nb"))
+        #expect(try HostsLayout(parsing: out).alreadyHolds(section))
+        #expect(try HostsLayout(parsing: out).removingSection() == Self.bytes("a\n1.2.3.4 instagram.com\nb"))
+    }
+
+    /// Issue 12: with `multi on` (Debian's default) every line naming a host answers, wherever it is;
+    /// those lines are found, numbered as in the file written (section first), so `doctor` can name
+    /// them. Null and loopback addresses, comments and other names are the user's business.
+    @Test func users_lines_that_give_a_blocked_name_a_real_address_are_found_with_their_line_numbers() throws {
+        let file = Self.bytes("127.0.0.1 localhost\r\n1.2.3.4\tInstagram.com www.instagram.com. # mine\r\n"
+            + "0.0.0.0 instagram.com\r\n::1 instagram.com\r\n# 5.6.7.8 instagram.com\r\n10.0.0.2 nas.lan\r\n"
+            + "# BEGIN scrolloff\r\n0.0.0.0 instagram.com\r\n# END scrolloff\r\n2001:db8::1 tiktok.com")
+        let layout = try HostsLayout(parsing: file)
+        let lines = layout.linesNaming(["instagram.com", "www.instagram.com", "tiktok.com"], firstLine: 5)
+        #expect(lines == [
+            HostsUserLine(number: 6, text: "1.2.3.4\tInstagram.com www.instagram.com. # mine", names: ["instagram.com", "www.instagram.com."]),
+            HostsUserLine(number: 11, text: "2001:db8::1 tiktok.com", names: ["tiktok.com"]),
+        ])
+        #expect(layout.linesNaming([], firstLine: 1).isEmpty)
+        #expect(try HostsLayout(parsing: Self.bytes("1.2.3.4 x.com")).linesNaming(["x.com"], firstLine: 1).map(\.number) == [1])
+    }
+
+    /// The byte pool behind `render` sorts and deduplicates exactly as sorting Strings would.
+    @Test func render_of_many_names_in_any_order_equals_the_string_sorted_section() {
+        var names: [String] = []
+        var state: UInt64 = 7
+        for _ in 0..<3000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let label = String(state >> 40, radix: 36)
+            names.append(state % 3 == 0 ? "www.\(label).com" : "\(label).\(state % 2 == 0 ? "net" : "co.uk")")
+        }
+        names += names.prefix(100).map { $0.uppercased() + "." }
+        let section = HostsSection.render(names: names.shuffled())
+        var expected = "# BEGIN scrolloff\n# Managed by scrolloff-dns: edits here are replaced. `scrolloff-dns hosts remove` takes the section out.\n"
+        for name in Set(names.map { $0.lowercased().hasSuffix(".") ? String($0.lowercased().dropLast()) : $0.lowercased() }).sorted() {
+            expected += "0.0.0.0 \(name)\n:: \(name)\n"
+        }
+        expected += "# END scrolloff\n"
+        #expect(section == Self.bytes(expected))
     }
 }

@@ -152,4 +152,31 @@ import Testing
         #expect(slots.acquire(3) == nil)
         #expect(slots.current == 3)
     }
+
+    @Test func a_full_registry_evicts_the_longest_idle_connection_of_the_largest_holder_only_when_fair() throws {
+        let registry = TCPConnectionRegistry(limit: 4, perKeyLimit: 3)
+        let big = ClientAddress.v4(1), small = ClientAddress.v4(2), newcomer = ClientAddress.v4(3)
+        let closed = Mutex<[Int]>([])
+        func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
+            registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
+        }
+        for (now, tag) in [(30, 1), (10, 2), (20, 3)] {
+            guard case .admitted = admit(big, at: UInt64(now), tag: tag) else { Issue.record("big \(tag) refused"); return }
+        }
+        guard case .admitted = admit(small, at: 5, tag: 4) else { Issue.record("small refused"); return }
+        // Full: the newcomer takes the slot of `big`'s longest-idle connection (idle since 10).
+        guard case .admitted(_, let evicted) = admit(newcomer, at: 40, tag: 5) else { Issue.record("newcomer refused"); return }
+        #expect(evicted?.client == big)
+        #expect(closed.withLock { $0 } == [2])
+        #expect(registry.current == 4 && registry.current(for: big) == 2)
+        // `big` still holds two, more than one more than a newcomer: its next longest-idle goes.
+        guard case .admitted = admit(.v4(4), at: 50, tag: 6) else { Issue.record("second newcomer refused"); return }
+        #expect(closed.withLock { $0 } == [2, 3])
+        // Everyone holds one: evicting would only trade places, so the next is refused.
+        guard case .refused(.total(limit: 4)) = admit(.v4(5), at: 60, tag: 7) else { Issue.record("evicted unfairly"); return }
+        #expect(closed.withLock { $0 } == [2, 3])
+        // The evicted connection's own close gives back nothing twice.
+        if let evicted { registry.release(evicted) }
+        #expect(registry.current == 4)
+    }
 }

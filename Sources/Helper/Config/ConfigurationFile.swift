@@ -151,6 +151,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var catalogPath: String?
     public var dohEndpointsPath: String?
     public var metricsListen: HostPort?
+    /// `--web-listen ADDR:PORT` (port 0 picks one) or `--web-listen off`: `.some(nil)` is off.
+    public var webListen: HostPort??
     public var enforcementMode: EnforcementMode?
     public var hostsFile: String?
 
@@ -163,12 +165,19 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let upstreams { c.upstreams = upstreams }
         if let blockingMode { c.blockingMode = blockingMode }
         if let threads { c.eventLoops = threads }
-        if let upstreamTimeout { c.forwarder = .init(perUpstream: upstreamTimeout, overall: upstreamTimeout * 2) }
+        if let upstreamTimeout {
+            c.forwarder.perUpstream = upstreamTimeout
+            c.forwarder.overall = upstreamTimeout * 2
+        }
         if let cacheSize { c.cache.capacity = cacheSize }
         if let logLevel { c.logLevel = logLevel }
         if let catalogPath { c.catalogPath = catalogPath }
         if let dohEndpointsPath { c.dohEndpointsPath = dohEndpointsPath }
         if let metricsListen { c.metricsListen = metricsListen }
+        if let webListen {
+            c.webListen = webListen
+            c.webListenRequired = webListen != nil
+        }
         if let enforcementMode { c.enforcementMode = enforcementMode }
         if let hostsFile { c.hostsFile = hostsFile }
     }

@@ -7,13 +7,13 @@ enum ConfigurationSchema {
     static let knobKeys = Knob.allCases.map(\.rawValue)
 
     static let tables: [String: [String]] = [
-        "": ["helper", "dns", "lists", "metrics", "profile", "profiles"],
+        "": ["helper", "dns", "lists", "metrics", "web", "profile", "profiles"],
         "helper": [
             "state_dir", "control_socket", "mode", "hosts_file", "log_level", "threads", "control_connections",
             "control_connections_per_user",
         ],
         "dns": [
-            "listen", "upstreams", "upstream_timeout", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
+            "listen", "upstreams", "upstream_timeout", "unwanted_reply_threshold", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
             "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "serve_stale_max_age",
             "rate_limit", "rate_limit_burst",
             "tcp_connections", "tcp_connections_per_client", "tcp_queries_per_connection", "tcp_queries_per_client", "tcp_idle_timeout", "tcp_unsent_bytes",
@@ -21,9 +21,10 @@ enum ConfigurationSchema {
         "lists": ["catalog", "refresh_period", "source"],
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
-        "profile": ["time_zone", "preset", "owners", "knobs"],
+        "web": ["listen"],
+        "profile": ["time_zone", "preset", "owners", "members", "unknown_devices", "knobs"],
         "profile.knobs": knobKeys,
-        "profiles": ["name", "clients", "time_zone", "preset", "owners", "knobs"],
+        "profiles": ["name", "clients", "time_zone", "preset", "owners", "members", "knobs"],
         "profiles.knobs": knobKeys,
     ]
 

@@ -23,6 +23,7 @@ public enum ConfigurationSummary {
         out.append("\(count(c.listSources.count, "list source", "list sources")) in the file (besides `scrolloff lists add`), refreshed every \(SpanWords.describe(c.listRefreshPeriod))")
         out.append("\(count(c.profiles.count + 1, "profile", "profiles")): " + ([c.defaultProfile] + c.profiles).map(profile).joined(separator: "; "))
         out.append("metrics: " + (c.metricsListen.map { "http://\($0)/metrics" } ?? "off"))
+        out.append("household page: " + (c.webListen.map { "http://\($0)/" } ?? "off"))
         out.append("state: \(c.paths.stateDirectory); control socket: \(c.paths.controlSocket); log level \(c.logLevel)")
         return out
     }

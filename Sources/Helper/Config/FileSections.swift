@@ -23,6 +23,7 @@ struct FileSections {
         readDNS(root.table("dns"))
         readLists(root.table("lists"))
         readMetrics(root.table("metrics"))
+        readWeb(root.table("web"))
         ProfileSection.read(root, into: &configuration)
         root.finish()
     }
@@ -36,6 +37,27 @@ struct FileSections {
                 configuration.metricsListen = try HostPort(parsing: text)
             } catch {
                 t.report("listen", Self.problem(text, error), allowed: allowed)
+            }
+        }
+        t.finish()
+    }
+
+    // MARK: [web]
+
+    /// The household page (SPEC §9a): on by default on loopback; `""` turns it off. A listen the
+    /// file names is the person's wish, so failing to bind it stops the start (`webListenRequired`).
+    private mutating func readWeb(_ t: TableReader) {
+        let allowed = "\"\" (off) or ADDR:PORT such as \"127.0.0.1:\(HelperConfiguration.defaultWebPort)\" or \"0.0.0.0:\(HelperConfiguration.defaultWebPort)\" for the LAN"
+        if let text = t.string("listen", allowed: allowed) {
+            if text.isEmpty {
+                configuration.webListen = nil
+            } else {
+                do {
+                    configuration.webListen = try HostPort(parsing: text)
+                    configuration.webListenRequired = true
+                } catch {
+                    t.report("listen", Self.problem(text, error), allowed: allowed)
+                }
             }
         }
         t.finish()
@@ -120,7 +142,11 @@ struct FileSections {
         if let timeout = t.duration("upstream_timeout", in: Span(milliseconds: 50) ... .seconds(30), allowed: "50ms to 30s") {
             let amount = TimeAmount.milliseconds(timeout.milliseconds)
             // SPEC §9 "upstream timeout → SERVFAIL": the whole failover gets twice one upstream's time.
-            configuration.forwarder = .init(perUpstream: amount, overall: amount * 2)
+            configuration.forwarder.perUpstream = amount
+            configuration.forwarder.overall = amount * 2
+        }
+        if let threshold = t.integer("unwanted_reply_threshold", in: 0...65_536, allowed: "0 (never) to 65536 datagrams") {
+            configuration.forwarder.unwantedReplyThreshold = threshold
         }
         let modes = BlockingMode.allCases.map(\.rawValue).joined(separator: ", ")
         if let mode = t.string("blocking_mode", allowed: modes) {

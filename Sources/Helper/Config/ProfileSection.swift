@@ -14,7 +14,10 @@ enum ProfileSection {
         var base = configuration.defaultProfile
         if let zone = zone(defaults) { base.timeZoneID = zone }
         if let preset = preset(defaults) { base.preset = preset }
-        if let owners = owners(defaults) { base.ownerUIDs = owners }
+        if let owners = uids(defaults, "owners") { base.ownerUIDs = owners }
+        if let members = uids(defaults, "members") { base.memberUIDs = members }
+        let unknownAllowed = "\"default\" or the name of a [[profiles]] table"
+        let unknownDevices = defaults.string("unknown_devices", allowed: unknownAllowed)
         let baseKnobs = defaults.table("knobs")
         base.overrides = knobs(baseKnobs, preset: base.preset)
         baseKnobs.finish()
@@ -22,7 +25,7 @@ enum ProfileSection {
         configuration.defaultProfile = base
 
         var profiles: [ProfileSettings] = []
-        var claimed: [ClientNetwork: String] = [:]
+        var claimed: [String: String] = [:]
         for t in root.tables("profiles") {
             if let profile = profile(t, inheriting: base, taken: profiles.map(\.name), claimed: &claimed) {
                 profiles.append(profile)
@@ -30,10 +33,17 @@ enum ProfileSection {
             t.finish()
         }
         configuration.profiles = profiles
+        if let unknownDevices {
+            if unknownDevices == "default" || profiles.contains(where: { $0.name == unknownDevices }) {
+                configuration.unknownDevices = unknownDevices
+            } else {
+                defaults.report("unknown_devices", "is \"\(unknownDevices)\", which no [[profiles]] table names", allowed: unknownAllowed)
+            }
+        }
     }
 
     private static func profile(
-        _ t: TableReader, inheriting base: ProfileSettings, taken: [String], claimed: inout [ClientNetwork: String]
+        _ t: TableReader, inheriting base: ProfileSettings, taken: [String], claimed: inout [String: String]
     ) -> ProfileSettings? {
         let nameAllowed = "letters, digits, - and _, not \"default\", one [[profiles]] per name"
         var valid = true
@@ -51,7 +61,7 @@ enum ProfileSection {
             if !t.has("name") { t.report("name", "is missing; every [[profiles]] needs one", allowed: nameAllowed) }
             valid = false
         }
-        let clientsAllowed = "addresses or networks such as \"192.168.1.0/24\" or \"fd00::/8\", each claimed by one profile"
+        let clientsAllowed = "addresses, networks or MAC addresses such as \"192.168.1.0/24\", \"fd00::/8\" or \"aa:bb:cc:dd:ee:ff\", each claimed by one profile"
         var clients: [String] = []
         if let items = t.strings("clients", allowed: clientsAllowed) {
             if items.isEmpty {
@@ -60,12 +70,15 @@ enum ProfileSection {
             }
             for item in items {
                 do {
-                    let network = try ClientNetwork(parsing: item.value)
-                    if let owner = claimed[network] {
+                    // A MAC (matched through the neighbour table) or a network, keyed the same way
+                    // `profile add` checks them, so both refuse a client claimed twice.
+                    if MACAddress.parse(item.value) == nil { _ = try ClientNetwork(parsing: item.value) }
+                    let key = ClientKey.keys([item.value])[0]
+                    if let owner = claimed[key] {
                         t.log.report(item.path, "is \"\(item.value)\", already a client of profile \(owner)", allowed: clientsAllowed)
                         valid = false
                     } else {
-                        claimed[network] = name ?? t.path
+                        claimed[key] = name ?? t.path
                     }
                     clients.append(item.value)
                 } catch {
@@ -81,7 +94,8 @@ enum ProfileSection {
         settings.clientCIDRs = clients
         if let zone = zone(t) { settings.timeZoneID = zone }
         if let preset = preset(t) { settings.preset = preset }
-        if let owners = owners(t) { settings.ownerUIDs = owners }
+        if let owners = uids(t, "owners") { settings.ownerUIDs = owners }
+        if let members = uids(t, "members") { settings.memberUIDs = members }
         let knobTable = t.table("knobs")
         settings.overrides = merged(knobs(knobTable, preset: settings.preset), over: base.overrides)
         knobTable.finish()
@@ -109,10 +123,11 @@ enum ProfileSection {
         return preset
     }
 
-    /// Uids allowed to act on the profile through the control socket (SPEC §11).
-    private static func owners(_ t: TableReader) -> [UInt32]? {
+    /// `owners` (edit, view, spend, grant) or `members` (view, spend, ask): uids allowed to act on
+    /// the profile through the control socket (SPEC §11, issue 13).
+    private static func uids(_ t: TableReader, _ key: String) -> [UInt32]? {
         let allowed = "user ids from 0 to 4294967294, such as [1000, 1001]"
-        guard let items = t.array("owners", allowed: allowed) else { return nil }
+        guard let items = t.array(key, allowed: allowed) else { return nil }
         var uids: [UInt32] = []
         for (item, path) in items {
             // 4294967295 is (uid_t)-1, "no user" to chown(2) and setresuid(2).

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import ScrollOffCore
 
 /// The control API's handlers, registered under the typed endpoints of `ControlEndpoints` on a
 /// Hummingbird router (its trie matches the paths). On top of Hummingbird it answers 404 for an
@@ -16,41 +17,52 @@ public struct ControlRouter: Sendable {
         var template: String
         var open: Bool
         var parameterName: String?
+        /// What the route does to `?profile=` (issue 13 roles).
+        var action: ProfileAction
         var handler: Handler
     }
 
     private var routes: [Route] = []
     private let authorizer: any ControlAuthorizer
     private let logger: Logger
-    /// Which uids own which profile (`HelperEngine.profileOwners()`); nil = only `default` exists
-    /// and it names no owner (a control server without the engine, as in the list tests).
-    private let profileOwners: (@Sendable () async -> [String: [UInt32]])?
+    /// Who each profile lists (`HelperEngine.profileAccess()`); nil = only `default` exists
+    /// and it names no one (a control server without the engine, as in the list tests).
+    private let profileAccess: (@Sendable () async -> [String: ProfileAccess])?
 
-    public init(authorizer: any ControlAuthorizer, logger: Logger, profileOwners: (@Sendable () async -> [String: [UInt32]])? = nil) {
+    public init(authorizer: any ControlAuthorizer, logger: Logger, profileAccess: (@Sendable () async -> [String: ProfileAccess])? = nil) {
         self.authorizer = authorizer
         self.logger = logger
-        self.profileOwners = profileOwners
+        self.profileAccess = profileAccess
     }
 
-    /// Registers the handler of an endpoint that takes no body.
-    public mutating func add<Answer>(_ endpoint: ControlEndpoint<NoBody, Answer>, handler: @escaping Handler) {
+    /// Registers the handler of an endpoint that takes no body. `action` is what it does to the
+    /// profile: by default a GET views and anything else edits, so a new route is for owners
+    /// until it says otherwise.
+    public mutating func add<Answer>(_ endpoint: ControlEndpoint<NoBody, Answer>, action: ProfileAction? = nil, handler: @escaping Handler) {
         routes.append(Route(method: endpoint.method, template: endpoint.template, open: endpoint.open,
-                            parameterName: endpoint.parameterName, handler: handler))
+                            parameterName: endpoint.parameterName, action: Self.action(action, endpoint.method), handler: handler))
     }
 
     /// Registers the handler of an endpoint with a body: the body is decoded strictly as the
     /// endpoint's `Body` (`ControlRequest.decodeBody`) after `admit` lets the caller in, so a
     /// check that needs no body (who may create profiles) answers before a malformed body does.
     public mutating func add<Body: ControlRequestBody, Answer>(
-        _ endpoint: ControlEndpoint<Body, Answer>, admit: (@Sendable (ControlRequest) throws(ControlFailure) -> Void)? = nil,
+        _ endpoint: ControlEndpoint<Body, Answer>, action: ProfileAction? = nil,
+        admit: (@Sendable (ControlRequest) throws(ControlFailure) -> Void)? = nil,
         handler: @escaping @Sendable (ControlRequest, Body) async throws -> ControlResponse
     ) {
         routes.append(Route(
-            method: endpoint.method, template: endpoint.template, open: endpoint.open, parameterName: endpoint.parameterName
+            method: endpoint.method, template: endpoint.template, open: endpoint.open, parameterName: endpoint.parameterName,
+            action: Self.action(action, endpoint.method)
         ) { request in
             try admit?(request)
             return try await handler(request, try request.decodeBody(Body.self))
         })
+    }
+
+    /// The action a route takes when it names none: a GET views, anything else edits.
+    private static func action(_ named: ProfileAction?, _ method: ControlMethod) -> ProfileAction {
+        named ?? (method == .get ? .view : .edit)
     }
 
     /// The Hummingbird responder of these routes.
@@ -76,22 +88,23 @@ public struct ControlRouter: Sendable {
     private func guardedHandler(_ route: Route) -> Handler {
         let authorizer = authorizer
         let logger = logger
-        let profileOwners = profileOwners
+        let profileAccess = profileAccess
         return { request in
             if !route.open {
-                let owners = await profileOwners?() ?? ["default": []]
-                guard let profileOwners = owners[request.profile] else {
+                let all = await profileAccess?() ?? ["default": ProfileAccess()]
+                guard let access = all[request.profile] else {
                     throw ControlFailure(
                         status: .notFound, code: ControlErrorCode.profileNotFound,
-                        message: "There is no profile '\(request.profile)'; profiles: \(owners.keys.sorted().joined(separator: ", ")). "
+                        message: "There is no profile '\(request.profile)'; profiles: \(all.keys.sorted().joined(separator: ", ")). "
                             + "`scrolloff profile add NAME --clients CIDR` makes one."
                     )
                 }
-                if case .denied(let reason) = authorizer.decide(request.caller, profile: request.profile, owners: profileOwners) {
+                let decision = authorizer.decide(request.caller, profile: request.profile, access: access, action: route.action)
+                if let failure = ControlFailure(decision) {
                     logger.notice("control request refused", metadata: [
                         "client.uid": "\(request.caller.uid)", "client.pid": "\(request.caller.pid)", "http.path": "\(request.path)",
                     ])
-                    throw ControlFailure.forbidden(reason)
+                    throw failure
                 }
             }
             do {
@@ -194,5 +207,21 @@ struct ControlStreamPieces: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncThrowingStream<ByteBuffer, any Error>.AsyncIterator {
         _ = start()
         return pieces.makeAsyncIterator()
+    }
+}
+
+extension ControlFailure {
+    /// The 403 for a refused decision; nil when it allows. A refusal by role carries rule `role`,
+    /// as a rule's refusal carries its rule, so the CLI and the page can say which rule said no.
+    init?(_ decision: AuthorizationDecision) {
+        switch decision {
+        case .allowed:
+            return nil
+        case .denied(let reason):
+            self = .forbidden(reason)
+        case .deniedByRole(let reason):
+            self = .forbidden(reason)
+            error.rule = Self.wireName(of: .role)
+        }
     }
 }

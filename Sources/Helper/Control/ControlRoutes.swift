@@ -35,10 +35,10 @@ public enum ControlRoutes {
         context: ControlContext, authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(), logger: Logger
     ) -> ControlRouter {
         let engine = context.engine
-        // With the engine, profiles and their owners come from its state (SPEC §9, §11).
-        var owners: (@Sendable () async -> [String: [UInt32]])?
-        if let engine { owners = { await engine.profileOwners() } }
-        var router = ControlRouter(authorizer: authorizer, logger: logger, profileOwners: owners)
+        // With the engine, profiles, their owners and members come from its state (SPEC §9, §11).
+        var access: (@Sendable () async -> [String: ProfileAccess])?
+        if let engine { access = { await engine.profileAccess() } }
+        var router = ControlRouter(authorizer: authorizer, logger: logger, profileAccess: access)
         // Health answers anyone who can reach the socket: `doctor` and monitoring need it, and it
         // tells nothing private.
         router.add(ControlEndpoints.health) { request in health(request, context) }
@@ -50,6 +50,7 @@ public enum ControlRoutes {
         }
         if let engine {
             EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)
+            HouseholdRoutes.add(to: &router, engine: engine, authorizer: authorizer)
             // `scrolloff doctor` (SPEC §11): any member of the group, for a profile they may use.
             router.add(ControlEndpoints.doctor) { request in try await DoctorRoute.facts(request, context, engine: engine) }
         }

@@ -25,6 +25,10 @@ import ScrollOffCore
 /// | events | GET /v1/events[?since=RFC3339] |
 /// | export --csv | GET /v1/export (text/csv) |
 /// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles |
+///
+/// What each does to the profile (`ProfileAction`, issue 13): GETs view; use, peek, token, stop,
+/// exercises, plans, alternatives and focus (which only tightens) spend, so members may; block,
+/// unblock and schedules edit, for owners only.
 enum EngineRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
         router.add(ControlEndpoints.status) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
@@ -71,7 +75,7 @@ enum EngineRoutes {
                 return DoneResponse(message: "Removed the schedule “\(name)”.")
             }
         }
-        router.add(ControlEndpoints.focus) { r, body in
+        router.add(ControlEndpoints.focus, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.focus(length: .seconds(body.seconds), entries: body.entries, reason: body.reason, profile: r.profile)
             }
@@ -80,27 +84,27 @@ enum EngineRoutes {
 
     static func addCredit(to router: inout ControlRouter, engine: HelperEngine) {
         router.add(ControlEndpoints.wallet) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.wallet(profile: r.profile) } }
-        router.add(ControlEndpoints.use) { r, body in
+        router.add(ControlEndpoints.use, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.use(entry, for: body.forSeconds.map { .seconds($0) }, task: body.task, profile: r.profile)
             }
         }
-        router.add(ControlEndpoints.peek) { r, body in
+        router.add(ControlEndpoints.peek, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.peek(entry, task: body.task, profile: r.profile) }
         }
-        router.add(ControlEndpoints.token) { r, body in
+        router.add(ControlEndpoints.token, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.token(entry, task: body.task, profile: r.profile) }
         }
-        router.add(ControlEndpoints.stop) { r, body in
+        router.add(ControlEndpoints.stop, action: .spend) { r, body in
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
         }
         router.add(ControlEndpoints.bypassPreview) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile) }
         }
-        router.add(ControlEndpoints.recordExercise) { r, body in
+        router.add(ControlEndpoints.recordExercise, action: .spend) { r, body in
             guard let outcome = ExerciseRecord.Outcome(rawValue: body.outcome) else {
                 throw ControlFailure.invalidArgument("“\(body.outcome)” is not an outcome; use \(ExerciseRecord.Outcome.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
@@ -112,7 +116,7 @@ enum EngineRoutes {
     }
 
     static func addInsights(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(ControlEndpoints.addPlan) { r, body in
+        router.add(ControlEndpoints.addPlan, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
         }
         router.add(ControlEndpoints.plans) { r in
@@ -121,7 +125,7 @@ enum EngineRoutes {
                 PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile))
             }
         }
-        router.add(ControlEndpoints.archivePlan) { r in
+        router.add(ControlEndpoints.archivePlan, action: .spend) { r in
             guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
                 throw ControlFailure.invalidArgument("A plan id is a number, as `scrolloff plan list` shows it.")
             }
@@ -130,7 +134,7 @@ enum EngineRoutes {
                 return DoneResponse(message: "Archived plan \(id). It stays in your history and is no longer shown.")
             }
         }
-        router.add(ControlEndpoints.addAlternative) { r, body in
+        router.add(ControlEndpoints.addAlternative, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addAlternative(body.text, profile: r.profile) }
         }
         router.add(ControlEndpoints.alternatives) { r in

@@ -28,8 +28,9 @@ extension HelperEngine {
         var problems: [String] = []
         var tamper: [DoctorTamperEvent] = []
         do {
+            // The clock check shows clock jumps only; hosts-file edits are the hosts check's.
             tamper = try store.events(since: report.trusted - Self.doctorTamperWindow, kinds: [.tamper])
-                .map { DoctorTamperEvent(time: $0.time.date, message: $0.message ?? "The system clock moved.") }
+                .filter(\.isClockJump).map { DoctorTamperEvent(time: $0.time.date, message: $0.message ?? "The system clock moved.") }
         } catch {
             problems.append("reading the tamper events failed: \(error)")
         }

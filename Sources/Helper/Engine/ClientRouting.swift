@@ -78,9 +78,27 @@ public struct ClientRouter: Sendable {
 
     private let v4: ContiguousArray<V4Rule>
     private let v6: ContiguousArray<V6Rule>
+    /// MAC → profile index (SPEC §9); empty when no profile names a MAC, and then the neighbour
+    /// table is never consulted.
+    private let macs: [UInt64: Int]
+    private let neighbours: NeighbourCache?
+    /// Where a client no rule claims goes (`unknown_devices`): the default profile, 0, unless the
+    /// configuration names another.
+    private let unknownProfile: Int
 
-    /// - Parameter networks: per profile index, the networks it claims.
-    public init(networks: [[ClientNetwork]]) {
+    /// - Parameters:
+    ///   - networks: per profile index, the networks it claims.
+    ///   - macs: per profile index, the MAC addresses it claims; they win over networks, since a
+    ///     MAC follows the device whatever address it takes.
+    ///   - unknownProfile: the index clients no rule claims follow.
+    public init(networks: [[ClientNetwork]], macs: [[UInt64]] = [], neighbours: NeighbourCache? = nil, unknownProfile: Int = 0) {
+        var table: [UInt64: Int] = [:]
+        for (profile, list) in macs.enumerated() {
+            for mac in list where table[mac] == nil { table[mac] = profile }
+        }
+        self.macs = table
+        self.neighbours = neighbours
+        self.unknownProfile = unknownProfile
         var v4: [(Int, V4Rule)] = []
         var v6: [(Int, V6Rule)] = []
         for (profile, list) in networks.enumerated() {
@@ -103,27 +121,41 @@ public struct ClientRouter: Sendable {
         self.v6 = ContiguousArray(v6.enumerated().sorted { ($0.element.0, -$0.offset) > ($1.element.0, -$1.offset) }.map(\.element.1))
     }
 
-    /// The profile index of `client`; 0 (the default profile) when no network claims it.
+    /// The profile index of `client`: by its MAC when a profile names it, else by longest prefix,
+    /// else the unknown devices' profile (0, the default, unless configured).
     @inlinable public func profile(for client: ClientIP) -> Int {
+        if hasMACs, let byMAC = macProfile(client) { return byMAC }
         switch client {
-        case .v4(let a): return v4Profile(a)
-        case .v6(let high, let low): return v6Profile(high, low)
-        case .unknown: return 0
+        case .v4(let a): return v4Profile(a) ?? fallback(client)
+        case .v6(let high, let low): return v6Profile(high, low) ?? fallback(client)
+        case .unknown: return fallback(client)
         }
+    }
+
+    @usableFromInline var hasMACs: Bool { !macs.isEmpty }
+
+    @usableFromInline func macProfile(_ client: ClientIP) -> Int? {
+        guard let mac = neighbours?.mac(for: client) else { return nil }
+        return macs[mac]
+    }
+
+    /// Loopback is the machine itself (its own processes in DNS mode), never an unknown device.
+    @usableFromInline func fallback(_ client: ClientIP) -> Int {
+        unknownProfile == 0 || NeighbourCache.isLoopbackOrUnknown(NeighbourCache.normalized(client)) ? 0 : unknownProfile
     }
 
     // Index loops rather than `for rule in rules where …`: the iterator form allocates per call
     // in unoptimized builds, and this runs for every query.
-    @usableFromInline func v4Profile(_ a: UInt32) -> Int {
+    @usableFromInline func v4Profile(_ a: UInt32) -> Int? {
         var i = 0
         while i < v4.count {
             if a & v4[i].mask == v4[i].network { return v4[i].profile }
             i += 1
         }
-        return 0
+        return nil
     }
 
-    @usableFromInline func v6Profile(_ high: UInt64, _ low: UInt64) -> Int {
+    @usableFromInline func v6Profile(_ high: UInt64, _ low: UInt64) -> Int? {
         // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 client it stands for.
         if high == 0, low >> 32 == 0xFFFF { return v4Profile(UInt32(truncatingIfNeeded: low)) }
         var i = 0
@@ -131,7 +163,7 @@ public struct ClientRouter: Sendable {
             if high & v6[i].maskHigh == v6[i].high && low & v6[i].maskLow == v6[i].low { return v6[i].profile }
             i += 1
         }
-        return 0
+        return nil
     }
 }
 

@@ -9,7 +9,9 @@
 //   use / stop / peek / token / nextBypassStep / recordExercise
 //   addPlan / planList / archivePlan / addAlternative / alternativeList
 //   status / wallet / events / stats
-//   addProfile / profileList / profileOwners
+//   addProfile / profileList / profileOwners / profileAccess / removeProfile
+//   household (HelperEngine+Household.swift): adjust / requestTime / timeRequests / answerTimeRequest,
+//     profileName(forClient:) (the device's profile, as DNS decides it), setUnknownDevices
 //   applyConfiguredProfiles (the configuration file's profiles, at every start and reload)
 //   setLists (lists come from the control side's ListsController; HelperControl wires them)
 // Results are the control API's Codable wire types (Sources/ControlAPI); failures are `EngineError`, whose `.refused`

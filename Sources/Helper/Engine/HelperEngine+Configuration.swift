@@ -68,6 +68,7 @@ extension HelperEngine {
     @discardableResult
     public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
+        configuredProfileNames = Set(configured.map(\.name))
         let wanted = [first] + configured
         let differs = wanted.contains { s in profiles.first(where: { $0.name == s.name })?.settings != s }
         guard differs else {
@@ -167,7 +168,7 @@ extension HelperEngine {
                 after.append(.init(name: name, networks: try Self.networks(of: s)))
             }
             after = after.filter { $0.name == Self.defaultProfile } + after.filter { $0.name != Self.defaultProfile }.sorted { $0.name < $1.name }
-            let takeovers = ProfileWeakening.takeovers(current: w.profiles, after: after, at: w.now)
+            let takeovers = ProfileWeakening.takeovers(current: w.profiles, after: after, at: w.now) + macTakeovers(planned, in: w)
             var heldAny = false
             for taker in Set(takeovers.map(\.taker)).sorted() {
                 guard let wish = planned[taker] else { continue }
@@ -197,18 +198,46 @@ extension HelperEngine {
         }
     }
 
-    /// The old settings with only the new owners, what a held-back change still applies (owners
-    /// loosen nothing); nil when the owners did not change either.
+    /// Devices a MAC new to a planned profile would take from a profile with a lock in force: the
+    /// addresses the kernel's neighbour table gives that MAC now, routed as they are now. A device
+    /// the table does not know yet cannot be placed, so it is not held; it moves when it shows up.
+    private func macTakeovers(_ planned: [String: ProfileSettings], in w: Work) -> [ProfileWeakening.Takeover] {
+        var added: [(taker: String, mac: UInt64)] = []
+        for (name, wish) in planned {
+            let old = Set(w.profiles.first { $0.name == name }?.macs ?? [])
+            for mac in wish.clientCIDRs.compactMap(MACAddress.parse) where !old.contains(mac) { added.append((name, mac)) }
+        }
+        guard !added.isEmpty else { return [] }
+        let table = neighbours.currentTable()
+        let enforcement = box.enforcement
+        var found: [ProfileWeakening.Takeover] = []
+        for (taker, mac) in added {
+            for (address, known) in table where known == mac {
+                let index = enforcement.router.profile(for: address)
+                guard enforcement.profileNames.indices.contains(index) else { continue }
+                let keeper = enforcement.profileNames[index]
+                guard keeper != taker, let held = w.profiles.first(where: { $0.name == keeper }),
+                      let until = ProfileWeakening.locksEnd(of: held, at: w.now),
+                      !found.contains(where: { $0.taker == taker && $0.keeper == keeper }) else { continue }
+                found.append(ProfileWeakening.Takeover(taker: taker, keeper: keeper, address: address, until: until))
+            }
+        }
+        return found
+    }
+
+    /// The old settings with only the new owners and members, what a held-back change still
+    /// applies (who may act loosens no rule); nil when neither changed.
     private nonisolated static func ownersOnly(of wish: ProfileSettings, over old: ProfileSettings) -> ProfileSettings? {
-        guard old.ownerUIDs != wish.ownerUIDs else { return nil }
+        guard old.ownerUIDs != wish.ownerUIDs || old.memberUIDs != wish.memberUIDs else { return nil }
         var kept = old
         kept.ownerUIDs = wish.ownerUIDs
+        kept.memberUIDs = wish.memberUIDs
         return kept
     }
 
     private nonisolated static func networks(of s: ProfileSettings) throws(EngineError) -> [ClientNetwork] {
         var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs { networks.append(try ClientNetwork(parsing: text)) }
+        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
         return networks
     }
 

@@ -40,4 +40,9 @@ extension HelperEngine {
     public func profileOwners() -> [String: [UInt32]] {
         Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, $0.settings.ownerUIDs) })
     }
+
+    /// Owners and members of every profile, by name (issue 13 roles).
+    public func profileAccess() -> [String: ProfileAccess] {
+        Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, ProfileAccess(owners: $0.settings.ownerUIDs, members: $0.settings.memberUIDs)) })
+    }
 }

@@ -20,7 +20,8 @@ extension HelperEngine {
             strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end,
             focus: p.focusSessions.filter { $0.isActive(at: now) }.sorted { $0.end < $1.end }.map {
                 FocusReport(id: $0.id, entries: $0.entries.map(\.rawValue).sorted(), start: $0.start, end: $0.end, reason: $0.reason)
-            })
+            },
+            requests: recentTimeRequests(profile: p.name, now: now))
     }
 
     /// `scrolloff wallet` (SPEC §4, §13), to the second (on a copy; see `status`).

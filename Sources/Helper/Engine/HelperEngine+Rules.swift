@@ -237,11 +237,21 @@ extension HelperEngine {
     /// its clients.
     public func addProfile(_ name: String, clients: [String], timeZoneID: String? = nil, preset: Preset? = nil) throws(EngineError) -> [String] {
         var networks: [ClientNetwork] = []
-        for c in clients { networks.append(try ClientNetwork(parsing: c)) }
+        for c in clients where MACAddress.parse(c) == nil { networks.append(try ClientNetwork(parsing: c)) }
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw .invalid("“\(name)” cannot be a profile name; use letters, digits, - and _.")
         }
         return try perform { (w: inout Work) throws(EngineError) -> [String] in
+            // A client belongs to one profile: the same network or MAC in two would route by
+            // whichever sorts first, which nobody chose.
+            let mine = Set(ClientKey.keys(clients))
+            for other in w.profiles where other.name != name {
+                let shared = ClientKey.keys(other.settings.clientCIDRs).filter { mine.contains($0) }
+                if let first = shared.first {
+                    throw .invalid("\(first) is already a client of profile \(other.name), so profile \(name) cannot claim it too; "
+                        + "remove it from \(other.name) first (a client belongs to one profile).")
+                }
+            }
             if let i = w.profiles.firstIndex(where: { $0.name == name }) {
                 w.profiles[i].settings.clientCIDRs = clients
                 w.profiles[i].networks = networks
@@ -275,5 +285,16 @@ extension HelperEngine {
         return EntryReport(id: id.rawValue, state: status.state.name, lockedUntil: rules.lockedUntil(of: id, at: t),
                            reason: status.reason, nextChange: status.nextChange, openUntil: openUntil,
                            nextState: status.nextState?.name, reasons: status.reasons)
+    }
+}
+
+/// The canonical form of a profile client, to find one claimed twice: a network as `address/len`
+/// with the host bits kept as written, a MAC in lower case with colons.
+enum ClientKey {
+    static func keys(_ clients: [String]) -> [String] {
+        clients.map { text in
+            if let mac = MACAddress.parse(text) { return MACAddress.describe(mac) }
+            return (try? ClientNetwork(parsing: text)).map(\.description) ?? text
+        }
     }
 }

@@ -44,6 +44,7 @@ extension HelperEngine: Service {
         consider(snapshot.refreshAt)
         consider(urges.flushDue)
         consider(heldBackProfiles?.due)
+        consider(heldUnknownDevices?.due)
         // Held changes wait for the disk: retry now (the loop's back-off paces it).
         if heldChange != nil { consider(now) }
         return due
@@ -85,6 +86,7 @@ extension HelperEngine: Service {
         }
         if now >= nextRetentionAt { applyRetention(now: now) }
         applyHeldBackProfilesIfDue(now: now)
+        applyHeldUnknownDevicesIfDue(now: now)
     }
 
     /// Writes the pending urges now (before `events` or `stats` read them).

@@ -51,6 +51,13 @@ public actor HelperEngine {
     public nonisolated let box: EnforcementBox
     /// Where the DNS side reports blocked queries on managed names.
     public nonisolated let urges: UrgeRecorder
+    /// Client address → MAC, for profiles that name devices by MAC (SPEC §9).
+    public nonisolated let neighbours = NeighbourCache()
+    /// The profile clients no rule claims follow (`[dns] unknown_devices`); the default profile
+    /// unless configured, and the default profile again if the named one is gone.
+    var unknownDevices: String = HelperEngine.defaultProfile
+    /// A new `unknown_devices` that waits for the locks of the profile unknown devices follow now.
+    var heldUnknownDevices: (name: String, due: Instant)?
 
     let store: Store
     let timeSource: any TimeSource
@@ -70,6 +77,8 @@ public actor HelperEngine {
     var profiles: [ProfileRuntime]
     var plans: [Plan]
     var alternatives: [Alternative]
+    /// Members' requests for time (issue 13), oldest first; answered ones are kept as history.
+    var timeRequests: [TimeRequest]
     var tables: MatcherTables
     var publishHandler: (@Sendable (Enforcement) -> Void)?
     /// Tamper events seen by the clock and not committed yet.
@@ -79,6 +88,9 @@ public actor HelperEngine {
     /// The configuration file's profiles while part of them is held back by a lock, and when the
     /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
     var heldBackProfiles: HeldBackProfiles?
+    /// Profiles the configuration file names (`applyConfiguredProfiles`): `profile rm` leaves them
+    /// to the file, since a reload would bring them back.
+    var configuredProfileNames: Set<String> = []
 
     /// Failing state writes, for the log's back-off and `doctor`.
     var commitHealth = CommitHealth()
@@ -129,6 +141,8 @@ public actor HelperEngine {
         profiles = Self.ordered(runtimes)
         plans = loaded.plans
         alternatives = loaded.alternatives
+        timeRequests = loaded.timeRequests
+        unknownDevices = loaded.settings[Self.unknownDevicesKey] ?? Self.defaultProfile
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.engine = self
     }
@@ -342,8 +356,10 @@ public actor HelperEngine {
         let rules = profiles.map(\.rules)
         let states = rules.map { tables.evaluate($0, at: now) }
         let snapshot = tables.snapshot(rules, at: now)
+        let router = ClientRouter(networks: profiles.map(\.networks), macs: profiles.map(\.macs), neighbours: neighbours,
+                                  unknownProfile: profiles.firstIndex { $0.name == unknownDevices } ?? 0)
         let enforcement = Enforcement(tables: tables, snapshot: snapshot, states: states,
-                                      router: ClientRouter(networks: profiles.map(\.networks)), profileNames: profiles.map(\.name), clock: clock)
+                                      router: router, profileNames: profiles.map(\.name), clock: clock)
         box.publish(enforcement)
         publishHandler?(enforcement)
     }

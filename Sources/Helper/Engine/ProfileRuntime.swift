@@ -8,6 +8,8 @@ import Store
 struct ProfileRuntime: Sendable {
     var settings: ProfileSettings
     var networks: [ClientNetwork]
+    /// The MAC addresses among its clients (SPEC §9), matched through the neighbour table.
+    var macs: [UInt64] { settings.clientCIDRs.compactMap(MACAddress.parse) }
     var entries: [StoredEntry]
     var blocks: [Block]
     var schedules: [Schedule]
@@ -93,7 +95,7 @@ struct ProfileRuntime: Sendable {
             throw .invalid("Profile \(s.name): “\(s.timeZoneID)” is not a known IANA time zone; use a name like Europe/Berlin.")
         }
         var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs { networks.append(try ClientNetwork(parsing: text)) }
+        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
         let account = CreditAccount(state: stored ?? CreditAccountState(asOf: now),
                                     policy: CreditPolicy(knobs: knobs, calendar: calendar))
         return ProfileRuntime(

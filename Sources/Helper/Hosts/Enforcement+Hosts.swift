@@ -8,9 +8,13 @@ extension Enforcement {
     /// A hosts file has no wildcards, so a rule writes its own name only; the curated lists name the
     /// common subdomains themselves. `*.example.com` rules (subdomains only) have no name to write.
     /// A name the always-allow lists keep open is left out (allow beats block, SPEC §1).
+    ///
+    /// During a strict curfew DNS blocks every name but the always-allowed ones (SPEC §2); a hosts
+    /// file cannot say "everything", so it says what it can: every name of every entry (all curated
+    /// services, fetched lists and custom domains), whether or not a rule names the entry.
     public func hostsNames(profile: Int, at now: Instant) -> [String] {
         var names: [String] = []
-        for i in tables.entries.indices where snapshot.kind(profile: profile, entry: i, now: now).isBlocking {
+        for i in hostsEntries(profile: profile, at: now) {
             guard i < tables.entryRules.count else { continue }
             let rules = tables.entryRules[i]
             for position in rules.indices where rules.action(at: position) == .block && rules.scope(at: position) != .subdomainsOnly {
@@ -19,5 +23,18 @@ extension Enforcement {
             }
         }
         return names
+    }
+
+    /// The entry indices whose names hosts mode writes at `now`: the blocking ones, or every entry
+    /// during a strict curfew.
+    func hostsEntries(profile: Int, at now: Instant) -> [Int] {
+        if isStrictCurfew(profile: profile, now: now) { return Array(tables.entries.indices) }
+        return tables.entries.indices.filter { snapshot.kind(profile: profile, entry: $0, now: now).isBlocking }
+    }
+
+    /// Whether `profile` has a strict curfew, in force or still to come: hosts mode cannot express one.
+    func hasStrictCurfew(profile: Int) -> Bool {
+        guard profile < states.count else { return false }
+        return states[profile].strictCurfewUntil != nil || states[profile].strictCurfewNextEdge != nil
     }
 }

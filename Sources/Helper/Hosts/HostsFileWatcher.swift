@@ -5,8 +5,12 @@ import Glibc
 #endif
 
 /// Wakes hosts mode when someone else changes the hosts file (SPEC §10 "restored if someone edits
-/// it"), through inotify(7) on its folder: an editor that saves by renaming a new file over the old
-/// one replaces the inode, so a watch on the file itself would go deaf after the first save.
+/// it"), through inotify(7) on its folder and on the file itself. The folder's watch sees an editor
+/// that saves by renaming a new file over the old one (a new inode, which a watch on the file alone
+/// would miss after the first save). The file's own watch sees writes to a bind-mounted file (a
+/// container's /etc/hosts, the end-to-end tests' namespace): those arrive through the path of the
+/// file's real folder, so the watched folder hears nothing. The file's watch is renewed after every
+/// wake, so it follows the file to its new inode.
 ///
 /// It only says "look again": the service compares the file with what the rules want and writes only
 /// if they differ, so the helper's own renames wake it once and change nothing.
@@ -51,10 +55,13 @@ final class HostsFileWatcher: @unchecked Sendable {
         // Whole changes (a close after writing, a rename, a delete) and writes, which only push the
         // wake back (see ``quiet``).
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MODIFY)
-        guard inotify_add_watch(fd, folder.isEmpty ? "." : folder, mask) >= 0 else {
+        let folderWatch = inotify_add_watch(fd, folder.isEmpty ? "." : folder, mask)
+        guard folderWatch >= 0 else {
             close(fd)
             return nil
         }
+        // Best effort: the file may be missing for a moment (an editor's delete-then-write).
+        _ = inotify_add_watch(fd, path, mask)
         let wake = QuietWake(queue: queue)
         self.wake = wake
         source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
@@ -64,9 +71,13 @@ final class HostsFileWatcher: @unchecked Sendable {
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 guard n > 0 else { break }
-                touched = touched || Self.names(in: buffer[0..<n]).contains(name)
+                // The folder's events name a file; the file's own watch (any other wd) is the file.
+                touched = touched || Self.events(in: buffer[0..<n]).contains { $0.watch != folderWatch || $0.name == name }
             }
-            if touched { wake.push(changed) }
+            if touched {
+                _ = inotify_add_watch(fd, path, mask)
+                wake.push(changed)
+            }
         }
         source.setCancelHandler { close(fd) }
         source.resume()
@@ -77,17 +88,19 @@ final class HostsFileWatcher: @unchecked Sendable {
         wake.cancel()
     }
 
-    /// The file names of the events in one read: a 16-byte header (wd, mask, cookie, len), then
-    /// `len` bytes of NUL-padded name (inotify(7)).
-    static func names(in bytes: ArraySlice<UInt8>) -> [[UInt8]] {
-        var names: [[UInt8]] = []
+    /// The watch and file name of each event in one read: a 16-byte header (wd, mask, cookie, len),
+    /// then `len` bytes of NUL-padded name (inotify(7)); a watch on a file itself has no name.
+    static func events(in bytes: ArraySlice<UInt8>) -> [(watch: Int32, name: [UInt8])] {
+        var events: [(watch: Int32, name: [UInt8])] = []
         var i = bytes.startIndex
+        func word(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
         while i + 16 <= bytes.endIndex {
-            let len = Int(bytes[i + 12]) | Int(bytes[i + 13]) << 8 | Int(bytes[i + 14]) << 16 | Int(bytes[i + 15]) << 24
+            let watch = Int32(truncatingIfNeeded: word(i))
+            let len = word(i + 12)
             let start = i + 16, end = min(start + len, bytes.endIndex)
-            names.append(Array(bytes[start..<end].prefix { $0 != 0 }))
+            events.append((watch, Array(bytes[start..<end].prefix { $0 != 0 })))
             i = start + len
         }
-        return names
+        return events
     }
 }

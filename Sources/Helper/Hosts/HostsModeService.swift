@@ -1,4 +1,5 @@
 import HostsFile
+import Store
 import Logging
 import ScrollOffCore
 import ServiceLifecycle
@@ -14,6 +15,12 @@ import Synchronization
 /// next window, curfew or grant edge), so an edge is on time even if no publish came. It also checks
 /// the file at least every ``recheckInterval``, which catches up after a suspend and puts back a
 /// section edited by hand. The file is written only when its bytes would change.
+///
+/// A hand edit is told from a rule change by the section's bytes: the service remembers the section
+/// it left in the file, and a check that finds anything else there (lines gone or added, the section
+/// deleted or moved down) and puts it back records one tamper event (``HostsSectionEdit``). So an
+/// edit is recorded once however many inotify wakes it causes, and the helper's own writes, which
+/// wake the watcher too, record nothing.
 final class HostsModeService: Service, Sendable {
     /// The longest sleep between two checks of the file.
     static let recheckInterval = Span.seconds(30)
@@ -29,12 +36,14 @@ final class HostsModeService: Service, Sendable {
     private let latest = Mutex<Enforcement?>(nil)
     private let changed = ChangeSignal()
     private let health = Mutex(CommitHealth())
-    /// Set by the watcher: the next write, if any, puts back a section someone else changed.
-    private let editedElsewhere = Atomic<Bool>(false)
+    /// Records a hand edit that was put back (the engine's tamper event).
+    let recordEdit: @Sendable (HostsSectionEdit) async -> Void
 
     init(path: String, status: HostsModeStatus, logger: Logger, cacheFlush: LocalCacheFlush = .system,
+         recordEdit: @escaping @Sendable (HostsSectionEdit) async -> Void = { _ in },
          firstAttempt: @escaping @Sendable () -> Void = {}) {
         writer = HostsFileWriter(path: path)
+        self.recordEdit = recordEdit
         self.cacheFlush = cacheFlush
         self.status = status
         self.logger = logger
@@ -54,15 +63,18 @@ final class HostsModeService: Service, Sendable {
 
     func run() async throws {
         let watcher = HostsFileWatcher(path: writer.path) { [weak self] in
-            self?.editedElsewhere.store(true, ordering: .relaxed)
             self?.changed.notify()
         }
         if watcher == nil { logger.notice("cannot watch the hosts file with inotify; hand edits are put back within 30 s", metadata: ["hosts.file": "\(writer.path)"]) }
-        defer { watcher?.stop() }
+        let timer = RelativeWakeTimer { [weak self] in self?.changed.notify() }
+        defer {
+            watcher?.stop()
+            timer?.stop()
+        }
         let leftovers = writer.removeLeftovers()
         if leftovers > 0 { logger.notice("removed temporary files of an interrupted hosts-file write", metadata: ["count": "\(leftovers)"]) }
         await cancelWhenGracefulShutdown {
-            var names = NamesCache()
+            var memory = Memory()
             var reportedReady = false
             while !Task.isCancelled {
                 guard let enforcement = self.latest.withLock({ $0 }) else {
@@ -70,35 +82,61 @@ final class HostsModeService: Service, Sendable {
                     continue
                 }
                 let now = enforcement.now()
-                let delay = self.apply(enforcement, now: now, names: &names)
+                let (delay, edit) = self.apply(enforcement, now: now, memory: &memory)
                 if !reportedReady {
                     reportedReady = true
                     self.firstAttempt()
                 }
-                await self.sleep(for: delay)
+                if let edit {
+                    self.status.restored(at: now)
+                    await self.recordEdit(edit)
+                }
+                await self.sleep(for: delay, timer: timer)
             }
         }
     }
 
-    /// One check: writes the section if its bytes differ. Returns how long to sleep before the next.
-    func apply(_ enforcement: Enforcement, now: Instant, names: inout NamesCache) -> Span {
-        let wanted = names.names(enforcement, at: now)
-        let edited = editedElsewhere.exchange(false, ordering: .relaxed)
+    /// One check: writes the section if its bytes differ. Returns how long to sleep before the
+    /// next, and the hand edit it put back, if it did.
+    func apply(_ enforcement: Enforcement, now: Instant, memory: inout Memory) -> (Span, HostsSectionEdit?) {
+        let names = memory.names.names(enforcement, at: now)
         do {
-            let outcome = try writer.setSection(names: wanted, excluding: Self.canaries)
-            if case .written(let inPlace) = outcome {
+            let applied = try writer.apply { lineBreak in memory.section(names, lineBreak: lineBreak) }
+            var edit: HostsSectionEdit?
+            if case .written(let inPlace) = applied.outcome {
                 cacheFlush.run(logger: logger)
-                logger.info(edited ? "hosts file changed outside Scroll Off: section put back" : "hosts file section rewritten", metadata: [
-                    "hosts.file": "\(writer.path)", "hosts.names": "\(wanted.count)", "hosts.in_place": "\(inPlace)",
-                ])
+                edit = memory.left.flatMap { Self.edit(found: applied.previous, left: $0, path: writer.path) }
+                if edit == nil {
+                    logger.info("hosts file section rewritten", metadata: [
+                        "hosts.file": "\(writer.path)", "hosts.names": "\(names.list.count)", "hosts.in_place": "\(inPlace)",
+                    ])
+                }
             }
+            memory.left = applied.section
             if let note = health.withLock({ $0.succeeded(at: now) }), case .recovered(let after, let attempts) = note {
                 logger.notice("hosts file written again", metadata: [
                     "hosts.file": "\(writer.path)", "failing.for_s": "\(after.milliseconds / 1000)", "attempts": "\(attempts)",
                 ])
             }
-            status.succeeded(names: wanted.count)
-            return Self.nextCheck(enforcement, now: now)
+            // The user's own lines are read again only when they or the names changed (a bind-mounted
+            // file edited through another path wakes no watcher: the periodic check sees it).
+            let outside = Array(applied.previous.before) + Array(applied.previous.after)
+            if memory.userLinesFor != names.generation || outside != memory.outside {
+                memory.userLinesFor = names.generation
+                memory.outside = outside
+                let sectionLines = applied.section.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                let lines = applied.previous.linesNaming(names.set, firstLine: sectionLines + 1)
+                if lines != memory.userLines, !lines.isEmpty {
+                    logger.warning("lines of your own in the hosts file open blocked names", metadata: [
+                        "hosts.file": "\(writer.path)", "hosts.lines": "\(lines.map(\.description).joined(separator: "; "))",
+                    ])
+                }
+                memory.userLines = lines
+            }
+            status.succeeded(names: names.list.count, userLines: memory.userLines,
+                             strictCurfew: enforcement.hasStrictCurfew(profile: 0),
+                             strictCurfewInForce: enforcement.isStrictCurfew(profile: 0, now: now))
+            return (Self.nextCheck(enforcement, now: now), edit)
         } catch {
             // Logged once, then as a summary with back-off (as the engine's commits): a read-only /etc
             // or a damaged section would otherwise log every second.
@@ -116,8 +154,34 @@ final class HostsModeService: Service, Sendable {
             case .recovered, nil:
                 break
             }
-            return delay
+            return (delay, nil)
         }
+    }
+
+    /// The hand edit a write just undid: the file held something other than the section the
+    /// helper left there (`left`), or held it further down. Nil when it was as left, which is
+    /// the case for every write a rule change makes.
+    static func edit(found: HostsLayout, left: [UInt8], path: String) -> HostsSectionEdit? {
+        let managed = found.managed
+        if managed.elementsEqual(left) {
+            guard !left.isEmpty, !found.sectionIsFirst else { return nil }
+            return HostsSectionEdit(file: path, linesRemoved: 0, linesAdded: 0, sectionRemoved: false, moved: true)
+        }
+        if left.isEmpty {
+            // No section was left, and someone wrote one: its lines are all theirs.
+            return HostsSectionEdit(file: path, linesRemoved: 0, linesAdded: Self.lines(managed).count, sectionRemoved: false, moved: false)
+        }
+        if found.section == nil {
+            return HostsSectionEdit(file: path, linesRemoved: Self.lines(left[...]).count, linesAdded: 0, sectionRemoved: true, moved: false)
+        }
+        // Counted as sets of lines: what matters is which lines went or came, not their order.
+        let was = Set(Self.lines(left[...])), now = Set(Self.lines(managed))
+        return HostsSectionEdit(file: path, linesRemoved: was.subtracting(now).count, linesAdded: now.subtracting(was).count,
+                                sectionRemoved: false, moved: !found.sectionIsFirst)
+    }
+
+    static func lines(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        bytes.split(separator: 0x0A).map { $0.last == 0x0D ? $0.dropLast() : $0 }
     }
 
     /// The snapshot's next edge (just after it, so the new state is in force), at most ``recheckInterval``.
@@ -132,30 +196,65 @@ final class HostsModeService: Service, Sendable {
     static let canaries = Set(CanaryLink.canaryNames)
 
     /// Sleeps for `delay` or until the next publish, whichever comes first.
-    private func sleep(for delay: Span) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: .milliseconds(delay.milliseconds)) }
-            group.addTask { await self.changed.wait() }
-            await group.next()
-            group.cancelAll()
+    /// (On the kernel's relative clock: see ``RelativeWakeTimer``.)
+    private func sleep(for delay: Span, timer: RelativeWakeTimer?) async {
+        guard let timer else {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await Task.sleep(for: .milliseconds(delay.milliseconds)) }
+                group.addTask { await self.changed.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+            return
+        }
+        timer.arm(milliseconds: delay.milliseconds)
+        await changed.wait()
+    }
+
+    /// What the service carries from one check to the next.
+    struct Memory {
+        var names = NamesCache()
+        /// The section bytes the helper left in the file at the last good check (nil before the
+        /// first): anything else found there later was put there by someone else.
+        var left: [UInt8]?
+        /// The rendered section for the names of `rendered.generation`, per line break, so a check
+        /// that changes nothing renders nothing (100,000 names take tens of milliseconds to render).
+        var rendered: (generation: Int, lineBreak: HostsLayout.LineBreak, bytes: [UInt8])?
+        var userLines: [HostsUserLine] = []
+        /// The names' generation and the bytes outside the section that `userLines` was found in.
+        var userLinesFor = -1
+        var outside: [UInt8] = []
+
+        mutating func section(_ names: Names, lineBreak: HostsLayout.LineBreak) -> [UInt8] {
+            if let rendered, rendered.generation == names.generation, rendered.lineBreak == lineBreak { return rendered.bytes }
+            let bytes = HostsSection.render(names: names.list, excluding: HostsModeService.canaries, lineBreak: lineBreak)
+            rendered = (names.generation, lineBreak, bytes)
+            return bytes
         }
     }
 
-    /// The names of the blocking entries, recomputed only when the blocking entries or the
-    /// matcher change: a window edge of one entry does not walk a 100,000-name list again.
-    struct NamesCache {
-        var key: (matcher: ObjectIdentifier, blocking: [Int])?
-        var value: [String] = []
+    /// The names to write, deduplicated, with a number that changes whenever they do.
+    struct Names {
+        var list: [String] = []
+        var set: Set<String> = []
+        var generation = 0
+    }
 
-        mutating func names(_ enforcement: Enforcement, at now: Instant) -> [String] {
-            let blocking = enforcement.tables.entries.indices.filter {
-                enforcement.snapshot.kind(profile: 0, entry: $0, now: now).isBlocking
-            }
+    /// The names of the blocking entries (every entry during a strict curfew), recomputed only when
+    /// the blocking entries or the matcher change: a window edge of one entry does not walk a
+    /// 100,000-name list again.
+    struct NamesCache {
+        var key: (matcher: ObjectIdentifier, entries: [Int])?
+        var value = Names()
+
+        mutating func names(_ enforcement: Enforcement, at now: Instant) -> Names {
+            let entries = enforcement.hostsEntries(profile: 0, at: now)
             let matcher = ObjectIdentifier(enforcement.matcher)
-            if let key, key.matcher == matcher, key.blocking == blocking { return value }
+            if let key, key.matcher == matcher, key.entries == entries { return value }
             // Deduplicated once here, so the count `doctor` shows is the section's.
-            value = Array(Set(enforcement.hostsNames(profile: 0, at: now)).subtracting(HostsModeService.canaries))
-            key = (matcher, blocking)
+            let set = Set(enforcement.hostsNames(profile: 0, at: now)).subtracting(HostsModeService.canaries)
+            value = Names(list: Array(set), set: set, generation: value.generation + 1)
+            key = (matcher, entries)
             return value
         }
     }

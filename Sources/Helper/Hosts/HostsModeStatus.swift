@@ -1,4 +1,5 @@
 import ControlAPI
+import HostsFile
 import Foundation
 import ScrollOffCore
 import Synchronization
@@ -14,12 +15,23 @@ final class HostsModeStatus: Sendable {
 
     var facts: DoctorHostsFacts { state.withLock { $0 } }
 
-    func succeeded(names: Int) {
+    func succeeded(names: Int, userLines: [HostsUserLine] = [], strictCurfew: Bool = false, strictCurfewInForce: Bool = false) {
         state.withLock { f in
             f.names = names
+            f.userLines = userLines.map { DoctorHostsLine(number: $0.number, text: $0.text, names: $0.names) }
+            f.strictCurfew = strictCurfew
+            f.strictCurfewInForce = strictCurfewInForce
             f.failingSince = nil
             f.attempts = 0
             f.error = nil
+        }
+    }
+
+    /// A hand edit of the section was put back at `time`.
+    func restored(at time: Instant) {
+        state.withLock { f in
+            f.restoredEdits += 1
+            f.lastRestored = time.date
         }
     }
 

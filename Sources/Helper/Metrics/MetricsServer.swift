@@ -20,7 +20,18 @@ public struct MetricsListenError: Error, Sendable, CustomStringConvertible {
 ///
 /// It binds TCP only, and answers one request per connection (`Connection: close`): a scrape every
 /// few seconds does not need keep-alive, and the server then holds no idle connections.
+///
+/// Its connections are bounded like the control socket's (issue 11): at most `connectionLimit` in
+/// total and `connectionsPerClient` per client address (a newcomer evicts the longest-idle
+/// connection of the address holding the most, as DNS over TCP does), and each is closed
+/// `connectionDeadline` after it was accepted, answered or not. Unbounded, a flood of idle
+/// connections took every descriptor of the helper and scrapes and DNS over TCP failed with it.
 public final class MetricsServer: Service {
+    public static let connectionLimit = 32
+    public static let connectionsPerClient = 4
+    /// A scrape takes milliseconds; bytes dribbled in slowly do not extend it.
+    public static let connectionDeadline = TimeAmount.seconds(5)
+
     public let listen: HostPort
     let sources: MetricsSources
     let exposition: MetricsExposition
@@ -57,13 +68,33 @@ public final class MetricsServer: Service {
     private func bind() async throws(MetricsListenError) -> any Channel {
         let sources = sources
         let exposition = exposition
+        let registry = TCPConnectionRegistry(limit: Self.connectionLimit, perKeyLimit: Self.connectionsPerClient)
+        let limitLog = ThrottledLog(logger: logger)
+        let listen = listen
         do {
             return try await ServerBootstrap(group: group)
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelInitializer { channel in
+                    // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, which this
+                    // bootstrap adds after it, waits a second before accepting again.
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "metrics \(listen)"))
+                    }
+                }
                 .childChannelInitializer { channel in
-                    channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
-                        // A client that connects and sends nothing is dropped instead of held forever.
-                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(30)))
+                    let client = ClientAddress(channel.remoteAddress)
+                    switch registry.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) }) {
+                    case .refused:
+                        limitLog.warning(
+                            "metrics-total", "refusing metrics connections: \(Self.connectionLimit) are open, at most \(Self.connectionsPerClient) per client address",
+                            metadata: ["client.ip": "\(channel.remoteAddress?.ipAddress ?? "?")"])
+                        return channel.close()
+                    case .admitted(let entry, _):
+                        channel.closeFuture.whenComplete { _ in registry.release(entry) }
+                    }
+                    let deadline = channel.eventLoop.scheduleTask(in: Self.connectionDeadline) { channel.close(promise: nil) }
+                    channel.closeFuture.whenComplete { _ in deadline.cancel() }
+                    return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
                         try channel.pipeline.syncOperations.addHandler(
                             MetricsHTTPHandler(sources: sources, exposition: exposition))
                     }
@@ -100,14 +131,6 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
             guard let head = request else { return }
             request = nil
             respond(to: head, context: context)
-        }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
         }
     }
 

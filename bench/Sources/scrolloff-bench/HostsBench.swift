@@ -31,10 +31,23 @@ enum HostsBench {
         report("rewrite, one name changed", second)
         let same = timed { try? writer.setSection(names: changed) }
         report("re-apply, unchanged", same)
+        // What the helper's periodic check costs: it keeps the rendered section until the names change.
+        let section = HostsSection.render(names: changed)
+        let check = timed { try? writer.apply { _ in section }.outcome }
+        report("check with the section already rendered (the helper's 30 s check)", check)
         // The verdict uses CPU time, as the matcher benchmark does: on a shared machine the wall
         // clock also counts time spent waiting for a core.
+        // The write itself is two fsyncs (the temporary file, then the folder after the rename); the
+        // first write adds two more for the backup.
         let verdict = second.cpu <= 0.2 ? "PASS" : "FAIL"
-        print("\(verdict): a \(count)-name rewrite took \(format(second.cpu * 1000)) ms CPU (target <= 200 ms)")
+        print("\(verdict): a \(count)-name rewrite took \(format(second.cpu * 1000)) ms CPU, \(format(second.wall * 1000)) ms wall "
+            + "(target <= 200 ms; load average \(loadAverage()))")
         exit(second.cpu <= 0.2 ? 0 : 1)
     }
+}
+
+/// The 1-minute load average, so a wall-clock figure can be read against how busy the machine was.
+func loadAverage() -> String {
+    var loads = [Double](repeating: 0, count: 3)
+    return getloadavg(&loads, 3) > 0 ? format(loads[0], 2) : "?"
 }

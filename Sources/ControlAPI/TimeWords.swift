@@ -1,25 +1,24 @@
-import ArgumentParser
-import ControlAPI
 import Foundation
 import ScrollOffCore
 
 /// Durations and clock times in the CLI's words: numbers first, local time, no locale surprises.
-enum TimeWords {
+/// Shared by the CLI and the household page (SPEC §9a), so both say the same thing the same way.
+public enum TimeWords {
     /// 4332 → "1 h 12 min"; 270 → "4 min 30 s"; 40 → "40 s"; past two days "12 d 12 h", in the
     /// core's words (`SpanWords`). Lengths used round down; waits (`until`) round up.
-    static func span(seconds: Int64, rounding: SpanWords.Rounding = .down) -> String {
+    public static func span(seconds: Int64, rounding: SpanWords.Rounding = .down) -> String {
         SpanWords.describe(seconds: max(0, seconds), rounding: rounding)
     }
 
     /// A balance in minutes and seconds, even above an hour: "75 min 20 s", "0 s".
-    static func balance(seconds: Int64) -> String {
+    public static func balance(seconds: Int64) -> String {
         let s = max(0, seconds)
         if s < 60 { return "\(s) s" }
         return s % 60 == 0 ? "\(s / 60) min" : "\(s / 60) min \(s % 60) s"
     }
 
     /// "21:42" today, "Mon 07:00" within a week, "2026-12-24 07:00" further away; in the local zone.
-    static func clock(_ instant: Instant, now: Instant) -> String {
+    public static func clock(_ instant: Instant, now: Instant) -> String {
         let calendar = Calendar.current
         let date = instant.date
         let formatter = DateFormatter()
@@ -36,30 +35,13 @@ enum TimeWords {
     }
 
     /// "21:42 — 1 h 12 min": when, then how long from now.
-    static func until(_ instant: Instant, now: Instant) -> String {
+    public static func until(_ instant: Instant, now: Instant) -> String {
         let wait = instant - now
         return "\(clock(instant, now: now)) — \(SpanWords.describe(wait < .zero ? .zero : wait, rounding: .up))"
     }
 
     /// Now on this machine: only the fallback for an answer from a helper that sends no `now`;
     /// the helper's trusted time is the one to measure against (SPEC §11).
-    static func now() -> Instant { Instant(date: Date()) }
+    public static func now() -> Instant { Instant(date: Date()) }
 }
 
-/// A duration argument: `45m`, `2h`, `1h30m`, `90s`, `90min` — the words of `SpanWords.parse`, the
-/// same ones `scrolloff.toml` accepts — longer than zero and in whole seconds.
-struct DurationArgument: ExpressibleByArgument, Sendable {
-    let seconds: Int64
-
-    init?(argument: String) {
-        guard let seconds = Self.parse(argument) else { return nil }
-        self.seconds = seconds
-    }
-
-    static func parse(_ text: String) -> Int64? {
-        guard let span = SpanWords.parse(text), span > .zero, span.milliseconds % 1000 == 0 else { return nil }
-        return span.milliseconds / 1000
-    }
-
-    static var defaultValueDescription: String { "45m" }
-}

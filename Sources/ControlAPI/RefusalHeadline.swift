@@ -1,0 +1,33 @@
+import Foundation
+import ScrollOffCore
+
+/// The headline of a rule's refusal (SPEC §13: "the message says which rule and until when"), with
+/// the local time it opens again and how long that is: "instagram is in cooldown until 21:42 —
+/// 1 h 12 min". One wording for the CLI (`RefusalWords`) and the household page (SPEC §9a).
+public enum RefusalHeadline {
+    /// Nil when the refusal names no time it opens again.
+    public static func text(_ refusal: ControlError, now: Instant) -> String? {
+        guard let opensAt = refusal.opensAt.map(Instant.init(date:)) else { return nil }
+        let when = TimeWords.until(opensAt, now: now)
+        let subject = refusal.subject ?? "This"
+        switch refusal.rule {
+        case "cooldown": return "\(subject) is in cooldown until \(when)"
+        case "curfew_edit_lock": return "The curfew “\(subject)” is locked until \(when)"
+        case "curfew": return "\(subject) is in curfew until \(when)"
+        case "bypass_lockout": return "\(subject) can be opened again at \(when)"
+        case "peeks_used_up": return "Peeks come back at \(when)"
+        case "tokens_used_up": return "New tokens arrive at \(when)"
+        case "grant_running": return "\(subject) is already open until \(when)"
+        default: return "Opens again at \(when)"
+        }
+    }
+}
+
+extension Exercise {
+    /// The "try this first" exercise offered today (SPEC §5 step 3): a different one each day, the
+    /// same all day, so it becomes familiar. The CLI and the household page offer the same one.
+    public static func ofTheDay(_ now: Date) -> Exercise {
+        let day = Int(now.timeIntervalSince1970 / 86_400)
+        return catalogue[day % catalogue.count]
+    }
+}

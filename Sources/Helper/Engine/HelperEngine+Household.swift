@@ -1,0 +1,264 @@
+import ControlAPI
+import Foundation
+import ScrollOffCore
+import Store
+
+/// The household's verbs (issue 13): owners grant or take time, members ask for time and owners
+/// answer. Who may call which is the control side's decision (`ControlAuthorizer` for the CLI,
+/// the web page for devices); the engine checks the request itself and keeps the books.
+extension HelperEngine {
+    /// The longest single adjustment or request: a day. A typo such as `+100h` is refused rather
+    /// than written into the ledger.
+    public static let longestHouseholdGrant: Int64 = 24 * 3600
+    /// Unanswered requests one profile may have at once, so a member cannot flood their owners.
+    public static let pendingRequestsPerProfile = 5
+    /// Notes are short sentences; longer text is refused rather than cut.
+    public static let longestHouseholdNote = 280
+
+    /// `scrolloff adjust [+|-]DURATION --note TEXT` (SPEC §13, owners): adds credit (an
+    /// `adjustment` batch that never expires) or takes it back (at most the balance), as one
+    /// ledger `adjust` row with `note`. `by` names who did it, for the event.
+    public func adjust(profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
+        let note = try Self.householdNote(note, what: "adjustment", example: "“chores done”")
+        guard seconds != 0, abs(seconds) <= Self.longestHouseholdGrant else {
+            throw .invalid("An adjustment is between 1 s and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)) either way, such as +15m or -10m; \(seconds) s is not.")
+        }
+        return try perform { (w: inout Work) throws(EngineError) -> AdjustReport in
+            try Self.adjust(&w, profile: profile, seconds: seconds, note: note, by: by)
+        }
+    }
+
+    /// A member asks for `seconds` of credit with `note` (issue 13). The request waits for an owner;
+    /// at most `pendingRequestsPerProfile` wait at once.
+    public func requestTime(profile: String, seconds: Int64, note: String) throws(EngineError) -> TimeRequestInfo {
+        let note = try Self.householdNote(note, what: "request", example: "“homework research”")
+        guard seconds >= 60, seconds <= Self.longestHouseholdGrant else {
+            throw .invalid("Ask for between 1 min and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)), such as 15m.")
+        }
+        let now = advanceClock()
+        _ = try profileIndex(profile, in: profiles)
+        let pending = timeRequests.filter { $0.profile == profile && $0.status == .pending }
+        if pending.count >= Self.pendingRequestsPerProfile {
+            throw .refused(Refusal(rule: .requestsPending, subject: profile,
+                                   message: "Profile \(profile) already has \(pending.count) requests waiting for an answer (at most \(Self.pendingRequestsPerProfile)); "
+                                       + "an owner answers them with `scrolloff requests`."))
+        }
+        let words = SpanWords.describe(seconds: seconds)
+        let event = StoredEvent(profile: profile, time: now, kind: .timeRequested,
+                                message: "Asked for \(words): \(note)", payload: householdPayload(["seconds": "\(seconds)"]))
+        let receipt = try commitReturning(StateChange([.addTimeRequest(profile: profile, seconds: seconds, note: note, created: now),
+                                                       .appendEvent(event)]), now: now)
+        guard let id = receipt.timeRequestIDs.first else { throw .storage("the new request got no id") }
+        let request = TimeRequest(id: id, profile: profile, seconds: seconds, note: note, created: now)
+        timeRequests.append(request)
+        return TimeRequestInfo(request)
+    }
+
+    /// Requests for time, newest first: one profile's, or every profile's for `nil`.
+    public func timeRequests(profile: String?) -> [TimeRequestInfo] {
+        timeRequests.filter { profile == nil || $0.profile == profile }.sorted { $0.id > $1.id }.map(TimeRequestInfo.init)
+    }
+
+    /// What `status` shows a member: pending requests and those answered in the last 7 days.
+    func recentTimeRequests(profile: String, now: Instant) -> [TimeRequestInfo] {
+        timeRequests.filter { r in
+            r.profile == profile && (r.status == .pending || (r.answeredAt ?? r.created) >= now - .hours(24 * 7))
+        }.sorted { $0.id > $1.id }.map(TimeRequestInfo.init)
+    }
+
+    /// An owner answers request `id`: approval writes the ledger `adjust` row with the request's
+    /// note (and the owner's, when given) in the same commit as the answer; a decline only records
+    /// it. A request is answered once.
+    public func answerTimeRequest(id: Int64, approve: Bool, answeredBy: String, note: String?) throws(EngineError) -> TimeRequestAnswerReport {
+        let answerNote = note.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        if let answerNote, answerNote.count > Self.longestHouseholdNote {
+            throw .invalid("Keep the answer's note under \(Self.longestHouseholdNote) characters.")
+        }
+        guard let k = timeRequests.firstIndex(where: { $0.id == id }) else {
+            throw .notFound("There is no request \(id); `scrolloff requests` lists them.")
+        }
+        let request = timeRequests[k]
+        guard request.status == .pending else {
+            let by = request.answeredBy.map { " by \($0)" } ?? ""
+            throw .invalid("Request \(id) was already \(request.status.rawValue)\(by); a request is answered once.")
+        }
+        let status: TimeRequest.Status = approve ? .approved : .declined
+        let (adjustment, now) = try perform { (w: inout Work) throws(EngineError) -> (AdjustReport?, Instant) in
+            var adjustment: AdjustReport?
+            if approve {
+                let ledgerNote = "request \(id): \(request.note)" + (answerNote.map { " — \($0)" } ?? "")
+                adjustment = try Self.adjust(&w, profile: request.profile, seconds: request.seconds, note: ledgerNote, by: answeredBy)
+            }
+            w.change.append(.answerTimeRequest(id: id, status: status, at: w.now, by: answeredBy, note: answerNote))
+            let words = SpanWords.describe(seconds: request.seconds)
+            w.change.append(.appendEvent(StoredEvent(
+                profile: request.profile, time: w.now, kind: .timeRequestAnswered,
+                message: "\(answeredBy) \(status.rawValue) the request for \(words)" + (answerNote.map { ": \($0)" } ?? "."),
+                payload: householdPayload(["request": "\(id)", "status": status.rawValue]))))
+            return (adjustment, w.now)
+        }
+        timeRequests[k].status = status
+        timeRequests[k].answeredAt = now
+        timeRequests[k].answeredBy = answeredBy
+        timeRequests[k].answerNote = answerNote
+        let words = SpanWords.describe(seconds: request.seconds)
+        let message = approve
+            ? "Approved: \(words) added to \(request.profile)'s credit." + (adjustment.map { " Balance \(SpanWords.describe(seconds: $0.balanceSeconds))." } ?? "")
+            : "Declined the request for \(words) from \(request.profile)."
+        return TimeRequestAnswerReport(request: TimeRequestInfo(timeRequests[k]), adjustment: adjustment, message: message)
+    }
+
+    /// The adjustment inside a command, shared by `adjust` and an approval so both write the same
+    /// ledger row and event.
+    private static func adjust(_ w: inout Work, profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
+        let i = try householdIndex(profile, in: w.profiles)
+        var p = w.profiles[i]
+        let out: CreditOutcome
+        do throws(CreditError) { out = try p.account.adjust(seconds, note: note, at: w.now) } catch { throw EngineError(error) }
+        var change = StateChange()
+        change.record(out, account: p.account.state, profile: p.name)
+        let words = (seconds > 0 ? "+" : "-") + SpanWords.describe(seconds: abs(seconds))
+        // The wallet's event says how much; the household's says who and why as well.
+        for op in change.operations {
+            if case .appendEvent(var e) = op, e.kind == .adjusted {
+                e.message = "\(by) adjusted the balance by \(words): \(note)"
+                w.change.append(.appendEvent(e))
+            } else {
+                w.change.append(op)
+            }
+        }
+        w.profiles[i] = p
+        let balance = p.account.wallet.balanceSeconds
+        return AdjustReport(profile: p.name, seconds: seconds, note: note, balanceSeconds: balance, ledgerID: nil,
+                            message: "\(words) for \(p.name) (“\(note)”); balance \(SpanWords.describe(seconds: balance)).")
+    }
+
+    /// The profile's index; static so the household commands can use it on a command's copy.
+    private static func householdIndex(_ name: String, in profiles: [ProfileRuntime]) throws(EngineError) -> Int {
+        guard let i = profiles.firstIndex(where: { $0.name == name }) else {
+            throw .notFound("There is no profile “\(name)”; profiles: \(profiles.map(\.name).joined(separator: ", ")).")
+        }
+        return i
+    }
+
+    private static func householdNote(_ text: String, what: String, example: String) throws(EngineError) -> String {
+        let note = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !note.isEmpty else { throw .invalid("Say why in a few words with --note, such as \(example); every \(what) keeps its note in the ledger.") }
+        guard note.count <= longestHouseholdNote else { throw .invalid("Keep the note under \(longestHouseholdNote) characters.") }
+        return note
+    }
+}
+
+extension TimeRequestInfo {
+    init(_ r: TimeRequest) {
+        self.init(id: r.id, profile: r.profile, seconds: r.seconds, note: r.note, status: Status(rawValue: r.status.rawValue) ?? .pending,
+                  createdAt: r.created, answeredAt: r.answeredAt, answeredBy: r.answeredBy, answerNote: r.answerNote)
+    }
+}
+
+/// A small string map as an event payload.
+func householdPayload(_ fields: [String: String]) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+}
+
+// MARK: Removing a profile
+
+extension HelperEngine {
+    /// `scrolloff profile rm NAME` (SPEC §13, root): deletes the profile and everything it owns —
+    /// rules, wallet, ledger, events, plans, alternatives and requests — and its devices follow
+    /// the profile unknown devices follow. Moving devices out of a profile loosens their rules, so
+    /// it is refused while any of its locks holds (a cooldown, a curfew edit lock, a focus
+    /// session), like every other loosening (SPEC §3). The default profile cannot be removed, and
+    /// a profile the configuration file names comes back with the next reload, so it is refused
+    /// with where to remove it instead.
+    public func removeProfile(_ name: String) throws(EngineError) -> String {
+        guard name != Self.defaultProfile else {
+            throw .invalid("The default profile covers every device no other profile claims, so it cannot be removed.")
+        }
+        if configuredProfileNames.contains(name) {
+            throw .invalid("Profile “\(name)” comes from the configuration file; remove its [[profiles]] table there and reload (systemctl reload scrolloff-dns).")
+        }
+        // Urges waiting for their batch name profiles by position, which the removal shifts.
+        try flushUrges()
+        var balance: Int64 = 0
+        try perform { (w: inout Work) throws(EngineError) in
+            guard let i = w.profiles.firstIndex(where: { $0.name == name }) else {
+                throw .notFound("There is no profile “\(name)”; profiles: \(w.profiles.map(\.name).joined(separator: ", ")).")
+            }
+            if name == unknownDevices {
+                throw .invalid("Profile “\(name)” is where unknown devices go (unknown_devices in scrolloff.toml); point that elsewhere first.")
+            }
+            if let until = ProfileWeakening.locksEnd(of: w.profiles[i], at: w.now) {
+                throw .refused(Refusal(rule: .cooldown, subject: name, opensAt: until,
+                                       message: "Profile \(name) has a lock in force (a cooldown, a curfew edit lock or a focus session); removing it would free its devices, so it waits until the lock ends."))
+            }
+            balance = w.profiles[i].account.wallet.balanceSeconds
+            w.profiles.remove(at: i)
+            w.change.append(.removeProfile(name))
+        }
+        plans.removeAll { $0.profile == name }
+        alternatives.removeAll { $0.profile == name }
+        timeRequests.removeAll { $0.profile == name }
+        let follows = profiles.contains { $0.name == unknownDevices } ? unknownDevices : Self.defaultProfile
+        return "Removed profile \(name): its rules, its wallet (\(SpanWords.describe(seconds: balance)) of credit), ledger, events, plans and requests are deleted. "
+            + "Its devices now follow profile \(follows)."
+    }
+}
+
+// MARK: Unknown devices
+
+extension HelperEngine {
+    /// `[profile] unknown_devices` (SPEC §9): the profile clients no profile claims follow, so a
+    /// household can make unknown devices strict. A name that is not a profile (removed since)
+    /// falls back to the default profile. Republishes at once, except that moving unknown devices
+    /// out of a profile while one of its locks holds (a cooldown, a curfew edit lock, a focus
+    /// session) would free them, so, like a configured client change that takes devices from a
+    /// locked profile, it waits for that lock and then applies by itself.
+    /// - Returns: what waits and until when, for the log; nil when it applied.
+    @discardableResult
+    public func setUnknownDevices(_ name: String) -> String? {
+        heldUnknownDevices = nil
+        guard name != unknownDevices else { return nil }
+        let now = advanceClock()
+        if let current = profiles.first(where: { $0.name == unknownDevices }), let until = ProfileWeakening.locksEnd(of: current, at: now) {
+            heldUnknownDevices = (name, until)
+            wake()
+            return "unknown_devices = \"\(name)\" waits until \(Self.logTime(until)): unknown devices follow profile \(unknownDevices), "
+                + "which has a cooldown or curfew edit lock in force; it applies then by itself"
+        }
+        // Kept in the store, so after a restart the next change is checked against what was in force.
+        do {
+            _ = try commitReturning(StateChange([.saveSetting(key: Self.unknownDevicesKey, value: name)]), now: now)
+        } catch {
+            // Routing follows the file even when the disk refuses; the next start reads the file again.
+            logger.error("unknown_devices could not be saved; it applies until the helper stops", metadata: ["error": "\(error)"])
+        }
+        unknownDevices = name
+        rebuild(now: now)
+        return nil
+    }
+
+    static let unknownDevicesKey = "unknown_devices"
+
+    /// The timer's share of `setUnknownDevices`: the held change applies once the lock has ended
+    /// (or waits again for a lock made since).
+    func applyHeldUnknownDevicesIfDue(now: Instant) {
+        guard let held = heldUnknownDevices, now >= held.due else { return }
+        if let still = setUnknownDevices(held.name) { logger.notice("configuration still held back", metadata: ["detail": "\(still)"]) }
+    }
+}
+
+// MARK: Devices
+
+extension HelperEngine {
+    /// The profile a device follows, decided exactly as for its DNS queries (SPEC §9a: "the device
+    /// asking is identified as DNS identifies it"): MAC through the neighbour table, then address
+    /// or network, then `unknown_devices`. For the household page; cheap and never blocks.
+    public nonisolated func profileName(forClient client: ClientIP) -> String {
+        let enforcement = box.enforcement
+        let index = enforcement.router.profile(for: client)
+        return enforcement.profileNames.indices.contains(index) ? enforcement.profileNames[index] : Self.defaultProfile
+    }
+}

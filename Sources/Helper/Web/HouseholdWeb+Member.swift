@@ -1,0 +1,226 @@
+import ControlAPI
+import Foundation
+import Hummingbird
+import ScrollOffCore
+
+/// The member's side (SPEC §9a): no account, the device is who they are.
+extension HouseholdWeb {
+    func memberPage(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, cookie) = await session(request)
+        try memberMay(.view)
+        let profile = deviceProfile(context)
+        let status: StatusReport
+        let wallet: WalletReport
+        let stats: StatsReport
+        let week: StatsReport
+        do {
+            status = try await engine.status(profile: profile)
+            wallet = try await engine.wallet(profile: profile)
+            stats = try await engine.stats(.day, profile: profile)
+            week = try await engine.stats(.week, profile: profile)
+        } catch {
+            return await failurePage(error, session: session, cookie: cookie, back: "/")
+        }
+        let now = status.now
+        var view = await base(session, title: profile == HelperEngine.defaultProfile ? "This device" : profile)
+        view["profileTitle"] = profile == HelperEngine.defaultProfile ? "This device" : "Profile \(profile)"
+        view["profile"] = profile
+        view["balance"] = TimeWords.balance(seconds: status.balanceSeconds)
+        view["earnedToday"] = TimeWords.balance(seconds: wallet.earnedTodaySeconds)
+        view["nextCredit"] = wallet.nextAwardAt.map { "+5 min at " + TimeWords.clock($0, now: now) }
+            ?? (wallet.earningFrozenUntil.map { "paused until " + TimeWords.clock($0, now: now) } ?? "once a block is on")
+        view["streak"] = stats.streakDays == 1 ? "1 day" : "\(stats.streakDays) days"
+        view["peeksLeft"] = "\(status.peeksLeftToday)"
+        view["tokensLeft"] = "\(status.tokensLeftMonth)"
+        if let strict = status.strictCurfewUntil { view["strictUntil"] = TimeWords.until(strict, now: now) }
+        let grants = status.grants.map { grant -> [String: Any] in
+            var g: [String: Any] = ["entry": grant.entry, "until": TimeWords.until(grant.end, now: now)]
+            if let task = grant.task { g["task"] = task }
+            return g
+        }
+        view["grants"] = grants
+        view["hasGrants"] = !grants.isEmpty
+        view["entries"] = status.entries.map { Self.entryView($0, now: now) }
+        view["insights"] = Self.insights(day: stats, week: week)
+        await addMemberHousehold(to: &view, profile: profile)
+        return WebResponses.html(.ok, WebTemplates.render("member", view), cookie: cookie)
+    }
+
+    /// SPEC §7's numbers for today and this week, with bars of protected against open time: what
+    /// the person did, numbers first, never a scold.
+    static func insights(day: StatsReport, week: StatsReport) -> [[String: Any]] {
+        [("Today", day), ("Last 7 days", week)].map { title, s in
+            let total = max(1, s.protectedSeconds + s.openSeconds)
+            return [
+                "title": title,
+                "urges": s.urges == 1 ? "1 urge" : "\(s.urges) urges",
+                "resisted": s.urges == 0 ? "" : ", \(s.urgesResisted) resisted",
+                "protected": TimeWords.span(seconds: s.protectedSeconds),
+                "open": TimeWords.span(seconds: s.openSeconds),
+                "protectedPercent": "\(s.protectedSeconds * 100 / total)",
+                "openPercent": "\(s.openSeconds * 100 / total)",
+            ]
+        }
+    }
+
+    /// One entry in the people's words: its state, until when, the rule's own reason.
+    static func entryView(_ entry: EntryReport, now: Instant) -> [String: Any] {
+        var view: [String: Any] = ["id": entry.id, "state": entry.state]
+        switch entry.state {
+        case "blocked", "curfew":
+            view["stateWords"] = entry.state == "curfew" ? "curfew" : "blocked"
+            view["until"] = entry.nextChange.map { "until " + TimeWords.until($0, now: now) } ?? "around the clock"
+        case "open":
+            view["stateWords"] = "open"
+            if let end = entry.openUntil ?? entry.nextChange { view["until"] = "until " + TimeWords.until(end, now: now) }
+        case "scheduled":
+            view["stateWords"] = "not blocked now"
+            if let next = entry.nextChange { view["until"] = "blocks from " + TimeWords.clock(next, now: now) }
+        default:
+            view["stateWords"] = entry.state
+        }
+        if let reason = entry.reason, !reason.isEmpty { view["reason"] = reason }
+        // A curfew opens for nothing (SPEC §2); a block window does, through the ladder.
+        view["bypassable"] = entry.state == "blocked"
+        return view
+    }
+
+    /// What a bypass form asks for, read from a query or a form.
+    struct BypassAsk: Sendable {
+        enum Action: String, Sendable { case peek, use, token }
+        var action: Action
+        var entry: String
+        var minutes: Int?
+
+        init(_ values: (String) -> String?) throws {
+            guard let word = values("action"), let action = Action(rawValue: word) else {
+                throw WebFailure(.badRequest, "Choose peek, use or token.")
+            }
+            guard let entry = values("entry"), entry.count <= 253 else { throw WebFailure(.badRequest, "Name the entry, such as instagram.") }
+            self.action = action
+            self.entry = entry
+            if action == .use {
+                guard let text = values("minutes"), let m = Int(text), (1...24 * 60).contains(m) else {
+                    throw WebFailure(.badRequest, "Say how many minutes, 1 to 1440.")
+                }
+                minutes = m
+            }
+        }
+
+        var fields: [[String: String]] {
+            var out = [["name": "action", "value": action.rawValue], ["name": "entry", "value": entry]]
+            if let minutes { out.append(["name": "minutes", "value": "\(minutes)"]) }
+            return out
+        }
+
+        var query: String {
+            fields.map { "\($0["name"]!)=\($0["value"]!.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
+        }
+
+        var verb: String {
+            switch action {
+            case .peek: "peek at \(entry)"
+            case .use: "open \(entry) for \(minutes ?? 0) min"
+            case .token: "use a token for \(entry)"
+            }
+        }
+    }
+
+    /// The moment of temptation (SPEC §8, §9a): the person's plan and alternatives before anything
+    /// opens, then, before a paid bypass (a paid peek or a token), the optional exercise, exactly
+    /// as the terminal flow (`BypassFlow`) offers it.
+    func momentPage(_ request: Request, _ context: WebContext, exercise showExercise: Bool) async throws -> Response {
+        let (session, cookie) = await session(request)
+        let ask = try BypassAsk { request.uri.queryParameters.get($0) }
+        let profile = deviceProfile(context)
+        let preview: BypassPreview
+        do { preview = try await engine.bypassPreview(profile: profile) } catch {
+            return await failurePage(error, session: session, cookie: cookie, back: "/")
+        }
+        let now = await engine.trustedNow()
+        let exercise = Exercise.ofTheDay(now.date)
+        var view = await base(session, title: "Before you open \(ask.entry)")
+        view["entry"] = ask.entry
+        if let plan = preview.plan { view["plan"] = ["when": plan.when, "then": plan.then] }
+        view["alternatives"] = Array(preview.alternatives.prefix(3))
+        view["hasAlternatives"] = !preview.alternatives.isEmpty
+        view["fields"] = ask.fields
+        view["query"] = ask.query
+        view["verb"] = ask.verb
+        view["verbTitle"] = ask.verb.prefix(1).uppercased() + ask.verb.dropFirst()
+        view["exerciseTitle"] = exercise.title
+        view["exerciseMinutes"] = "\(max(1, exercise.duration.milliseconds / 60_000))"
+        view["seconds"] = "\(exercise.duration.milliseconds / 1000)"
+        view["steps"] = exercise.steps
+        // `BypassFlow.run`: paid = a token, or a peek past the free one.
+        view["offerExercise"] = ask.action == .token || (ask.action == .peek && preview.step != BypassPreview.freePeek)
+        switch ask.action {
+        case .peek:
+            view["what"] = preview.step == BypassPreview.freePeek
+                ? "A free 60-second peek. \(preview.peeksLeftToday) left today."
+                : "This peek costs \(TimeWords.span(seconds: preview.costSeconds ?? 60)) of credit. \(preview.peeksLeftToday) left today."
+        case .use:
+            view["what"] = "Up to \(ask.minutes ?? 0) min of your credit, paid by the second; stop whenever you are done."
+        case .token:
+            view["what"] = "An emergency token opens it for 10 minutes. \(preview.tokensLeftMonth) left this month."
+        }
+        return WebResponses.html(.ok, WebTemplates.render(showExercise ? "exercise" : "moment", view), cookie: cookie)
+    }
+
+    /// Peek, use or token, after recording the exercise's outcome when one was offered
+    /// (`POST /v1/exercises` then `POST /v1/peek|use|token`, the same engine calls).
+    func bypass(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, form) = try await checkedPost(request, context)
+        try memberMay(.spend)
+        let ask = try BypassAsk { form[$0] }
+        let profile = deviceProfile(context)
+        do {
+            if let outcome = Self.outcome(form) {
+                let exercise = Exercise.ofTheDay(await engine.trustedNow().date)
+                try await engine.recordExercise(exercise.id, entry: ask.entry, outcome: outcome, profile: profile)
+                if outcome == .bypassAvoided {
+                    var view = await base(session, title: "Well done")
+                    let what = ask.action == .token ? "token" : "peek"
+                    view["done"] = "Well done. \(ask.entry) stays blocked, and your \(what) is still there if you need it."
+                    view["back"] = "/"
+                    return WebResponses.html(.ok, WebTemplates.render("outcome", view))
+                }
+            }
+            let result: GrantResult
+            switch ask.action {
+            case .peek: result = try await engine.peek(ask.entry, profile: profile)
+            case .token: result = try await engine.token(ask.entry, profile: profile)
+            case .use: result = try await engine.use(ask.entry, for: .seconds(Int64(ask.minutes ?? 1) * 60), profile: profile)
+            }
+            let grant = result.grant
+            await sessions.setFlash(session.id, "\(grant.entry) is open until \(TimeWords.until(grant.end, now: grant.start)). "
+                + "Balance \(TimeWords.balance(seconds: result.balanceSeconds)).")
+            return WebResponses.redirect("/")
+        } catch {
+            return await failurePage(error, session: session, cookie: nil, back: "/")
+        }
+    }
+
+    /// The exercise's outcome from the form: none when no exercise was offered.
+    static func outcome(_ form: WebForm) -> ExerciseRecord.Outcome? {
+        if form["avoid"] != nil { return .bypassAvoided }
+        switch form["outcome"] {
+        case "completed": return .completed
+        case "skipped": return .skipped
+        default: return nil
+        }
+    }
+
+    func stop(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, form) = try await checkedPost(request, context)
+        try memberMay(.spend)
+        let profile = deviceProfile(context)
+        do {
+            let result = try await engine.stop(form["entry"], profile: profile)
+            await sessions.setFlash(session.id, result.message)
+            return WebResponses.redirect("/")
+        } catch {
+            return await failurePage(error, session: session, cookie: nil, back: "/")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import ControlAPI
+import Foundation
+import Hummingbird
+import ScrollOffCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The owner's side (SPEC §9a): signed in with a password root set, an owner's uid has on this
+/// page exactly the rights it has on the control socket: one decision, the `ControlAuthorizer`.
+extension HouseholdWeb {
+    func signInPage(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, cookie) = await session(request)
+        let view = await base(session, title: "Owner sign-in")
+        return WebResponses.html(.ok, WebTemplates.render("signin", view), cookie: cookie)
+    }
+
+    func signIn(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, form) = try await checkedPost(request, context, kind: .signIn)
+        guard let name = form["name"], let password = form.values["password"], !password.isEmpty else {
+            throw WebFailure(.badRequest, "Give your user name and password.")
+        }
+        let matches = await OwnerPasswords.checking.verify(passwords, name: name, password: password)
+        guard matches, let user = SystemGroups.user(named: name) else {
+            logger.notice("household page: a sign-in failed", metadata: ["web.owner": "\(name)", "client.ip": "\(device(context))"])
+            throw WebFailure(.unauthorized, "That user name and password do not match. Root can set a password with `scrolloff-dns web passwd \(name)`.")
+        }
+        let signedIn = await sessions.signIn(replacing: session.id, owner: OwnerIdentity(name: name, uid: user.uid, gid: user.gid))
+        logger.info("household page: an owner signed in", metadata: ["web.owner": "\(name)", "client.ip": "\(device(context))"])
+        return WebResponses.redirect("/owner", cookie: WebResponses.sessionCookie(signedIn.id))
+    }
+
+    func signOut(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, _) = try await checkedPost(request, context)
+        await sessions.signOut(session.id)
+        return WebResponses.redirect("/")
+    }
+
+    /// The signed-in owner, or a redirect to the sign-in page.
+    func owner(of session: WebSession) throws -> OwnerIdentity {
+        guard let owner = session.owner else { throw WebFailure(.unauthorized, "Sign in as an owner first: /signin.") }
+        return owner
+    }
+
+    /// Whether `owner` may do `action` on `profile`, as the control socket decides it for their uid.
+    func decide(_ owner: OwnerIdentity, profile: String, action: ProfileAction) async -> AuthorizationDecision {
+        guard let access = await engine.profileAccess()[profile] else {
+            return .denied(reason: "There is no profile “\(profile)”.")
+        }
+        return authorizer.decide(CallerIdentity(uid: owner.uid, gid: owner.gid, pid: 0), profile: profile, access: access, action: action)
+    }
+
+    func authorized(_ owner: OwnerIdentity, _ profile: String?, _ action: ProfileAction) async throws -> String {
+        guard let profile else { throw WebFailure(.badRequest, "Name the profile.") }
+        switch await decide(owner, profile: profile, action: action) {
+        case .allowed: return profile
+        case .denied(let reason), .deniedByRole(let reason): throw WebFailure(.forbidden, reason)
+        }
+    }
+
+    func ownerPage(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, cookie) = await session(request)
+        guard let owner = session.owner else { return WebResponses.redirect("/signin", cookie: cookie) }
+        var profiles: [[String: Any]] = []
+        for (name, _) in await engine.profileList() {
+            guard case .allowed = await decide(owner, profile: name, action: .view) else { continue }
+            do {
+                let status = try await engine.status(profile: name)
+                let wallet = try await engine.wallet(profile: name)
+                var view: [String: Any] = [
+                    "name": name,
+                    "balance": TimeWords.balance(seconds: status.balanceSeconds),
+                    "earnedToday": TimeWords.balance(seconds: wallet.earnedTodaySeconds),
+                    "spentToday": TimeWords.balance(seconds: wallet.spentTodaySeconds),
+                    "peeksLeft": "\(status.peeksLeftToday)", "tokensLeft": "\(status.tokensLeftMonth)",
+                    "entries": status.entries.map { entry -> [String: Any] in
+                        var e = Self.entryView(entry, now: status.now)
+                        e["profile"] = name
+                        return e
+                    },
+                ]
+                let grants = await decide(owner, profile: name, action: .grant) == .allowed
+                await addOwnerHousehold(to: &view, profile: name, now: status.now, grants: grants)
+                profiles.append(view)
+            } catch {
+                logger.warning("household page: a profile could not be read", metadata: ["profile": "\(name)", "error": "\(error)"])
+            }
+        }
+        var view = await base(session, title: "Household")
+        view["profiles"] = profiles
+        return WebResponses.html(.ok, WebTemplates.render("owner", view), cookie: cookie)
+    }
+
+    /// Tightening (block) is always allowed; loosening (unblock) meets the same cooldown and locks
+    /// as `scrolloff unblock`, because it is the same engine call.
+    func ownerBlock(_ request: Request, _ context: WebContext, block: Bool) async throws -> Response {
+        let (session, form) = try await checkedPost(request, context)
+        let owner = try owner(of: session)
+        let profile = try await authorized(owner, form["profile"], .edit)
+        guard let entry = form["entry"] else { throw WebFailure(.badRequest, "Name the entry, such as tiktok.") }
+        let words = entry.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        do {
+            let result = block
+                ? try await engine.block(words, reason: form["reason"], profile: profile)
+                : try await engine.unblock(words, profile: profile)
+            await sessions.setFlash(session.id, "\(profile): \(result.message)")
+            return WebResponses.redirect("/owner")
+        } catch {
+            return await failurePage(error, session: session, cookie: nil, back: "/owner")
+        }
+    }
+}
+
+extension SystemGroups {
+    /// The uid and primary gid of the user called `name`, from the password database.
+    static func user(named name: String) -> (uid: UInt32, gid: UInt32)? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return (entry.pw_uid, entry.pw_gid)
+    }
+}

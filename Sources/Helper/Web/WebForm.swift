@@ -1,0 +1,32 @@
+import Foundation
+import Hummingbird
+
+/// An `application/x-www-form-urlencoded` body or query (HTML 5 §4.10.21.7): `+` is a space, then
+/// percent-decoding. A name given twice keeps its first value, as the forms here never repeat one.
+struct WebForm: Sendable {
+    var values: [String: String] = [:]
+
+    init(_ text: String) {
+        for pair in text.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                let spaced = s.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            let key = decode(kv[0])
+            if values[key] == nil { values[key] = kv.count == 2 ? decode(kv[1]) : "" }
+        }
+    }
+
+    subscript(_ key: String) -> String? {
+        guard let value = values[key]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// Reads a request's form body, at most `WebContext.maxUploadSize` bytes.
+    static func read(_ request: Request, _ context: WebContext) async throws -> WebForm {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        return WebForm(String(buffer: buffer))
+    }
+}

@@ -1,0 +1,104 @@
+import NIOCore
+import Synchronization
+
+/// One open TCP connection as the registry knows it. Its handler notes activity here
+/// without taking the registry's lock.
+public final class TCPConnectionEntry: Sendable {
+    public let client: ClientAddress
+    /// Uptime in nanoseconds of the last query read or reply written.
+    private let lastActive: Atomic<UInt64>
+    /// Set once the slot is given back, by the connection closing or by an eviction, whichever
+    /// comes first, so that it is given back once.
+    private let released = Atomic<Bool>(false)
+    private let closer: @Sendable () -> Void
+
+    init(client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) {
+        self.client = client
+        lastActive = Atomic(now)
+        closer = close
+    }
+
+    public func touch(_ now: UInt64) { lastActive.store(now, ordering: .relaxed) }
+    var idleSince: UInt64 { lastActive.load(ordering: .relaxed) }
+
+    /// True the first time only.
+    func markReleased() -> Bool { !released.exchange(true, ordering: .acquiringAndReleasing) }
+
+    func close() { closer() }
+}
+
+/// Open TCP connections (DNS over TCP, the metrics endpoint) across all event loops, in total and
+/// per client address (RFC 7766 §6.2.3), with fairness when the total is reached.
+///
+/// A client with many source addresses (`tcp_connections_per_client` each) could otherwise hold
+/// every slot. When all are taken, a newcomer is not refused if some address holds at least two
+/// more connections than the newcomer would: that address's longest-idle connection is closed
+/// (RFC 7766 §6.2.3 lets a server close idle connections first) and the newcomer takes its slot.
+/// The lock is held for a counter update, and for a scan of at most `limit` entries only when full.
+public final class TCPConnectionRegistry: Sendable {
+    public enum Admission {
+        case admitted(TCPConnectionEntry, evicted: TCPConnectionEntry?)
+        case refused(ConnectionSlots<ClientAddress>.Refusal)
+    }
+
+    private struct State {
+        var open = 0
+        var byClient: [ClientAddress: [ObjectIdentifier: TCPConnectionEntry]] = [:]
+    }
+
+    private let state = Mutex(State())
+    public let limit: Int
+    public let perKeyLimit: Int
+
+    public init(limit: Int, perKeyLimit: Int) {
+        self.limit = max(limit, 1)
+        self.perKeyLimit = max(min(perKeyLimit, limit), 1)
+    }
+
+    /// A bound of `limit` connections, each client allowed all of them (tests of the total alone).
+    convenience init(limit: Int) { self.init(limit: limit, perKeyLimit: limit) }
+
+    /// Registers a connection of `client`, evicting another client's longest-idle one when every
+    /// slot is taken and that is fair. The evicted connection is closed before this returns.
+    public func admit(_ client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) -> Admission {
+        let entry = TCPConnectionEntry(client: client, now: now, close: close)
+        let outcome: Admission = state.withLock { state in
+            let held = state.byClient[client]?.count ?? 0
+            if held >= perKeyLimit { return .refused(.perKey(limit: perKeyLimit)) }
+            var evicted: TCPConnectionEntry?
+            if state.open >= limit {
+                guard let victim = Self.victim(in: state, newcomerHolds: held) else { return .refused(.total(limit: limit)) }
+                Self.remove(victim, from: &state)
+                evicted = victim
+            }
+            state.open += 1
+            state.byClient[client, default: [:]][ObjectIdentifier(entry)] = entry
+            return .admitted(entry, evicted: evicted)
+        }
+        if case .admitted(_, let evicted?) = outcome { evicted.close() }
+        return outcome
+    }
+
+    /// Gives back the slot of `entry`, unless an eviction already did.
+    public func release(_ entry: TCPConnectionEntry) {
+        state.withLock { state in Self.remove(entry, from: &state) }
+    }
+
+    public var current: Int { state.withLock { $0.open } }
+
+    public func current(for client: ClientAddress) -> Int { state.withLock { $0.byClient[client]?.count ?? 0 } }
+
+    /// The longest-idle connection of the address holding the most, if it holds at least two more
+    /// than the newcomer would have: evicting from an equal share would only trade places.
+    private static func victim(in state: State, newcomerHolds held: Int) -> TCPConnectionEntry? {
+        guard let largest = state.byClient.max(by: { $0.value.count < $1.value.count }), largest.value.count > held + 1 else { return nil }
+        return largest.value.values.min { $0.idleSince < $1.idleSince }
+    }
+
+    private static func remove(_ entry: TCPConnectionEntry, from state: inout State) {
+        guard entry.markReleased() else { return }
+        state.open -= 1
+        state.byClient[entry.client]?[ObjectIdentifier(entry)] = nil
+        if state.byClient[entry.client]?.isEmpty == true { state.byClient[entry.client] = nil }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The real helper with the household page on 127.0.0.1:0 and two profiles told apart by the
+/// client address, as a household's devices are: `kid` (127.0.0.2, owned by uid 65534 `nobody`)
+/// and `parent` (127.0.0.3, no owner). Loopback has all of 127/8, so curl's `--interface` makes
+/// each request come from the device it stands for.
+final class HouseholdHelper: @unchecked Sendable {
+    static let ownerName = "nobody"
+    static let ownerPassword = "correct horse battery"
+
+    let scratch: Scratch
+    let child: Child
+    let state: String
+    let socket: String
+    let webPort: Int
+
+    init(scratch: Scratch, ownerPassword: Bool = false) throws {
+        self.scratch = scratch
+        state = "\(scratch.path)/state"
+        socket = "\(scratch.path)/control.sock"
+        let config = try scratch.file("scrolloff.toml", """
+            [[profiles]]
+            name = "kid"
+            clients = ["127.0.0.2/32"]
+            owners = [65534]
+
+            [[profiles]]
+            name = "parent"
+            clients = ["127.0.0.3/32"]
+            """)
+        if ownerPassword {
+            // Before the start: the helper reads the file at each sign-in, so this order is only for speed.
+            let set = try runWithStatus("/bin/sh", ["-c", "printf '%s\\n' \"$0\" | \"$1\" web passwd \"$2\" --state-dir \"$3\"",
+                                                    Self.ownerPassword, Products.scrolloffDNS, Self.ownerName, state])
+            guard set.exitCode == 0 else { throw HarnessError("web passwd failed: \(set)") }
+        }
+        child = try Child(Products.scrolloffDNS, [
+            "start", "--config", config, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--state-dir", state,
+            "--control-socket", socket, "--web-listen", "127.0.0.1:0",
+        ], scratch: scratch, label: "household-\(UUID().uuidString)")
+        let line = try child.waitForLine { $0.hasPrefix("listening web 127.0.0.1:") }
+        guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
+        webPort = port
+    }
+
+    func cli(_ arguments: [String]) throws -> Outcome {
+        try runWithStatus(Products.scrolloff, arguments + ["--socket", socket])
+    }
+
+    /// A browser on the device with `address`: its own cookie jar.
+    func device(_ address: String) -> WebDevice {
+        WebDevice(base: "http://127.0.0.1:\(webPort)", address: address, jar: "\(scratch.path)/jar-\(address)-\(UUID().uuidString)")
+    }
+}
+
+/// One answer of the page: status, headers and body.
+struct WebAnswer: CustomStringConvertible {
+    var status: Int
+    var headers: String
+    var body: String
+    var description: String { "HTTP \(status)\n\(headers)\n\(body)" }
+
+    /// The CSRF token of the page's first form.
+    var csrf: String? {
+        guard let range = body.range(of: "name=\"csrf\" value=\"") else { return nil }
+        return String(body[range.upperBound...].prefix { $0 != "\"" })
+    }
+
+    func header(_ name: String) -> String? {
+        headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+            .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+    }
+}
+
+/// curl from one source address with a cookie jar: a real HTTP client, as a phone would be.
+struct WebDevice {
+    let base: String
+    let address: String
+    let jar: String
+
+    func get(_ path: String) throws -> WebAnswer { try request(["-G"], path) }
+
+    /// A form POST; `csrf: nil` leaves the token out.
+    func post(_ path: String, _ fields: [(String, String)], cookies: Bool = true) throws -> WebAnswer {
+        try request(fields.flatMap { ["--data-urlencode", "\($0.0)=\($0.1)"] } + (fields.isEmpty ? ["-d", ""] : []), path, cookies: cookies)
+    }
+
+    private func request(_ extra: [String], _ path: String, cookies: Bool = true) throws -> WebAnswer {
+        let headers = jar + ".headers-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: headers) }
+        let jarArguments = cookies ? ["-b", jar, "-c", jar] : []
+        let output = try run("/usr/bin/curl", ["-s", "--max-time", "30", "--interface", address, "-D", headers, "-w", "\n%{http_code}"]
+            + jarArguments + extra + [base + path])
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let last = lines.last, let status = Int(last) else { throw HarnessError("curl gave no status: \(output)") }
+        let head = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
+        return WebAnswer(status: status, headers: head, body: lines.dropLast().joined(separator: "\n"))
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+@testable import Helper
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import Sinkhole
+import Synchronization
+import Testing
+import NIOCore
+
+/// The household page's listener inside the helper's service group (SPEC §9a), and the owners'
+/// password file.
+@Suite("Household page service")
+struct HouseholdWebServiceTests {
+    /// A TCP port on 127.0.0.1 held by this test until `close`.
+    static func holdPort() throws -> (port: Int, fd: Int32) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard ok else { throw HelperStartError("cannot hold a port") }
+        return (Int(UInt16(bigEndian: address.sin_port)), fd)
+    }
+
+    static func service(_ engine: HelperEngine, port: Int, required: Bool) -> HouseholdWebService {
+        let logger = Logger(label: "test")
+        let web = HouseholdWeb(engine: engine, authorizer: GroupMembershipAuthorizer(),
+                               passwords: OwnerPasswords(stateDirectory: Fixture.temporaryDirectory()), logger: logger)
+        return HouseholdWebService(listen: HostPort(host: "127.0.0.1", port: port), required: required, web: web,
+                                   group: MultiThreadedEventLoopGroup.singleton, logger: logger, announce: { _ in })
+    }
+
+    @Test func the_default_address_in_use_turns_the_page_off_and_keeps_the_helper_running() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let held = try Self.holdPort()
+        defer { close(held.fd) }
+        let group = ServiceGroup(services: [Self.service(engine, port: held.port, required: false)], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(500))
+        // Still a member of the group: it neither failed the start nor ended the helper.
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    @Test func an_address_the_configuration_names_in_use_stops_the_start_with_what_to_do() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let held = try Self.holdPort()
+        defer { close(held.fd) }
+        let group = ServiceGroup(services: [Self.service(engine, port: held.port, required: true)], logger: Logger(label: "test"))
+        do {
+            try await group.run()
+            Issue.record("the group ran although the address was in use")
+        } catch let error as HelperStartError {
+            #expect(error.description.contains("127.0.0.1:\(held.port)") && error.description.contains("in use"))
+            #expect(error.description.contains("--web-listen"))
+        }
+    }
+
+    @Test func a_password_verifies_a_wrong_one_does_not_and_the_file_is_for_root_only() throws {
+        let dir = Fixture.temporaryDirectory()
+        let passwords = OwnerPasswords(stateDirectory: dir)
+        try passwords.set(name: "alex", password: "long enough words")
+        #expect(passwords.verify(name: "alex", password: "long enough words"))
+        #expect(!passwords.verify(name: "alex", password: "long enough word"))
+        #expect(!passwords.verify(name: "sam", password: "long enough words"))
+        let mode = try FileManager.default.attributesOfItem(atPath: passwords.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let text = try String(contentsOfFile: passwords.path, encoding: .utf8)
+        // Salted and slow: scrypt with its parameters, never the password itself.
+        #expect(text.hasPrefix("alex:scrypt$32768$8$1$") && !text.contains("long enough"))
+        #expect(throws: OwnerPasswordError.tooShort(OwnerPasswords.minimumLength)) { try passwords.set(name: "alex", password: "short") }
+        #expect(throws: OwnerPasswordError.badName("a:b")) { try passwords.set(name: "a:b", password: "long enough words") }
+    }
+}
+
+@Suite("Household page sessions")
+struct WebSessionsTests {
+    @Test func sessions_stay_within_their_bound_and_the_newest_survive() async {
+        let sessions = WebSessions()
+        let first = await sessions.create()
+        var last = first
+        for _ in 0..<(WebSessions.maximumCount + 100) { last = await sessions.create() }
+        #expect(await sessions.count <= WebSessions.maximumCount)
+        #expect(await sessions.find(last.id) != nil)
+        #expect(await sessions.find(first.id) == nil)
+    }
+
+    @Test func signing_in_replaces_the_session_so_a_planted_id_is_worth_nothing() async {
+        let sessions = WebSessions()
+        let planted = await sessions.create()
+        let signedIn = await sessions.signIn(replacing: planted.id, owner: OwnerIdentity(name: "alex", uid: 1000, gid: 1000))
+        #expect(signedIn.id != planted.id && signedIn.csrf != planted.csrf)
+        #expect(await sessions.find(planted.id) == nil)
+        #expect(await sessions.find(signedIn.id)?.owner?.name == "alex")
+    }
+
+    @Test func tokens_compare_equal_only_when_identical() {
+        let token = WebSessions.token()
+        #expect(token.count == 64)
+        #expect(WebSessions.same(token, token))
+        #expect(!WebSessions.same(token, String(token.dropLast()) + "x"))
+        #expect(!WebSessions.same("", ""))
+    }
+}
+
+/// The page's connection bounds and idle timeout, with raw TCP connections.
+@Suite("Household page connections")
+struct WebConnectionTests {
+    /// Runs the page on 127.0.0.1:0 in a service group until `body` returns.
+    static func withPage(limit: WebConnectionLimit, idle: TimeAmount, _ body: @escaping @Sendable (Int) throws -> Void) async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let port = Mutex<Int?>(nil)
+        var service = HouseholdWebServiceTests.service(engine, port: 0, required: true)
+        service.limit = limit
+        service.idleTimeout = idle
+        let announced = HouseholdWebService(listen: service.listen, required: true, web: service.web, group: service.group,
+                                            logger: service.logger, announce: { line in
+                                                port.withLock { $0 = line.split(separator: ":").last.flatMap { Int($0) } }
+                                            }, limit: limit, idleTimeout: idle)
+        let group = ServiceGroup(services: [announced], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        var bound: Int?
+        for _ in 0..<200 where bound == nil {
+            try await Task.sleep(for: .milliseconds(25))
+            bound = port.withLock { $0 }
+        }
+        defer { running.cancel() }
+        let boundPort = try #require(bound)
+        // The client's blocking socket calls run on a thread of their own: on the cooperative pool
+        // they would hold a thread the server's connection tasks need.
+        let failure: (any Error)? = await withCheckedContinuation { continuation in
+            Thread {
+                do { try body(boundPort); continuation.resume(returning: nil) } catch { continuation.resume(returning: error) }
+            }.start()
+        }
+        if let failure { throw failure }
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    static func connect(_ port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return fd
+    }
+
+    /// What the server sends before closing or the 3 s receive timeout: "" when it closed at once.
+    static func read(_ fd: Int32) -> (text: String, closed: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        if n == 0 { return ("", true) }
+        return (n > 0 ? String(decoding: buffer.prefix(n), as: UTF8.self) : "", false)
+    }
+
+    @Test func a_device_over_its_connection_bound_is_closed_and_served_again_once_under_it() async throws {
+        let limit = WebConnectionLimit(perClient: 4, total: 16)
+        try await Self.withPage(limit: limit, idle: .seconds(30)) { port in
+            let held = (0..<4).map { _ in Self.connect(port) }
+            usleep(300_000)
+            let extra = Self.connect(port)
+            #expect(Self.read(extra).closed, "the fifth connection from one device is closed")
+            close(extra)
+            for fd in held { close(fd) }
+            for _ in 0..<100 where limit.count > 0 { usleep(20_000) }
+            #expect(limit.count == 0, "closed connections are no longer counted")
+            let again = Self.connect(port)
+            let request = "GET /signin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            _ = request.withCString { send(again, $0, strlen($0), 0) }
+            #expect(Self.read(again).text.hasPrefix("HTTP/1.1 200"))
+            close(again)
+        }
+    }
+
+    @Test func a_connection_that_sends_nothing_is_closed_after_the_idle_timeout() async throws {
+        try await Self.withPage(limit: WebConnectionLimit(), idle: .seconds(1)) { port in
+            let silent = Self.connect(port)
+            let started = Date()
+            #expect(Self.read(silent).closed)
+            #expect(Date().timeIntervalSince(started) < 2.9)
+            close(silent)
+        }
+    }
+}

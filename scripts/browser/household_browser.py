@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""The household page in a real browser (issue 13, SPEC §9a), end to end.
+
+Two network namespaces stand for two devices of a household, a kid's phone and a parent's laptop,
+each on a veth pair into a bridge of the root namespace, where the real helper runs under
+libfaketime at 06:30 UTC. Headless Chromium, driven by Selenium through chromedriver, runs inside
+each namespace in turn:
+
+1. kid: the page shows instagram blocked until 07:00 with the schedule's reason; the moment of
+   temptation shows the kid's plan and alternatives; the 2-minute exercise starts and the kid
+   leaves it ("bypass avoided", recorded like the terminal flow); the kid asks for 15 minutes.
+2. parent: signs in as owner `nobody` (uid 65534, owner of the kid's profile) and approves.
+3. kid: takes the 15 minutes; `dig` from the kid's namespace now answers instagram, while the
+   parent's, whose profile blocks it too, still gets 0.0.0.0.
+
+A screenshot of each page goes to --out. Namespaces, links and processes are removed on every exit.
+
+    /usr/bin/python3 scripts/browser/household_browser.py --dns .build/debug/scrolloff-dns \\
+        --cli .build/debug/scrolloff --out docs/screenshots
+"""
+import argparse
+import atexit
+import datetime
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+OWNER = "nobody"
+PASSWORD = "correct horse battery"
+ANSWER = "203.0.113.7"  # TEST-NET-3 (RFC 5737): the fake upstream's answer, never contacted.
+
+
+def sh(*args, check=True, **kwargs):
+    result = subprocess.run(list(args), capture_output=True, text=True, **kwargs)
+    if check and result.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(args)}\n{result.stdout}{result.stderr}")
+    return result
+
+
+class Network:
+    """A bridge in the root namespace and one namespace per device, cleaned up however we exit."""
+
+    def __init__(self):
+        tag = os.getpid() % 100000
+        self.subnet = f"10.231.{20 + os.getpid() % 200}"
+        self.bridge = f"sobr{tag}"
+        self.devices = {"kid": (f"sokid{tag}", f"sokh{tag}", f"sokn{tag}", f"{self.subnet}.2"),
+                        "parent": (f"sopar{tag}", f"soph{tag}", f"sopn{tag}", f"{self.subnet}.3")}
+        self.host = f"{self.subnet}.1"
+        atexit.register(self.remove)
+
+    def create(self):
+        sh("ip", "link", "add", self.bridge, "type", "bridge")
+        sh("ip", "addr", "add", f"{self.host}/24", "dev", self.bridge)
+        sh("ip", "link", "set", self.bridge, "up")
+        for namespace, host_end, ns_end, address in self.devices.values():
+            sh("ip", "netns", "add", namespace)
+            sh("ip", "link", "add", host_end, "type", "veth", "peer", "name", ns_end)
+            sh("ip", "link", "set", host_end, "master", self.bridge)
+            sh("ip", "link", "set", host_end, "up")
+            sh("ip", "link", "set", ns_end, "netns", namespace)
+            sh("ip", "-n", namespace, "addr", "add", f"{address}/24", "dev", ns_end)
+            sh("ip", "-n", namespace, "link", "set", ns_end, "up")
+            sh("ip", "-n", namespace, "link", "set", "lo", "up")
+
+    def remove(self):
+        for namespace, host_end, _, _ in self.devices.values():
+            sh("ip", "netns", "del", namespace, check=False)
+            sh("ip", "link", "del", host_end, check=False)
+        sh("ip", "link", "del", self.bridge, check=False)
+
+    def run_in(self, device, *args, **kwargs):
+        return sh("ip", "netns", "exec", self.devices[device][0], *args, **kwargs)
+
+
+def fake_upstream():
+    """A resolver on 127.0.0.1 that answers every A question with ANSWER: what "the internet"
+    says about instagram once the helper lets the kid's query through."""
+    import dns.message
+    import dns.rdatatype
+    import dns.rrset
+    server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    server.bind(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            data, peer = server.recvfrom(4096)
+            try:
+                query = dns.message.from_wire(data)
+            except Exception:
+                continue
+            response = dns.message.make_response(query)
+            question = query.question[0]
+            if question.rdtype == dns.rdatatype.A:
+                response.answer.append(dns.rrset.from_text(question.name, 60, "IN", "A", ANSWER))
+            server.sendto(response.to_wire(), peer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server.getsockname()[1]
+
+
+class Helper:
+    def __init__(self, dns_binary, cli_binary, network, folder):
+        self.cli_binary = cli_binary
+        self.state = os.path.join(folder, "state")
+        self.socket = os.path.join(folder, "control.sock")
+        config = os.path.join(folder, "scrolloff.toml")
+        kid, parent = network.devices["kid"][3], network.devices["parent"][3]
+        with open(config, "w") as f:
+            f.write(f'[profile]\ntime_zone = "UTC"\n\n'
+                    f'[[profiles]]\nname = "kid"\nclients = ["{kid}/32"]\nowners = [65534]\ntime_zone = "UTC"\n\n'
+                    f'[[profiles]]\nname = "parent"\nclients = ["{parent}/32"]\ntime_zone = "UTC"\n')
+        sh(dns_binary, "web", "passwd", OWNER, "--state-dir", self.state, input=PASSWORD + "\n")
+        # Tomorrow 06:30 UTC, ticking: later than any build date, so the helper trusts it (SPEC §11).
+        tomorrow = datetime.datetime.now(datetime.timezone.utc).date() + datetime.timedelta(days=1)
+        env = dict(os.environ, TZ="UTC", LD_PRELOAD="/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                   FAKETIME=f"@{tomorrow.isoformat()} 06:30:00",
+                   # See Tests/EndToEndTests/RestartableHelper.swift: no shared segment, or argv is lost.
+                   FAKETIME_SHARED="/scrolloff-e2e-none /scrolloff-e2e-none")
+        self.log = open(os.path.join(folder, "helper.err"), "w")
+        self.process = subprocess.Popen(
+            [dns_binary, "start", "--config", config, "--listen", f"{network.host}:0",
+             "--upstream", f"127.0.0.1:{fake_upstream()}", "--state-dir", self.state, "--control-socket", self.socket,
+             "--web-listen", f"{network.host}:0"],
+            stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
+        atexit.register(self.stop)
+        self.dns_port = self.web_port = None
+        deadline = time.time() + 60
+        while time.time() < deadline and (self.dns_port is None or self.web_port is None):
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit("the helper stopped: " + open(self.log.name).read())
+            if line.startswith("listening udp "):
+                self.dns_port = int(line.rsplit(":", 1)[1])
+            if line.startswith("listening web "):
+                self.web_port = int(line.rsplit(":", 1)[1])
+        if self.web_port is None:
+            raise SystemExit("the helper did not announce its web listener")
+
+    def cli(self, *args):
+        return sh(self.cli_binary, *args, "--socket", self.socket)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+# ---- The browser side, run inside a device's namespace -------------------------------------------
+
+def browser(folder):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=420,1150", f"--user-data-dir={folder}", "--no-first-run"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def navigate(driver, element):
+    """Clicks `element` and waits until the next page has replaced this one."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+    old = driver.find_element("tag name", "html")
+    element.click()
+    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+
+
+def expect(condition, what, driver=None):
+    if not condition:
+        text = driver.find_element("tag name", "body").text if driver else ""
+        raise SystemExit(f"FAILED: {what}\n--- page ---\n{text}")
+
+
+def kid_asks(driver, base, out):
+    from selenium.webdriver.common.by import By
+    if True:
+        driver.get(base + "/")
+        entry = driver.find_element(By.ID, "entry-instagram")
+        expect(entry.get_attribute("data-state") == "blocked", "instagram is blocked on the kid's page", driver)
+        expect("until 07:00" in entry.text, "blocked until 07:00", driver)
+        expect("sleep before school" in entry.text, "the schedule's reason is shown", driver)
+        driver.save_screenshot(os.path.join(out, "kid-blocked.png"))
+
+        # The moment of temptation: a token is a paid bypass, so the exercise is offered.
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Token"))
+        body = driver.find_element(By.TAG_NAME, "main").text
+        expect("when I'm bored, I will shoot some hoops" in body, "the kid's plan comes first", driver)
+        expect("read a chapter" in body, "the alternatives are shown", driver)
+        driver.save_screenshot(os.path.join(out, "kid-moment.png"))
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Start the exercise"))
+        time.sleep(2.5)
+        left = driver.find_element(By.ID, "left").text
+        expect(left.startswith("1:5") or left.startswith("2:5"), f"the calm timer counts down ({left})", driver)
+        driver.save_screenshot(os.path.join(out, "kid-exercise.png"))
+        navigate(driver, driver.find_element(By.ID, "avoid"))
+        expect("stays blocked" in driver.find_element(By.TAG_NAME, "main").text, "leaving it is acknowledged", driver)
+
+        # Ask for 15 minutes with a note.
+        driver.get(base + "/")
+        form = driver.find_element(By.CSS_SELECTOR, "form[action='/ask']")
+        minutes = form.find_element(By.NAME, "minutes")
+        minutes.clear()
+        minutes.send_keys("15")
+        form.find_element(By.NAME, "note").send_keys("group chat for the science project")
+        navigate(driver, form.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+        request = driver.find_element(By.CSS_SELECTOR, ".request")
+        expect(request.get_attribute("data-status") == "pending", "the request waits for an owner", driver)
+        driver.save_screenshot(os.path.join(out, "kid-asked.png"))
+
+
+def parent_approves(driver, base, out):
+    from selenium.webdriver.common.by import By
+    if True:
+        driver.get(base + "/signin")
+        driver.find_element(By.NAME, "name").send_keys(OWNER)
+        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/signin'] button"))
+        profile = driver.find_element(By.ID, "profile-kid")
+        request = profile.find_element(By.CSS_SELECTOR, ".request")
+        expect("15 min" in request.text and "science project" in request.text, "the owner sees the request", driver)
+        driver.save_screenshot(os.path.join(out, "parent-request.png"))
+        request.find_element(By.NAME, "note").send_keys("ok, until 07:00")
+        navigate(driver, request.find_element(By.CSS_SELECTOR, "button[value=approve]"))
+        profile = driver.find_element(By.ID, "profile-kid")
+        expect("17 min" in profile.text, "the kid's balance holds the 15 minutes granted", driver)
+        driver.save_screenshot(os.path.join(out, "parent-approved.png"))
+
+
+def kid_takes_time(driver, base, out):
+    from selenium.webdriver.common.by import By
+    if True:
+        driver.get(base + "/")
+        request = driver.find_element(By.CSS_SELECTOR, ".request")
+        expect(request.get_attribute("data-status") == "approved", "the kid sees the answer", driver)
+        entry = driver.find_element(By.ID, "entry-instagram")
+        minutes = entry.find_element(By.NAME, "minutes")
+        minutes.clear()
+        minutes.send_keys("15")
+        navigate(driver, entry.find_element(By.XPATH, ".//button[contains(., 'Use minutes')]"))
+        navigate(driver, driver.find_element(By.XPATH, "//button[contains(., 'Open instagram for 15 min')]"))
+        expect("instagram is open until" in driver.find_element(By.TAG_NAME, "main").text, "instagram is open", driver)
+        driver.save_screenshot(os.path.join(out, "kid-open.png"))
+
+
+STEPS = {"kid-asks": kid_asks, "parent-approves": parent_approves, "kid-takes-time": kid_takes_time}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dns", help="the scrolloff-dns binary")
+    parser.add_argument("--cli", help="the scrolloff binary")
+    parser.add_argument("--out", required=True, help="folder for the screenshots")
+    parser.add_argument("--step", choices=sorted(STEPS), help=argparse.SUPPRESS)
+    parser.add_argument("--base", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.step:
+        driver = browser(tempfile.mkdtemp(prefix="scrolloff-chromium-"))
+        try:
+            STEPS[args.step](driver, args.base, args.out)
+        except Exception as error:
+            # What the browser showed when the step failed, to read and to look at.
+            driver.save_screenshot(os.path.join(args.out, f"failed-{args.step}.png"))
+            text = driver.find_element("tag name", "body").text
+            raise SystemExit(f"FAILED in {args.step}: {error.__class__.__name__}: {str(error).splitlines()[0]}\n"
+                             f"--- {driver.current_url} ---\n{text}")
+        finally:
+            driver.quit()
+        return
+    if os.geteuid() != 0:
+        raise SystemExit("run as root: the test makes network namespaces")
+    # SIGTERM (a test runner giving up) still runs the atexit clean-up.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    network = Network()
+    network.create()
+    folder = tempfile.mkdtemp(prefix="scrolloff-browser-")
+    atexit.register(shutil.rmtree, folder, True)
+    helper = Helper(args.dns, args.cli, network, folder)
+    helper.cli("schedule", "add", "night", "--profile", "kid", "--from", "21:00", "--to", "07:00",
+               "--entries", "instagram", "--reason", "sleep before school")
+    helper.cli("plan", "add", "--profile", "kid", "--when", "I'm bored", "--then", "shoot some hoops")
+    helper.cli("alternatives", "add", "--profile", "kid", "read a chapter")
+    helper.cli("block", "instagram", "--profile", "parent", "--reason", "deep work")
+    base = f"http://{network.host}:{helper.web_port}"
+
+    def dig(device):
+        return network.run_in(device, "dig", f"@{network.host}", "-p", str(helper.dns_port), "instagram.com",
+                              "+short", "+time=3", "+tries=1").stdout.strip()
+
+    expect(dig("kid") == "0.0.0.0", f"instagram is blocked for the kid before ({dig('kid')})")
+    for step, device in (("kid-asks", "kid"), ("parent-approves", "parent"), ("kid-takes-time", "kid")):
+        started = time.time()
+        result = network.run_in(device, "/usr/bin/python3", os.path.abspath(__file__), "--step", step, "--base", base,
+                                "--out", os.path.abspath(args.out), check=False)
+        print(f"{step}: exit {result.returncode} after {time.time() - started:.1f} s")
+        if result.returncode != 0:
+            raise SystemExit(f"{step} failed:\n{result.stdout}{result.stderr}\n--- helper ---\n{open(helper.log.name).read()[-3000:]}")
+    kid, parent = dig("kid"), dig("parent")
+    expect(kid == ANSWER, f"dig from the kid's namespace answers instagram ({kid!r})")
+    expect(parent == "0.0.0.0", f"dig from the parent's namespace is still blocked ({parent!r})")
+    events = helper.cli("events", "--profile", "kid", "--json").stdout
+    # The outcome as the terminal flow records it: an `exercise` event of the avoided kind.
+    expect('"kind" : "exercise"' in events and "chose not to open instagram" in events,
+           "the exercise's outcome is recorded: " + events[-2000:])
+    print("household browser flow: 1 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
