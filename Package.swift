@@ -46,8 +46,18 @@ let package = Package(
         ),
         // Appends ledger rows in a loop for the kill -9 consistency test of StoreTests.
         .executableTarget(name: "store-crash-probe", dependencies: ["Store", "ScrollOffCore"], swiftSettings: swiftSettings),
-        // Control API shared by helper and CLI: wire types, default paths, the blocking Unix-socket client.
-        .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
+        // Control API shared by helper and CLI: the route table, wire types, default paths, the
+        // blocking Unix-socket client (SwiftNIO's HTTP/1 codec on an embedded channel, no threads).
+        .target(
+            name: "ControlAPI",
+            dependencies: [
+                "ScrollOffCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The DNS-over-TCP length-prefix framer (RFC 7766 §8), on its own so the fuzz target can
         // drive it without building the sinkhole (and all of NIOPosix) with sanitizers.
         .target(
@@ -83,6 +93,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,9 +1,12 @@
 import Foundation
+import NIOHTTP1
 
-/// A small blocking HTTP/1.1 client for the helper's control socket (one request per connection).
+/// A small blocking HTTP/1.1 client for the helper's control socket (one request per connection),
+/// calling the endpoints of the route table (`ControlEndpoints`).
 ///
 /// The CLI makes one call and exits, so blocking I/O with timeouts is the simplest correct shape:
-/// no event loop to start, nothing to tear down.
+/// no event loop to start, nothing to tear down. The HTTP itself (encoding the request, parsing
+/// the answer) is SwiftNIO's (`HTTPCodec`).
 public struct ControlClient: Sendable {
     public var socketPath: String
     /// Longest wait for any single read or write.
@@ -19,13 +22,43 @@ public struct ControlClient: Sendable {
 
     /// A complete answer.
     public struct Response: Sendable {
-        public var head: HTTPResponseHead
+        public var status: Int
         public var body: [UInt8]
-        public var status: Int { head.status }
+    }
+
+    /// Calls an endpoint of the route table with a body and decodes its JSON answer; an error
+    /// body becomes `.refused`. `parameter` fills the template's `{…}` segment.
+    public func call<Body: Encodable, Answer: Decodable>(
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil, query: [(String, String?)] = [],
+        timeoutSeconds: Double? = nil
+    ) throws(ControlClientError) -> Answer {
+        let response = try send(
+            method: endpoint.method.rawValue, path: endpoint.target(parameter, query: query),
+            body: [UInt8](ControlJSON.encode(body)), timeoutSeconds: timeoutSeconds)
+        return try decodeAnswer(Answer.self, response)
+    }
+
+    /// Calls an endpoint that takes no body.
+    public func call<Answer: Decodable>(
+        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(String, String?)] = [],
+        timeoutSeconds: Double? = nil
+    ) throws(ControlClientError) -> Answer {
+        let response = try send(method: endpoint.method.rawValue, path: endpoint.target(parameter, query: query), body: nil, timeoutSeconds: timeoutSeconds)
+        return try decodeAnswer(Answer.self, response)
+    }
+
+    /// Fetches a text answer (`GET /v1/export`).
+    public func call(
+        _ endpoint: ControlEndpoint<NoBody, CSVText>, timeoutSeconds: Double? = nil
+    ) throws(ControlClientError) -> CSVText {
+        let response = try send(
+            method: endpoint.method.rawValue, path: endpoint.target(), accept: "text/csv", timeoutSeconds: timeoutSeconds)
+        guard (200...299).contains(response.status) else { throw refusal(status: response.status, body: response.body) }
+        return CSVText(text: String(decoding: response.body, as: UTF8.self))
     }
 
     /// Sends one request and reads the whole answer.
-    public func send(
+    func send(
         method: String, path: String, body: [UInt8]? = nil, accept: String = ControlMediaType.json,
         timeoutSeconds: Double? = nil
     ) throws(ControlClientError) -> Response {
@@ -33,27 +66,11 @@ public struct ControlClient: Sendable {
         let head = try exchange(method: method, path: path, body: body, accept: accept, timeoutSeconds: timeoutSeconds) { chunk in
             collected.append(contentsOf: chunk)
         }
-        return Response(head: head, body: collected)
-    }
-
-    /// Calls an endpoint and decodes its JSON answer; an error body becomes `.refused`.
-    public func call<Answer: Decodable>(
-        _ type: Answer.Type, method: String, path: String, body: some Encodable, timeoutSeconds: Double? = nil
-    ) throws(ControlClientError) -> Answer {
-        let response = try send(method: method, path: path, body: [UInt8](ControlJSON.encode(body)), timeoutSeconds: timeoutSeconds)
-        return try decodeAnswer(type, response)
-    }
-
-    /// Calls an endpoint without a request body.
-    public func call<Answer: Decodable>(
-        _ type: Answer.Type, method: String, path: String, timeoutSeconds: Double? = nil
-    ) throws(ControlClientError) -> Answer {
-        let response = try send(method: method, path: path, body: nil, timeoutSeconds: timeoutSeconds)
-        return try decodeAnswer(type, response)
+        return Response(status: head, body: collected)
     }
 
     /// Decodes a success body, or throws the helper's error body.
-    public func decodeAnswer<Answer: Decodable>(_ type: Answer.Type, _ response: Response) throws(ControlClientError) -> Answer {
+    func decodeAnswer<Answer: Decodable>(_ type: Answer.Type, _ response: Response) throws(ControlClientError) -> Answer {
         guard (200...299).contains(response.status) else { throw refusal(status: response.status, body: response.body) }
         do {
             return try ControlJSON.decoder().decode(type, from: Data(response.body))
@@ -65,16 +82,25 @@ public struct ControlClient: Sendable {
     /// Sends a request asking for `application/x-ndjson` and hands each complete line to
     /// `onLine` as it arrives, so a long refresh can show progress. An error answer (any non-2xx)
     /// is thrown as `.refused` instead.
-    public func streamLines(
+    public func streamLines<Body: Encodable, Answer>(
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, timeoutSeconds: Double? = nil,
+        onLine: ([UInt8]) -> Void
+    ) throws(ControlClientError) {
+        try streamLines(
+            method: endpoint.method.rawValue, path: endpoint.target(), body: [UInt8](ControlJSON.encode(body)),
+            timeoutSeconds: timeoutSeconds, onLine: onLine)
+    }
+
+    func streamLines(
         method: String, path: String, body: [UInt8]?, timeoutSeconds: Double? = nil,
         onLine: ([UInt8]) -> Void
     ) throws(ControlClientError) {
         var pending: [UInt8] = []
         var errorBody: [UInt8] = []
         var streaming = false
-        let head = try exchange(
+        let status = try exchange(
             method: method, path: path, body: body, accept: ControlMediaType.ndjson, timeoutSeconds: timeoutSeconds,
-            onHead: { head in streaming = (200...299).contains(head.status) }
+            onHead: { status in streaming = (200...299).contains(status) }
         ) { chunk in
             guard streaming else {
                 errorBody.append(contentsOf: chunk)
@@ -87,7 +113,7 @@ public struct ControlClient: Sendable {
                 if !line.isEmpty { onLine(line) }
             }
         }
-        guard (200...299).contains(head.status) else { throw refusal(status: head.status, body: errorBody) }
+        guard (200...299).contains(status) else { throw refusal(status: status, body: errorBody) }
         if !pending.isEmpty { onLine(pending) }
     }
 
@@ -99,62 +125,73 @@ public struct ControlClient: Sendable {
         return .badAnswer(path: socketPath, detail: "HTTP \(status) without an error body: \(text)")
     }
 
+    /// The longest answer the CLI reads; the largest (an export) is far below it.
+    static let maxAnswerBytes = 64 * 1024 * 1024
+
+    /// Sends the request and hands the answer's body to `onBody` as it arrives; returns the status.
     private func exchange(
         method: String, path: String, body: [UInt8]?, accept: String, timeoutSeconds: Double?,
-        onHead: (HTTPResponseHead) -> Void = { _ in }, onBody: ([UInt8]) -> Void
-    ) throws(ControlClientError) -> HTTPResponseHead {
+        onHead: (Int) -> Void = { _ in }, onBody: ([UInt8]) -> Void
+    ) throws(ControlClientError) -> Int {
         let timeout = timeoutSeconds ?? self.timeoutSeconds
         let connection = try UnixSocketConnection(path: socketPath, timeoutSeconds: timeout)
-        try connection.writeAll(requestBytes(method: method, path: path, body: body, accept: accept), timeoutSeconds: timeout)
-        var reader = HTTPResponseReader(expectsNoBody: method == "HEAD")
-        var head: HTTPResponseHead?
+        var status: Int?
+        var received = 0
         do {
+            let codec = try HTTPCodec()
+            try connection.writeAll(try requestBytes(method: method, path: path, body: body, accept: accept, codec: codec), timeoutSeconds: timeout)
+            var anyBytes = false
             while true {
-                while let event = try reader.next() {
-                    switch event {
-                    case .head(let received):
-                        // Interim 1xx answers precede the real one (RFC 9110 §15.2); skip them.
-                        if received.status < 200 { reader = HTTPResponseReader(expectsNoBody: method == "HEAD"); continue }
-                        head = received
-                        onHead(received)
+                let bytes = try connection.readSome(timeoutSeconds: timeout)
+                let parts: [HTTPCodec.Part]
+                if bytes.isEmpty {
+                    // Not a byte of an answer: closed at once, not a garbled answer of another version.
+                    if !anyBytes { throw ControlClientError.badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer) }
+                    parts = try codec.finish()
+                } else {
+                    anyBytes = true
+                    parts = try codec.feed(bytes)
+                }
+                for part in parts {
+                    switch part {
+                    case .head(let code):
+                        status = code
+                        onHead(code)
                     case .body(let chunk):
+                        received += chunk.count
+                        if received > Self.maxAnswerBytes {
+                            throw ControlClientError.badAnswer(path: socketPath, detail: "the helper's answer is too large (body over \(Self.maxAnswerBytes) bytes)")
+                        }
                         onBody(chunk)
                     case .end:
-                        if let head { return head }
+                        if let status { return status }
                     }
                 }
-                let bytes = try connection.readSome(timeoutSeconds: timeout)
                 if bytes.isEmpty {
-                    while let event = try reader.finish() {
-                        if case .end = event, let head { return head }
-                    }
-                    throw ControlClientError.badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer)
+                    throw ControlClientError.badAnswer(path: socketPath, detail: "the helper closed the connection mid-answer")
                 }
-                reader.feed(bytes)
             }
-        } catch let failure as HTTPResponseReader.Failure {
-            // Not a byte of an answer: closed at once, not a garbled answer of another version.
-            if failure == .truncated("no answer at all") { throw .badAnswer(path: socketPath, detail: ControlClientError.closedBeforeAnswer) }
-            throw .badAnswer(path: socketPath, detail: failure.description)
         } catch let error as ControlClientError {
             throw error
+        } catch let error as HTTPParserError {
+            if status == nil, case .invalidEOFState = error {
+                throw .badAnswer(path: socketPath, detail: "the helper closed the connection mid-answer (inside the header section)")
+            }
+            let state = status == nil ? "" : " mid-answer"
+            throw .badAnswer(path: socketPath, detail: "the helper's answer is not valid HTTP\(state) (\(error))")
         } catch {
             throw .badAnswer(path: socketPath, detail: "\(error)")
         }
     }
 
-    func requestBytes(method: String, path: String, body: [UInt8]?, accept: String) -> [UInt8] {
+    /// The request on the wire: `Connection: close`, since the CLI makes one call per connection.
+    func requestBytes(method: String, path: String, body: [UInt8]?, accept: String, codec: HTTPCodec? = nil) throws -> [UInt8] {
         var target = path
         if let profile {
-            let escaped = profile.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))) ?? profile
-            target += (path.contains("?") ? "&" : "?") + "profile=" + escaped
+            target += (path.contains("?") ? "&" : "?") + ControlQuery.profile + "=" + ControlEndpointEncoding.queryValue(profile)
         }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: scrolloff\r\nAccept: \(accept)\r\nConnection: close\r\n"
-        head += "User-Agent: scrolloff-cli\r\n"
-        if let body {
-            head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
-        }
-        head += "\r\n"
-        return Array(head.utf8) + (body ?? [])
+        var headers = [("Host", "scrolloff"), ("Accept", accept), ("Connection", "close"), ("User-Agent", "scrolloff-cli")]
+        if let body { headers += [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] }
+        return try (codec ?? HTTPCodec()).encode(method: method, target: target, headers: headers, body: body)
     }
 }

@@ -14,16 +14,19 @@ enum MaintenanceCommand {
         }
     }
 
-    /// Whether a helper answers `GET /v1/health` on `socket` within two seconds.
+    /// Whether a helper answers `ControlEndpoints.health` on `socket` within two seconds.
     static func helperAnswers(socket: String) -> Bool {
         let client = ControlClient(socketPath: socket, timeoutSeconds: 2)
         do {
-            _ = try client.send(method: "GET", path: "/v1/health")
+            _ = try client.call(ControlEndpoints.health)
             return true
         } catch {
-            // A socket we may not open still belongs to someone: treat it as running.
-            if case .permissionDenied = error { return true }
-            return false
+            switch error {
+            // A socket we may not open still belongs to someone: treat it as running. Any HTTP
+            // answer at all is a helper too.
+            case .permissionDenied, .refused: return true
+            default: return false
+            }
         }
     }
 }

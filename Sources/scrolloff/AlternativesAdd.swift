@@ -15,7 +15,7 @@ struct AlternativesAdd: ParsableCommand {
     }
 
     func run() throws {
-        let added = try options.send(AlternativeReport.self, "POST", "/v1/alternatives", AlternativeRequest(text: words.joined(separator: " ")))
+        let added = try options.call(ControlEndpoints.addAlternative, AlternativeRequest(text: words.joined(separator: " ")))
         options.emit(added) { print("Added “\(added.text)”. It will be shown at your next bypass.") }
     }
 }

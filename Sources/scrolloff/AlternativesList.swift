@@ -8,7 +8,7 @@ struct AlternativesList: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let answer = try options.get(AlternativesResponse.self, "/v1/alternatives")
+        let answer = try options.call(ControlEndpoints.alternatives)
         options.emit(answer) {
             guard !answer.alternatives.isEmpty else {
                 print("No alternatives yet. `scrolloff alternatives add text a friend` adds one.")

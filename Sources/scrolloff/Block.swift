@@ -18,7 +18,7 @@ struct Block: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try options.send(BlockResult.self, "POST", "/v1/block", EntriesRequest(entries: entries, reason: reason))
+        let answer = try options.call(ControlEndpoints.block, EntriesRequest(entries: entries, reason: reason))
         options.emit(answer) {
             print(answer.message)
             let now = answer.now ?? TimeWords.now()

@@ -29,7 +29,7 @@ struct BypassFlow {
     /// when nobody is at a terminal (the answer's own plan is printed with it then).
     static func showPlanFirst(_ options: GlobalOptions) throws -> BypassPreview? {
         guard interactive && !options.json else { return nil }
-        let preview = try options.get(BypassPreview.self, "/v1/bypass/next")
+        let preview = try options.call(ControlEndpoints.bypassPreview)
         if let plan = preview.plan { PlanWords.printPlan(plan) }
         if !preview.alternatives.isEmpty { PlanWords.printAlternatives(preview.alternatives) }
         return preview
@@ -42,7 +42,7 @@ struct BypassFlow {
             if paid {
                 let exercise = ExerciseRunner.choose()
                 let outcome = skipExercise ? ExerciseRecord.Outcome.skipped : ExerciseRunner.offer(exercise, entry: entry)
-                _ = try options.send(DoneResponse.self, "POST", "/v1/exercises",
+                _ = try options.call(ControlEndpoints.recordExercise,
                                      ExerciseOutcomeRequest(exercise: exercise.id, entry: entry, outcome: outcome.rawValue))
                 if outcome == .bypassAvoided {
                     print("Well done. \(entry) stays blocked, and your \(kind == .token ? "token" : "peek") is still there if you need it.")
@@ -50,7 +50,7 @@ struct BypassFlow {
                 }
             }
         }
-        let answer = try options.send(GrantResult.self, "POST", "/v1/\(kind.rawValue)", GrantRequest(entry: entry, task: task))
+        let answer = try options.call(kind == .peek ? ControlEndpoints.peek : ControlEndpoints.token, GrantRequest(entry: entry, task: task))
         options.emit(answer) { GrantWords.print(answer, planShown: preview != nil) }
     }
 }

@@ -44,7 +44,7 @@ struct Doctor: ParsableCommand {
         let facts: DoctorFacts?
         let unreachable: ControlClientError?
         do {
-            facts = try client.call(DoctorFacts.self, method: "GET", path: "/v1/doctor")
+            facts = try client.call(ControlEndpoints.doctor)
             unreachable = nil
         } catch {
             // An unknown profile or a malformed request is the caller's usage error (exit 2, SPEC §13).

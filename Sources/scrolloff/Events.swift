@@ -30,7 +30,7 @@ struct Events: ParsableCommand {
 
     func run() throws {
         let from = since.flatMap(Self.instant).map { ISO8601DateFormatter().string(from: $0) }
-        let answer = try options.get(EventsResponse.self, "/v1/events", query: [("since", from)])
+        let answer = try options.call(ControlEndpoints.events, query: [(ControlQuery.since, from)])
         options.emit(answer) {
             guard !answer.events.isEmpty else {
                 print("Nothing recorded\(since.map { " since \($0)" } ?? "") yet.")

@@ -24,14 +24,12 @@ struct Export: ParsableCommand {
     func run() throws {
         let client = options.client(timeoutSeconds: 120)
         let response = try options.talk { () throws(ControlClientError) in
-            let response = try client.send(method: "GET", path: "/v1/export", accept: "text/csv")
-            if !(200...299).contains(response.status) { _ = try client.decodeAnswer(DoneResponse.self, response) }
-            return response
+            try client.call(ControlEndpoints.export)
         }
         if options.json {
-            Terminal.printJSON(JSONExport(csv: String(decoding: response.body, as: UTF8.self)))
+            Terminal.printJSON(JSONExport(csv: response.text))
         } else {
-            FileHandle.standardOutput.write(Data(response.body))
+            FileHandle.standardOutput.write(Data(response.text.utf8))
         }
     }
 }

@@ -17,7 +17,7 @@ struct Focus: ParsableCommand {
     var reason: String?
 
     func run() throws {
-        let answer = try options.send(FocusReport.self, "POST", "/v1/focus",
+        let answer = try options.call(ControlEndpoints.focus,
                                       FocusRequest(seconds: duration.seconds, entries: splitList(entries), reason: reason))
         options.emit(answer) {
             print("Focus until \(TimeWords.until(answer.end, now: answer.start)): \(shortList(answer.entries)) stay blocked. Good luck!")

@@ -26,7 +26,7 @@ struct ListsAdd: ParsableCommand {
     func run() throws {
         let client = options.client(timeoutSeconds: Lists.downloadTimeoutSeconds)
         let answer = try options.talk { () throws(ControlClientError) in
-            try client.call(AddListResponse.self, method: "POST", path: "/v1/lists", body: AddListRequest(url: url, name: name))
+            try client.call(ControlEndpoints.addList, AddListRequest(url: url, name: name))
         }
         if options.json {
             Terminal.printJSON(answer)

@@ -13,7 +13,7 @@ struct ListsList: ParsableCommand {
     func run() throws {
         let client = options.client()
         let answer = try options.talk { () throws(ControlClientError) in
-            try client.call(ListsResponse.self, method: "GET", path: "/v1/lists")
+            try client.call(ControlEndpoints.lists)
         }
         if options.json {
             Terminal.printJSON(answer)

@@ -15,9 +15,8 @@ struct ListsRemove: ParsableCommand {
 
     func run() throws {
         let client = options.client()
-        let path = "/v1/lists/" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._"))) ?? name)
         let answer = try options.talk { () throws(ControlClientError) in
-            try client.call(RemoveListResponse.self, method: "DELETE", path: path)
+            try client.call(ControlEndpoints.removeList, parameter: name)
         }
         if options.json {
             Terminal.printJSON(answer)

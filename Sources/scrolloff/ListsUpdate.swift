@@ -16,12 +16,12 @@ struct ListsUpdate: ParsableCommand {
 
     func run() throws {
         let client = options.client(timeoutSeconds: Lists.downloadTimeoutSeconds)
-        let body = [UInt8](ControlJSON.encode(UpdateListsRequest(name: name)))
+        let body = UpdateListsRequest(name: name)
         let results: [RefreshResult]
         let now: Date
         if options.json || !Terminal.stdoutIsTerminal {
             let answer = try options.talk { () throws(ControlClientError) in
-                try client.call(UpdateListsResponse.self, method: "POST", path: "/v1/lists/update", body: UpdateListsRequest(name: name))
+                try client.call(ControlEndpoints.updateLists, body)
             }
             if options.json { Terminal.printJSON(answer) }
             results = answer.results
@@ -38,14 +38,14 @@ struct ListsUpdate: ParsableCommand {
     }
 
     /// Streams ndjson progress lines and draws one bar per download on the terminal.
-    private func streamWithProgress(_ client: ControlClient, body: [UInt8]) throws -> ([RefreshResult], Date) {
+    private func streamWithProgress(_ client: ControlClient, body: UpdateListsRequest) throws -> ([RefreshResult], Date) {
         var bar = ProgressBar()
         var results: [RefreshResult] = []
         var finishedAt: Date?
         var streamError: ControlError?
         let decoder = ControlJSON.decoder()
         try options.talk { () throws(ControlClientError) in
-            try client.streamLines(method: "POST", path: "/v1/lists/update", body: body) { line in
+            try client.streamLines(ControlEndpoints.updateLists, body) { line in
                 guard let event = try? decoder.decode(UpdateStreamLine.self, from: Data(line)) else { return }
                 switch event.event {
                 case UpdateStreamLine.progress:

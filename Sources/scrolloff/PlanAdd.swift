@@ -14,7 +14,7 @@ struct PlanAdd: ParsableCommand {
     var action: String
 
     func run() throws {
-        let plan = try options.send(PlanReport.self, "POST", "/v1/plans", PlanRequest(when: trigger, then: action))
+        let plan = try options.call(ControlEndpoints.addPlan, PlanRequest(when: trigger, then: action))
         options.emit(plan) { print("Plan \(plan.id) saved: when \(plan.when), \(plan.then). It will be shown at your next bypass.") }
     }
 }

@@ -11,7 +11,7 @@ struct PlanArchive: ParsableCommand {
     var id: Int64
 
     func run() throws {
-        let answer = try options.send(DoneResponse.self, "POST", "/v1/plans/\(id)/archive")
+        let answer = try options.call(ControlEndpoints.archivePlan, parameter: "\(id)")
         options.emit(answer) { print(answer.message) }
     }
 }

@@ -21,7 +21,7 @@ struct ProfileAdd: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try options.send(ProfilesResponse.self, "POST", "/v1/profiles", ProfileRequest(name: name, clients: splitList(clients)))
+        let answer = try options.call(ControlEndpoints.addProfile, ProfileRequest(name: name, clients: splitList(clients)))
         options.emit(answer) {
             print("Profile \(Terminal.bold(name)) covers \(splitList(clients).joined(separator: ", ")). "
                 + "It has its own rules and wallet; use --profile \(name) to act on it.")

@@ -8,7 +8,7 @@ struct ProfileList: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let answer = try options.get(ProfilesResponse.self, "/v1/profiles")
+        let answer = try options.call(ControlEndpoints.profiles)
         options.emit(answer) {
             for profile in answer.profiles {
                 let clients = profile.clients.isEmpty ? "every client no other profile covers" : profile.clients.joined(separator: ", ")

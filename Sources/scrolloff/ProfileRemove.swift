@@ -14,7 +14,7 @@ struct ProfileRemove: ParsableCommand {
     var name: String
 
     func run() throws {
-        let answer = try options.send(DoneResponse.self, "DELETE", "/v1/profiles/\(GlobalOptions.segment(name))")
+        let answer = try options.call(ControlEndpoints.removeProfile, parameter: name)
         options.emit(answer) { print(answer.message) }
     }
 }

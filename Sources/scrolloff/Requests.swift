@@ -21,7 +21,7 @@ struct RequestsList: ParsableCommand {
     var all = false
 
     func run() throws {
-        let answer = try options.get(TimeRequestsResponse.self, "/v1/requests", query: [("all", all ? "true" : nil)])
+        let answer = try options.call(ControlEndpoints.timeRequests, query: [(ControlQuery.all, all ? "true" : nil)])
         options.emit(answer) {
             let now = answer.now ?? TimeWords.now()
             if answer.requests.isEmpty { print("No requests for time.") }
@@ -37,8 +37,10 @@ struct RequestsList: ParsableCommand {
 
 /// `scrolloff requests approve|decline ID [--note TEXT]`.
 enum RequestsAnswer {
-    static func answer(_ options: GlobalOptions, id: Int64, verb: String, note: String?) throws {
-        let answer = try options.send(TimeRequestAnswerReport.self, "POST", "/v1/requests/\(id)/\(verb)", TimeRequestAnswerBody(note: note))
+    static func answer(
+        _ options: GlobalOptions, id: Int64, _ endpoint: ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>, note: String?
+    ) throws {
+        let answer = try options.call(endpoint, TimeRequestAnswerBody(note: note), parameter: "\(id)")
         options.emit(answer) { print(answer.message) }
     }
 
@@ -47,7 +49,7 @@ enum RequestsAnswer {
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The request's id, as `scrolloff requests` shows it.") var id: Int64
         @Option(name: .long, help: "A word back to the member.") var note: String?
-        func run() throws { try RequestsAnswer.answer(options, id: id, verb: "approve", note: note) }
+        func run() throws { try RequestsAnswer.answer(options, id: id, ControlEndpoints.approveRequest, note: note) }
     }
 
     struct Decline: ParsableCommand {
@@ -55,6 +57,6 @@ enum RequestsAnswer {
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The request's id, as `scrolloff requests` shows it.") var id: Int64
         @Option(name: .long, help: "A word back to the member.") var note: String?
-        func run() throws { try RequestsAnswer.answer(options, id: id, verb: "decline", note: note) }
+        func run() throws { try RequestsAnswer.answer(options, id: id, ControlEndpoints.declineRequest, note: note) }
     }
 }

@@ -42,7 +42,7 @@ struct ScheduleAdd: ParsableCommand {
     func run() throws {
         let request = ScheduleRequest(name: name, from: from, to: to, days: days, curfew: curfew, strict: strict,
                                       entries: splitList(entries), reason: reason)
-        let answer = try options.send(ScheduleReport.self, "POST", "/v1/schedules", request)
+        let answer = try options.call(ControlEndpoints.addSchedule, request)
         options.emit(answer) {
             print("Saved \(Terminal.bold(answer.name)): \(ScheduleWords.line(answer))")
             if let locked = answer.lockedUntil {

@@ -8,7 +8,7 @@ struct ScheduleList: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let answer = try options.get(SchedulesResponse.self, "/v1/schedules")
+        let answer = try options.call(ControlEndpoints.schedules)
         options.emit(answer) {
             guard !answer.schedules.isEmpty else {
                 print("No schedules yet. `scrolloff schedule add evenings --from 21:00 --to 07:00 --entries social` adds one.")

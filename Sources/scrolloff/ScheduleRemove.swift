@@ -11,7 +11,7 @@ struct ScheduleRemove: ParsableCommand {
     var name: String
 
     func run() throws {
-        let answer = try options.send(DoneResponse.self, "DELETE", "/v1/schedules/" + GlobalOptions.segment(name))
+        let answer = try options.call(ControlEndpoints.removeSchedule, parameter: name)
         options.emit(answer) { print(answer.message) }
     }
 }

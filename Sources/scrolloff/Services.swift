@@ -11,7 +11,7 @@ struct Services: ParsableCommand {
     var category: String?
 
     func run() throws {
-        let answer = try options.get(ServicesResponse.self, "/v1/services", query: [("category", category)])
+        let answer = try options.call(ControlEndpoints.services, query: [(ControlQuery.category, category)])
         options.emit(answer) {
             let width = answer.services.map(\.id.count).max() ?? 0
             for s in answer.services {

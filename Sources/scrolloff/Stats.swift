@@ -11,7 +11,7 @@ struct Stats: ParsableCommand {
     var period: StatsPeriod = .day
 
     func run() throws {
-        let stats = try options.get(StatsReport.self, "/v1/stats", query: [("period", period.rawValue)])
+        let stats = try options.call(ControlEndpoints.stats, query: [(ControlQuery.period, period.rawValue)])
         options.emit(stats) {
             let range = stats.firstDay == stats.lastDay ? stats.firstDay : "\(stats.firstDay) to \(stats.lastDay)"
             print(Terminal.bold(range))

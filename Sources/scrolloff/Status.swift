@@ -9,7 +9,7 @@ struct Status: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let status = try options.get(StatusReport.self, "/v1/status")
+        let status = try options.call(ControlEndpoints.status)
         options.emit(status) {
             let now = status.now
             print("Balance \(Terminal.bold(TimeWords.balance(seconds: status.balanceSeconds))) · "

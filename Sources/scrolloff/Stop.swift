@@ -14,7 +14,7 @@ struct Stop: ParsableCommand {
     var entry: String?
 
     func run() throws {
-        let answer = try options.send(StopResult.self, "POST", "/v1/stop", GrantRequest(entry: entry))
+        let answer = try options.call(ControlEndpoints.stop, GrantRequest(entry: entry))
         options.emit(answer) {
             // The helper's sentence says what stopped, for how long, and what runs on.
             print(answer.message)

@@ -15,7 +15,7 @@ struct Unblock: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try options.send(BlockResult.self, "POST", "/v1/unblock", EntriesRequest(entries: entries))
+        let answer = try options.call(ControlEndpoints.unblock, EntriesRequest(entries: entries))
         options.emit(answer) { print(answer.message) }
     }
 }

@@ -18,7 +18,7 @@ struct Use: ParsableCommand {
 
     func run() throws {
         let planShown = try BypassFlow.showPlanFirst(options) != nil
-        let answer = try options.send(GrantResult.self, "POST", "/v1/use",
+        let answer = try options.call(ControlEndpoints.use,
                                       GrantRequest(entry: entry, forSeconds: length?.seconds, task: task))
         options.emit(answer) { GrantWords.print(answer, planShown: planShown) }
     }

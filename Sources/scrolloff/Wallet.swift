@@ -8,7 +8,7 @@ struct Wallet: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        let wallet = try options.get(WalletReport.self, "/v1/wallet")
+        let wallet = try options.call(ControlEndpoints.wallet)
         options.emit(wallet) {
             let now = wallet.now ?? TimeWords.now()
             print("Balance \(Terminal.bold(TimeWords.balance(seconds: wallet.balanceSeconds))) · earned today "

@@ -63,9 +63,9 @@ struct ControlAPITypesTests {
         #expect(ControlClientError.permissionDenied(path: "/s").description.contains("usermod -aG scrolloff"))
     }
 
-    @Test func request_carries_profile_length_and_close() {
+    @Test func request_carries_profile_length_and_close() throws {
         let client = ControlClient(socketPath: "/s", profile: "kids & teens")
-        let bytes = client.requestBytes(method: "POST", path: "/v1/lists", body: Array("{}".utf8), accept: ControlMediaType.ndjson)
+        let bytes = try client.requestBytes(method: "POST", path: "/v1/lists", body: Array("{}".utf8), accept: ControlMediaType.ndjson)
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.hasPrefix("POST /v1/lists?profile=kids%20%26%20teens HTTP/1.1\r\n"))
         #expect(text.contains("Content-Length: 2\r\n"))

@@ -206,5 +206,43 @@ struct ControlServerTests {
         #expect(removed.status == 200)
         #expect(try decode(ListsResponse.self, try await curl(server.socketPath, "GET", "/v1/lists").body).lists.isEmpty)
     }
+
+    @Test func the_clis_client_gets_update_progress_as_lines_while_the_refresh_runs() async throws {
+        let server = try await RunningServer()
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/ads.txt"
+        try writeList(file, names: 3)
+        let client = ControlClient(socketPath: server.socketPath)
+        let socket = server.socketPath
+        _ = try await offPool { try ControlClient(socketPath: socket).call(ControlEndpoints.addList, AddListRequest(url: "file://" + file)) }
+        try writeList(file, names: 4)
+        let lines = try await offPool { () throws -> [UpdateStreamLine] in
+            var lines: [UpdateStreamLine] = []
+            try client.streamLines(ControlEndpoints.updateLists, UpdateListsRequest(name: "ads")) { line in
+                if let event = try? ControlJSON.decoder().decode(UpdateStreamLine.self, from: Data(line)) { lines.append(event) }
+            }
+            return lines
+        }
+        #expect(lines.first?.event == UpdateStreamLine.progress)
+        #expect(lines.contains { $0.event == UpdateStreamLine.resultEvent && $0.result?.list.entryCount == 4 })
+        #expect(lines.last?.event == UpdateStreamLine.done)
+        // An error answer to a streaming request is thrown with the helper's words, not read as lines.
+        #expect(throws: ControlClientError.self) {
+            try client.streamLines(ControlEndpoints.updateLists, UpdateListsRequest(name: "nosuch")) { _ in }
+        }
+    }
+
+    @Test func a_declared_body_over_the_limit_is_refused_at_once_and_the_connection_closed() async throws {
+        let server = try await RunningServer()
+        defer { Task { await server.stop() } }
+        let started = ContinuousClock.now
+        // The head alone, announcing 100 KB: answered without waiting for the body, then closed
+        // (rawExchange reads until the server closes, or 5 s).
+        let answer = try await rawExchange(server.socketPath, Array("POST /v1/lists HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8))
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(200))")
+        #expect(answer.contains(#""code":"payload_too_large""#))
+        #expect(ContinuousClock.now - started < .seconds(3), "closed after the answer, not by a timeout")
+        #expect(try await curl(server.socketPath, "GET", "/v1/health").status == 200)
+    }
 }
 }

@@ -98,6 +98,11 @@ final class RestartableHelper: @unchecked Sendable {
         guard let port = udp.split(separator: ":").last.flatMap({ Int($0) }) else {
             throw HarnessError("unexpected listening line: \(udp)")
         }
+        // The control socket is put in place by its own service, not before DNS listens: wait for
+        // it too, so a CLI call right after a restart over a SIGKILLed helper's stale socket file
+        // reaches the new helper rather than the dead one's file (ECONNREFUSED, exit 3).
+        let deadline = Date().addingTimeInterval(15)
+        while !child.stderr.contains("control socket listening"), child.isRunning, Date() < deadline { usleep(20_000) }
         return (child, port)
     }
 }

@@ -1,15 +1,15 @@
 import ControlAPI
-import NIOHTTP1
+import Hummingbird
 
 /// A request the helper answers with an error: the HTTP status and the JSON error body. Handlers
 /// throw it; the router turns it into the response, so every error has the same shape.
 public struct ControlFailure: Error, Sendable, CustomStringConvertible {
-    public var status: HTTPResponseStatus
+    public var status: HTTPResponse.Status
     public var error: ControlError
     /// Extra header fields, such as `Allow` on a 405.
     public var headers: [(String, String)]
 
-    public init(status: HTTPResponseStatus, code: String, message: String, headers: [(String, String)] = []) {
+    public init(status: HTTPResponse.Status, code: String, message: String, headers: [(String, String)] = []) {
         self.status = status
         self.error = ControlError(code: code, message: message)
         self.headers = headers
@@ -42,7 +42,7 @@ public struct ControlFailure: Error, Sendable, CustomStringConvertible {
 
     public static func payloadTooLarge(limit: Int) -> ControlFailure {
         ControlFailure(
-            status: .payloadTooLarge, code: ControlErrorCode.payloadTooLarge,
+            status: .contentTooLarge, code: ControlErrorCode.payloadTooLarge,
             message: "The request body is larger than the \(limit / 1024) KiB the control API accepts."
         )
     }

@@ -1,6 +1,9 @@
 import ControlAPI
+import HTTPTypes
+import Hummingbird
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypes
 
 /// Answers a request NIO could not parse (garbage bytes, a bad Content-Length, oversized headers)
 /// with a JSON 400 and lets the decoder close the connection; the server keeps serving others.
@@ -9,14 +12,20 @@ import NIOHTTP1
 /// error of the control API has the same JSON shape. Like that handler it only answers when no
 /// other response has started, since a second status line inside a response would corrupt it.
 final class ControlProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private var responseInFlight = false
+    private var requestInFlight = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: requestInFlight = true
+        case .end: requestInFlight = false
+        case .body: break
+        }
         context.fireChannelRead(data)
     }
 
@@ -25,24 +34,30 @@ final class ControlProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelH
             context.fireErrorCaught(error)
             return
         }
-        if !responseInFlight {
-            let failure = ControlFailure(
-                status: .badRequest, code: ControlErrorCode.malformedHTTP,
-                message: "The request is not valid HTTP/1.1 (\(Self.explain(parserError))). Send a request such as "
-                    + "`curl --unix-socket SOCKET http://localhost/v1/health`."
-            )
-            let body = ControlJSON.encode(ControlErrorEnvelope(error: failure.error))
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: ControlMediaType.json)
-            headers.add(name: "Content-Length", value: "\(body.count)")
-            headers.add(name: "Connection", value: "close")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            responseInFlight = false
+        guard !responseInFlight && !requestInFlight else {
+            // Mid-request or mid-answer: the handler reading the body must see the failure, and a
+            // second status line inside an answer would corrupt it. Hummingbird's request loop
+            // ends; the connection closes.
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
         }
-        // The decoder closes the channel after this returns; pass the error on for the log.
-        context.fireErrorCaught(error)
+        // Between requests: answer in the API's JSON shape and close. The error goes no further,
+        // so Hummingbird's request loop sees the connection end instead of writing its own
+        // empty 400 after this one.
+        let failure = ControlFailure(
+            status: .badRequest, code: ControlErrorCode.malformedHTTP,
+            message: "The request is not valid HTTP/1.1 (\(Self.explain(parserError))). Send a request such as "
+                + "`curl --unix-socket SOCKET http://localhost/v1/health`."
+        )
+        let body = ControlJSON.encode(ControlErrorEnvelope(error: failure.error))
+        let head = HTTPResponse(status: .badRequest, headerFields: [
+            .contentType: ControlMediaType.json, .contentLength: "\(body.count)", .connection: "close",
+        ])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(promise: nil) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -79,14 +94,15 @@ final class ControlProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelH
 /// byte every few seconds, or a head announcing a body it never sends, would otherwise hold its
 /// connection for good, and with it one of the few each user may open.
 final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     let timeout: TimeAmount
     /// Whole requests received and not yet answered; a pipelining client may have several.
     private var unanswered = 0
+    private var closeAfterAnswer = false
     private var deadline: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
@@ -122,9 +138,25 @@ final class IdleConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), unanswered > 0 {
-            unanswered -= 1
-            update(context: context, restart: true)
+        switch unwrapOutboundIn(data) {
+        case .head(let head) where head.status.code >= 200:
+            closeAfterAnswer = head.headerFields[.connection]?.lowercased() == "close"
+        case .end:
+            if unanswered > 0 {
+                unanswered -= 1
+                update(context: context, restart: true)
+            }
+            if closeAfterAnswer {
+                // An answer that says `Connection: close` (a 413) ends the connection once it is out.
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                let done = context.eventLoop.makePromise(of: Void.self)
+                done.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
+                promise.map { done.futureResult.cascade(to: $0) }
+                context.writeAndFlush(data, promise: done)
+                return
+            }
+        default:
+            break
         }
         context.write(data, promise: promise)
     }

@@ -1,21 +1,21 @@
 import ControlAPI
 import Foundation
-import NIOHTTP1
+import Hummingbird
 
 /// One request to the control API, with who sent it.
 public struct ControlRequest: Sendable {
-    public var method: HTTPMethod
+    public var method: HTTPRequest.Method
     /// The path without the query (`/v1/lists/ads`), percent-decoded per segment by the router.
     public var path: String
     public var query: [String: String]
-    public var headers: HTTPHeaders
+    public var headers: HTTPFields
     public var body: [UInt8]
     /// The process on the other end of the socket (SO_PEERCRED).
     public var caller: CallerIdentity
     /// Values of `{name}` segments of the matched route.
     public var parameters: [String: String] = [:]
 
-    public init(method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], caller: CallerIdentity) {
+    public init(method: HTTPRequest.Method, target: String, headers: HTTPFields, body: [UInt8], caller: CallerIdentity) {
         self.method = method
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = parts.first.map(String.init) ?? "/"
@@ -36,7 +36,9 @@ public struct ControlRequest: Sendable {
 
     /// Whether the client asked for a newline-delimited JSON stream.
     public var acceptsNDJSON: Bool {
-        headers[canonicalForm: "accept"].contains { $0.lowercased().hasPrefix(ControlMediaType.ndjson) }
+        headers[values: .accept].contains { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix(ControlMediaType.ndjson) }
+        }
     }
 
     /// The profile the request acts on (`?profile=`); the default profile when missing.
@@ -72,8 +74,8 @@ public struct ControlRequest: Sendable {
 
 /// What a handler answers: a JSON document, or a stream of newline-delimited JSON lines.
 public enum ControlResponse: Sendable {
-    case json(status: HTTPResponseStatus, body: Data, headers: [(String, String)])
-    case stream(status: HTTPResponseStatus, contentType: String, producer: @Sendable (ControlStreamWriter) async throws -> Void)
+    case json(status: HTTPResponse.Status, body: Data, headers: [(String, String)])
+    case stream(status: HTTPResponse.Status, contentType: String, producer: @Sendable (ControlStreamWriter) async throws -> Void)
 
     public static func ok(_ value: some Encodable) -> ControlResponse {
         .json(status: .ok, body: ControlJSON.encode(value), headers: [])

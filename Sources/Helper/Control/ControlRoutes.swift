@@ -2,7 +2,6 @@ import ControlAPI
 import Foundation
 import ListFetch
 import Logging
-import NIOHTTP1
 import ScrollOffCore
 
 /// Everything the control endpoints need from the rest of the helper.
@@ -42,18 +41,18 @@ public enum ControlRoutes {
         var router = ControlRouter(authorizer: authorizer, logger: logger, profileAccess: access)
         // Health answers anyone who can reach the socket: `doctor` and monitoring need it, and it
         // tells nothing private.
-        router.add(.GET, "/v1/health", open: true) { request in health(request, context) }
-        router.add(.GET, "/v1/lists") { _ in .ok(try await context.lists.listsResponse()) }
-        router.add(.POST, "/v1/lists") { request in try await ListsHandlers.add(request, context) }
-        router.add(.POST, "/v1/lists/update") { request in try await ListsHandlers.update(request, context) }
-        router.add(.DELETE, "/v1/lists/{name}") { request in
+        router.add(ControlEndpoints.health) { request in health(request, context) }
+        router.add(ControlEndpoints.lists) { _ in .ok(try await context.lists.listsResponse()) }
+        router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(body, context) }
+        router.add(ControlEndpoints.updateLists) { request, body in try await ListsHandlers.update(request, body, context) }
+        router.add(ControlEndpoints.removeList) { request in
             .ok(try await context.lists.remove(request.parameters["name"] ?? ""))
         }
         if let engine {
             EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)
             HouseholdRoutes.add(to: &router, engine: engine, authorizer: authorizer)
             // `scrolloff doctor` (SPEC §11): any member of the group, for a profile they may use.
-            router.add(.GET, "/v1/doctor") { request in try await DoctorRoute.facts(request, context, engine: engine) }
+            router.add(ControlEndpoints.doctor) { request in try await DoctorRoute.facts(request, context, engine: engine) }
         }
         return router
     }
@@ -70,15 +69,13 @@ public enum ControlRoutes {
 /// The list endpoints. Adding and updating download lists, which can take minutes for a large
 /// list, so both stream progress as ndjson when the client asks for `application/x-ndjson`.
 enum ListsHandlers {
-    static func add(_ request: ControlRequest, _ context: ControlContext) async throws -> ControlResponse {
-        let body = try request.decodeBody(AddListRequest.self)
+    static func add(_ body: AddListRequest, _ context: ControlContext) async throws -> ControlResponse {
         // Validate before streaming, so a bad URL or name is a plain 400 rather than an error line.
         _ = try ListSourceNaming.validate(body.url)
         return .created(try await context.lists.add(body))
     }
 
-    static func update(_ request: ControlRequest, _ context: ControlContext) async throws -> ControlResponse {
-        let body = try request.decodeBody(UpdateListsRequest.self)
+    static func update(_ request: ControlRequest, _ body: UpdateListsRequest, _ context: ControlContext) async throws -> ControlResponse {
         // An unknown name is a 404 before any stream starts.
         _ = try await context.lists.sources(named: body.name)
         guard request.acceptsNDJSON else {

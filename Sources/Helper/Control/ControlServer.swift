@@ -5,10 +5,12 @@ import ControlAPI
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
+import Hummingbird
+import HummingbirdCore
 import NIOPosix
 import ServiceLifecycle
 import Sinkhole
+import Synchronization
 
 /// Limits and location of the control server.
 public struct ControlServerConfiguration: Sendable {
@@ -18,7 +20,7 @@ public struct ControlServerConfiguration: Sendable {
     /// Header sections above this get 400 (NIO's decoder limit).
     public var maxHeaderBytes: Int
     /// A connection that sends no whole request for this long, or takes none of its answer for
-    /// this long, is closed (`IdleConnectionCloser`). The CLI sends its request as soon as it
+    /// this long, is closed (`IdleConnectionCloser`): the whole-request limit. The CLI sends its request as soon as it
     /// connects and reads the answer at once, so only an abandoned or hostile client ever waits
     /// this long.
     public var idleTimeout: TimeAmount
@@ -53,8 +55,11 @@ public struct ControlConnectionLimits: Sendable, Equatable {
 }
 
 /// The helper's control API: HTTP/1.1 + JSON on a Unix socket, so the CLI and
-/// `curl --unix-socket` both work (SPEC §11, §13). Run it as a `Service`; tests may `bind()`
-/// and `serve()` it themselves.
+/// `curl --unix-socket` both work (SPEC §11, §13). Hummingbird serves it (its HTTP/1 channel and
+/// request loop, its router); this adds what a control socket needs around it: the caller's
+/// credentials per connection (SO_PEERCRED), the connection caps, the whole-request time limit,
+/// the body limit, and the socket file's mode and owner. Run it as a `Service`; tests may
+/// `bind()` and `serve()` it themselves.
 public struct ControlServer: Service {
     public let configuration: ControlServerConfiguration
     let router: ControlRouter
@@ -96,107 +101,186 @@ public struct ControlServer: Service {
         if socketFile.path.utf8.count > 107 { throw ControlSocketError.pathTooLong(path: socketFile.path) }
         try socketFile.prepare()
         let temporary = socketFile.temporaryPath()
-        let maxHeaderBytes = configuration.maxHeaderBytes
-        let idleTimeout = configuration.idleTimeout
-        let slots = ConnectionSlots<UInt32>(limit: configuration.limits.total, perKeyLimit: configuration.limits.perUser)
-        // Root and the helper's own user have slots of their own, outside the total: members of
-        // the group could otherwise fill it together (eight at their share fill the default 64)
-        // and lock the administrator's CLI out of the helper it must repair.
-        let administrator = geteuid()
-        let administratorSlots = ConnectionSlots<UInt32>(limit: 2 * configuration.limits.perUser, perKeyLimit: configuration.limits.perUser)
-        let limitLog = ThrottledLog(logger: logger)
-        let socketPath = socketFile.path
-        let listener = try await ServerBootstrap(group: eventLoopGroup)
-            .serverChannelOption(.backlog, value: 64)
-            .serverChannelInitializer { channel in
-                // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, which this
-                // bootstrap adds after it, waits a second before accepting again.
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "control \(socketPath)"))
-                }
+        let channel = ControlChannel(
+            configuration: configuration, responder: ControlResponder(
+                routes: router.responder(), maxBodyBytes: configuration.maxBodyBytes, logger: logger),
+            limitLog: ThrottledLog(logger: logger), logger: logger)
+        let limitLog = channel.limitLog
+        let started = StartSignal()
+        let server = Server(
+            childChannelSetup: channel,
+            configuration: ServerConfiguration(address: .unixDomainSocket(path: temporary), backlog: 64),
+            onServerRunning: { listener in
+                // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, after it,
+                // waits a second before accepting again.
+                // Bound: the socket goes into place at once (a CLI started with the helper should
+                // find it as early as before), the logger follows on the listener's loop.
+                started.signal(.success(()), listener: listener)
+                let name = "control \(socketFile.path)"
+                try? await listener.eventLoop.submit {
+                    try listener.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: name), position: .first)
+                }.get()
+                await started.waitForServe()
+            },
+            eventLoopGroup: eventLoopGroup, logger: logger.with(level: .warning))
+        // Detached, so Hummingbird's own graceful-shutdown handler is not armed by the helper's
+        // service group: shutdown cancels `serve()` instead (see `run`), and a second, graceful
+        // stop of the same server would only log "Already closed".
+        let running = Task.detached {
+            do {
+                try await server.run()
+                started.signal(.failure(CancellationError()))
+            } catch {
+                started.signal(.failure(error))
+                throw error
             }
-            .bind(unixDomainSocketPath: temporary, cleanupExistingSocketFile: true) { channel in
-                PeerCredentials.read(from: channel).flatMapThrowing { caller -> ControlAdmission in
-                    let callerSlots = caller.uid == 0 || caller.uid == administrator ? administratorSlots : slots
-                    if let refusal = callerSlots.acquire(caller.uid) {
-                        let (key, message): (String, Logger.Message) = switch refusal {
-                        case .total(let limit):
-                            ("control-total", "refusing control connections: all \(limit) are open (helper.control_connections)")
-                        case .perKey(let limit):
-                            ("control-user-\(caller.uid)",
-                             "refusing control connections of uid \(caller.uid): it holds \(limit) already (helper.control_connections_per_user)")
-                        }
-                        limitLog.warning(key, message, metadata: ["client.uid": "\(caller.uid)", "client.pid": "\(caller.pid)"])
-                        channel.close(promise: nil)
-                        return .refused
-                    }
-                    channel.closeFuture.whenComplete { _ in callerSlots.release(caller.uid) }
-                    var limits = NIOHTTPDecoderLimitConfiguration()
-                    limits.maxHeaderListSize = maxHeaderBytes
-                    limits.maxHeaderFieldSize = maxHeaderBytes
-                    let sync = channel.pipeline.syncOperations
-                    try sync.configureHTTPServerPipeline(
-                        withPipeliningAssistance: false, withErrorHandling: false,
-                        withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits
-                    )
-                    try sync.addHandler(ControlProtocolErrorHandler())
-                    try sync.addHandler(IdleConnectionCloser(timeout: idleTimeout))
-                    let wrapped = try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
-                    return .accepted(ControlConnection(caller: caller, channel: wrapped))
-                }
-            }
+        }
+        do {
+            try await started.waitForBind()
+        } catch {
+            unlink(temporary)
+            throw error
+        }
         let inode: ino_t
         do {
             inode = try socketFile.install(boundAt: temporary)
         } catch {
             unlink(temporary)
-            try? await listener.channel.close()
+            started.serve()
+            try? await server.shutdownGracefully()
+            _ = try? await running.value
             throw error
         }
         logger.info("control socket listening", metadata: ["control.socket": "\(socketFile.path)"])
-        return BoundControlServer(
-            listener: listener, socketFile: socketFile, inode: inode,
-            handler: ConnectionHandler(router: router, maxBodyBytes: configuration.maxBodyBytes, logger: logger)
-        )
+        return BoundControlServer(server: server, running: running, started: started, socketFile: socketFile, inode: inode)
     }
-}
-
-/// A connection let in, or one refused (already closed) for being over a limit.
-enum ControlAdmission: Sendable {
-    case accepted(ControlConnection)
-    case refused
-}
-
-struct ControlConnection: Sendable {
-    var caller: CallerIdentity
-    var channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 }
 
 /// A listening control server.
 public struct BoundControlServer: Sendable {
-    let listener: NIOAsyncChannel<ControlAdmission, Never>
+    let server: Server<ControlChannel>
+    let running: Task<Void, any Error>
+    let started: StartSignal
     let socketFile: ControlSocketFile
     let inode: ino_t
-    let handler: ConnectionHandler
 
     public var socketPath: String { socketFile.path }
 
-    /// Accepts connections until the listener closes or the task is cancelled, then removes the
-    /// socket file (only if it is still ours).
+    /// Accepts connections until `close()` or the task is cancelled, then removes the socket file
+    /// (only if it is still ours). Cancelling closes every connection at once: the listener first,
+    /// so Hummingbird's accept loop ends as a closed socket rather than as an error, then the
+    /// connections (their request loops are cancelled and close their input).
     public func serve() async throws {
         defer { socketFile.remove(inode: inode) }
-        try await withThrowingDiscardingTaskGroup { group in
-            try await listener.executeThenClose { connections in
-                for try await admission in connections {
-                    guard case .accepted(let connection) = admission else { continue }
-                    group.addTask { await handler.handle(connection) }
-                }
+        started.serve()
+        let running = running
+        let listener = started.listener
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            if let listener {
+                listener.close().whenComplete { _ in running.cancel() }
+            } else {
+                running.cancel()
             }
         }
     }
 
-    /// Stops accepting; `serve()` returns once open connections end.
+    /// Stops accepting; `serve()` returns once open connections end (idle ones are closed).
     public func close() async {
-        try? await listener.channel.close()
+        started.serve()
+        try? await server.shutdownGracefully()
+    }
+}
+
+/// Hands the bind's outcome from the server's task to `bind()`, and holds accepting back until
+/// `serve()` (connections queue in the listen backlog meanwhile, as with a plain bind).
+final class StartSignal: Sendable {
+    private struct State {
+        var bound: Result<Void, any Error>?
+        var listener: (any Channel)?
+        var bindWaiters: [CheckedContinuation<Void, any Error>] = []
+        var serving = false
+        var serveWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// The listening channel, once bound.
+    var listener: (any Channel)? { state.withLock { $0.listener } }
+
+    func signal(_ outcome: Result<Void, any Error>, listener: (any Channel)? = nil) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            guard state.bound == nil else { return [] }
+            state.bound = outcome
+            state.listener = listener
+            defer { state.bindWaiters = [] }
+            return state.bindWaiters
+        }
+        for waiter in waiters { waiter.resume(with: outcome) }
+    }
+
+    func waitForBind() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome = state.withLock { state -> Result<Void, any Error>? in
+                if state.bound == nil { state.bindWaiters.append(continuation) }
+                return state.bound
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+
+    func serve() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.serving = true
+            defer { state.serveWaiters = [] }
+            return state.serveWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func waitForServe() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if !state.serving { state.serveWaiters.append(continuation) }
+                return state.serving
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+extension Logger {
+    /// This logger for Hummingbird's own lines, warnings and worse only: it says "listening" at
+    /// info with the temporary socket path, and the helper says it once itself. A wrapping handler
+    /// rather than a lower `logLevel`, because the helper's level is one for the whole process
+    /// (`LiveLevelHandler`): setting it on a copy would silence every other line.
+    func with(level: Logger.Level) -> Logger {
+        let base = self
+        return Logger(label: label) { _ in MinimumLevelHandler(base: base, minimum: level) }
+    }
+}
+
+/// Passes on what is at `minimum` or worse and drops the rest.
+struct MinimumLevelHandler: LogHandler {
+    let base: Logger
+    let minimum: Logger.Level
+    var metadata: Logger.Metadata = [:]
+
+    var logLevel: Logger.Level {
+        get { max(minimum, base.logLevel) }
+        set {}
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level >= minimum else { return }
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        base.log(level: event.level, event.message, metadata: merged, source: event.source, file: event.file, function: event.function, line: event.line)
     }
 }

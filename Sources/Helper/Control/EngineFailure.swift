@@ -1,5 +1,5 @@
 import ControlAPI
-import NIOHTTP1
+import Hummingbird
 import ScrollOffCore
 
 extension ControlFailure {
@@ -42,7 +42,7 @@ extension ControlFailure {
 /// Runs one engine command for a handler, turning its `EngineError` into the matching answer;
 /// a refusal carries the engine's trusted time, so the CLI counts down from the helper's clock.
 func engineAnswer<Answer: Encodable & Sendable>(
-    _ engine: HelperEngine, _ status: HTTPResponseStatus = .ok, _ command: () async throws(EngineError) -> Answer
+    _ engine: HelperEngine, _ status: HTTPResponse.Status = .ok, _ command: () async throws(EngineError) -> Answer
 ) async throws(ControlFailure) -> ControlResponse {
     do {
         let answer = try await command()

@@ -1,9 +1,9 @@
 import ControlAPI
 import Foundation
-import NIOHTTP1
 import ScrollOffCore
 
-/// The `/v1` verb endpoints over `HelperEngine` (SPEC §13), one per CLI verb. Every one acts on
+/// The `/v1` verb endpoints over `HelperEngine` (SPEC §13), one per CLI verb, registered under the
+/// route table `ControlEndpoints` (the paths below are for reading; the table is the one source). Every one acts on
 /// `?profile=` (default `default`), which the router has already checked the caller may use
 /// (SPEC §11). Bodies are strict JSON (`ControlRequestBody`); answers are the wire types of
 /// `ControlAPI`.
@@ -31,29 +31,27 @@ import ScrollOffCore
 /// unblock and schedules edit, for owners only.
 enum EngineRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
-        router.add(.GET, "/v1/status") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
-        router.add(.GET, "/v1/services") { r in
+        router.add(ControlEndpoints.status) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
+        router.add(ControlEndpoints.services) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in
                 ServicesResponse(services: try await engine.services(category: r.query["category"].flatMap { $0.isEmpty ? nil : $0 }, profile: r.profile))
             }
         }
-        router.add(.POST, "/v1/block") { r in
-            let body = try r.decodeBody(EntriesRequest.self)
+        router.add(ControlEndpoints.block) { r, body in
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.block(body.entries, reason: body.reason, profile: r.profile) }
         }
-        router.add(.POST, "/v1/unblock") { r in
-            let body = try r.decodeBody(EntriesRequest.self)
+        router.add(ControlEndpoints.unblock) { r, body in
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.unblock(body.entries, profile: r.profile) }
         }
         addSchedules(to: &router, engine: engine)
         addCredit(to: &router, engine: engine)
         addInsights(to: &router, engine: engine)
-        router.add(.GET, "/v1/profiles") { _ in .ok(await profiles(engine)) }
-        router.add(.POST, "/v1/profiles") { r in
-            // Creating a profile or moving clients between profiles decides which rules a device
-            // follows, so it is the administrator's call, not a group member's (SPEC §9, §11).
-            if case .denied(let reason) = authorizer.mayManageProfiles(r.caller) { throw ControlFailure.forbidden(reason) }
-            let body = try r.decodeBody(ProfileRequest.self)
+        router.add(ControlEndpoints.profiles) { _ in .ok(await profiles(engine)) }
+        // Creating a profile or moving clients between profiles decides which rules a device
+        // follows, so it is the administrator's call, not a group member's (SPEC §9, §11).
+        router.add(ControlEndpoints.addProfile, admit: { r throws(ControlFailure) in
+            if case .denied(let reason) = authorizer.mayManageProfiles(r.caller) { throw .forbidden(reason) }
+        }) { r, body in
             _ = try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addProfile(body.name, clients: body.clients) }
             return .created(await profiles(engine))
         }
@@ -64,22 +62,20 @@ enum EngineRoutes {
     }
 
     static func addSchedules(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(.POST, "/v1/schedules") { r in
-            let body = try r.decodeBody(ScheduleRequest.self)
+        router.add(ControlEndpoints.addSchedule) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addSchedule(body, profile: r.profile) }
         }
-        router.add(.GET, "/v1/schedules") { r in
+        router.add(ControlEndpoints.schedules) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile), now: engine.box.enforcement.now()) }
         }
-        router.add(.DELETE, "/v1/schedules/{name}") { r in
+        router.add(ControlEndpoints.removeSchedule) { r in
             let name = r.parameters["name"] ?? ""
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 try await engine.removeSchedule(name, profile: r.profile)
                 return DoneResponse(message: "Removed the schedule “\(name)”.")
             }
         }
-        router.add(.POST, "/v1/focus", action: .spend) { r in
-            let body = try r.decodeBody(FocusRequest.self)
+        router.add(ControlEndpoints.focus, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.focus(length: .seconds(body.seconds), entries: body.entries, reason: body.reason, profile: r.profile)
             }
@@ -87,33 +83,28 @@ enum EngineRoutes {
     }
 
     static func addCredit(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(.GET, "/v1/wallet") { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.wallet(profile: r.profile) } }
-        router.add(.POST, "/v1/use", action: .spend) { r in
-            let body = try r.decodeBody(GrantRequest.self)
+        router.add(ControlEndpoints.wallet) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.wallet(profile: r.profile) } }
+        router.add(ControlEndpoints.use, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.use(entry, for: body.forSeconds.map { .seconds($0) }, task: body.task, profile: r.profile)
             }
         }
-        router.add(.POST, "/v1/peek", action: .spend) { r in
-            let body = try r.decodeBody(GrantRequest.self)
+        router.add(ControlEndpoints.peek, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.peek(entry, task: body.task, profile: r.profile) }
         }
-        router.add(.POST, "/v1/token", action: .spend) { r in
-            let body = try r.decodeBody(GrantRequest.self)
+        router.add(ControlEndpoints.token, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.token(entry, task: body.task, profile: r.profile) }
         }
-        router.add(.POST, "/v1/stop", action: .spend) { r in
-            let body = try r.decodeBody(GrantRequest.self)
+        router.add(ControlEndpoints.stop, action: .spend) { r, body in
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
         }
-        router.add(.GET, "/v1/bypass/next") { r in
+        router.add(ControlEndpoints.bypassPreview) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile) }
         }
-        router.add(.POST, "/v1/exercises", action: .spend) { r in
-            let body = try r.decodeBody(ExerciseOutcomeRequest.self)
+        router.add(ControlEndpoints.recordExercise, action: .spend) { r, body in
             guard let outcome = ExerciseRecord.Outcome(rawValue: body.outcome) else {
                 throw ControlFailure.invalidArgument("“\(body.outcome)” is not an outcome; use \(ExerciseRecord.Outcome.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
@@ -125,17 +116,16 @@ enum EngineRoutes {
     }
 
     static func addInsights(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(.POST, "/v1/plans", action: .spend) { r in
-            let body = try r.decodeBody(PlanRequest.self)
+        router.add(ControlEndpoints.addPlan, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
         }
-        router.add(.GET, "/v1/plans") { r in
+        router.add(ControlEndpoints.plans) { r in
             let archived = r.query["archived"] == "true"
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile))
             }
         }
-        router.add(.POST, "/v1/plans/{id}/archive", action: .spend) { r in
+        router.add(ControlEndpoints.archivePlan, action: .spend) { r in
             guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
                 throw ControlFailure.invalidArgument("A plan id is a number, as `scrolloff plan list` shows it.")
             }
@@ -144,21 +134,20 @@ enum EngineRoutes {
                 return DoneResponse(message: "Archived plan \(id). It stays in your history and is no longer shown.")
             }
         }
-        router.add(.POST, "/v1/alternatives", action: .spend) { r in
-            let body = try r.decodeBody(AlternativeRequest.self)
+        router.add(ControlEndpoints.addAlternative, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addAlternative(body.text, profile: r.profile) }
         }
-        router.add(.GET, "/v1/alternatives") { r in
+        router.add(ControlEndpoints.alternatives) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in AlternativesResponse(alternatives: await engine.alternativeList(profile: r.profile)) }
         }
-        router.add(.GET, "/v1/stats") { r in
+        router.add(ControlEndpoints.stats) { r in
             let word = r.query["period"] ?? StatsPeriod.day.rawValue
             guard let period = StatsPeriod(rawValue: word) else {
                 throw ControlFailure.invalidArgument("“\(word)” is not a period; use day, week or month.")
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stats(period, profile: r.profile) }
         }
-        router.add(.GET, "/v1/events") { r in
+        router.add(ControlEndpoints.events) { r in
             var since: Instant?
             if let text = r.query["since"], !text.isEmpty {
                 guard let date = ISO8601DateFormatter().date(from: text) else {
@@ -168,7 +157,7 @@ enum EngineRoutes {
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in EventsResponse(events: try await engine.events(since: since, profile: r.profile), now: engine.box.enforcement.now()) }
         }
-        router.add(.GET, "/v1/export") { _ in
+        router.add(ControlEndpoints.export) { _ in
             let csv: String
             do throws(EngineError) { csv = try await engine.exportCSV() } catch { throw ControlFailure(error) }
             // The export can be large; it goes out as one chunked text/csv body (SPEC §12).

@@ -1,6 +1,5 @@
 import ControlAPI
 import Foundation
-import NIOHTTP1
 import ScrollOffCore
 
 /// The household endpoints (issue 13) over `HelperEngine+Household`. Like `EngineRoutes`, each
@@ -16,24 +15,22 @@ import ScrollOffCore
 /// | profile rm NAME (root only) | DELETE /v1/profiles/{name} | administration |
 enum HouseholdRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
-        router.add(.POST, "/v1/adjust", action: .grant) { r in
-            let body = try r.decodeBody(AdjustRequest.self)
+        router.add(ControlEndpoints.adjust, action: .grant) { r, body in
             let by = GroupMembershipAuthorizer.name(of: r.caller)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.adjust(profile: r.profile, seconds: body.seconds, note: body.note, by: by)
             }
         }
-        router.add(.POST, "/v1/requests", action: .ask) { r in
-            let body = try r.decodeBody(TimeRequestBody.self)
+        router.add(ControlEndpoints.askTime, action: .ask) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
                 try await engine.requestTime(profile: r.profile, seconds: body.seconds, note: body.note)
             }
         }
         // Open to the router because `?all=true` is not about one profile: the handler checks
         // viewing on each profile it lists (an owner of `kids` need not be allowed on `default`).
-        router.add(.GET, "/v1/requests", open: true) { r in
+        router.add(ControlEndpoints.timeRequests) { r in
             let access = await engine.profileAccess()
-            guard r.query["all"] == "true" else {
+            guard r.query[ControlQuery.all] == "true" else {
                 guard let a = access[r.profile] else {
                     throw ControlFailure(EngineError.notFound("There is no profile “\(r.profile)”; profiles: \(access.keys.sorted().joined(separator: ", "))."))
                 }
@@ -46,13 +43,11 @@ enum HouseholdRoutes {
             }
             return .ok(TimeRequestsResponse(requests: visible, now: await engine.trustedNow()))
         }
-        for (verb, approve) in [("approve", true), ("decline", false)] {
+        for (endpoint, approve) in [(ControlEndpoints.approveRequest, true), (ControlEndpoints.declineRequest, false)] {
             // Checked here on the request's own profile, whatever `?profile=` says.
-            router.add(.POST, "/v1/requests/{id}/\(verb)", open: true) { r in
-                guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
-                    throw ControlFailure.invalidArgument("A request id is a number, as `scrolloff requests` shows it.")
-                }
-                let body = try r.decodeBody(TimeRequestAnswerBody.self)
+            // The id is checked before the body is read, as it names what the body is about.
+            router.add(endpoint, admit: { r throws(ControlFailure) in _ = try requestID(r) }) { r, body in
+                let id = try requestID(r)
                 guard let request = await engine.timeRequests(profile: nil).first(where: { $0.id == id }) else {
                     throw ControlFailure(EngineError.notFound("There is no request \(id); `scrolloff requests` lists them."))
                 }
@@ -66,7 +61,7 @@ enum HouseholdRoutes {
                 }
             }
         }
-        router.add(.DELETE, "/v1/profiles/{name}") { r in
+        router.add(ControlEndpoints.removeProfile) { r in
             // Which profile a device follows is the administrator's call (SPEC §9, §11).
             if case .denied(let reason) = authorizer.mayManageProfiles(r.caller) { throw ControlFailure.forbidden(reason) }
             let name = r.parameters["name"] ?? ""
@@ -74,5 +69,13 @@ enum HouseholdRoutes {
                 DoneResponse(message: try await engine.removeProfile(name))
             }
         }
+    }
+
+    /// The `{id}` of a request path.
+    private static func requestID(_ r: ControlRequest) throws(ControlFailure) -> Int64 {
+        guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
+            throw ControlFailure.invalidArgument("A request id is a number, as `scrolloff requests` shows it.")
+        }
+        return id
     }
 }

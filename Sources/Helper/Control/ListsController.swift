@@ -300,7 +300,7 @@ public actor ListsController {
             await publish()
             logger.notice("list not added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "error": "\(error.code)"])
             throw ControlFailure(
-                status: .unprocessableEntity, code: ControlErrorCode.fetchFailed,
+                status: .unprocessableContent, code: ControlErrorCode.fetchFailed,
                 message: "List '\(name)' was not added: \(error.description)"
             )
         }

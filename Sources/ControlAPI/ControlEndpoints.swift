@@ -1,0 +1,177 @@
+/// The control API's route table (SPEC §13): every endpoint is defined once here, as a typed
+/// value, and both sides use that value. The CLI's client builds its request from it (method,
+/// path, body type, answer type); the helper registers its handler under it (Hummingbird's
+/// router, `ControlRouteTable`). A path string is never written on either side, so the two cannot
+/// drift apart.
+///
+/// Adding an endpoint: one `static let` below, then `routes.add(ControlEndpoints.name) { … }` in
+/// the helper and `client.call(ControlEndpoints.name, …)` in the CLI.
+public enum ControlEndpoints {
+    // Health and lists.
+    public static let health = ControlEndpoint<NoBody, HealthResponse>(.get, "/v1/health", open: true)
+    public static let lists = ControlEndpoint<NoBody, ListsResponse>(.get, "/v1/lists")
+    public static let addList = ControlEndpoint<AddListRequest, AddListResponse>(.post, "/v1/lists")
+    /// Streams `UpdateStreamLine`s as ndjson when asked to (`ControlClient.streamLines`).
+    public static let updateLists = ControlEndpoint<UpdateListsRequest, UpdateListsResponse>(.post, "/v1/lists/update")
+    public static let removeList = ControlEndpoint<NoBody, RemoveListResponse>(.delete, "/v1/lists/{name}")
+    public static let doctor = ControlEndpoint<NoBody, DoctorFacts>(.get, "/v1/doctor")
+
+    // Rules (SPEC §13 verbs).
+    public static let status = ControlEndpoint<NoBody, StatusReport>(.get, "/v1/status")
+    /// Query: `category`.
+    public static let services = ControlEndpoint<NoBody, ServicesResponse>(.get, "/v1/services")
+    public static let block = ControlEndpoint<EntriesRequest, BlockResult>(.post, "/v1/block")
+    public static let unblock = ControlEndpoint<EntriesRequest, BlockResult>(.post, "/v1/unblock")
+    public static let addSchedule = ControlEndpoint<ScheduleRequest, ScheduleReport>(.post, "/v1/schedules")
+    public static let schedules = ControlEndpoint<NoBody, SchedulesResponse>(.get, "/v1/schedules")
+    public static let removeSchedule = ControlEndpoint<NoBody, DoneResponse>(.delete, "/v1/schedules/{name}")
+    public static let focus = ControlEndpoint<FocusRequest, FocusReport>(.post, "/v1/focus")
+    public static let profiles = ControlEndpoint<NoBody, ProfilesResponse>(.get, "/v1/profiles")
+    public static let addProfile = ControlEndpoint<ProfileRequest, ProfilesResponse>(.post, "/v1/profiles")
+
+    // Credit.
+    public static let wallet = ControlEndpoint<NoBody, WalletReport>(.get, "/v1/wallet")
+    public static let use = ControlEndpoint<GrantRequest, GrantResult>(.post, "/v1/use")
+    public static let peek = ControlEndpoint<GrantRequest, GrantResult>(.post, "/v1/peek")
+    public static let token = ControlEndpoint<GrantRequest, GrantResult>(.post, "/v1/token")
+    public static let stop = ControlEndpoint<GrantRequest, StopResult>(.post, "/v1/stop")
+    public static let bypassPreview = ControlEndpoint<NoBody, BypassPreview>(.get, "/v1/bypass/next")
+    public static let recordExercise = ControlEndpoint<ExerciseOutcomeRequest, DoneResponse>(.post, "/v1/exercises")
+
+    // Insight.
+    public static let addPlan = ControlEndpoint<PlanRequest, PlanReport>(.post, "/v1/plans")
+    /// Query: `archived=true`.
+    public static let plans = ControlEndpoint<NoBody, PlansResponse>(.get, "/v1/plans")
+    public static let archivePlan = ControlEndpoint<NoBody, DoneResponse>(.post, "/v1/plans/{id}/archive")
+    public static let addAlternative = ControlEndpoint<AlternativeRequest, AlternativeReport>(.post, "/v1/alternatives")
+    public static let alternatives = ControlEndpoint<NoBody, AlternativesResponse>(.get, "/v1/alternatives")
+    /// Query: `period=day|week|month`.
+    public static let stats = ControlEndpoint<NoBody, StatsReport>(.get, "/v1/stats")
+    /// Query: `since=RFC3339`.
+    public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events")
+    /// Answers `text/csv`, not JSON.
+    public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
+
+    // Household (issue 13). Listing and answering requests are open to the router's profile
+    // check: `?all=true` spans profiles and an answer acts on the request's own profile, so the
+    // helper checks each in the handler.
+    public static let adjust = ControlEndpoint<AdjustRequest, AdjustReport>(.post, "/v1/adjust")
+    public static let askTime = ControlEndpoint<TimeRequestBody, TimeRequestInfo>(.post, "/v1/requests")
+    /// Query: `all=true`.
+    public static let timeRequests = ControlEndpoint<NoBody, TimeRequestsResponse>(.get, "/v1/requests", open: true)
+    public static let approveRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/approve", open: true)
+    public static let declineRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/decline", open: true)
+    public static let removeProfile = ControlEndpoint<NoBody, DoneResponse>(.delete, "/v1/profiles/{name}")
+
+    /// Every endpoint above as method and template, for the test that the helper serves each one
+    /// (`RouteTableTests`); add a new endpoint here too.
+    public static let all: [(method: ControlMethod, template: String)] = ([
+        health, lists, addList, updateLists, removeList, doctor, status, services, block, unblock, addSchedule, schedules,
+        removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
+        plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
+        approveRequest, declineRequest, removeProfile,
+    ] as [any AnyControlEndpoint]).map { ($0.method, $0.template) }
+}
+
+/// Query parameter names, shared the same way as the paths.
+public enum ControlQuery {
+    /// Every endpoint: the profile acted on; the default profile when missing (SPEC §11).
+    public static let profile = "profile"
+    public static let category = "category"
+    public static let archived = "archived"
+    public static let period = "period"
+    public static let since = "since"
+    public static let all = "all"
+}
+
+/// The methods the control API uses.
+public enum ControlMethod: String, Sendable, Hashable {
+    case get = "GET"
+    case post = "POST"
+    case delete = "DELETE"
+}
+
+/// What every endpoint has, whatever its body and answer types.
+public protocol AnyControlEndpoint: Sendable {
+    var method: ControlMethod { get }
+    var template: String { get }
+}
+
+/// One endpoint: its method and path template, the body it takes and the answer it gives.
+/// A template segment `{name}` is a parameter; an endpoint has at most one.
+public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpoint, CustomStringConvertible {
+    public let method: ControlMethod
+    /// `/v1/lists/{name}`.
+    public let template: String
+    /// Skips the router's profile check: health answers anyone who can reach the socket (`doctor`
+    /// and monitoring need it, and it tells nothing private); the household request endpoints
+    /// check each profile they touch in their handler.
+    public let open: Bool
+
+    init(_ method: ControlMethod, _ template: String, open: Bool = false) {
+        self.method = method
+        self.template = template
+        self.open = open
+    }
+
+    public var description: String { "\(method.rawValue) \(template)" }
+
+    /// The name of the template's parameter (`name` for `/v1/lists/{name}`), if any.
+    public var parameterName: String? {
+        for segment in template.split(separator: "/") where segment.hasPrefix("{") && segment.hasSuffix("}") {
+            return String(segment.dropFirst().dropLast())
+        }
+        return nil
+    }
+
+    /// The request target: the template with its parameter filled in (percent-encoded as one
+    /// segment) and the query appended, leaving out absent values.
+    public func target(_ parameter: String? = nil, query: [(String, String?)] = []) -> String {
+        var path = ""
+        for segment in template.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            path += "/"
+            if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                path += ControlEndpointEncoding.segment(parameter ?? "")
+            } else {
+                path += segment
+            }
+        }
+        let pairs = query.compactMap { key, value in value.map { "\(key)=\(ControlEndpointEncoding.queryValue($0))" } }
+        return pairs.isEmpty ? path : path + "?" + pairs.joined(separator: "&")
+    }
+}
+
+/// The body of endpoints that take none.
+public struct NoBody: ControlRequestBody, Equatable {
+    public static let fieldNames: [String] = []
+    public init() {}
+}
+
+/// The answer of `GET /v1/export`: CSV text rather than JSON.
+public struct CSVText: Sendable, Equatable {
+    public var text: String
+}
+
+enum ControlEndpointEncoding {
+    private static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+
+    /// RFC 3986 §2.3: everything but unreserved characters is percent-encoded, so a segment never
+    /// carries a `/`, `?` or `#` of its own.
+    static func segment(_ text: String) -> String { encode(text, keeping: unreserved) }
+
+    /// A query value; `:` stays readable for RFC 3339 times.
+    static func queryValue(_ text: String) -> String { encode(text, keeping: unreserved.union([UInt8(ascii: ":")])) }
+
+    private static func encode(_ text: String, keeping allowed: Set<UInt8>) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if allowed.contains(byte) {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+}
