@@ -12,7 +12,12 @@ import Testing
 ///   really passing looks like to the helper.
 /// - ``wallOnly(timestampFile:)``: `FAKETIME_DONT_FAKE_MONOTONIC=1` keeps the real boot clock, so
 ///   only the system clock moves: what a person setting the clock looks like. The offset is read
-///   from a file on every call (`FAKETIME_NO_CACHE=1`), so a test can move it while the helper runs.
+///   from a file, again at most a second after the last read (`FAKETIME_CACHE_DURATION=1`), so a
+///   test can move it while the helper runs and waits ``fileTakesEffect`` for the change to show.
+///   Not `FAKETIME_NO_CACHE=1`: it re-parses the file in every call into state shared by all
+///   threads, and with several threads reading the clock a few readings in a million come back as
+///   the real time (measured: 5–7 of 800,000 with four threads), which the trusted clock rightly
+///   takes as the clock moving back and forth — extra tamper events no real clock would give.
 ///
 /// Without `FAKETIME_SHARED`, libfaketime's constructor creates a shared-memory segment and calls
 /// `setenv`, which moves `environ` before the Swift runtime locates `argv` through it
@@ -29,9 +34,12 @@ enum FakeClock {
     }
 
     static func wallOnly(timestampFile: String) -> [String: String] {
-        noSharedMemory.merging(["LD_PRELOAD": library, "FAKETIME_TIMESTAMP_FILE": timestampFile, "FAKETIME_NO_CACHE": "1",
+        noSharedMemory.merging(["LD_PRELOAD": library, "FAKETIME_TIMESTAMP_FILE": timestampFile, "FAKETIME_CACHE_DURATION": "1",
                                 "FAKETIME_DONT_FAKE_MONOTONIC": "1"]) { $1 }
     }
+
+    /// How long after a change to the timestamp file a ``wallOnly(timestampFile:)`` helper is sure to see it.
+    static let fileTakesEffect: TimeInterval = 1.2
 
     /// The wall clock `at` in Unix seconds, for `at` in UTC.
     static func seconds(_ at: String) -> Int {

@@ -119,6 +119,49 @@ import Testing
         #expect(status == 0, "\(output)\n\(set.text)")
     }
 
+    @Test func new_doh_addresses_alone_change_only_the_sets() throws {
+        let before = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: ["8.8.8.8"])
+        let after = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: ["8.8.8.8", "203.0.113.9", "2001:db8::9"])
+        #expect(after.setUpdate(from: before) == """
+            flush set inet scrolloff doh_ipv4
+            add element inet scrolloff doh_ipv4 { 8.8.8.8, 203.0.113.9 }
+            flush set inet scrolloff doh_ipv6
+            add element inet scrolloff doh_ipv6 { 2001:db8::9 }
+
+            """)
+        // Anything else that differs replaces the table; nothing that differs needs no transaction.
+        let router = Self.settings(.router, lan: ["lan0"])
+        #expect(FirewallRuleset(settings: router, listeners: Self.loopback, dohAddresses: ["8.8.8.8"]).setUpdate(from: before) == nil)
+        #expect(before.setUpdate(from: before) == nil)
+    }
+
+    /// In the kernel (a private network namespace): a refused DoT packet is counted, the DoH sets
+    /// are refilled by the set-only transaction, and the count is still there afterwards (a whole
+    /// table replacement would have started it from zero).
+    @Test func a_doh_set_update_in_the_kernel_keeps_the_counters() throws {
+        let before = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: ["8.8.8.8"])
+        let after = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: ["8.8.8.8", "203.0.113.9"])
+        let update = try #require(after.setUpdate(from: before))
+        let folder = NSTemporaryDirectory() + "scrolloff-nft-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try before.text.write(toFile: folder + "/table.nft", atomically: true, encoding: .utf8)
+        try update.write(toFile: folder + "/update.nft", atomically: true, encoding: .utf8)
+        let script = """
+            set -e
+            ip link set lo up
+            nft -f \(folder)/table.nft
+            echo probe > /dev/udp/127.0.0.1/853 || true
+            nft -f \(folder)/update.nft
+            nft list counter inet scrolloff dot_refused
+            nft list set inet scrolloff doh_ipv4
+            """
+        let (status, output) = try Self.run(["/usr/bin/unshare", "-n", "/bin/bash", "-c", script])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("packets 1 "), "\(output)")
+        #expect(output.contains("elements = { 8.8.8.8, 203.0.113.9 }"), "\(output)")
+    }
+
     static func run(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0])

@@ -27,8 +27,8 @@ public actor FirewallController {
     private let logger: Logger
     /// Addresses the endpoint names resolved to at the last refresh.
     private var resolved: [String] = []
-    /// The ruleset text in force; nil when the table is not ours to keep (off, or removed).
-    private var applied: String?
+    /// The ruleset in force; nil when the table is not ours to keep (off, or removed).
+    private var applied: FirewallRuleset?
     /// Counts of tables replaced or removed since start.
     private var carried: [String: UInt64] = [:]
     private var limiter = BypassEventLimiter()
@@ -62,7 +62,7 @@ public actor FirewallController {
         return FirewallRuleset(settings: settings, listeners: bound, dohAddresses: shippedAddresses + resolved)
     }
 
-    /// Puts the table in line with the settings: applied when on (only if its text changed),
+    /// Puts the table in line with the settings: applied when on (only if it changed),
     /// removed when off.
     func synchronize() throws(FirewallError) {
         guard settings.enabled else {
@@ -70,20 +70,29 @@ public actor FirewallController {
             return
         }
         guard let nft else { throw .notInstalled }
-        let text = ruleset().text
-        guard text != applied else { return }
+        let next = ruleset()
+        guard next != applied else { return }
+        // Only the DoH addresses changed (a list refresh): the sets are refilled in place, and the
+        // counters and attempt sets go on counting. If that fails (someone removed our table by
+        // hand), the whole table is put back below.
+        if let applied, let update = next.setUpdate(from: applied), (try? nft.apply(update, file: "firewall-sets.nft")) != nil {
+            self.applied = next
+            logger.info("firewall: DoH address sets updated", metadata: [
+                "firewall.doh_addresses": "\(next.dohIPv4.count + next.dohIPv6.count)",
+            ])
+            return
+        }
         // Replacing the table starts its counters from zero: what they held is kept here first.
         if applied != nil {
             carry(nft.counters())
             pending += nft.takeAttempts()
         }
-        try nft.apply(text)
-        let set = ruleset()
+        try nft.apply(next.text)
         logger.notice("firewall: table inet scrolloff in place", metadata: [
             "firewall.mode": "\(settings.mode.rawValue)",
-            "firewall.doh_addresses": "\(set.dohIPv4.count + set.dohIPv6.count)",
+            "firewall.doh_addresses": "\(next.dohIPv4.count + next.dohIPv6.count)",
         ])
-        applied = text
+        applied = next
     }
 
     /// Takes the table away (stop, or a reload that turns the firewall off). Only ever our table.
@@ -143,7 +152,7 @@ public actor FirewallController {
     }
 
     /// Packets each named counter has counted since the helper started, over every table it
-    /// applied (a refresh of the DoH addresses replaces the table, whose counters start at zero).
+    /// applied (a reload that changes the settings replaces the table, whose counters start at zero).
     func counters() -> [String: UInt64] {
         var total = carried
         if applied != nil, let now = nft?.counters() { total.merge(now, uniquingKeysWith: +) }

@@ -93,6 +93,28 @@ struct FirewallRuleset: Equatable {
         dohIPv6 = v6
     }
 
+    /// The transaction that changes only the DoH sets from `previous` to this ruleset, or nil when
+    /// anything else differs (then the whole table is replaced).
+    ///
+    /// New DoH addresses come with every list refresh. Replacing the table for them would start its
+    /// named counters and attempt sets from zero, and an attempt counted between reading the old
+    /// counters and the replacement would be lost; flushing and refilling the two sets in one
+    /// `nft -f` transaction leaves counters, attempt sets and rules as they are.
+    func setUpdate(from previous: FirewallRuleset) -> String? {
+        var same = previous
+        same.dohIPv4 = dohIPv4
+        same.dohIPv6 = dohIPv6
+        guard same == self, previous != self else { return nil }
+        var lines: [String] = []
+        for (name, elements) in [("doh_ipv4", dohIPv4), ("doh_ipv6", dohIPv6)] {
+            lines.append("flush set \(Self.family) \(Self.table) \(name)")
+            if !elements.isEmpty {
+                lines.append("add element \(Self.family) \(Self.table) \(name) { \(elements.joined(separator: ", ")) }")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The transaction that removes the table, and only it; fine when it is not there.
     static var removal: String { "table \(family) \(table)\ndelete table \(family) \(table)\n" }
 

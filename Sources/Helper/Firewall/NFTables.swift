@@ -17,10 +17,11 @@ struct NFTables: Sendable {
         self.folder = folder
     }
 
-    /// Applies `ruleset` atomically. The file stays in the state folder (`firewall.nft`), so an
-    /// administrator can read what was applied last.
-    func apply(_ ruleset: String) throws(FirewallError) {
-        let path = folder + "/firewall.nft"
+    /// Applies `ruleset` atomically. The file stays in the state folder (`firewall.nft` for a
+    /// whole table, `firewall-sets.nft` for a DoH set update), so an administrator can read what
+    /// was applied last.
+    func apply(_ ruleset: String, file: String = "firewall.nft") throws(FirewallError) {
+        let path = folder + "/" + file
         do {
             try Data(ruleset.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
