@@ -11,12 +11,37 @@ public struct DoctorFirewallFacts: Codable, Sendable, Equatable {
     /// Packets each counter counted since the helper started: `dns_redirected`, `dns_refused`,
     /// `dot_refused`, `doh_refused`.
     public var attempts: [String: UInt64]
+    /// The devices that tried most, most first (at most three); empty when none did.
+    public var topClients: [DoctorFirewallClient] = []
 
     public init(mode: String, tableInPlace: Bool, dohAddresses: Int, attempts: [String: UInt64]) {
         self.mode = mode
         self.tableInPlace = tableInPlace
         self.dohAddresses = dohAddresses
         self.attempts = attempts
+    }
+}
+
+/// A device's address and how many bypass attempts the firewall caught from it.
+public struct DoctorFirewallClient: Codable, Sendable, Equatable {
+    public var address: String
+    public var attempts: UInt64
+
+    public init(address: String, attempts: UInt64) {
+        self.address = address
+        self.attempts = attempts
+    }
+}
+
+extension DoctorFirewallFacts {
+    enum CodingKeys: String, CodingKey { case mode, tableInPlace, dohAddresses, attempts, topClients }
+
+    /// `topClients` is optional on the wire: a helper from before it was added still answers.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(mode: try c.decode(String.self, forKey: .mode), tableInPlace: try c.decode(Bool.self, forKey: .tableInPlace),
+                  dohAddresses: try c.decode(Int.self, forKey: .dohAddresses), attempts: try c.decode([String: UInt64].self, forKey: .attempts))
+        topClients = try c.decodeIfPresent([DoctorFirewallClient].self, forKey: .topClients) ?? []
     }
 }
 
@@ -32,6 +57,7 @@ extension DoctorVerdicts {
         let count = { (name: String) in facts.attempts[name] ?? 0 }
         return .pass("firewall", "table inet scrolloff in place (\(facts.mode)); \(count("dns_redirected")) DNS questions to other resolvers "
             + "answered by Scroll Off, \(count("dot_refused")) DNS-over-TLS and \(count("doh_refused")) DNS-over-HTTPS connections "
-            + "refused (\(facts.dohAddresses) resolver addresses) since the helper started")
+            + "refused (\(facts.dohAddresses) resolver addresses) since the helper started"
+            + (facts.topClients.isEmpty ? "" : "; most from " + facts.topClients.map { "\($0.address) (\($0.attempts))" }.joined(separator: ", ")))
     }
 }

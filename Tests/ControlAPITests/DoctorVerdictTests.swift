@@ -240,6 +240,20 @@ struct DoctorVerdictTests {
         #expect(check.fix == (status == .fail ? "`scrolloff lists update social`" : nil))
     }
 
+    @Test func the_firewall_check_names_the_devices_that_tried_most_and_old_facts_still_decode() throws {
+        var facts = DoctorFirewallFacts(mode: "router", tableInPlace: true, dohAddresses: 80,
+                                        attempts: ["dns_redirected": 4, "dot_refused": 2, "doh_refused": 1])
+        facts.topClients = [DoctorFirewallClient(address: "10.0.0.7", attempts: 5), DoctorFirewallClient(address: "10.0.0.9", attempts: 2)]
+        let check = DoctorVerdicts.firewall(facts)
+        #expect(check.status == .pass)
+        #expect(check.detail.hasSuffix("since the helper started; most from 10.0.0.7 (5), 10.0.0.9 (2)"), "\(check.detail)")
+        // A helper from before per-device counts sends no topClients.
+        let old = #"{"mode":"workstation","tableInPlace":true,"dohAddresses":3,"attempts":{}}"#
+        let decoded = try JSONDecoder().decode(DoctorFirewallFacts.self, from: Data(old.utf8))
+        #expect(decoded.topClients.isEmpty)
+        #expect(DoctorVerdicts.firewall(decoded).detail.hasSuffix("since the helper started"))
+    }
+
     @Test func no_lists_is_one_passing_check() {
         #expect(DoctorVerdicts.lists([], now: Self.now) == [.pass("lists", "no downloaded lists to keep fresh")])
     }

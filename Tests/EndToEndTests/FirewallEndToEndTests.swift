@@ -55,6 +55,13 @@ struct FirewallEndToEndTests {
         #expect(events.contains("A device (10.77.1.2) tried DNS over HTTPS to 8.8.8.8; the firewall refused it."), "\(events)")
         #expect(events.contains("A program on this machine asked 8.8.8.8 for DNS directly"), "\(events)")
         #expect(events.components(separatedBy: "asked 8.8.8.8 for DNS directly").count - 1 == 2, "one event per device, not per query: \(events)")
+        // Per device: the attempt sets' element counters, read with the events (every 2 s).
+        let perClient = try run("/usr/sbin/ip", ["netns", "exec", lab.router, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        #expect((Self.value(of: "scrolloff_firewall_client_attempts_total{client=\"10.77.1.2\",kind=\"dot\"}", in: perClient) ?? 0) >= 2, "\(perClient)")
+        #expect((Self.value(of: "scrolloff_firewall_client_attempts_total{client=\"10.77.1.2\",kind=\"doh\"}", in: perClient) ?? 0) >= 2, "\(perClient)")
+        #expect((Self.value(of: "scrolloff_firewall_client_attempts_total{client=\"10.77.1.2\",kind=\"dns\"}", in: perClient) ?? 0) >= 2, "\(perClient)")
+        let byDevice = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
+        #expect(byDevice.output.contains("most from 10.77.1.2 ("), "\(byDevice)")
         // Someone deletes the table by hand: doctor says so.
         try lab.inside(lab.router, "nft delete table inet scrolloff")
         let after = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])

@@ -176,6 +176,33 @@ import Testing
     }
 }
 
+/// Attempts per device for the metrics and doctor (SPEC §9b): by kind, bounded, most first.
+@Suite struct ClientAttemptTallyTests {
+    static func caught(_ client: String, port: Int, packets: UInt64) -> CaughtAttempt {
+        CaughtAttempt(attempt: BypassAttempt(client: client, server: "8.8.8.8", port: port), packets: packets)
+    }
+
+    @Test func packets_add_up_per_device_and_kind() {
+        var tally = ClientAttemptTally()
+        tally.add([Self.caught("10.0.0.2", port: 53, packets: 3), Self.caught("10.0.0.2", port: 853, packets: 1)])
+        tally.add([Self.caught("10.0.0.2", port: 53, packets: 2), Self.caught("10.0.0.3", port: 443, packets: 9)])
+        #expect(tally.counts == ["10.0.0.2": ["dns": 5, "dot": 1], "10.0.0.3": ["doh": 9]])
+        #expect(tally.top(3).map(\.client) == ["10.0.0.3", "10.0.0.2"])
+        #expect(tally.top(3).map(\.attempts) == [9, 6])
+    }
+
+    @Test func addresses_past_the_bound_are_counted_as_other() {
+        var tally = ClientAttemptTally()
+        let many = (0..<(ClientAttemptTally.maxClients + 44)).map { Self.caught("fd00::\(String($0, radix: 16))", port: 443, packets: 1) }
+        tally.add(many)
+        #expect(tally.counts.count == ClientAttemptTally.maxClients + 1)
+        #expect(tally.counts[ClientAttemptTally.other] == ["doh": 44])
+        // A device already known keeps its own series.
+        tally.add([Self.caught("fd00::0", port: 443, packets: 1)])
+        #expect(tally.counts["fd00::0"] == ["doh": 2])
+    }
+}
+
 /// Bypass attempts as events (SPEC §9b): worded for people, and at most once an hour each.
 @Suite struct BypassEventTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)

@@ -21,6 +21,48 @@ struct BypassAttempt: Hashable, Sendable, Codable {
     }
 }
 
+/// An attempt as read from the table, with the packets its set element counted since the last read.
+struct CaughtAttempt: Sendable {
+    var attempt: BypassAttempt
+    var packets: UInt64
+}
+
+/// Attempts per device and kind since the helper started, for the metrics and `doctor` (SPEC §9b).
+///
+/// Bounded: a LAN has tens of devices, but addresses are what a client sends, and IPv6 privacy
+/// addresses change daily; past `maxClients` addresses, the rest are counted under "other" so
+/// neither memory nor the metrics' label sets grow without end.
+struct ClientAttemptTally: Sendable {
+    static let maxClients = 256
+    static let other = "other"
+
+    /// By client address, then kind (`dns`, `dot`, `doh`).
+    private(set) var counts: [String: [String: UInt64]] = [:]
+
+    static func kind(ofPort port: Int) -> String {
+        switch port {
+        case 53: "dns"
+        case 853: "dot"
+        default: "doh"
+        }
+    }
+
+    mutating func add(_ caught: [CaughtAttempt]) {
+        for item in caught {
+            var client = item.attempt.client
+            if counts[client] == nil, counts.count >= Self.maxClients { client = Self.other }
+            counts[client, default: [:]][Self.kind(ofPort: item.attempt.port), default: 0] += item.packets
+        }
+    }
+
+    /// The clients with the most attempts, most first (ties by address), for `doctor`.
+    func top(_ limit: Int) -> [(client: String, attempts: UInt64)] {
+        counts.map { (client: $0.key, attempts: $0.value.values.reduce(0, +)) }
+            .sorted { ($0.attempts, $1.client) > ($1.attempts, $0.client) }
+            .prefix(limit).map { $0 }
+    }
+}
+
 /// How often one attempt becomes an event: once an hour for the same (client, server, port), and
 /// at most `perRead` new events each time the sets are read, so an app retrying every second
 /// fills neither the events list nor the database (the counters still count every packet).

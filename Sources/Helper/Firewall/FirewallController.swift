@@ -34,6 +34,8 @@ public actor FirewallController {
     private var limiter = BypassEventLimiter()
     /// Attempts read from a table about to be replaced or removed (which empties its sets).
     private var pending: [BypassAttempt] = []
+    /// Attempts per device since start (every read, before the event limiter thins them).
+    private var tally = ClientAttemptTally()
 
     init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
         self.settings = settings
@@ -85,7 +87,7 @@ public actor FirewallController {
         // Replacing the table starts its counters from zero: what they held is kept here first.
         if applied != nil {
             carry(nft.counters())
-            pending += nft.takeAttempts()
+            take(nft.takeAttempts())
         }
         try nft.apply(next.text)
         logger.notice("firewall: table inet scrolloff in place", metadata: [
@@ -100,7 +102,7 @@ public actor FirewallController {
         guard applied != nil else { return }
         guard let nft else { throw .notInstalled }
         carry(nft.counters())
-        pending += nft.takeAttempts()
+        take(nft.takeAttempts())
         try nft.apply(FirewallRuleset.removal)
         applied = nil
         logger.notice("firewall: table inet scrolloff removed")
@@ -166,18 +168,30 @@ public actor FirewallController {
 
     /// The attempts caught since the last call that may become events now (`BypassEventLimiter`).
     func takeAttempts(now: Date) -> [BypassAttempt] {
-        let taken = pending + ((applied != nil ? nft?.takeAttempts() : nil) ?? [])
+        if applied != nil, let nft { take(nft.takeAttempts()) }
+        let taken = pending
         pending = []
         return limiter.admit(taken, now: now)
+    }
+
+    /// Attempts per device and kind (`dns`, `dot`, `doh`) since the helper started, as of the last
+    /// read of the attempt sets (every 2 s).
+    func clientAttempts() -> [String: [String: UInt64]] { tally.counts }
+
+    private func take(_ caught: [CaughtAttempt]) {
+        tally.add(caught)
+        pending += caught.map(\.attempt)
     }
 
     /// What `doctor` reports (SPEC §9b); nil while the firewall is off.
     func doctorFacts() -> DoctorFirewallFacts? {
         guard settings.enabled else { return nil }
         let set = ruleset()
-        return DoctorFirewallFacts(
+        var facts = DoctorFirewallFacts(
             mode: settings.mode.rawValue, tableInPlace: nft?.tableExists() ?? false,
             dohAddresses: set.dohIPv4.count + set.dohIPv6.count, attempts: counters())
+        facts.topClients = tally.top(3).map { DoctorFirewallClient(address: $0.client, attempts: $0.attempts) }
+        return facts
     }
 
     /// Answers that must never enter the set: a sinkholed name's 0.0.0.0 or ::, and loopback.

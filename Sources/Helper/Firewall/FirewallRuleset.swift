@@ -217,11 +217,13 @@ struct FirewallRuleset: Equatable {
     static let attemptsSize = 4096
 
     /// Records the attempt in its family's set: a rule of its own, so a full set (where `update`
-    /// does not match) never skips the redirect or refusal that follows.
+    /// does not match) never skips the redirect or refusal that follows. Each element carries a
+    /// counter, which gives the per-device counts (packets, or flows for DNS: the nat hook sees a
+    /// flow's first packet only, like the `dns_redirected` counter).
     static func record(_ nfproto: String) -> String {
         nfproto == "ipv4"
-            ? "update @attempts_ipv4 { ip saddr . ip daddr . th dport }"
-            : "update @attempts_ipv6 { ip6 saddr . ip6 daddr . th dport }"
+            ? "update @attempts_ipv4 { ip saddr . ip daddr . th dport counter }"
+            : "update @attempts_ipv6 { ip6 saddr . ip6 daddr . th dport counter }"
     }
 }
 

@@ -49,30 +49,38 @@ struct NFTables: Sendable {
         return counts
     }
 
-    /// Takes what the attempt sets hold (`attempts_ipv4`, `attempts_ipv6`) and deletes exactly
-    /// those elements, so an attempt made between the read and the delete is read next time.
-    func takeAttempts() -> [BypassAttempt] {
-        var found: [BypassAttempt] = []
+    /// Takes what the attempt sets hold (`attempts_ipv4`, `attempts_ipv6`), each with the packets
+    /// its element counted, and deletes exactly those elements, so an attempt made between the
+    /// read and the delete is read next time (a packet counted into an element in that moment is
+    /// not).
+    func takeAttempts() -> [CaughtAttempt] {
+        var found: [CaughtAttempt] = []
         for set in ["attempts_ipv4", "attempts_ipv6"] {
             let (status, output) = run(["-j", "list", "set", FirewallRuleset.family, FirewallRuleset.table, set])
             guard status == 0, let data = output.data(using: .utf8),
                   let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                   let items = object["nftables"] as? [[String: Any]] else { continue }
-            var taken: [BypassAttempt] = []
+            var taken: [CaughtAttempt] = []
             for item in items {
                 guard let description = item["set"] as? [String: Any], let elements = description["elem"] as? [Any] else { continue }
                 for element in elements {
                     // A plain element is {"concat": [...]}; one with a timeout wraps it in {"elem": {"val": ...}}.
                     var value = element as? [String: Any]
-                    if let wrapped = value?["elem"] as? [String: Any] { value = wrapped["val"] as? [String: Any] }
+                    var packets: UInt64 = 1
+                    if let wrapped = value?["elem"] as? [String: Any] {
+                        value = wrapped["val"] as? [String: Any]
+                        if let counter = wrapped["counter"] as? [String: Any], let counted = counter["packets"] as? NSNumber {
+                            packets = counted.uint64Value
+                        }
+                    }
                     guard let parts = value?["concat"] as? [Any], parts.count == 3,
                           let client = parts[0] as? String, let server = parts[1] as? String,
                           let port = Self.port(parts[2]) else { continue }
-                    taken.append(BypassAttempt(client: client, server: server, port: port))
+                    taken.append(CaughtAttempt(attempt: BypassAttempt(client: client, server: server, port: port), packets: packets))
                 }
             }
             guard !taken.isEmpty else { continue }
-            let elements = taken.map { "\($0.client) . \($0.server) . \($0.port)" }.joined(separator: ", ")
+            let elements = taken.map { "\($0.attempt.client) . \($0.attempt.server) . \($0.attempt.port)" }.joined(separator: ", ")
             _ = run(["delete", "element", FirewallRuleset.family, FirewallRuleset.table, set, "{ \(elements) }"])
             found += taken
         }

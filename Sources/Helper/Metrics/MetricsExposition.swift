@@ -24,6 +24,8 @@ public final class MetricsExposition: Sendable {
         var spoofingRetries: UInt64 = 0
         /// The firewall's counters, made at the first scrape that has them, and what each reported.
         var firewallSeries: [String: (counter: Counter, reported: UInt64)] = [:]
+        /// Per device and kind ("client kind" as key), likewise.
+        var firewallClientSeries: [String: (counter: Counter, reported: UInt64)] = [:]
     }
 
     /// One upstream's series, and the forwarder's failure total already added to its counter.
@@ -86,6 +88,15 @@ public final class MetricsExposition: Sendable {
                 ?? (registry.makeCounter(descriptor: Names.firewallAttempts, labels: [("action", name)]), 0)
             Self.advance(series.counter, from: &series.reported, to: total)
             state.firewallSeries[name] = series
+        }
+        for (client, kinds) in reading.firewallClientAttempts.sorted(by: { $0.key < $1.key }) {
+            for (kind, total) in kinds.sorted(by: { $0.key < $1.key }) {
+                let key = client + " " + kind
+                var series = state.firewallClientSeries[key]
+                    ?? (registry.makeCounter(descriptor: Names.firewallClientAttempts, labels: [("client", client), ("kind", kind)]), 0)
+                Self.advance(series.counter, from: &series.reported, to: total)
+                state.firewallClientSeries[key] = series
+            }
         }
         updateUpstreams(&state, reading.upstreams)
         updateLists(&state, reading.lists)
@@ -224,6 +235,10 @@ enum Names {
     static var firewallAttempts: MetricNameDescriptor {
         name("firewall_attempts", unit: "total",
              "Bypass attempts the firewall table caught (SPEC 9b), by action: dns_redirected (DNS to another resolver, answered by Scroll Off), dns_refused, dot_refused (port 853), doh_refused (HTTPS to a known DoH resolver).")
+    }
+    static var firewallClientAttempts: MetricNameDescriptor {
+        name("firewall_client_attempts", unit: "total",
+             "Bypass attempts the firewall table caught per device (SPEC 9b), by kind: dns (another resolver), dot (port 853), doh (HTTPS to a known DoH resolver); at most 256 addresses, the rest as client=\"other\". Read every 2 s.")
     }
     static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
     static var upstreamUp: MetricNameDescriptor {

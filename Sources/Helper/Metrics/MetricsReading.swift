@@ -33,6 +33,8 @@ public struct MetricsReading: Sendable {
     /// Packets the firewall's table counted since start, by counter name (`dns_redirected`,
     /// `dns_refused`, `dot_refused`, `doh_refused`); empty while the firewall is off (SPEC §9b).
     public var firewallAttempts: [String: UInt64] = [:]
+    /// Attempts per device address, then kind (`dns`, `dot`, `doh`); empty while the firewall is off.
+    public var firewallClientAttempts: [String: [String: UInt64]] = [:]
 
     public init(
         queries: QueryTotals, upstreams: [UpstreamStatus], cacheEntries: Int, lists: [List],
@@ -87,12 +89,17 @@ public struct MetricsSources: Sendable {
         }
         let spoofing = forwarder.spoofingStatistics
         var firewallAttempts: [String: UInt64] = [:]
-        if let firewall, await firewall.isEnabled { firewallAttempts = await firewall.counters() }
+        var firewallClientAttempts: [String: [String: UInt64]] = [:]
+        if let firewall, await firewall.isEnabled {
+            firewallAttempts = await firewall.counters()
+            firewallClientAttempts = await firewall.clientAttempts()
+        }
         var reading = MetricsReading(
             queries: counters.totals(), upstreams: forwarder.upstreamStatuses(), cacheEntries: cache.count,
             lists: lists.sorted { $0.name < $1.name }, grantsActive: grants, staleAnswers: cache.staleAnswers,
             unwantedReplies: spoofing.unwantedReplies, spoofingRetries: spoofing.tcpRetries)
         reading.firewallAttempts = firewallAttempts
+        reading.firewallClientAttempts = firewallClientAttempts
         return reading
     }
 }
