@@ -110,19 +110,7 @@ import Testing
         let scratch = try Scratch()
         let script = try scratch.file("old-server.py", """
             import socket, struct, threading, dns.message, dns.rcode, dns.rrset, dns.flags
-            # UDP and TCP on one port: a free UDP port may be taken for TCP, so try until both bind.
-            while True:
-                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                u.bind(("127.0.0.1", 0))
-                port = u.getsockname()[1]
-                t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    t.bind(("127.0.0.1", port))
-                    break
-                except OSError:
-                    u.close()
-                    t.close()
+            \(PythonUpstreamPrelude.bindUDPAndTCP)
             t.listen(8)
             print(port, flush=True)
             def serve_tcp(conn):

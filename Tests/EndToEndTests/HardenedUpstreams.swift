@@ -58,20 +58,8 @@ final class AttackedUpstream: @unchecked Sendable {
     import socket, sys, threading, struct, time
     import dns.message, dns.rrset
     mode = sys.argv[1]
-    # UDP and TCP on one port: a free UDP port may be taken for TCP, so try until both bind.
-    while True:
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        u.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 * 1024 * 1024)
-        u.bind(("127.0.0.1", 0))
-        port = u.getsockname()[1]
-        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            t.bind(("127.0.0.1", port))
-            break
-        except OSError:
-            u.close()
-            t.close()
+    \(PythonUpstreamPrelude.bindUDPAndTCP)
+    u.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 * 1024 * 1024)
     t.listen(64)
     print(port, flush=True)
     lock = threading.Lock()

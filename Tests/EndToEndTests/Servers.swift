@@ -118,6 +118,26 @@ final class Dnsmasq: @unchecked Sendable {
 
 /// A scripted upstream in dnspython: answers A queries with 192.0.2.1 and misbehaves as told.
 /// It prints its port first, then one line per query it receives (`QUERY name type edns do`).
+/// Python for test upstreams that serve UDP and TCP on one port: after it, `u` and `t` are bound
+/// (TCP not yet listening) and `port` is theirs. Interpolate it at the script's top level.
+enum PythonUpstreamPrelude {
+    static let bindUDPAndTCP = """
+    # UDP and TCP on one port: a free UDP port may be taken for TCP, so try until both bind.
+    while True:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("127.0.0.1", 0))
+        port = u.getsockname()[1]
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            t.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            u.close()
+            t.close()
+    """
+}
+
 final class ScriptedUpstream: @unchecked Sendable {
     enum Behaviour: String {
         /// Before the real answer: a reply with the wrong ID, one from another port, one for another question.
