@@ -24,28 +24,28 @@ struct InsightMarksTests {
             _ = try await engine.block(["instagram"])
             try await engine.tick()
             #expect(try await Self.events(engine, .milestone).isEmpty)
-            // Day 6 of the streak: not yet.
+            // Day 6 of the streak, and 120 h protected: the 100 h milestone only.
             time.pass(.hours(24 * 5))
             try await engine.tick()
-            #expect(try await Self.events(engine, .milestone).isEmpty)
+            #expect(try await Self.events(engine, .milestone).map(\.message) == ["100 hours protected in all. That is time you kept for yourself."])
             // Tuesday 2026-11-24 is day 7.
             time.pass(.hours(24))
             try await engine.tick()
             let milestones = try await Self.events(engine, .milestone)
-            #expect(milestones.count == 1)
-            #expect(milestones.first?.message == "7 days in a row kept your streak. Well done.")
+            #expect(milestones.count == 2)
+            #expect(milestones.last?.message == "7 days in a row kept your streak. Well done.")
             // Stats say it too, and asking again writes nothing more.
-            #expect(try await engine.stats(.week).milestones.map(\.key) == ["streak-7-from-2026-11-18"])
+            #expect(try await engine.stats(.week).milestones.map(\.key) == ["streak-7-from-2026-11-18", "protected-100h"])
             time.pass(.minutes(11))
             try await engine.tick()
             try await engine.tick()
-            #expect(try await Self.events(engine, .milestone).count == 1)
+            #expect(try await Self.events(engine, .milestone).count == 2)
         }
         // A restart recomputes everything from the store and finds the mark.
         time.pass(.minutes(30))
         let engine = try await Fixture.start(dir, time)
         try await engine.tick()
-        #expect(try await Self.events(engine, .milestone).count == 1)
+        #expect(try await Self.events(engine, .milestone).count == 2)
     }
 
     @Test func digest_missed_while_the_helper_was_down_is_written_once_at_the_next_start() async throws {
@@ -60,9 +60,12 @@ struct InsightMarksTests {
             #expect(try await Self.events(engine, .weeklyDigest).isEmpty)
             #expect(try await engine.digest().digest == nil)
             #expect(try await engine.digest().nextAt == Instant(secondsSince1970: 1_795_374_000)) // Sun 2026-11-22 19:00 UTC
+            // Two hours protected while it runs.
+            time.pass(.hours(2))
+            try await engine.tick()
         }
         // Down over Sunday 19:00; back on Monday 2026-11-23 at 08:00.
-        time.pass(.hours(24 * 4 + 20))
+        time.pass(.hours(24 * 4 + 18))
         do {
             let engine = try await Fixture.start(dir, time)
             try await engine.tick()
@@ -70,7 +73,7 @@ struct InsightMarksTests {
             #expect(digests.count == 1)
             let digest = try #require(try await engine.digest().digest)
             #expect(digest.firstDay == "2026-11-16" && digest.lastDay == "2026-11-22" && digest.period == .week)
-            #expect(digest.protectedSeconds > 0)
+            #expect(digest.protectedSeconds == 7200 && digest.streakDays == 5)
             #expect(digests.first?.message?.hasPrefix("Your week 2026-11-16 to 2026-11-22: ") == true)
             try await engine.tick()
         }
@@ -92,7 +95,7 @@ struct InsightMarksTests {
         let dir = Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = dir + "/hook"
-        let out = dir + "/out; touch \(dir)/injected" // a path no shell ever sees
+        let out = dir + "/out; touch injected $(id)" // one argument, as no shell would leave it
         try "#!/bin/sh\ncat > \"$1\"\nprintf '%s\\n' \"$SCROLLOFF_PROFILE\" \"$SCROLLOFF_DIGEST\" >> \"$1\"\n"
             .write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)
@@ -103,7 +106,7 @@ struct InsightMarksTests {
         let text = try String(contentsOfFile: out, encoding: .utf8)
         #expect(text.contains("\"urges_resisted\":3"))
         #expect(text.contains("\nhome\nYou resisted 3 of 4 urges today"))
-        #expect(!FileManager.default.fileExists(atPath: dir + "/injected"))
+        #expect(!FileManager.default.fileExists(atPath: "injected"))
         #expect(log.lines.filter { $0.hasPrefix("warning") }.isEmpty)
     }
 

@@ -9,7 +9,10 @@ enum InsightCharts {
         let days = Array(s.trend.suffix(7))
         let top = max(1, days.map(\.urges).max() ?? 0)
         let width = 7 * 40, height = 120, chart = 90
-        let words = days.map { "\($0.weekday.prefix(3)) \($0.day): \($0.resisted) of \($0.urges) urges resisted, \(TimeWords.span(seconds: $0.protectedSeconds)) protected" }
+        let words = days.map { d in
+            let urges = d.urges == 0 ? "no urges" : "\(d.resisted) of \(urgeCount(d.urges)) resisted"
+            return "\(d.weekday.prefix(3)) \(d.day): \(urges), \(TimeWords.span(seconds: d.protectedSeconds)) protected"
+        }
         var svg = open("trend", "Urges in the last 7 days", words.joined(separator: "; "), width, height)
         for (i, d) in days.enumerated() {
             let x = i * 40 + 8
@@ -44,7 +47,7 @@ enum InsightCharts {
         let rows = s.topEntries
         let top = max(1, rows.map(\.urges).max() ?? 0)
         let height = max(24, rows.count * 22 + 4), width = 300
-        let words = rows.map { "\($0.entry): \($0.urges) urges, \($0.resisted) resisted" }
+        let words = rows.map { "\($0.entry): \(urgeCount($0.urges)), \($0.resisted) resisted" }
         var svg = open("top", "Top entries by urges", words.isEmpty ? "No urges." : words.joined(separator: "; "), width, height)
         for (i, e) in rows.enumerated() {
             let y = i * 22 + 2
@@ -60,6 +63,8 @@ enum InsightCharts {
         ##"<svg xmlns="http://www.w3.org/2000/svg" class="chart \##(id)" role="img" viewBox="0 0 \##(width) \##(height)" width="\##(width)" height="\##(height)" aria-label="\##(escape(title)). \##(escape(description))">"##
             + "<title>\(escape(title))</title><desc>\(escape(description))</desc>"
     }
+
+    static func urgeCount(_ n: Int) -> String { n == 1 ? "1 urge" : "\(n) urges" }
 
     static func escape(_ text: String) -> String {
         var out = ""
