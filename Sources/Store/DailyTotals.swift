@@ -163,8 +163,9 @@ extension Store {
                                       arguments: [profile]) {
                 let day = try Columns.day(r["day"], table: "daily_rollup_entries")
                 let entry: String = r["entry"], urges: Int = r["urges"], resisted: Int = r["resisted"]
-                days[day, default: DailyTotals(day: day)].entryUrges[entry, default: 0] += urges
-                days[day, default: DailyTotals(day: day)].entryResisted[entry, default: 0] += resisted
+                // Only non-zero counts become keys, as in the raw tally, so a day reads the same before and after its roll-up.
+                if urges > 0 { days[day, default: DailyTotals(day: day)].entryUrges[entry, default: 0] += urges }
+                if resisted > 0 { days[day, default: DailyTotals(day: day)].entryResisted[entry, default: 0] += resisted }
             }
             return days.values.sorted { $0.day < $1.day }
         }

