@@ -114,7 +114,7 @@ struct InsightMarksTests {
         let dir = Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = dir + "/hang"
-        try "#!/bin/sh\nexec sleep 30\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nexec sleep 60\n".write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)
         var settings = DigestHookSettings()
         settings.command = [script]
@@ -123,7 +123,8 @@ struct InsightMarksTests {
         let clock = ContinuousClock()
         let started = clock.now
         await DigestHook.deliver(try Self.sampleReport(), settings: settings, logger: log.logger())
-        #expect(clock.now - started < .seconds(5))
+        // Stopped at 1 s (SIGKILL at 3 s if SIGTERM is ignored); the margin is for a loaded machine.
+        #expect(clock.now - started < .seconds(20))
         #expect(log.lines.filter { $0.hasPrefix("warning") } == ["warning digest hook was stopped after 1 s"])
 
         var failing = DigestHookSettings()

@@ -51,7 +51,9 @@ enum DigestHook {
         process.standardError = FileHandle.nullDevice
         let metadata: Logger.Metadata = ["profile": "\(report.profile)", "digest.command": "\(program)"]
         let exited = AsyncStream<Int32>.makeStream()
+        let stopped = StoppedFlag()
         process.terminationHandler = { p in
+            stopped.exited()
             exited.continuation.yield(p.terminationStatus)
             exited.continuation.finish()
         }
@@ -61,21 +63,18 @@ enum DigestHook {
         }
         try? input.close()
         let pid = process.processIdentifier
-        let timeout = settings.timeout
-        let stopped = StoppedFlag()
-        let watchdog = Task {
-            try await Task.sleep(for: .milliseconds(timeout.milliseconds))
-            stopped.set()
-            kill(pid, SIGTERM)
-            try await Task.sleep(for: .seconds(2))
-            kill(pid, SIGKILL)
+        // The watchdog runs on a Dispatch queue, not on Swift's cooperative pool, so a busy pool
+        // cannot delay it; SIGKILL follows 2 s later for a hook that ignores SIGTERM. `exited`
+        // is checked under the same lock, so a reused pid is never signalled.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(settings.timeout.milliseconds))) {
+            guard stopped.stop(pid, SIGTERM) else { return }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(2)) { _ = stopped.stop(pid, SIGKILL) }
         }
         var status: Int32 = -1
         for await s in exited.stream { status = s }
-        watchdog.cancel()
         let timedOut = stopped.value
         if timedOut {
-            logger.warning("digest hook was stopped after \(SpanWords.describe(seconds: timeout.milliseconds / 1000))",
+            logger.warning("digest hook was stopped after \(SpanWords.describe(seconds: settings.timeout.milliseconds / 1000))",
                            metadata: metadata)
         } else if status != 0 {
             logger.warning("digest hook failed with exit status \(status)", metadata: metadata)
@@ -85,11 +84,23 @@ enum DigestHook {
     }
 }
 
-/// Whether the watchdog stopped the hook.
+/// Whether the watchdog stopped the hook, and whether it has exited (then it is never signalled).
 private final class StoppedFlag: Sendable {
-    private let flag = Mutex(false)
-    func set() { flag.withLock { $0 = true } }
-    var value: Bool { flag.withLock { $0 } }
+    private let state = Mutex((stopped: false, exited: false))
+
+    /// Sends `signal` unless the hook has exited; returns whether it was sent.
+    func stop(_ pid: Int32, _ signal: Int32) -> Bool {
+        state.withLock { s in
+            guard !s.exited else { return false }
+            s.stopped = true
+            kill(pid, signal)
+            return true
+        }
+    }
+
+    /// Called once the hook's exit was seen.
+    func exited() { state.withLock { $0.exited = true } }
+    var value: Bool { state.withLock { $0.stopped } }
 }
 
 extension HelperEngine {
