@@ -62,7 +62,8 @@ enum StatsDashboard {
         if s.bests.longestStreakDays > 0 { bests.append("longest streak \(Plural.count(s.bests.longestStreakDays, "day"))") }
         if !bests.isEmpty { row("Bests", bests.joined(separator: " · ")) }
         row("Streak", Plural.count(s.streakDays, "day"))
-        for m in s.milestones { row("Milestone", Terminal.green(m.message)) }
+        // Milestones reached within the period; older ones stay in `--json` and `events`.
+        for m in s.milestones where m.reachedOn >= s.firstDay { row("Milestone", Terminal.green(m.message)) }
         for note in s.notes { line(Terminal.dim(note)) }
         return out
     }

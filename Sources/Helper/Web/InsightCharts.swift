@@ -8,7 +8,8 @@ enum InsightCharts {
     static func trend(_ s: StatsReport) -> String {
         let days = Array(s.trend.suffix(7))
         let top = max(1, days.map(\.urges).max() ?? 0)
-        let width = 7 * 40, height = 120, chart = 90
+        // Bars stand in 80 px below a 14 px band for their numbers, above the weekday labels.
+        let width = 7 * 40, height = 120, chart = 80, top0 = 14
         let words = days.map { d in
             let urges = d.urges == 0 ? "no urges" : "\(d.resisted) of \(urgeCount(d.urges)) resisted"
             return "\(d.weekday.prefix(3)) \(d.day): \(urges), \(TimeWords.span(seconds: d.protectedSeconds)) protected"
@@ -17,11 +18,12 @@ enum InsightCharts {
         for (i, d) in days.enumerated() {
             let x = i * 40 + 8
             let total = d.urges * chart / top, kept = d.resisted * chart / top
+            let base = top0 + chart
             svg += ##"<g class="day" data-day="\##(d.day)" data-urges="\##(d.urges)" data-resisted="\##(d.resisted)">"##
-            svg += ##"<rect x="\##(x)" y="\##(chart - total + 4)" width="24" height="\##(total - kept)" fill="#c9b99a"/>"##
-            svg += ##"<rect x="\##(x)" y="\##(chart - kept + 4)" width="24" height="\##(kept)" fill="#2e7d5b"/>"##
-            svg += ##"<text x="\##(x + 12)" y="\##(chart + 18)" text-anchor="middle" font-size="11">\##(escape(String(d.weekday.prefix(2))))</text>"##
-            svg += ##"<text x="\##(x + 12)" y="\##(max(12, chart - total))" text-anchor="middle" font-size="10">\##(d.urges)</text></g>"##
+            svg += ##"<rect x="\##(x)" y="\##(base - total)" width="24" height="\##(total - kept)" fill="#c9b99a"/>"##
+            svg += ##"<rect x="\##(x)" y="\##(base - kept)" width="24" height="\##(kept)" fill="#2e7d5b"/>"##
+            svg += ##"<text x="\##(x + 12)" y="\##(base + 16)" text-anchor="middle" font-size="11">\##(escape(String(d.weekday.prefix(2))))</text>"##
+            svg += ##"<text x="\##(x + 12)" y="\##(base - total - 3)" text-anchor="middle" font-size="10">\##(d.urges)</text></g>"##
         }
         return svg + "</svg>"
     }
