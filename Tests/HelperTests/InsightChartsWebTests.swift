@@ -27,6 +27,14 @@ struct InsightChartsWebTests {
             change.append(.appendEvent(StoredEvent(profile: "default", time: t, kind: .urge, entry: EntryID(entry))))
         }
         try store.commit(change, anchor: ClockAnchor(trusted: Fixture.noon, bootNanoseconds: 1, bootID: "seed"))
+        // Last Sunday's digest, as the timer writes it.
+        var sunday = InsightDay(day: LocalCalendar.Day(year: 2026, month: 11, day: 15))
+        sunday.urges = 3
+        sunday.resisted = 3
+        let digest = HelperEngine.report(.week, profile: "default", days: [sunday], today: sunday.day, calendar: LocalCalendar(identifier: "UTC")!)
+        try store.recordOnce(key: WeeklyDigest.key(weekEnding: sunday.day),
+                             event: StoredEvent(profile: "default", time: Fixture.noon - .hours(65), kind: .weeklyDigest,
+                                                payload: String(decoding: ControlJSON.encode(digest), as: UTF8.self)))
 
         let held = try HouseholdWebServiceTests.holdPort()
         close(held.fd)
@@ -50,6 +58,7 @@ struct InsightChartsWebTests {
         // An entry name is text in the chart, never markup.
         #expect(page.contains("reddit&lt;b&gt;: 1 urge, 1 resisted") && !page.contains("reddit<b>"))
         #expect(page.contains("You resisted 4 of 4 urges this week."))
+        #expect(page.contains("<strong>Weekly digest, 2026-11-09 to 2026-11-15</strong><p>You resisted 3 of 3 urges this week.</p>"), "\(page)")
     }
 
     static func curl(_ url: String) throws -> String {
