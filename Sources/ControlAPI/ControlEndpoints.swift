@@ -45,7 +45,7 @@ public enum ControlEndpoints {
     public static let archivePlan = ControlEndpoint<NoBody, DoneResponse>(.post, "/v1/plans/{id}/archive")
     public static let addAlternative = ControlEndpoint<AlternativeRequest, AlternativeReport>(.post, "/v1/alternatives")
     public static let alternatives = ControlEndpoint<NoBody, AlternativesResponse>(.get, "/v1/alternatives")
-    /// Query: `period=day|week|month`.
+    /// Query: `period=day|week|month|year`.
     public static let stats = ControlEndpoint<NoBody, StatsReport>(.get, "/v1/stats")
     /// Query: `since=RFC3339`.
     public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events")
@@ -62,6 +62,8 @@ public enum ControlEndpoints {
     public static let approveRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/approve", open: true)
     public static let declineRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/decline", open: true)
     public static let removeProfile = ControlEndpoint<NoBody, DoneResponse>(.delete, "/v1/profiles/{name}")
+    /// Issue 16: the latest weekly digest (`scrolloff digest`).
+    public static let digest = ControlEndpoint<NoBody, DigestReport>(.get, "/v1/digest")
 
     /// Every endpoint above as method and template, for the test that the helper serves each one
     /// (`RouteTableTests`); add a new endpoint here too.
@@ -70,6 +72,7 @@ public enum ControlEndpoints {
         removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
         plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
         approveRequest, declineRequest, removeProfile,
+        digest,
     ] as [any AnyControlEndpoint]).map { ($0.method, $0.template) }
 }
 

@@ -86,7 +86,7 @@ public struct EventsResponse: Hashable, Sendable, Codable {
     }
 }
 
-/// The period `stats` covers (SPEC §7, §13 `--day|--week|--month`).
+/// The period `stats` covers (SPEC §7, §13 `--day|--week|--month`, issue 16 `--year`).
 public enum StatsPeriod: String, Hashable, Sendable, Codable, CaseIterable {
     /// Today so far.
     case day
@@ -94,6 +94,8 @@ public enum StatsPeriod: String, Hashable, Sendable, Codable, CaseIterable {
     case week
     /// Today and the 29 local days before it.
     case month
+    /// Today and the 364 local days before it.
+    case year
 
     /// How many local days the period covers, today included.
     public var days: Int {
@@ -101,11 +103,13 @@ public enum StatsPeriod: String, Hashable, Sendable, Codable, CaseIterable {
         case .day: 1
         case .week: 7
         case .month: 30
+        case .year: 365
         }
     }
 }
 
-/// `scrolloff stats` (SPEC §13 fields).
+/// `scrolloff stats` (SPEC §13 fields, and issue 16's figures): every number comes from the core's
+/// `Insights`, computed once by the helper.
 public struct StatsReport: Hashable, Sendable, Codable {
     public var profile: String
     public var period: StatsPeriod
@@ -113,46 +117,96 @@ public struct StatsReport: Hashable, Sendable, Codable {
     public var lastDay: String
     public var urges: Int
     public var urgesResisted: Int
+    /// Resisted urges in percent, nil without urges.
+    public var resistedPercent: Int?
     public var protectedSeconds: Int64
     /// Credit spent (spends and paid peeks).
     public var spentSeconds: Int64
-    /// Time entries stood open by grants, peeks and tokens included.
+    /// Time entries stood open by grants, peeks and tokens included ("time spent").
     public var openSeconds: Int64
     public var earnedSeconds: Int64
     public var peeks: Int
     public var tokens: Int
+    /// "Try this first" exercises done.
+    public var exercises: Int
     public var streakDays: Int
+    public var streakStart: String?
+    /// The same number of days just before the period, and the change against it in percent.
+    public var previous: InsightTotals
+    public var change: InsightChange?
+    public var weekOverWeek: InsightChange
+    public var monthOverMonth: InsightChange
+    public var lifetime: InsightTotals
+    /// One point per day, oldest first (at least 7).
+    public var trend: [DayFigureReport]
+    /// Urges by local hour, 24 buckets; `peak_hours` the two-hour stretch with the most.
+    public var heatmap: [Int]
+    public var peakHours: HourRange?
+    public var weekdays: [WeekdayFigures]
+    public var strongestWeekday: String?
+    public var toughestWeekday: String?
+    public var topEntries: [EntryFigures]
+    public var bests: BestsReport
+    public var milestones: [MilestoneReport]
+    /// Two or three sentences built from these numbers (`InsightSentences`).
+    public var summary: [String]
     /// What is approximate about these numbers, in words.
     public var notes: [String]
 
-    public init(profile: String, period: StatsPeriod, firstDay: String, lastDay: String, urges: Int, urgesResisted: Int,
-                protectedSeconds: Int64, spentSeconds: Int64, openSeconds: Int64, earnedSeconds: Int64, peeks: Int, tokens: Int,
-                streakDays: Int, notes: [String]) {
+    public init(profile: String, period: StatsPeriod, insights i: Insights, calendar: LocalCalendar, notes: [String]) {
         self.profile = profile
         self.period = period
-        self.firstDay = firstDay
-        self.lastDay = lastDay
-        self.urges = urges
-        self.urgesResisted = urgesResisted
-        self.protectedSeconds = protectedSeconds
-        self.spentSeconds = spentSeconds
-        self.openSeconds = openSeconds
-        self.earnedSeconds = earnedSeconds
-        self.peeks = peeks
-        self.tokens = tokens
-        self.streakDays = streakDays
+        firstDay = i.firstDay.description
+        lastDay = i.lastDay.description
+        urges = i.totals.urges
+        urgesResisted = i.totals.resisted
+        resistedPercent = i.totals.resistedPercent
+        protectedSeconds = i.totals.protectedSeconds
+        spentSeconds = i.totals.spentSeconds
+        openSeconds = i.totals.openSeconds
+        earnedSeconds = i.totals.earnedSeconds
+        peeks = i.totals.peeks
+        tokens = i.totals.tokens
+        exercises = i.totals.exercises
+        streakDays = i.streakDays
+        streakStart = i.streakStart?.description
+        previous = i.previous ?? InsightTotals()
+        change = i.change
+        weekOverWeek = i.weekOverWeek
+        monthOverMonth = i.monthOverMonth
+        lifetime = i.lifetime
+        trend = i.trend.map { DayFigureReport($0, calendar: calendar) }
+        heatmap = i.heatmap
+        peakHours = i.peakHours
+        weekdays = i.weekdays
+        strongestWeekday = i.strongestWeekday.map { WeekdayFigures.names[$0 - 1] }
+        toughestWeekday = i.toughestWeekday.map { WeekdayFigures.names[$0 - 1] }
+        topEntries = i.topEntries
+        bests = BestsReport(i.bests)
+        milestones = i.milestones.map(MilestoneReport.init)
+        summary = []
         self.notes = notes
+        summary = InsightSentences.summary(self)
     }
 
     enum CodingKeys: String, CodingKey {
-        case profile, period, urges, peeks, tokens, notes
+        case profile, period, urges, peeks, tokens, notes, exercises, previous, change, lifetime, trend, heatmap, weekdays,
+             bests, milestones, summary
         case firstDay = "first_day"
         case lastDay = "last_day"
         case urgesResisted = "urges_resisted"
+        case resistedPercent = "resisted_percent"
         case protectedSeconds = "protected_seconds"
         case spentSeconds = "spent_seconds"
         case openSeconds = "open_seconds"
         case earnedSeconds = "earned_seconds"
         case streakDays = "streak_days"
+        case streakStart = "streak_start"
+        case weekOverWeek = "week_over_week"
+        case monthOverMonth = "month_over_month"
+        case peakHours = "peak_hours"
+        case strongestWeekday = "strongest_weekday"
+        case toughestWeekday = "toughest_weekday"
+        case topEntries = "top_entries"
     }
 }

@@ -81,6 +81,7 @@ public actor ConfigurationReloader {
             let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)
             for held in report.heldBack { logger.warning("configuration: \(held)") }
             if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
+            await live.engine.setDigestHook(start.digestHook)
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
         let lists = await live.lists.setConfiguredSources(
             start.listSources, refreshPeriod: start.listRefreshPeriod, definedIn: start.paths.configFile)
@@ -145,6 +146,10 @@ public actor ConfigurationReloader {
             report.heldBack = outcome.heldBack
             if !outcome.changed.isEmpty { report.applied.append("profiles") }
             if let held = await live.engine.setUnknownDevices(next.unknownDevices) { report.heldBack.append(held) }
+            if await live.engine.digestHook != next.digestHook {
+                await live.engine.setDigestHook(next.digestHook)
+                report.applied.append("digest")
+            }
         } catch {
             return refuse("the profiles could not be saved (\(error))", report: &report)
         }

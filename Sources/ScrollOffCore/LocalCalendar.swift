@@ -51,6 +51,19 @@ public struct LocalCalendar: Sendable {
     /// Weekday of the local day containing `t`, 1 = Sunday … 7 = Saturday (the SPEC §2 bitmask is `1 << (weekday-1)`).
     public func weekday(of t: Instant) -> Int { calendar.component(.weekday, from: t.date) }
 
+    /// The local wall-clock hour (0…23) of `t`: where an urge falls in the SPEC §7 heatmap.
+    public func hour(of t: Instant) -> Int { calendar.component(.hour, from: t.date) }
+
+    /// The weekday of `day`, 1 = Sunday … 7 = Saturday.
+    public func weekday(of day: Day) -> Int { weekday(of: startOfDay(day)) }
+
+    /// `day` at `hour`:00 local time. For hours a DST change skips, the first valid instant after it.
+    public func instant(of day: Day, hour: Int) -> Instant {
+        var c = DateComponents()
+        c.year = day.year; c.month = day.month; c.day = day.day; c.hour = hour
+        return Instant(date: calendar.date(from: c) ?? Date(timeIntervalSince1970: 0))
+    }
+
     /// The first instant of the local day containing `t`. On a day whose midnight is skipped by DST,
     /// this is the first instant that exists on that day.
     public func startOfDay(containing t: Instant) -> Instant { Instant(date: calendar.startOfDay(for: t.date)) }

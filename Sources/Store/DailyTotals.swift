@@ -20,6 +20,13 @@ public struct DailyTotals: Hashable, Sendable {
     /// Peeks used, free and paid.
     public var peeks = 0
     public var tokens = 0
+    /// "Try this first" exercises done (completed or bypass avoided); counted from
+    /// `exercise_sessions`, which retention keeps.
+    public var exercises = 0
+    /// Urges by local wall-clock hour and by entry (issue 16 heatmap, top entries).
+    public var hourUrges = [Int](repeating: 0, count: 24)
+    public var entryUrges: [String: Int] = [:]
+    public var entryResisted: [String: Int] = [:]
     /// The sum of every ledger row of the day, so the balance still equals the ledger once the
     /// rows are gone.
     public var ledgerDeltaSeconds: Int64 = 0
@@ -38,7 +45,29 @@ public struct DailyTotals: Hashable, Sendable {
         earnedSeconds += o.earnedSeconds
         peeks += o.peeks
         tokens += o.tokens
+        exercises += o.exercises
+        for h in 0..<24 { hourUrges[h] += o.hourUrges[h] }
+        for (e, n) in o.entryUrges { entryUrges[e, default: 0] += n }
+        for (e, n) in o.entryResisted { entryResisted[e, default: 0] += n }
         ledgerDeltaSeconds += o.ledgerDeltaSeconds
+    }
+
+    /// The core's view of the day (SPEC §7 insights).
+    public var insight: InsightDay {
+        var d = InsightDay(day: day)
+        d.urges = urges
+        d.resisted = resisted
+        d.protectedSeconds = protectedSeconds
+        d.openSeconds = openSeconds
+        d.spentSeconds = spentSeconds
+        d.earnedSeconds = earnedSeconds
+        d.peeks = peeks
+        d.tokens = tokens
+        d.exercises = exercises
+        d.hourUrges = hourUrges
+        d.entryUrges = entryUrges
+        d.entryResisted = entryResisted
+        return d
     }
 }
 
@@ -79,14 +108,22 @@ struct RawTally {
             }
         }
         for r in try Row.fetchAll(db, sql: """
-            SELECT u.time, EXISTS (SELECT 1 FROM grants g WHERE g.profile = u.profile AND g.entry = u.entry
+            SELECT u.time, u.entry, EXISTS (SELECT 1 FROM grants g WHERE g.profile = u.profile AND g.entry = u.entry
                                    AND g.start >= u.time AND g.start <= u.time + ?) AS opened
             FROM events u WHERE u.profile = ? AND u.kind = ? AND u.time < ?
             """, arguments: [resistWindow.milliseconds, profile, EventKind.urge.rawValue, limit]) {
             let opened: Bool = r["opened"]
-            add(r["time"]) { t in
+            let time: Int64 = r["time"]
+            let entry: String = r["entry"] ?? "?"
+            let hour = calendar.hour(of: Instant(millisecondsSince1970: time))
+            add(time) { t in
                 t.urges += 1
-                if !opened { t.resisted += 1 }
+                t.hourUrges[hour] += 1
+                t.entryUrges[entry, default: 0] += 1
+                if !opened {
+                    t.resisted += 1
+                    t.entryResisted[entry, default: 0] += 1
+                }
             }
         }
         for r in try Row.fetchAll(db, sql: """
@@ -94,6 +131,13 @@ struct RawTally {
             """, arguments: [profile, limit]) {
             let start: Int64 = r["start"], ended: Int64 = r["ended_at"]
             add(start) { $0.openSeconds += max(0, ended - start) / 1000 }
+        }
+        // Exercise records are never purged, so they are counted here for every day and never rolled up.
+        if before == nil {
+            for r in try Row.fetchAll(db, sql: "SELECT time FROM exercise_sessions WHERE profile = ? AND outcome != 'skipped'",
+                                      arguments: [profile]) {
+                add(r["time"]) { $0.exercises += 1 }
+            }
         }
         return days
     }
@@ -109,6 +153,19 @@ extension Store {
             for r in try Row.fetchAll(db, sql: "SELECT * FROM daily_rollups WHERE profile = ?", arguments: [profile]) {
                 let day = try Columns.day(r["day"], table: "daily_rollups")
                 days[day, default: DailyTotals(day: day)].add(Self.totals(r, day: day))
+            }
+            for r in try Row.fetchAll(db, sql: "SELECT day, hour, urges FROM daily_rollup_hours WHERE profile = ?", arguments: [profile]) {
+                let day = try Columns.day(r["day"], table: "daily_rollup_hours")
+                let hour: Int = r["hour"], urges: Int = r["urges"]
+                days[day, default: DailyTotals(day: day)].hourUrges[hour] += urges
+            }
+            for r in try Row.fetchAll(db, sql: "SELECT day, entry, urges, resisted FROM daily_rollup_entries WHERE profile = ?",
+                                      arguments: [profile]) {
+                let day = try Columns.day(r["day"], table: "daily_rollup_entries")
+                let entry: String = r["entry"], urges: Int = r["urges"], resisted: Int = r["resisted"]
+                // Only non-zero counts become keys, as in the raw tally, so a day reads the same before and after its roll-up.
+                if urges > 0 { days[day, default: DailyTotals(day: day)].entryUrges[entry, default: 0] += urges }
+                if resisted > 0 { days[day, default: DailyTotals(day: day)].entryResisted[entry, default: 0] += resisted }
             }
             return days.values.sorted { $0.day < $1.day }
         }

@@ -248,5 +248,31 @@ enum Schema {
             value TEXT NOT NULL
         ) STRICT;
         """),
+        // Issue 16: what the SPEC §7 heatmap and top entries need per day, kept after the 90-day
+        // purge (SPEC §12) beside `daily_rollups`; and the once-only marks of milestones and weekly
+        // digests (their events are purged after 90 days, the marks are not, so none is written twice).
+        ("v-insights-1 hour and entry rollups, insight marks", """
+        CREATE TABLE daily_rollup_hours (
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            day TEXT NOT NULL,
+            hour INTEGER NOT NULL CHECK (hour BETWEEN 0 AND 23),
+            urges INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (profile, day, hour)
+        ) STRICT;
+        CREATE TABLE daily_rollup_entries (
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            day TEXT NOT NULL,
+            entry TEXT NOT NULL,
+            urges INTEGER NOT NULL DEFAULT 0,
+            resisted INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (profile, day, entry)
+        ) STRICT;
+        CREATE TABLE insight_marks (
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            time INTEGER NOT NULL,
+            PRIMARY KEY (profile, key)
+        ) STRICT;
+        """),
     ]
 }

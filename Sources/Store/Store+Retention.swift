@@ -58,5 +58,17 @@ extension Store {
             ledger_delta_seconds = ledger_delta_seconds + excluded.ledger_delta_seconds, rolled_up = 1
             """, arguments: [profile, Columns.day(t.day), t.urges, t.resisted, t.openSeconds, t.spentSeconds, t.earnedSeconds,
                              t.peeks, t.tokens, t.ledgerDeltaSeconds])
+        for (hour, urges) in t.hourUrges.enumerated() where urges > 0 {
+            try db.execute(sql: """
+                INSERT INTO daily_rollup_hours (profile, day, hour, urges) VALUES (?, ?, ?, ?)
+                ON CONFLICT (profile, day, hour) DO UPDATE SET urges = urges + excluded.urges
+                """, arguments: [profile, Columns.day(t.day), hour, urges])
+        }
+        for (entry, urges) in t.entryUrges {
+            try db.execute(sql: """
+                INSERT INTO daily_rollup_entries (profile, day, entry, urges, resisted) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (profile, day, entry) DO UPDATE SET urges = urges + excluded.urges, resisted = resisted + excluded.resisted
+                """, arguments: [profile, Columns.day(t.day), entry, urges, t.entryResisted[entry] ?? 0])
+        }
     }
 }

@@ -1,9 +1,11 @@
 import ArgumentParser
 import ControlAPI
 
-/// `scrolloff stats [--day|--week|--month]` (SPEC §7).
+/// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7, issue 16): a compact dashboard, the
+/// numbers first, then sparklines and the hour heatmap. Every figure comes from the helper's one
+/// `Insights` computation; `--json` gives all of them.
 struct Stats: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Your numbers: urges resisted, time protected, credit earned and spent.")
+    static let configuration = CommandConfiguration(abstract: "Your numbers: urges resisted, time protected, credit earned and spent, patterns.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -12,16 +14,63 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         let stats = try options.call(ControlEndpoints.stats, query: [(ControlQuery.period, period.rawValue)])
-        options.emit(stats) {
-            let range = stats.firstDay == stats.lastDay ? stats.firstDay : "\(stats.firstDay) to \(stats.lastDay)"
-            print(Terminal.bold(range))
-            print("\(stats.urgesResisted) of \(Plural.count(stats.urges, "urge")) resisted · \(TimeWords.span(seconds: stats.protectedSeconds)) protected")
-            print("Earned \(TimeWords.balance(seconds: stats.earnedSeconds)) · spent \(TimeWords.balance(seconds: stats.spentSeconds)) · "
-                + "\(Plural.count(stats.peeks, "peek")) · \(Plural.count(stats.tokens, "token"))")
-            print("Streak: \(stats.streakDays) \(stats.streakDays == 1 ? "day" : "days")")
-            for note in stats.notes { print(Terminal.dim(note)) }
-        }
+        options.emit(stats) { print(StatsDashboard.text(stats), terminator: "") }
     }
 }
 
 extension StatsPeriod: EnumerableFlag {}
+
+/// The dashboard's text; colour only where `Terminal` allows it (a terminal, no NO_COLOR).
+enum StatsDashboard {
+    static func text(_ s: StatsReport, title: String? = nil) -> String {
+        var out = ""
+        func line(_ text: String = "") { out += text + "\n" }
+        func row(_ label: String, _ value: String) { line(Terminal.dim(label.padding(toLength: 11, withPad: " ", startingAt: 0)) + value) }
+        let range = s.firstDay == s.lastDay ? s.firstDay : "\(s.firstDay) to \(s.lastDay)"
+        line(Terminal.bold(title ?? "\(s.period.words.prefix(1).uppercased())\(s.period.words.dropFirst())") + " · " + range
+             + (s.profile == "default" ? "" : " · \(s.profile)"))
+        for sentence in s.summary { line(sentence) }
+        line()
+        // A year of days is drawn as weeks, so the line stays under 60 columns.
+        let chunk = s.trend.count > 60 ? 7 : 1
+        let unit = chunk == 7 ? "by week" : "by day"
+        let urges = Sparkline.chunked(s.trend.map(\.urges), by: chunk)
+        let protected = Sparkline.chunked(s.trend.map(\.protectedSeconds), by: chunk)
+        let open = Sparkline.chunked(s.trend.map(\.openSeconds), by: chunk)
+        let share = s.resistedPercent.map { " (\($0)%)" } ?? ""
+        row("Urges", Terminal.green(Sparkline.line(urges)) + "  \(s.urgesResisted) of \(s.urges) resisted\(share)")
+        row("Protected", Terminal.green(Sparkline.line(protected)) + "  " + TimeWords.span(seconds: s.protectedSeconds))
+        row("Time spent", Sparkline.line(open) + "  " + TimeWords.span(seconds: s.openSeconds))
+        line(Terminal.dim(String(repeating: " ", count: 11) + "\(s.trend.first?.day ?? "") → \(s.trend.last?.day ?? ""), \(unit)"))
+        row("Credit", "earned \(TimeWords.balance(seconds: s.earnedSeconds)) · spent \(TimeWords.balance(seconds: s.spentSeconds)) · "
+            + "\(Plural.count(s.peeks, "peek")) · \(Plural.count(s.tokens, "token")) · \(Plural.count(s.exercises, "exercise")) done")
+        if let c = s.change, s.period != .day || c.previousUrges > 0 {
+            row("Change", "vs \(s.period.previousWords): urges \(percent(c.urgesPercent)) · resisted \(percent(c.resistedPercent))"
+                + " · protected \(percent(c.protectedPercent))")
+        }
+        row("Hours", Sparkline.line(s.heatmap) + (s.peakHours.map { "  most urges \($0.start)–\($0.end) h" } ?? "  no urges"))
+        line(String(repeating: " ", count: 11) + Terminal.dim(Sparkline.hourAxis))
+        if !s.topEntries.isEmpty {
+            row("Top", s.topEntries.map { "\($0.entry) \($0.urges)" }.joined(separator: " · "))
+        }
+        if let strong = s.strongestWeekday {
+            row("Weekdays", "strongest \(strong)" + (s.toughestWeekday.map { " · most urges on \($0)" } ?? ""))
+        }
+        var bests: [String] = []
+        if let day = s.bests.mostResistedDay { bests.append("\(s.bests.mostResisted) resisted on \(day)") }
+        if let day = s.bests.mostProtectedDay { bests.append("\(TimeWords.span(seconds: s.bests.mostProtectedSeconds)) protected on \(day)") }
+        if s.bests.longestStreakDays > 0 { bests.append("longest streak \(Plural.count(s.bests.longestStreakDays, "day"))") }
+        if !bests.isEmpty { row("Bests", bests.joined(separator: " · ")) }
+        row("Streak", Plural.count(s.streakDays, "day"))
+        // Milestones reached within the period; older ones stay in `--json` and `events`.
+        for m in s.milestones where m.reachedOn >= s.firstDay { row("Milestone", Terminal.green(m.message)) }
+        for note in s.notes { line(Terminal.dim(note)) }
+        return out
+    }
+
+    /// "+13%", "−5%", "—" when there is nothing to compare with.
+    static func percent(_ p: Int?) -> String {
+        guard let p else { return "—" }
+        return p > 0 ? "+\(p)%" : p < 0 ? "−\(-p)%" : "±0%"
+    }
+}

@@ -12,7 +12,7 @@ struct ScrollOff: ParsableCommand {
         subcommands: [
             Status.self, Services.self, Block.self, Unblock.self, Schedule.self, Focus.self,
             Wallet.self, Use.self, Stop.self, Peek.self, Token.self, Adjust.self, Ask.self, Requests.self,
-            Plan.self, Alternatives.self, Stats.self, Events.self, Export.self,
+            Plan.self, Alternatives.self, Stats.self, Digest.self, Events.self, Export.self,
             Lists.self, Profile.self, Doctor.self,
         ]
     )

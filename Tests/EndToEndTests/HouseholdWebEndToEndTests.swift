@@ -89,7 +89,12 @@ struct HouseholdWebEndToEndTests {
         let owner = helper.device("127.0.0.3")
         let signIn = try #require(try owner.get("/signin").csrf)
         #expect(try owner.post("/signin", [("csrf", signIn), ("name", HouseholdHelper.ownerName), ("password", HouseholdHelper.ownerPassword)]).status == 303)
-        let ownerToken = try #require(try owner.get("/owner").csrf)
+        let ownerPage = try owner.get("/owner")
+        let ownerToken = try #require(ownerPage.csrf)
+        // Issue 16: the owner sees each member's week as charts, in that member's section.
+        let kidSection = try #require(ownerPage.body.range(of: #"id="profile-kid""#).map { ownerPage.body[$0.lowerBound...] })
+        let kidPart = kidSection.prefix(upTo: kidSection.range(of: "</section>")?.lowerBound ?? kidSection.endIndex)
+        for chart in ["chart trend", "chart heatmap", "chart top"] { #expect(kidPart.contains("class=\"\(chart)\""), "\(chart)") }
         let unblock = try owner.post("/owner/unblock", [("csrf", ownerToken), ("profile", "kid"), ("entry", "tiktok")])
         #expect(unblock.status == 409)
         #expect(unblock.body.contains("data-rule=\"cooldown\""))

@@ -193,6 +193,20 @@ def kid_asks(driver, base, out):
         expect("sleep before school" in entry.text, "the schedule's reason is shown", driver)
         driver.save_screenshot(os.path.join(out, "kid-blocked.png"))
 
+        # Issue 16: the week as server-drawn charts; the dig before this step was today's urge.
+        charts = driver.find_element(By.CSS_SELECTOR, ".charts")
+        days = charts.find_elements(By.CSS_SELECTOR, "svg.chart.trend g.day")
+        expect(len(days) == 7, f"the trend shows 7 days ({len(days)})", driver)
+        expect(int(days[-1].get_attribute("data-urges")) >= 1, "today's urge from the dig is on the trend", driver)
+        hours = charts.find_elements(By.CSS_SELECTOR, "svg.chart.heatmap rect.hour")
+        expect(len(hours) == 24 and sum(int(h.get_attribute("data-urges")) for h in hours) >= 1, "the heatmap has 24 hours and the urge", driver)
+        top = charts.find_element(By.CSS_SELECTOR, "svg.chart.top g.entry")
+        expect(top.get_attribute("data-entry") == "instagram", "instagram is the top entry", driver)
+        label = charts.find_element(By.CSS_SELECTOR, "svg.chart.trend").get_attribute("aria-label")
+        expect("resisted" in label and "protected" in label, f"the chart says its numbers in words ({label})", driver)
+        driver.execute_script("arguments[0].scrollIntoView()", charts)
+        driver.save_screenshot(os.path.join(out, "kid-charts.png"))
+
         # The moment of temptation: a token is a paid bypass, so the exercise is offered.
         navigate(driver, driver.find_element(By.LINK_TEXT, "Token"))
         body = driver.find_element(By.TAG_NAME, "main").text

@@ -7,7 +7,7 @@ enum ConfigurationSchema {
     static let knobKeys = Knob.allCases.map(\.rawValue)
 
     static let tables: [String: [String]] = [
-        "": ["helper", "dns", "lists", "metrics", "firewall", "web", "profile", "profiles"],
+        "": ["helper", "dns", "lists", "metrics", "firewall", "web", "digest", "profile", "profiles"],
         "helper": [
             "state_dir", "control_socket", "mode", "hosts_file", "log_level", "threads", "control_connections",
             "control_connections_per_user",
@@ -23,6 +23,7 @@ enum ConfigurationSchema {
         "metrics": ["listen"],
         "firewall": ["enabled", "mode", "lan_interfaces", "doh_addresses", "resolve_doh_names", "mark"],
         "web": ["listen"],
+        "digest": ["command", "timeout"],
         "profile": ["time_zone", "preset", "owners", "members", "unknown_devices", "knobs"],
         "profile.knobs": knobKeys,
         "profiles": ["name", "clients", "time_zone", "preset", "owners", "members", "knobs"],

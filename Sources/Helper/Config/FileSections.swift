@@ -28,8 +28,28 @@ struct FileSections {
         readMetrics(root.table("metrics"))
         readFirewall(root.table("firewall"))
         readWeb(root.table("web"))
+        readDigest(root.table("digest"))
         ProfileSection.read(root, into: &configuration)
         root.finish()
+    }
+
+    // MARK: [digest]
+
+    /// The weekly digest's delivery hook: an absolute program path and its arguments, run without
+    /// a shell; and how long it may run.
+    private mutating func readDigest(_ t: TableReader) {
+        let allowed = "[] (no hook) or an absolute program path and its arguments, such as [\"/usr/local/bin/notify-digest\", \"--to\", \"sam\"]"
+        if let items = t.strings("command", allowed: allowed) {
+            if let first = items.first, !first.value.hasPrefix("/") {
+                t.log.report(first.path, "is \"\(first.value)\", not an absolute path (the hook runs without a shell or PATH search)",
+                             allowed: allowed)
+            }
+            configuration.digestHook.command = items.map(\.value)
+        }
+        if let timeout = t.duration("timeout", in: .seconds(1)...(.minutes(5)), allowed: "1s to 5min") {
+            configuration.digestHook.timeout = timeout
+        }
+        t.finish()
     }
 
     // MARK: [metrics]

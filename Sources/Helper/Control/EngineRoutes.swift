@@ -21,7 +21,7 @@ import ScrollOffCore
 /// | (exercise outcome) | POST /v1/exercises |
 /// | plan add / list / archive | POST /v1/plans, GET /v1/plans[?archived=true], POST /v1/plans/{id}/archive |
 /// | alternatives add / list | POST /v1/alternatives, GET /v1/alternatives |
-/// | stats | GET /v1/stats?period=day|week|month |
+/// | stats | GET /v1/stats?period=day|week|month|year |
 /// | events | GET /v1/events[?since=RFC3339] |
 /// | export --csv | GET /v1/export (text/csv) |
 /// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles |
@@ -143,7 +143,7 @@ enum EngineRoutes {
         router.add(ControlEndpoints.stats) { r in
             let word = r.query["period"] ?? StatsPeriod.day.rawValue
             guard let period = StatsPeriod(rawValue: word) else {
-                throw ControlFailure.invalidArgument("“\(word)” is not a period; use day, week or month.")
+                throw ControlFailure.invalidArgument("“\(word)” is not a period; use day, week, month or year.")
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stats(period, profile: r.profile) }
         }

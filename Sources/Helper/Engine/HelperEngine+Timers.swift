@@ -10,6 +10,9 @@ extension HelperEngine: Service {
     /// runs ``tick()``. Ends on cancellation or graceful shutdown, writing pending urges first.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            // A weekly digest missed while the helper was down is written now, at the start, and
+            // handed to the hook the configuration (applied before the services run) names.
+            await self.deliverDigests(self.recordInsightMarks(now: self.advanceClock()))
             while !Task.isCancelled {
                 await self.sleepUntilDue()
                 guard !Task.isCancelled else { break }
@@ -38,6 +41,7 @@ extension HelperEngine: Service {
             consider(p.account.wallet.nextDueInstant)
             consider(p.rules.nextCurfewReminder(after: p.reminderCursor)?.remindAt)
             consider(p.calendar.nextMidnight(after: now))
+            consider(WeeklyDigest.next(after: now, calendar: p.calendar))
         }
         let snapshot = box.enforcement.snapshot
         consider(snapshot.validUntil)
@@ -87,6 +91,7 @@ extension HelperEngine: Service {
         if now >= nextRetentionAt { applyRetention(now: now) }
         applyHeldBackProfilesIfDue(now: now)
         applyHeldUnknownDevicesIfDue(now: now)
+        if now >= nextInsightCheckAt { deliverDigests(recordInsightMarks(now: now)) }
     }
 
     /// Writes the pending urges now (before `events` or `stats` read them).

@@ -85,6 +85,11 @@ public actor HelperEngine {
     var pendingJumps: [ClockJump] = []
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
     var nextRetentionAt = Instant(millisecondsSince1970: .max)
+    /// Milestones and the weekly digest (issue 16) are looked for when the timer starts, then at
+    /// the first tick 10 minutes after the last look, and at each digest moment (which wakes the timer).
+    var nextInsightCheckAt = Instant(millisecondsSince1970: .min)
+    /// `[digest] command`: run once per weekly digest written.
+    var digestHook = DigestHookSettings()
     /// The configuration file's profiles while part of them is held back by a lock, and when the
     /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
     var heldBackProfiles: HeldBackProfiles?

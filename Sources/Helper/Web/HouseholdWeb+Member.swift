@@ -13,11 +13,13 @@ extension HouseholdWeb {
         let wallet: WalletReport
         let stats: StatsReport
         let week: StatsReport
+        let digest: DigestReport
         do {
             status = try await engine.status(profile: profile)
             wallet = try await engine.wallet(profile: profile)
             stats = try await engine.stats(.day, profile: profile)
             week = try await engine.stats(.week, profile: profile)
+            digest = try await engine.digest(profile: profile)
         } catch {
             return await failurePage(error, session: session, cookie: cookie, back: "/")
         }
@@ -42,6 +44,7 @@ extension HouseholdWeb {
         view["hasGrants"] = !grants.isEmpty
         view["entries"] = status.entries.map { Self.entryView($0, now: now) }
         view["insights"] = Self.insights(day: stats, week: week)
+        view["charts"] = InsightCharts.view(week, digest: digest.digest)
         await addMemberHousehold(to: &view, profile: profile)
         return WebResponses.html(.ok, WebTemplates.render("member", view), cookie: cookie)
     }

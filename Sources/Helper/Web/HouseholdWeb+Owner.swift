@@ -79,6 +79,9 @@ extension HouseholdWeb {
                         return e
                     },
                 ]
+                // Each member's week (issue 16), the same figures as their own page.
+                view["charts"] = InsightCharts.view(try await engine.stats(.week, profile: name),
+                                                    digest: try await engine.digest(profile: name).digest)
                 let grants = await decide(owner, profile: name, action: .grant) == .allowed
                 await addOwnerHousehold(to: &view, profile: name, now: status.now, grants: grants)
                 profiles.append(view)

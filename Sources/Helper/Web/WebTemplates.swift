@@ -19,8 +19,18 @@ enum WebTemplates {
 
     static let sources: [String: String] = [
         "layout": layout, "member": member, "moment": moment, "exercise": exercise, "outcome": outcome,
-        "signin": signin, "owner": owner,
+        "signin": signin, "owner": owner, "charts": charts,
     ]
+
+    /// Issue 16: one profile's week as charts (`InsightCharts`, inline SVG already escaped there),
+    /// the sentences built from the numbers, and the latest weekly digest.
+    static let charts = #"""
+<div class="card charts">{{#summary}}<p class="summary">{{.}}</p>{{/summary}}
+<figure>{{{trendChart}}}<figcaption class="muted">Urges in the last 7 days; green: resisted</figcaption></figure>
+<figure>{{{heatmapChart}}}<figcaption class="muted">Urges by hour of the day</figcaption></figure>
+<figure>{{{topChart}}}<figcaption class="muted">Top entries by urges this week</figcaption></figure></div>
+{{#digest}}<div class="card digest"><strong>Weekly digest, {{range}}</strong>{{#sentences}}<p>{{.}}</p>{{/sentences}}</div>{{/digest}}
+"""#
 
     static let layout = #"""
 <!doctype html>
@@ -44,6 +54,7 @@ button,.button{font:inherit;border:1px solid var(--accent);background:var(--acce
 button.quiet,.button.quiet{background:transparent;color:var(--accent)}input,textarea,select{font:inherit;padding:.4rem;border:1px solid var(--line);border-radius:.4rem;background:var(--bg);color:var(--fg)}
 input[type=number]{width:4.5rem}label{display:block;margin:.4rem 0}.flash{border-color:var(--accent)}.refusal{border-color:var(--bad)}.refusal strong{color:var(--bad)}
 ol.steps li{margin:.35rem 0;opacity:.55}ol.steps li.now{opacity:1;font-weight:600}ol.steps li.done{opacity:.8}#left{font-size:2.2rem;font-variant-numeric:tabular-nums}
+svg.chart{display:block;max-width:100%;height:auto}svg.chart text{fill:currentColor}figure{margin:.6rem 0}
 footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:var(--muted)}
 </style>
 </head>
@@ -85,6 +96,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 <h2>How it is going</h2>
 {{#insights}}<div class="card insight"><strong>{{title}}</strong>: {{urges}}{{resisted}} · protected {{protected}} · open {{open}}
 <div class="bar" role="img" aria-label="protected {{protected}}, open {{open}}"><span class="protected" style="width:{{protectedPercent}}%"></span><span class="open" style="width:{{openPercent}}%"></span></div></div>{{/insights}}
+{{#charts}}<h2>Your week</h2>{{>charts}}{{/charts}}
 {{#asking}}<h2>Ask for time</h2>
 {{#requests}}<div class="card request" data-status="{{status}}">{{minutes}} min{{#note}} · “{{note}}”{{/note}} · <strong>{{statusWords}}</strong>{{#answerNote}} · “{{answerNote}}”{{/answerNote}}</div>{{/requests}}
 <form method="post" action="/ask" class="card"><input type="hidden" name="csrf" value="{{csrf}}">
@@ -162,6 +174,7 @@ function tick(){show();if(left<=0){out.value='completed';done.hidden=false;retur
 <form method="post" action="/owner/unblock" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{profile}}"><input type="hidden" name="entry" value="{{id}}"><button class="quiet" type="submit">Unblock</button></form></li>{{/entries}}</ul>
 <form method="post" action="/owner/block" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <input type="text" name="entry" placeholder="entry, e.g. tiktok" required><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Block</button></form>
+{{#charts}}<h3>This week</h3>{{>charts}}{{/charts}}
 {{#adjusting}}<form method="post" action="/owner/adjust" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <select name="sign"><option value="+">Grant</option><option value="-">Take</option></select><input type="number" name="minutes" min="1" max="600" value="15"> min
 <input type="text" name="note" placeholder="note" maxlength="200" required><button type="submit">Apply</button></form>{{/adjusting}}
