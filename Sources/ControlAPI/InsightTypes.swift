@@ -58,14 +58,26 @@ public struct EventReport: Hashable, Sendable, Codable {
     public var kind: String
     public var entry: String?
     public var message: String?
+    /// Issue 16: set on `ruleChange` events.
+    public var ruleChange: RuleChangeInfo?
+    /// Issue 16: set on `bypassRefused` and `editRefused` events.
+    public var refusal: RefusalInfo?
 
-    public init(id: Int64?, profile: String?, time: Instant, kind: String, entry: String?, message: String?) {
+    public init(id: Int64?, profile: String?, time: Instant, kind: String, entry: String?, message: String?,
+                ruleChange: RuleChangeInfo? = nil, refusal: RefusalInfo? = nil) {
         self.id = id
         self.profile = profile
         self.time = time
         self.kind = kind
         self.entry = entry
         self.message = message
+        self.ruleChange = ruleChange
+        self.refusal = refusal
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, profile, time, kind, entry, message, refusal
+        case ruleChange = "rule_change"
     }
 }
 
