@@ -109,8 +109,9 @@ public struct ExportRowReport: Hashable, Sendable, Codable {
     /// `ledger` or `event`.
     public var record: String
     public var id: Int64
-    @WireTime public var time: Instant
-    /// The same instant in milliseconds since 1970, exact.
+    /// RFC 3339 in UTC with milliseconds, as the CSV's `time_utc`: `2026-11-21T23:40:17.123Z`.
+    public var time: String
+    /// The same instant in milliseconds since 1970.
     public var timeMs: Int64
     public var profile: String?
     /// Ledger rows: `earn`, `spend`, `bypassFree`, …
@@ -125,12 +126,12 @@ public struct ExportRowReport: Hashable, Sendable, Codable {
     /// The event's details as JSON (a refusal, a rule change, a grant, …).
     public var payload: JSONValue?
 
-    public init(record: String, id: Int64, time: Instant, profile: String?, reason: String?, kind: String?, deltaSeconds: Int64?,
-                entry: String?, clientIP: String?, text: String?, payload: JSONValue?) {
+    public init(record: String, id: Int64, time: String, timeMs: Int64, profile: String?, reason: String?, kind: String?,
+                deltaSeconds: Int64?, entry: String?, clientIP: String?, text: String?, payload: JSONValue?) {
         self.record = record
         self.id = id
         self.time = time
-        timeMs = time.millisecondsSince1970
+        self.timeMs = timeMs
         self.profile = profile
         self.reason = reason
         self.kind = kind

@@ -23,6 +23,23 @@ public struct PlanReport: Hashable, Sendable, Codable {
         case id, when, then, archived, created
         case shownCount = "shown_count"
     }
+
+    /// Issue 16 calls the count `times_referenced`; it is written under both names.
+    private enum ExtraKeys: String, CodingKey {
+        case timesReferenced = "times_referenced"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(when, forKey: .when)
+        try c.encode(then, forKey: .then)
+        try c.encode(archived, forKey: .archived)
+        try c.encode(_created, forKey: .created)
+        try c.encode(shownCount, forKey: .shownCount)
+        var extra = encoder.container(keyedBy: ExtraKeys.self)
+        try extra.encode(shownCount, forKey: .timesReferenced)
+    }
 }
 
 /// `GET /v1/plans` (SPEC §13 `plans[]`).

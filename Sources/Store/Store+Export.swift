@@ -40,6 +40,8 @@ public struct ExportRow: Hashable, Sendable {
     public var text: String?
     /// The event's machine-readable details, JSON text.
     public var payload: String?
+    /// `time` as RFC 3339 in UTC, exact to the millisecond: `2026-11-21T23:40:17.123Z`.
+    public var timeUTC: String { Store.iso8601(time.millisecondsSince1970) }
 
     public init(record: Record, id: Int64, time: Instant, profile: String?, what: String, deltaSeconds: Int64?, entry: String?,
                 clientIP: String?, text: String?, payload: String?) {

@@ -381,7 +381,7 @@ extension HelperEngine {
         let rows: [ExportRow]
         do { rows = try store.exportRows() } catch { throw EngineError(error) }
         return rows.map { r in
-            ExportRowReport(record: r.record.rawValue, id: r.id, time: r.time, profile: r.profile,
+            ExportRowReport(record: r.record.rawValue, id: r.id, time: r.timeUTC, timeMs: r.time.millisecondsSince1970, profile: r.profile,
                             reason: r.record == .ledger ? r.what : nil, kind: r.record == .event ? r.what : nil,
                             deltaSeconds: r.deltaSeconds, entry: r.entry, clientIP: r.clientIP, text: r.text,
                             payload: r.payload.flatMap(JSONValue.init(text:)))
