@@ -95,6 +95,20 @@ struct HouseholdWebEndToEndTests {
         #expect(unblock.body.contains("data-rule=\"cooldown\""))
         #expect(unblock.body.contains("tiktok is in cooldown until "))
         #expect(unblock.body.contains("Your reason: “homework first”"))
+
+        // Issue 16: events name who changed a rule and who was refused, by what, until when.
+        let listed = try helper.cli(["events", "--profile", "kid", "--json"])
+        let events = try #require((try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["events"] as? [[String: Any]])
+        let block = try #require(events.compactMap { $0["rule_change"] as? [String: Any] }.first { $0["change"] as? String == "block" })
+        #expect(block["actor"] as? String == "root (uid 0)")
+        let refusals = events.compactMap { $0["refusal"] as? [String: Any] }
+        let fromDevice = try #require(refusals.first { $0["actor"] as? String == "device 127.0.0.2 on the household page" })
+        #expect(fromDevice["rule"] as? String == "bypass_lockout" && fromDevice["action"] as? String == "peek")
+        #expect(fromDevice["opens_at"] is String)
+        #expect(refusals.contains { $0["actor"] as? String == "root (uid 0)" && $0["rule"] as? String == "bypass_lockout" })
+        let fromOwner = try #require(refusals.first { ($0["actor"] as? String)?.hasPrefix("web owner \(HouseholdHelper.ownerName) (uid ") == true })
+        #expect(fromOwner["rule"] as? String == "cooldown" && fromOwner["action"] as? String == "unblock")
+        #expect(fromOwner["reason"] as? String == "homework first")
     }
 
     @Test func an_owner_acts_only_on_profiles_their_uid_may_touch_and_a_member_on_none() throws {

@@ -25,7 +25,7 @@ public enum ChangeActor {
 /// table without bound (issue 16).
 ///
 /// The bound: per profile, at most `rowsPerHour` refusal rows have their first attempt inside any
-/// rolling hour. An attempt with the same profile, kind, action, rule and subject as a row begun
+/// rolling hour. An attempt by the same actor with the same profile, kind, action, rule and subject as a row begun
 /// less than `burstWindow` ago is counted in that row (`count`, `lastAt`); an attempt that would
 /// need a new row when the hour's rows are used up is counted in the newest row (`folded`). So a
 /// script refused 10,000 times in an hour writes at most 20 rows (the count stays exact), at most
@@ -36,6 +36,7 @@ struct RefusalLog {
     static let rowsPerHour = 20
 
     struct Key: Hashable {
+        var actor: String
         var kind: EventKind
         var action: String
         var rule: Refusal.Rule
@@ -110,7 +111,7 @@ extension HelperEngine {
         guard rules.contains(refusal.rule) else { return }
         let now = advanceClock()
         let curfew = refusal.rule == .curfew ? curfewName(profile: profile, entry: refusal.subject, at: now) : nil
-        let key = RefusalLog.Key(kind: kind, action: action, rule: refusal.rule, subject: refusal.subject)
+        let key = RefusalLog.Key(actor: currentActor, kind: kind, action: action, rule: refusal.rule, subject: refusal.subject)
         do throws(EngineError) {
             switch refusalLog.decide(key, profile: profile, at: now) {
             case .insert:
