@@ -4,7 +4,7 @@ import ScrollOffCore
 /// A rule change in `events` (issue 16): what changed, who changed it, the rule in words.
 public struct RuleChangeInfo: Hashable, Sendable, Codable {
     /// `block`, `unblock`, `blockRenewed`, `scheduleAdded`, `scheduleEdited`, `scheduleRemoved`,
-    /// `focusStarted`, `listAdded`, `listRemoved`, `profileAdded`, `profileRemoved`,
+    /// `focusStarted`, `focusEnded`, `listAdded`, `listRemoved`, `profileAdded`, `profileRemoved`,
     /// `profileClients`, `profileHousehold`, `timeZone`, `preset`, `knobs`.
     public var change: String
     /// "alice (uid 1000)", "web owner bob (uid 1001)", "the configuration file", "the helper".

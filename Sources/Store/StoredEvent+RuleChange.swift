@@ -27,7 +27,7 @@ public struct RuleChangeRecord: Hashable, Sendable, Codable {
     public enum Change: String, CaseIterable, Sendable {
         case block, unblock, blockRenewed
         case scheduleAdded, scheduleEdited, scheduleRemoved
-        case focusStarted
+        case focusStarted, focusEnded
         case listAdded, listRemoved
         case profileAdded, profileRemoved, profileClients, profileHousehold, timeZone, preset, knobs
     }

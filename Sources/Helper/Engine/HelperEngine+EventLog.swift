@@ -211,6 +211,19 @@ extension HelperEngine {
         return out
     }
 
+    /// `focusEnded` events for the sessions of `p` that ended in `(after, through]`, each at its
+    /// own end. A focus session cannot be ended early (SPEC §2), so its end is the helper's: the
+    /// timer calls this with the curfew-reminder cursor, which starts at the helper's start, so a
+    /// session that ended while the helper was stopped is not recorded late.
+    static func focusEnds(of p: ProfileRuntime, after: Instant, through now: Instant) -> [StoredEvent] {
+        p.focusSessions.filter { $0.end > after && $0.end <= now }.sorted { $0.end < $1.end }.map { f in
+            let rule = focusWords(f)
+            let record = RuleChangeRecord(change: .focusEnded, actor: ChangeActor.helper, rule: rule, entries: f.entries.map(\.rawValue).sorted())
+            return StoredEvent(record, profile: p.name, entry: f.entries.count == 1 ? f.entries.first : nil, at: f.end,
+                               message: "Your \(rule) ended as planned.")
+        }
+    }
+
     /// A schedule's rule apart from its bookkeeping (a cooldown start is not a change of rule).
     private static func sameRule(_ a: Schedule, _ b: Schedule) -> Bool {
         a.start == b.start && a.end == b.end && a.days == b.days && a.entries == b.entries && a.kind == b.kind && a.reason == b.reason
