@@ -51,6 +51,8 @@ public enum ControlEndpoints {
     public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events")
     /// Answers `text/csv`, not JSON.
     public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
+    /// Issue 16: the same rows as `export`, typed (`scrolloff export --json`).
+    public static let exportRows = ControlEndpoint<NoBody, ExportRowsResponse>(.get, "/v1/export/rows")
 
     // Household (issue 13). Listing and answering requests are open to the router's profile
     // check: `?all=true` spans profiles and an answer acts on the request's own profile, so the
@@ -72,7 +74,7 @@ public enum ControlEndpoints {
         removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
         plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
         approveRequest, declineRequest, removeProfile,
-        digest,
+        digest, exportRows,
     ] as [any AnyControlEndpoint]).map { ($0.method, $0.template) }
 }
 
@@ -85,6 +87,8 @@ public enum ControlQuery {
     public static let period = "period"
     public static let since = "since"
     public static let all = "all"
+    /// `GET /v1/bypass/next?entry=E`: the entry of the bypass, so the plan shown fits it (issue 16).
+    public static let entry = "entry"
 }
 
 /// The methods the control API uses.

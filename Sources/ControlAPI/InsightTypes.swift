@@ -23,6 +23,23 @@ public struct PlanReport: Hashable, Sendable, Codable {
         case id, when, then, archived, created
         case shownCount = "shown_count"
     }
+
+    /// Issue 16 calls the count `times_referenced`; it is written under both names.
+    private enum ExtraKeys: String, CodingKey {
+        case timesReferenced = "times_referenced"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(when, forKey: .when)
+        try c.encode(then, forKey: .then)
+        try c.encode(archived, forKey: .archived)
+        try c.encode(_created, forKey: .created)
+        try c.encode(shownCount, forKey: .shownCount)
+        var extra = encoder.container(keyedBy: ExtraKeys.self)
+        try extra.encode(shownCount, forKey: .timesReferenced)
+    }
 }
 
 /// `GET /v1/plans` (SPEC §13 `plans[]`).
@@ -58,14 +75,26 @@ public struct EventReport: Hashable, Sendable, Codable {
     public var kind: String
     public var entry: String?
     public var message: String?
+    /// Issue 16: set on `ruleChange` events.
+    public var ruleChange: RuleChangeInfo?
+    /// Issue 16: set on `bypassRefused` and `editRefused` events.
+    public var refusal: RefusalInfo?
 
-    public init(id: Int64?, profile: String?, time: Instant, kind: String, entry: String?, message: String?) {
+    public init(id: Int64?, profile: String?, time: Instant, kind: String, entry: String?, message: String?,
+                ruleChange: RuleChangeInfo? = nil, refusal: RefusalInfo? = nil) {
         self.id = id
         self.profile = profile
         self.time = time
         self.kind = kind
         self.entry = entry
         self.message = message
+        self.ruleChange = ruleChange
+        self.refusal = refusal
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, profile, time, kind, entry, message, refusal
+        case ruleChange = "rule_change"
     }
 }
 

@@ -23,6 +23,9 @@ public struct StateChange: Sendable {
         /// Appends a ledger row (SPEC §4). Its id is returned in `CommitReceipt.ledgerIDs`.
         case appendLedger(profile: String, LedgerRow)
         case appendEvent(StoredEvent)
+        /// Issue 16: a burst of refused attempts is counted in the row its first attempt wrote
+        /// (`RefusalRecord.count`), so a script cannot grow the table without bound.
+        case updateEventPayload(id: Int64, payload: String)
         /// Inserts or updates a grant; `ended` closes it with the instant and the reason.
         case saveGrant(profile: String, Grant, ended: GrantEnd?)
         /// The wallet and ladder state after the operation: replaces the stored one whole.

@@ -85,6 +85,9 @@ struct ChangeWriter {
                 INSERT INTO events (profile, time, kind, entry, client_ip, message, payload) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [e.profile, e.time.millisecondsSince1970, e.kind.rawValue, e.entry?.rawValue, e.clientIP, e.message, e.payload])
             receipt.eventIDs.append(db.lastInsertedRowID)
+        case .updateEventPayload(let id, let payload):
+            try db.execute(sql: "UPDATE events SET payload = ? WHERE id = ?", arguments: [payload, id])
+            try requireChange("there is no event \(id)")
         case .saveGrant(let profile, let g, let ended):
             try saveGrant(profile: profile, g, ended: ended)
         case .saveAccount(let profile, let account):

@@ -19,30 +19,78 @@ enum CSV {
     static func line(_ fields: [String]) -> String { fields.map(field).joined(separator: ",") + "\r\n" }
 }
 
+/// One exported row: a ledger row or an event (SPEC §12).
+public struct ExportRow: Hashable, Sendable {
+    public enum Record: String, Sendable {
+        case ledger, event
+    }
+
+    public var record: Record
+    public var id: Int64
+    public var time: Instant
+    public var profile: String?
+    /// The ledger row's reason, or the event's kind.
+    public var what: String
+    /// Ledger rows only.
+    public var deltaSeconds: Int64?
+    public var entry: String?
+    /// Urge events only (SPEC §9 privacy).
+    public var clientIP: String?
+    /// The ledger note or the event's message.
+    public var text: String?
+    /// The event's machine-readable details, JSON text.
+    public var payload: String?
+    /// `time` as RFC 3339 in UTC, exact to the millisecond: `2026-11-21T23:40:17.123Z`.
+    public var timeUTC: String { Store.iso8601(time.millisecondsSince1970) }
+
+    public init(record: Record, id: Int64, time: Instant, profile: String?, what: String, deltaSeconds: Int64?, entry: String?,
+                clientIP: String?, text: String?, payload: String?) {
+        self.record = record
+        self.id = id
+        self.time = time
+        self.profile = profile
+        self.what = what
+        self.deltaSeconds = deltaSeconds
+        self.entry = entry
+        self.clientIP = clientIP
+        self.text = text
+        self.payload = payload
+    }
+}
+
 extension Store {
     /// The header of `exportCSV()`: ledger rows and events in one table, told apart by `record`.
     public static let csvHeader = ["record", "id", "time_utc", "time_ms", "profile", "reason_or_kind", "delta_seconds",
                                    "entry", "client_ip", "text"]
 
     /// `scrolloff export --csv` (SPEC §12): every ledger row and event still kept, oldest first,
-    /// as RFC 4180 CSV. `text` is the ledger note or the event's message.
+    /// as RFC 4180 CSV. `text` is the ledger note or the event's message. The same rows as
+    /// `exportRows()`, so the two formats never disagree.
     public func exportCSV() throws(StoreError) -> String {
+        var out = CSV.line(Self.csvHeader)
+        for r in try exportRows() {
+            out += CSV.line([r.record.rawValue, String(r.id), Self.iso8601(r.time.millisecondsSince1970), String(r.time.millisecondsSince1970),
+                             r.profile ?? "", r.what, r.deltaSeconds.map(String.init) ?? "", r.entry ?? "", r.clientIP ?? "", r.text ?? ""])
+        }
+        return out
+    }
+
+    /// `scrolloff export --json` (issue 16): every ledger row and event still kept, oldest first,
+    /// as typed rows (ledger rows before events at the same instant, then by id).
+    public func exportRows() throws(StoreError) -> [ExportRow] {
         try read { db in
-            var out = CSV.line(Self.csvHeader)
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT 'ledger' AS record, id, time, profile, reason AS what, delta_seconds AS delta, entry, NULL AS client_ip, note AS text
+            try Row.fetchAll(db, sql: """
+                SELECT 'ledger' AS record, id, time, profile, reason AS what, delta_seconds AS delta, entry, NULL AS client_ip,
+                       note AS text, NULL AS payload
                 FROM ledger
                 UNION ALL
-                SELECT 'event', id, time, profile, kind, NULL, entry, client_ip, message FROM events
+                SELECT 'event', id, time, profile, kind, NULL, entry, client_ip, message, payload FROM events
                 ORDER BY time, record DESC, id
-                """)
-            for r in rows {
-                let ms: Int64 = r["time"]
-                out += CSV.line([r["record"], String(r["id"] as Int64), Self.iso8601(ms), String(ms), r["profile"] ?? "",
-                                 r["what"], (r["delta"] as Int64?).map(String.init) ?? "", r["entry"] ?? "",
-                                 r["client_ip"] ?? "", r["text"] ?? ""])
+                """).map { r in
+                ExportRow(record: ExportRow.Record(rawValue: r["record"]) ?? .event, id: r["id"],
+                          time: Instant(millisecondsSince1970: r["time"]), profile: r["profile"], what: r["what"],
+                          deltaSeconds: r["delta"], entry: r["entry"], clientIP: r["client_ip"], text: r["text"], payload: r["payload"])
             }
-            return out
         }
     }
 

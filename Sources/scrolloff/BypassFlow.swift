@@ -27,16 +27,17 @@ struct BypassFlow {
     /// and alternatives are fetched and printed before the bypass is asked for, so they are read at
     /// the moment of the urge, even when the bypass is then refused. Returns the preview, or nil
     /// when nobody is at a terminal (the answer's own plan is printed with it then).
-    static func showPlanFirst(_ options: GlobalOptions) throws -> BypassPreview? {
+    static func showPlanFirst(_ options: GlobalOptions, entry: String) throws -> BypassPreview? {
         guard interactive && !options.json else { return nil }
-        let preview = try options.call(ControlEndpoints.bypassPreview)
+        // The entry lets the helper pick the plan whose trigger fits this moment (issue 16).
+        let preview = try options.call(ControlEndpoints.bypassPreview, query: [(ControlQuery.entry, entry)])
         if let plan = preview.plan { PlanWords.printPlan(plan) }
         if !preview.alternatives.isEmpty { PlanWords.printAlternatives(preview.alternatives) }
         return preview
     }
 
     func run() throws {
-        let preview = try Self.showPlanFirst(options)
+        let preview = try Self.showPlanFirst(options, entry: entry)
         if let preview {
             let paid = kind == .token || preview.step != BypassPreview.freePeek
             if paid {

@@ -5,7 +5,7 @@ import ScrollOffCore
 
 /// `scrolloff events [--since DATE]`: what happened, oldest first.
 struct Events: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show what happened: blocks, refusals, peeks, urges, clock changes.")
+    static let configuration = CommandConfiguration(abstract: "Show what happened: rule changes and who made them, bypasses the rules held, peeks, urges, clock changes.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -37,11 +37,8 @@ struct Events: ParsableCommand {
                 return
             }
             let now = answer.now ?? TimeWords.now()
-            for event in answer.events {
-                let entry = event.entry.map { " \($0)" } ?? ""
-                let message = event.message.map { " — \($0)" } ?? ""
-                print("\(TimeWords.clock(event.time, now: now))  \(event.kind)\(entry)\(message)")
-            }
+            if let summary = EventWords.summary(answer.events, since: since) { print(summary) }
+            for event in answer.events { print(EventWords.line(event, now: now)) }
         }
     }
 }

@@ -2,33 +2,28 @@ import ArgumentParser
 import ControlAPI
 import Foundation
 
-/// `scrolloff export --csv`: the ledger and events as CSV on stdout (SPEC §12).
+/// `scrolloff export --csv|--json`: the ledger and events on stdout (SPEC §12). `--csv` is RFC 4180
+/// text; `--json` is `{"format": "json", "rows": [...]}` with one typed object per row (issue 16).
 struct Export: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Write your ledger and events as CSV to stdout.")
+    static let configuration = CommandConfiguration(abstract: "Write your ledger and events to stdout as CSV (--csv) or typed JSON rows (--json).")
 
     @OptionGroup var options: GlobalOptions
 
-    @Flag(name: .long, help: "CSV (the only format so far).")
+    @Flag(name: .long, help: "RFC 4180 CSV, one line per ledger row or event.")
     var csv = false
 
     func validate() throws {
-        if !csv && !options.json { throw ValidationError("Say the format: `scrolloff export --csv > scrolloff.csv`.") }
-    }
-
-    /// With `--json` the CSV text comes as one field, so scripts get the same envelope as elsewhere.
-    struct JSONExport: Encodable {
-        var format = "csv"
-        var csv: String
+        if csv && options.json { throw ValidationError("Choose one format: --csv or --json.") }
+        if !csv && !options.json { throw ValidationError("Say the format: `scrolloff export --csv > scrolloff.csv` or `scrolloff export --json`.") }
     }
 
     func run() throws {
         let client = options.client(timeoutSeconds: 120)
-        let response = try options.talk { () throws(ControlClientError) in
-            try client.call(ControlEndpoints.export)
-        }
         if options.json {
-            Terminal.printJSON(JSONExport(csv: response.text))
+            let response = try options.talk { () throws(ControlClientError) in try client.call(ControlEndpoints.exportRows) }
+            Terminal.printJSON(response)
         } else {
+            let response = try options.talk { () throws(ControlClientError) in try client.call(ControlEndpoints.export) }
             FileHandle.standardOutput.write(Data(response.text.utf8))
         }
     }

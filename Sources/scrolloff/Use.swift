@@ -17,7 +17,7 @@ struct Use: ParsableCommand {
     var task: String?
 
     func run() throws {
-        let planShown = try BypassFlow.showPlanFirst(options) != nil
+        let planShown = try BypassFlow.showPlanFirst(options, entry: entry) != nil
         let answer = try options.call(ControlEndpoints.use,
                                       GrantRequest(entry: entry, forSeconds: length?.seconds, task: task))
         options.emit(answer) { GrantWords.print(answer, planShown: planShown) }

@@ -66,6 +66,14 @@ struct ListGuardTests {
         #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "quiet"]).status == 0)
         #expect(try await server.cli(["block", "instagram"]).status == 0)
         #expect(try await server.cli(["lists", "rm", "quiet"]).status == 0)
+        // Issue 16: both changes are in events, machine-wide, with who made them.
+        let events = try #require(try await server.json(["events"])["events"] as? [[String: Any]])
+        let changes = events.compactMap { $0["rule_change"] as? [String: Any] }
+        for change in ["listAdded", "listRemoved"] {
+            let found = try #require(changes.first { $0["change"] as? String == change }, "\(change): \(changes)")
+            #expect((found["actor"] as? String)?.hasSuffix("(uid \(getuid()))") == true || found["actor"] as? String == "uid \(getuid())")
+            #expect(found["rule"] as? String == "list quiet from file://\(file)")
+        }
     }
 
     @Test(arguments: [

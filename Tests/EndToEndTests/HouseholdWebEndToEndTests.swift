@@ -72,9 +72,20 @@ struct HouseholdWebEndToEndTests {
     @Test func refusals_carry_the_rule_the_time_it_opens_and_the_reason_like_the_cli() throws {
         let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
         #expect(try helper.cli(["block", "tiktok", "--profile", "kid", "--reason", "homework first"]).exitCode == 0)
+        // Issue 16: the moment shows the plan whose trigger fits it (the entry), not the newest,
+        // and counts it once for the flow however often the page is loaded.
+        #expect(try helper.cli(["plan", "add", "--profile", "kid", "--when", "TikTok pulls me in", "--then", "I will text a friend"]).exitCode == 0)
+        #expect(try helper.cli(["plan", "add", "--profile", "kid", "--when", "I feel bored", "--then", "I will stretch"]).exitCode == 0)
         let kid = helper.device("127.0.0.2")
-        let token = try #require(try kid.get("/moment?action=peek&entry=tiktok").csrf)
+        _ = try kid.get("/moment?action=peek&entry=tiktok")
+        let moment = try kid.get("/moment?action=peek&entry=tiktok")
+        #expect(moment.body.contains("TikTok pulls me in") && !moment.body.contains("I feel bored"), "\(moment.body)")
+        let token = try #require(moment.csrf)
         #expect(try kid.post("/bypass", [("csrf", token), ("action", "peek"), ("entry", "tiktok")]).status == 303)
+        let plans = try helper.cli(["plan", "list", "--profile", "kid", "--json"])
+        let planRows = try #require((try JSONSerialization.jsonObject(with: Data(plans.output.utf8)) as? [String: Any])?["plans"] as? [[String: Any]])
+        #expect(planRows.first { $0["when"] as? String == "TikTok pulls me in" }?["times_referenced"] as? Int == 1, "\(plans.output)")
+        #expect(planRows.first { $0["when"] as? String == "I feel bored" }?["times_referenced"] as? Int == 0)
         // A second peek right after the first: the bypass lockout, with its end.
         let again = try kid.post("/bypass", [("csrf", token), ("action", "peek"), ("entry", "tiktok")])
         #expect(again.status == 409)
@@ -100,6 +111,20 @@ struct HouseholdWebEndToEndTests {
         #expect(unblock.body.contains("data-rule=\"cooldown\""))
         #expect(unblock.body.contains("tiktok is in cooldown until "))
         #expect(unblock.body.contains("Your reason: “homework first”"))
+
+        // Issue 16: events name who changed a rule and who was refused, by what, until when.
+        let listed = try helper.cli(["events", "--profile", "kid", "--json"])
+        let events = try #require((try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["events"] as? [[String: Any]])
+        let block = try #require(events.compactMap { $0["rule_change"] as? [String: Any] }.first { $0["change"] as? String == "block" })
+        #expect(block["actor"] as? String == "root (uid 0)")
+        let refusals = events.compactMap { $0["refusal"] as? [String: Any] }
+        let fromDevice = try #require(refusals.first { $0["actor"] as? String == "device 127.0.0.2 on the household page" })
+        #expect(fromDevice["rule"] as? String == "bypass_lockout" && fromDevice["action"] as? String == "peek")
+        #expect(fromDevice["opens_at"] is String)
+        #expect(refusals.contains { $0["actor"] as? String == "root (uid 0)" && $0["rule"] as? String == "bypass_lockout" })
+        let fromOwner = try #require(refusals.first { ($0["actor"] as? String)?.hasPrefix("web owner \(HouseholdHelper.ownerName) (uid ") == true })
+        #expect(fromOwner["rule"] as? String == "cooldown" && fromOwner["action"] as? String == "unblock")
+        #expect(fromOwner["reason"] as? String == "homework first")
     }
 
     @Test func an_owner_acts_only_on_profiles_their_uid_may_touch_and_a_member_on_none() throws {

@@ -108,7 +108,10 @@ public struct ControlRouter: Sendable {
                 }
             }
             do {
-                return try await route.handler(request)
+                // Issue 16: rule changes and refusals this request causes name its caller.
+                return try await ChangeActor.$current.withValue(ChangeActor.describe(request.caller)) {
+                    try await route.handler(request)
+                }
             } catch let failure as ControlFailure {
                 throw failure
             } catch {

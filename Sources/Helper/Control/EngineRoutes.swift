@@ -46,6 +46,7 @@ enum EngineRoutes {
         addSchedules(to: &router, engine: engine)
         addCredit(to: &router, engine: engine)
         addInsights(to: &router, engine: engine)
+        EventLogRoutes.add(to: &router, engine: engine)
         router.add(ControlEndpoints.profiles) { _ in .ok(await profiles(engine)) }
         // Creating a profile or moving clients between profiles decides which rules a device
         // follows, so it is the administrator's call, not a group member's (SPEC §9, §11).
@@ -102,7 +103,8 @@ enum EngineRoutes {
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
         }
         router.add(ControlEndpoints.bypassPreview) { r in
-            try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile) }
+            let entry = r.query[ControlQuery.entry].flatMap { $0.isEmpty ? nil : $0 }
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile, entry: entry) }
         }
         router.add(ControlEndpoints.recordExercise, action: .spend) { r, body in
             guard let outcome = ExerciseRecord.Outcome(rawValue: body.outcome) else {

@@ -12,12 +12,17 @@ public struct ListGuard: Sendable {
     /// refresh may add names but not drop them (SPEC §3). Unlike `checkRemoval` it records no
     /// refusal event: a refresh is not a person's attempt to undo a rule.
     public var holdOf: @Sendable (ListName) async -> ControlFailure?
+    /// Told after a list was added (true) or removed (false), with its URL, so the change is
+    /// recorded as an event with who made it (issue 16).
+    public var changed: @Sendable (Bool, ListName, String) async -> Void
 
     public init(checkRemoval: @escaping @Sendable (ListName) async throws(ControlFailure) -> Void,
                 checkSourceHost: @escaping @Sendable (String) async throws(ControlFailure) -> Void,
-                holdOf: (@Sendable (ListName) async -> ControlFailure?)? = nil) {
+                holdOf: (@Sendable (ListName) async -> ControlFailure?)? = nil,
+                changed: @escaping @Sendable (Bool, ListName, String) async -> Void = { _, _, _ in }) {
         self.checkRemoval = checkRemoval
         self.checkSourceHost = checkSourceHost
+        self.changed = changed
         self.holdOf = holdOf ?? { name in
             do throws(ControlFailure) { try await checkRemoval(name); return nil } catch { return error }
         }
@@ -42,6 +47,7 @@ public struct ListGuard: Sendable {
             holdOf: { name in
                 guard let refusal = await engine.listHold(name.rawValue) else { return nil }
                 return ControlFailure(.refused(refusal), now: await engine.trustedNow())
-            })
+            },
+            changed: { added, name, url in await engine.recordListChange(added: added, name: name.rawValue, url: url) })
     }
 }

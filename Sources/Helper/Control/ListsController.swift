@@ -306,6 +306,7 @@ public actor ListsController {
         }
         adding[name] = nil
         logger.info("list added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "list.entries": "\(report.metadata.entryCount ?? 0)"])
+        await guardrail?.changed(true, name, url)
         await publish()
         changes.notify()
         return AddListResponse(now: clock().date, result: result(of: report))
@@ -389,6 +390,7 @@ public actor ListsController {
             throw .internalError(error.description)
         }
         logger.info("list removed", metadata: ["list.name": "\(source.name)"])
+        await guardrail?.changed(false, source.name, source.url)
         await publish()
         changes.notify()
         return RemoveListResponse(removed: source.name.rawValue)

@@ -10,7 +10,7 @@ extension HelperEngine {
     public func use(_ word: String, for limit: Span? = nil, task: String? = nil,
                     profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
         let entry = try resolveOne(word)
-        return try openGrant(entry, profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+        return try openGrant(entry, action: "use", profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
             do throws(CreditError) {
                 return try p.account.use(entry, for: limit, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now))
             } catch { throw EngineError(error) }
@@ -20,7 +20,7 @@ extension HelperEngine {
     /// `scrolloff peek ENTRY [--task T]` (SPEC §5 steps 1–2).
     public func peek(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
         let entry = try resolveOne(word)
-        return try openGrant(entry, profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+        return try openGrant(entry, action: "peek", profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
             do throws(Refusal) { return try p.account.peek(entry, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now)) } catch {
                 throw .refused(error)
             }
@@ -30,7 +30,7 @@ extension HelperEngine {
     /// `scrolloff token ENTRY [--task T]` (SPEC §5 step 4).
     public func token(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
         let entry = try resolveOne(word)
-        return try openGrant(entry, profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+        return try openGrant(entry, action: "token", profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
             do throws(Refusal) { return try p.account.token(entry, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now)) } catch {
                 throw .refused(error)
             }
@@ -45,12 +45,28 @@ extension HelperEngine {
     }
 
     /// Shared shape of `use`, `peek` and `token`: checks the entry is blocked (a curfew is left to
-    /// the core, whose refusal says when it ends), runs the operation, and shows the person's most
-    /// recent active plan (SPEC §8), counting that it was shown, in the same commit.
-    private func openGrant(_ entry: EntryID, profile: String,
+    /// the core, whose refusal says when it ends), runs the operation, and shows the plan that
+    /// fits the moment (SPEC §8, `planAtGrant`), counting it in the same commit unless the
+    /// preview of the same flow already did. A refusal by a rule that holds is recorded as a
+    /// `bypassRefused` event (issue 16).
+    private func openGrant(_ entry: EntryID, action: String, profile: String,
                            _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
-        let plan = activePlan(profile: profile)
-        let result = try perform { (w: inout Work) throws(EngineError) -> GrantResult in
+        let (plan, countPlan) = planAtGrant(profile: profile, entry: entry, at: advanceClock())
+        let result: GrantResult
+        do {
+            result = try grant(entry, profile: profile, plan: plan, countPlan: countPlan, operation)
+        } catch {
+            recordRefused(error, profile: profile, action: action, kind: .bypassRefused)
+            throw error
+        }
+        if let plan, countPlan, let k = plans.firstIndex(where: { $0.id == plan.id }) { plans[k].shownCount += 1 }
+        finishPlanFlow(profile: profile, plan: plan, entry: entry, at: clock.now)
+        return result
+    }
+
+    private func grant(_ entry: EntryID, profile: String, plan: Plan?, countPlan: Bool,
+                       _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
+        try perform { (w: inout Work) throws(EngineError) -> GrantResult in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
             switch p.rules.state(of: entry, at: w.now) {
@@ -64,18 +80,17 @@ extension HelperEngine {
             guard let grant = out.grant else {
                 throw .invalid("The operation on \(entry) opened nothing; this is a bug in Scroll Off, please report it.")
             }
-            if let plan { w.change.append(.countPlanShown(id: plan.id)) }
+            if let plan, countPlan { w.change.append(.countPlanShown(id: plan.id)) }
             w.profiles[i] = p
             let status = p.account.status(at: w.now)
             let alternatives = self.alternatives.filter { $0.profile == profile }.sorted { $0.id > $1.id }.map(\.text)
             let opened = out.events.first { if case .grantOpened = $0.kind { true } else { false } }
             return GrantResult(
-                grant: GrantReport(grant), plan: plan.map(PlanReport.init), alternatives: alternatives,
+                grant: GrantReport(grant), plan: plan.map { var shown = $0; if countPlan { shown.shownCount += 1 }; return PlanReport(shown) },
+                alternatives: alternatives,
                 balanceSeconds: status.balanceSeconds, peeksLeftToday: status.peeksLeftToday, tokensLeftMonth: status.tokensLeftThisMonth,
                 message: opened?.message ?? "\(entry) is open.")
         }
-        if let plan, let k = plans.firstIndex(where: { $0.id == plan.id }) { plans[k].shownCount += 1 }
-        return result
     }
 
     /// `scrolloff stop [ENTRY]`: ends the running spend (or the named entry's); nothing more is
@@ -149,13 +164,6 @@ extension HelperEngine {
     /// `scrolloff plan list`: active plans, most recent first; archived ones with `includeArchived`.
     public func planList(includeArchived: Bool = false, profile: String = HelperEngine.defaultProfile) -> [PlanReport] {
         plans.filter { $0.profile == profile && (includeArchived || !$0.archived) }.sorted { $0.id > $1.id }.map(PlanReport.init)
-    }
-
-    /// The plan shown before a bypass (SPEC §8) and counted as shown: the profile's newest active
-    /// plan, by when it was made (ties, which only a hand-edited store has, by id). The bypass
-    /// preview and the grant both ask here, so the plan offered is the plan counted.
-    func activePlan(profile: String) -> Plan? {
-        plans.filter { $0.profile == profile && !$0.archived }.max { ($0.created, $0.id) < ($1.created, $1.id) }
     }
 
     /// `scrolloff plan archive ID`: hidden, never deleted (SPEC §12).

@@ -16,7 +16,7 @@ extension HelperEngine {
             do throws(Refusal) {
                 try Self.checkRemoval(of: id, in: p, at: now)
             } catch {
-                try recordRefusal(.refused(error), profile: p.name)
+                try recordRefusal(.refused(error), profile: p.name, action: "lists rm")
                 throw .refused(error)
             }
         }

@@ -4,9 +4,10 @@ import ScrollOffCore
 extension HelperEngine {
     /// What `peek` or `token` would meet now (SPEC §5, §8), read-only: the next step of the ladder
     /// (the CLI offers the "try this first" exercise before any bypass, on a terminal), the
-    /// person's newest active plan and their alternatives, and what is left today. Nothing is
-    /// counted as shown here; the grant's answer does that.
-    public func bypassPreview(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BypassPreview {
+    /// plan that fits the moment (issue 16: time of day, weekday, and `entry` when given) and
+    /// their alternatives, and what is left today. The plan is counted as shown here, once per
+    /// bypass flow (`planShownAtPreview`); the grant that follows does not count it again.
+    public func bypassPreview(profile: String = HelperEngine.defaultProfile, entry word: String? = nil) throws(EngineError) -> BypassPreview {
         let now = advanceClock()
         var p = profiles[try profileIndex(profile, in: profiles)]
         _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
@@ -16,7 +17,9 @@ extension HelperEngine {
         case .paidPeek(let seconds): (BypassPreview.paidPeek, seconds)
         case .tokenOnly: (BypassPreview.tokenOnly, nil)
         }
-        let plan = activePlan(profile: profile).map(PlanReport.init)
+        // An entry that does not resolve only loses its say in the plan; the preview still answers.
+        let entry = word.flatMap { w -> EntryID? in try? resolveOne(w) }
+        let plan = planShownAtPreview(profile: profile, entry: entry, at: now).map(PlanReport.init)
         return BypassPreview(step: step, costSeconds: cost, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
                              peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth)
     }

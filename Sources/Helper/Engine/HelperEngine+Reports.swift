@@ -51,6 +51,6 @@ extension HelperEngine {
         try flushUrges()
         let rows: [StoredEvent]
         do { rows = try store.events(since: since, profile: profile) } catch { throw EngineError(error) }
-        return rows.map { EventReport(id: $0.id, profile: $0.profile, time: $0.time, kind: $0.kind.rawValue, entry: $0.entry?.rawValue, message: $0.message) }
+        return rows.map(Self.eventReport)
     }
 }

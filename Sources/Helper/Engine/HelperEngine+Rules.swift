@@ -105,19 +105,15 @@ extension HelperEngine {
                                    now: w.now)
             }
         } catch {
-            try recordRefusal(error, profile: profile)
+            try recordRefusal(error, profile: profile, action: "unblock")
             throw error
         }
     }
 
-    /// Keeps a cooldown or edit-lock refusal as an event (SPEC §2, §3) in its own small commit.
-    func recordRefusal(_ error: EngineError, profile: String) throws(EngineError) {
-        guard let r = error.refusal, r.rule == .cooldown || r.rule == .curfewEditLock,
-              profiles.contains(where: { $0.name == profile }) else { return }
-        let now = advanceClock()
-        var change = StateChange([.appendEvent(StoredEvent(refused: r, profile: profile, at: now))])
-        var work = profiles
-        try commit(&change, profiles: &work, now: now)
+    /// Keeps a cooldown or edit-lock refusal as an `editRefused` event (SPEC §2, §3), coalesced
+    /// like refused bypasses (`recordRefused`). Recording never replaces the refusal.
+    func recordRefusal(_ error: EngineError, profile: String, action: String) throws(EngineError) {
+        recordRefused(error, profile: profile, action: action, kind: .editRefused)
     }
 
     // MARK: Schedules
@@ -169,7 +165,7 @@ extension HelperEngine {
                 return ScheduleReport(saved, at: w.now)
             }
         } catch {
-            try recordRefusal(error, profile: profile)
+            try recordRefusal(error, profile: profile, action: "schedule edit")
             throw error
         }
     }
@@ -194,7 +190,7 @@ extension HelperEngine {
                 w.change.append(.removeSchedule(profile: w.profiles[i].name, name: name))
             }
         } catch {
-            try recordRefusal(error, profile: profile)
+            try recordRefusal(error, profile: profile, action: "schedule rm")
             throw error
         }
     }

@@ -70,6 +70,8 @@ extension HelperEngine: Service {
         var work = profiles
         for i in work.indices {
             var cursor = work[i].reminderCursor
+            // Issue 16: focus sessions that ended since the last tick, as `focusEnded` events.
+            for event in Self.focusEnds(of: work[i], after: cursor, through: now) { change.append(.appendEvent(event)) }
             while let r = work[i].rules.nextCurfewReminder(after: cursor), r.remindAt <= now {
                 // A reminder whose curfew already started (the helper was asleep) has no use any more.
                 if now < r.occurrence.start { change.append(.appendEvent(StoredEvent(r, profile: work[i].name))) }

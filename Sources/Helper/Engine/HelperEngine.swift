@@ -105,6 +105,13 @@ public actor HelperEngine {
     /// transaction (SPEC §3: a full disk never takes DNS away nor keeps a spend charging).
     var heldChange: StateChange?
 
+    /// Recent refusal rows, to coalesce bursts (`RefusalLog`, HelperEngine+EventLog.swift).
+    var refusalLog = RefusalLog()
+    /// Per profile, the plan shown by the last bypass preview (HelperEngine+EventLog.swift).
+    var planFlows: [String: PlanFlow] = [:]
+    /// Who makes the changes in progress when it is not a request's caller (the configuration file).
+    var actorOverride: String?
+
     // Timer loop (HelperEngine+Timers.swift).
     var wakeContinuation: CheckedContinuation<Void, Never>?
     var wakeRequested = false
@@ -254,6 +261,10 @@ public actor HelperEngine {
         // from now on, never to minutes already used (an `unblock` ends a spend now, not at its start).
         for i in work.profiles.indices { Self.settle(&work.profiles[i], at: now, into: &work.change) }
         let result = try body(&work)
+        // Issue 16: every rule the command changed, with who changed it, in the same commit.
+        for event in Self.ruleChanges(from: profiles, to: work.profiles, at: now, actor: currentActor) {
+            work.change.append(.appendEvent(event))
+        }
         do {
             try commit(&work.change, profiles: &work.profiles, now: now)
         } catch {

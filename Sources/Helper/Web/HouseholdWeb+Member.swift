@@ -137,7 +137,7 @@ extension HouseholdWeb {
         let ask = try BypassAsk { request.uri.queryParameters.get($0) }
         let profile = deviceProfile(context)
         let preview: BypassPreview
-        do { preview = try await engine.bypassPreview(profile: profile) } catch {
+        do { preview = try await engine.bypassPreview(profile: profile, entry: ask.entry) } catch {
             return await failurePage(error, session: session, cookie: cookie, back: "/")
         }
         let now = await engine.trustedNow()
@@ -174,6 +174,13 @@ extension HouseholdWeb {
     /// Peek, use or token, after recording the exercise's outcome when one was offered
     /// (`POST /v1/exercises` then `POST /v1/peek|use|token`, the same engine calls).
     func bypass(_ request: Request, _ context: WebContext) async throws -> Response {
+        // Issue 16: a refusal names the device that asked.
+        try await ChangeActor.$current.withValue("device \(device(context)) on the household page") {
+            try await bypassFromDevice(request, context)
+        }
+    }
+
+    private func bypassFromDevice(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
         try memberMay(.spend)
         let ask = try BypassAsk { form[$0] }

@@ -102,14 +102,17 @@ extension HouseholdWeb {
         let profile = try await authorized(owner, form["profile"], .edit)
         guard let entry = form["entry"] else { throw WebFailure(.badRequest, "Name the entry, such as tiktok.") }
         let words = entry.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-        do {
-            let result = block
-                ? try await engine.block(words, reason: form["reason"], profile: profile)
-                : try await engine.unblock(words, profile: profile)
-            await sessions.setFlash(session.id, "\(profile): \(result.message)")
-            return WebResponses.redirect("/owner")
-        } catch {
-            return await failurePage(error, session: session, cookie: nil, back: "/owner")
+        // Issue 16: the rule change and any refusal name the signed-in owner.
+        return await ChangeActor.$current.withValue("web owner \(owner.name) (uid \(owner.uid))") {
+            do throws(EngineError) {
+                let result = block
+                    ? try await engine.block(words, reason: form["reason"], profile: profile)
+                    : try await engine.unblock(words, profile: profile)
+                await sessions.setFlash(session.id, "\(profile): \(result.message)")
+                return WebResponses.redirect("/owner")
+            } catch {
+                return await failurePage(error, session: session, cookie: nil, back: "/owner")
+            }
         }
     }
 }
