@@ -45,6 +45,7 @@ extension HelperEngine: Service {
         consider(urges.flushDue)
         consider(heldBackProfiles?.due)
         consider(heldUnknownDevices?.due)
+        consider(nextRequestExpiry)
         // Held changes wait for the disk: retry now (the loop's back-off paces it).
         if heldChange != nil { consider(now) }
         return due
@@ -87,6 +88,7 @@ extension HelperEngine: Service {
         if now >= nextRetentionAt { applyRetention(now: now) }
         applyHeldBackProfilesIfDue(now: now)
         applyHeldUnknownDevicesIfDue(now: now)
+        expireTimeRequestsIfDue(now: now)
     }
 
     /// Writes the pending urges now (before `events` or `stats` read them).
