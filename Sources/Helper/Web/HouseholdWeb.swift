@@ -57,6 +57,7 @@ struct HouseholdWeb: Sendable {
         router.post("/owner/block") { request, context in try await ownerBlock(request, context, block: true) }
         router.post("/owner/unblock") { request, context in try await ownerBlock(request, context, block: false) }
         addHousehold(to: router)
+        addOwn(to: router)
         return router
     }
 

@@ -19,7 +19,7 @@ enum WebTemplates {
 
     static let sources: [String: String] = [
         "layout": layout, "member": member, "moment": moment, "exercise": exercise, "outcome": outcome,
-        "signin": signin, "owner": owner,
+        "signin": signin, "owner": owner, "history": history, "plans": plans,
     ]
 
     static let layout = #"""
@@ -48,7 +48,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 </style>
 </head>
 <body>
-<header><strong>Scroll Off</strong><nav>{{#owner}}<a href="/owner">Household</a>{{/owner}}<a href="/">This device</a>{{^owner}}<a href="/signin">Owner sign-in</a>{{/owner}}</nav></header>
+<header><strong>Scroll Off</strong><nav>{{#owner}}<a href="/owner">Household</a>{{/owner}}<a href="/">This device</a><a href="/history">History</a><a href="/plans">Plans</a>{{^owner}}<a href="/signin">Owner sign-in</a>{{/owner}}</nav></header>
 <main>
 {{#flash}}<div class="card flash" role="status">{{flash}}</div>{{/flash}}
 {{$body}}{{/body}}

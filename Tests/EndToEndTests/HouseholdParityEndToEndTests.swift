@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// Issue 13 "a household member can do from a phone everything the CLI lets them do for their own
+/// profile": the verbs beyond status, peek, use, token, stop and ask — `plan add/list/archive`,
+/// `alternatives add/list`, `focus`, `stats`, `events`, `wallet`'s batches and `schedule list` —
+/// over HTTP against the real helper, each on the device's own profile and never another's.
+@Suite("Household page: the member's other verbs")
+struct HouseholdParityEndToEndTests {
+    @Test func plans_alternatives_and_focus_act_on_the_devices_profile_whatever_the_form_says() throws {
+        let scratch = try Scratch()
+        let helper = try HouseholdHelper(scratch: scratch)
+        #expect(try helper.cli(["plan", "add", "--when", "I'm restless at work", "--then", "stretch", "--profile", "parent"]).exitCode == 0)
+        let parentPlan = try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT id FROM plans WHERE profile = 'parent'")
+        let kid = helper.device("127.0.0.2")
+        let token = try #require(try kid.get("/plans").csrf)
+        let elsewhere = ("profile", "parent")
+
+        // Each POST without its CSRF token is refused and does nothing.
+        for (path, fields) in [("/plans", [("when", "bored"), ("then", "read")]), ("/alternatives", [("text", "walk")]),
+                               ("/focus", [("minutes", "30")]), ("/plans/archive", [("id", parentPlan)])] {
+            #expect(try kid.post(path, fields).status == 403, "\(path)")
+        }
+        #expect(try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT count(*) FROM plans WHERE profile = 'kid'") == "0")
+
+        // plan add, alternatives add and focus go to the kid's profile, not the one the form names.
+        #expect(try kid.post("/plans", [("csrf", token), ("when", "I'm bored after school"), ("then", "shoot hoops"), elsewhere]).status == 303)
+        #expect(try kid.post("/alternatives", [("csrf", token), ("text", "call grandma"), elsewhere]).status == 303)
+        #expect(try kid.post("/focus", [("csrf", token), ("minutes", "30"), ("entries", "tiktok"), ("reason", "revision"), elsewhere]).status == 303)
+        let kidPlans = try helper.cli(["plan", "list", "--profile", "kid"]).output
+        #expect(kidPlans.contains("shoot hoops"), "\(kidPlans)")
+        #expect(!(try helper.cli(["plan", "list", "--profile", "parent"]).output.contains("shoot hoops")))
+        #expect(try helper.cli(["alternatives", "list", "--profile", "kid"]).output.contains("call grandma"))
+        #expect(!(try helper.cli(["alternatives", "list", "--profile", "parent"]).output.contains("call grandma")))
+        #expect(try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT profile || ':' || reason FROM focus_sessions") == "kid:revision")
+        // The kid's plans page shows them, and nothing of the parent's.
+        let page = try kid.get("/plans")
+        #expect(page.body.contains("shoot hoops") && page.body.contains("call grandma"))
+        #expect(!page.body.contains("stretch"))
+
+        // Archiving the parent's plan by its id from the kid's device is refused: the engine looks
+        // the id up in the device's profile only.
+        let archive = try kid.post("/plans/archive", [("csrf", token), ("id", parentPlan), elsewhere])
+        #expect(archive.status == 404, "\(archive)")
+        #expect(try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT archived FROM plans WHERE id = \(parentPlan)") == "0")
+        let kidPlan = try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT id FROM plans WHERE profile = 'kid'")
+        #expect(try kid.post("/plans/archive", [("csrf", token), ("id", kidPlan)]).status == 303)
+        #expect(try sqlite("\(helper.state)/scrolloff.sqlite", "SELECT archived FROM plans WHERE id = \(kidPlan)") == "1")
+
+        // Focus only tightens, so it is refused nothing; but it cannot be cut short from the page
+        // either: stop ends grants, not a focus session.
+        let status = try helper.cli(["status", "--profile", "kid", "--json"]).output
+        #expect(status.contains("tiktok"), "\(status)")
+    }
+
+    @Test func history_shows_the_devices_stats_events_credit_and_schedules_and_no_other_profiles() throws {
+        let scratch = try Scratch()
+        let helper = try HouseholdHelper(scratch: scratch)
+        #expect(try helper.cli(["block", "tiktok", "--profile", "kid", "--reason", "homework first"]).exitCode == 0)
+        #expect(try helper.cli(["schedule", "add", "school", "--from", "08:00", "--to", "15:00", "--days", "weekdays",
+                                "--entries", "tiktok", "--profile", "kid"]).exitCode == 0)
+        #expect(try helper.cli(["block", "reddit", "--profile", "parent", "--reason", "deep work"]).exitCode == 0)
+        #expect(try helper.cli(["schedule", "add", "office", "--from", "09:00", "--to", "17:00", "--days", "weekdays",
+                                "--entries", "reddit", "--profile", "parent"]).exitCode == 0)
+        let history = try helper.device("127.0.0.2").get("/history?profile=parent")
+        #expect(history.status == 200)
+        // stats for three periods, the kid's events, their schedule.
+        #expect(history.body.components(separatedBy: "class=\"stats\"").count - 1 == 3, "\(history.body)")
+        #expect(history.body.contains("class=\"event\""), "\(history.body)")
+        #expect(history.body.contains("tiktok") && history.body.contains("school"))
+        #expect(!history.body.contains("reddit") && !history.body.contains("office") && !history.body.contains("deep work"))
+        let parent = try helper.device("127.0.0.3").get("/history")
+        #expect(parent.body.contains("office") && !parent.body.contains("school"))
+    }
+}
