@@ -72,4 +72,23 @@ struct HouseholdParityEndToEndTests {
         let parent = try helper.device("127.0.0.3").get("/history")
         #expect(parent.body.contains("office") && !parent.body.contains("school"))
     }
+
+    /// Every POST route of the page, the owners' too, refuses a form without the session's CSRF
+    /// token (SPEC §9a); and a failed sign-in never logs what was typed unless it can be a user
+    /// name, so a password typed into the name field stays out of the journal.
+    @Test func every_post_route_needs_the_csrf_token_and_a_password_typed_as_the_name_is_not_logged() throws {
+        let scratch = try Scratch()
+        let helper = try HouseholdHelper(scratch: scratch)
+        let kid = helper.device("127.0.0.2")
+        let token = try #require(try kid.get("/signin").csrf)
+        for path in ["/bypass", "/stop", "/signin", "/signout", "/owner/block", "/owner/unblock", "/ask", "/owner/requests",
+                     "/owner/adjust", "/plans", "/plans/archive", "/alternatives", "/focus"] {
+            let answer = try kid.post(path, [("entry", "tiktok"), ("profile", "kid"), ("minutes", "5")])
+            #expect(answer.status == 403, "\(path): \(answer.status)")
+        }
+        let failed = try kid.post("/signin", [("csrf", token), ("name", "my secret words"), ("password", "correct horse battery")])
+        #expect(failed.status == 401)
+        #expect(helper.child.stderr.contains("a sign-in failed"), "\(helper.child.stderr)")
+        #expect(!helper.child.stderr.contains("my secret words"), "\(helper.child.stderr)")
+    }
 }

@@ -23,6 +23,8 @@ import Sinkhole
 /// | owner sign-in / sign-out | GET, POST /signin; POST /signout |
 /// | owner: every profile they may act on | GET /owner |
 /// | owner: block (tighten) / unblock (locks apply) | POST /owner/block, POST /owner/unblock |
+/// | member: history, plans, alternatives, focus | `HouseholdWeb+Own` |
+/// | member: ask for time; owner: answer, adjust | `HouseholdWeb+Requests` |
 struct HouseholdWeb: Sendable {
     let engine: HelperEngine
     let authorizer: any ControlAuthorizer
