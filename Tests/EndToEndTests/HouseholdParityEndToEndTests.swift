@@ -68,7 +68,16 @@ struct HouseholdParityEndToEndTests {
         #expect(history.body.components(separatedBy: "class=\"stats\"").count - 1 == 3, "\(history.body)")
         #expect(history.body.contains("class=\"event\""), "\(history.body)")
         #expect(history.body.contains("tiktok") && history.body.contains("school"))
-        #expect(!history.body.contains("reddit") && !history.body.contains("office") && !history.body.contains("deep work"))
+        // `scrolloff services`: the catalogue with each service's state for the kid's profile.
+        #expect(history.body.contains("class=\"service\" data-id=\"tiktok\""), "\(history.body)")
+        // Nothing of the parent's: its schedule, its reason, its block (reddit is in the catalogue
+        // list, but not blocked for the kid).
+        #expect(!history.body.contains("office") && !history.body.contains("deep work"))
+        let reddit = try #require(history.body.range(of: "data-id=\"reddit\"")).upperBound
+        let item = history.body[reddit...].prefix { $0 != "\n" }
+        #expect(item.contains("class=\"state") && !item.contains("state blocked"), "\(item)")
+        let tiktok = try #require(history.body.range(of: "data-id=\"tiktok\"")).upperBound
+        #expect(history.body[tiktok...].prefix { $0 != "\n" }.contains("state blocked"))
         let parent = try helper.device("127.0.0.3").get("/history")
         #expect(parent.body.contains("office") && !parent.body.contains("school"))
     }

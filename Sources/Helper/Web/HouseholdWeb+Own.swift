@@ -13,7 +13,7 @@ import ScrollOffCore
 /// | status, wallet (balance, next credit) | this device | GET / |
 /// | use, peek, token, stop (with the exercise) | this device, the moment | POST /bypass, POST /stop |
 /// | ask | this device | POST /ask |
-/// | stats (day, week, month), events, wallet's batches, schedule list | history | GET /history |
+/// | stats (day, week, month), events, wallet's batches, schedule list, services | history | GET /history |
 /// | plan list / add / archive | plans | GET /plans, POST /plans, POST /plans/archive |
 /// | alternatives list / add | plans | GET /plans, POST /alternatives |
 /// | focus (only tightens) | plans | POST /focus |
@@ -30,7 +30,8 @@ extension HouseholdWeb {
     /// How far back the history page's events go; `scrolloff events` reads all 90 days.
     static let historyDays: Int64 = 7
 
-    /// `scrolloff stats`, `events`, `wallet` (its batches) and `schedule list` for this device's profile.
+    /// `scrolloff stats`, `events`, `wallet` (its batches), `schedule list` and `services` for this
+    /// device's profile.
     func historyPage(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, cookie) = await session(request)
         try memberMay(.view)
@@ -62,6 +63,9 @@ extension HouseholdWeb {
                                            "entries": s.entries.joined(separator: ", "), "enabled": s.enabled]
                 if let reason = s.reason, !reason.isEmpty { item["reason"] = reason }
                 return item
+            }
+            view["services"] = try await engine.services(profile: profile).map { s -> [String: Any] in
+                ["id": s.id, "name": s.name, "category": s.category, "state": s.state]
             }
             view["events"] = try await engine.events(since: now - .hours(24 * Self.historyDays), profile: profile).reversed()
                 .prefix(200).map { e -> [String: Any] in

@@ -11,6 +11,9 @@ extension WebTemplates {
 <h2>Schedules</h2>
 {{^schedules}}<p class="muted">No schedules.</p>{{/schedules}}
 <ul>{{#schedules}}<li class="schedule"><strong>{{name}}</strong> · {{kind}} {{from}}–{{to}} {{days}} · {{entries}}{{^enabled}} (off){{/enabled}}{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}</li>{{/schedules}}</ul>
+<details><summary>Services and their state now</summary>
+<ul>{{#services}}<li class="service" data-id="{{id}}">{{name}} <span class="muted">· {{category}}</span> · <span class="state {{state}}">{{state}}</span></li>
+{{/services}}</ul></details>
 <h2>The last {{days}} days</h2>
 {{^events}}<p class="muted">Nothing happened yet.</p>{{/events}}
 <ul>{{#events}}<li class="event" data-kind="{{kind}}"><span class="muted">{{time}}</span> {{message}}</li>{{/events}}</ul>
