@@ -91,7 +91,7 @@ struct HouseholdParityEndToEndTests {
         let kid = helper.device("127.0.0.2")
         let token = try #require(try kid.get("/signin").csrf)
         for path in ["/bypass", "/stop", "/signin", "/signout", "/owner/block", "/owner/unblock", "/ask", "/owner/requests",
-                     "/owner/adjust", "/plans", "/plans/archive", "/alternatives", "/focus"] {
+                     "/owner/adjust", "/owner/schedules", "/plans", "/plans/archive", "/alternatives", "/focus"] {
             let answer = try kid.post(path, [("entry", "tiktok"), ("profile", "kid"), ("minutes", "5")])
             #expect(answer.status == 403, "\(path): \(answer.status)")
         }
@@ -99,5 +99,30 @@ struct HouseholdParityEndToEndTests {
         #expect(failed.status == 401)
         #expect(helper.child.stderr.contains("a sign-in failed"), "\(helper.child.stderr)")
         #expect(!helper.child.stderr.contains("my secret words"), "\(helper.child.stderr)")
+    }
+
+    /// Owner view "tighten rules": a signed-in owner adds a schedule to a profile their uid may
+    /// edit, through `scrolloff schedule add`'s engine call; on a profile they do not own, and
+    /// from a member's device without a sign-in, it is refused and nothing is added.
+    @Test func an_owner_adds_a_schedule_to_their_profile_only() throws {
+        let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
+        let kid = helper.device("127.0.0.2")
+        let memberToken = try #require(try kid.get("/").csrf)
+        let fields = [("name", "lights-out"), ("from", "21:00"), ("to", "07:00"), ("days", "daily"), ("entries", "tiktok"), ("reason", "sleep")]
+        #expect(try kid.post("/owner/schedules", [("csrf", memberToken), ("profile", "kid")] + fields).status == 401)
+        let owner = helper.device("127.0.0.3")
+        let signIn = try #require(try owner.get("/signin").csrf)
+        #expect(try owner.post("/signin", [("csrf", signIn), ("name", HouseholdHelper.ownerName),
+                                           ("password", HouseholdHelper.ownerPassword)]).status == 303)
+        let page = try owner.get("/owner")
+        #expect(page.body.contains("action=\"/owner/schedules\""))
+        let token = try #require(page.csrf)
+        #expect(try owner.post("/owner/schedules", [("csrf", token), ("profile", "parent")] + fields).status == 403)
+        #expect(try owner.post("/owner/schedules", [("csrf", token), ("profile", "kid")] + fields).status == 303)
+        #expect(try helper.cli(["schedule", "list", "--profile", "kid"]).output.contains("lights-out"))
+        #expect(!(try helper.cli(["schedule", "list", "--profile", "parent"]).output.contains("lights-out")))
+        // The kid sees it on their history page, with its reason.
+        let history = try kid.get("/history")
+        #expect(history.body.contains("lights-out") && history.body.contains("“sleep”"), "\(history.body)")
     }
 }

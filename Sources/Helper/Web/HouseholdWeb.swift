@@ -25,6 +25,7 @@ import Sinkhole
 /// | owner: block (tighten) / unblock (locks apply) | POST /owner/block, POST /owner/unblock |
 /// | member: history, plans, alternatives, focus | `HouseholdWeb+Own` |
 /// | member: ask for time; owner: answer, adjust | `HouseholdWeb+Requests` |
+/// | owner: add a schedule (tighten) | `HouseholdWeb+OwnerSchedules` |
 struct HouseholdWeb: Sendable {
     let engine: HelperEngine
     let authorizer: any ControlAuthorizer
@@ -60,6 +61,7 @@ struct HouseholdWeb: Sendable {
         router.post("/owner/unblock") { request, context in try await ownerBlock(request, context, block: false) }
         addHousehold(to: router)
         addOwn(to: router)
+        addOwnerSchedules(to: router)
         return router
     }
 

@@ -162,6 +162,9 @@ function tick(){show();if(left<=0){out.value='completed';done.hidden=false;retur
 <form method="post" action="/owner/unblock" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{profile}}"><input type="hidden" name="entry" value="{{id}}"><button class="quiet" type="submit">Unblock</button></form></li>{{/entries}}</ul>
 <form method="post" action="/owner/block" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <input type="text" name="entry" placeholder="entry, e.g. tiktok" required><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Block</button></form>
+<form method="post" action="/owner/schedules" class="row schedule"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
+<input type="text" name="name" placeholder="schedule, e.g. evenings" required><input type="time" name="from" required>–<input type="time" name="to" required><select name="days"><option>daily</option><option>weekdays</option><option>weekends</option></select>
+<input type="text" name="entries" placeholder="entries, e.g. tiktok,instagram"><label style="display:inline"><input type="checkbox" name="curfew"> curfew</label><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Add schedule</button></form>
 {{#adjusting}}<form method="post" action="/owner/adjust" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <select name="sign"><option value="+">Grant</option><option value="-">Take</option></select><input type="number" name="minutes" min="1" max="600" value="15"> min
 <input type="text" name="note" placeholder="note" maxlength="200" required><button type="submit">Apply</button></form>{{/adjusting}}
