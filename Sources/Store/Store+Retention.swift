@@ -8,14 +8,16 @@ public struct RetentionReport: Hashable, Sendable {
     public var eventsDeleted = 0
     public var grantsDeleted = 0
     public var focusSessionsDeleted = 0
+    public var timeRequestsDeleted = 0
+    public var exercisesDeleted = 0
 }
 
 extension Store {
     /// SPEC §12: "Ledger and events kept 90 days".
     public static let retention = 90
 
-    /// Rolls ledger rows, events and ended grants (and drops focus sessions) older than `days` local days into daily rollups
-    /// and deletes them, all in one transaction: a crash leaves either everything raw or everything
+    /// Rolls ledger rows, events and ended grants (and drops focus sessions, answered requests for
+    /// time and exercise outcomes) older than `days` local days into daily rollups and deletes them, all in one transaction: a crash leaves either everything raw or everything
     /// rolled, never a day counted twice or lost. Plans are never deleted (SPEC §12).
     ///
     /// Per profile the cut is the local midnight starting the day `days` days before `now`, so a day
@@ -42,8 +44,18 @@ extension Store {
                 try db.execute(sql: #"DELETE FROM focus_sessions WHERE profile = ? AND "end" < ?"#, arguments: args)
                 report.focusSessionsDeleted += db.changesCount
             }
-            try db.execute(sql: "DELETE FROM events WHERE profile IS NULL AND time < ?", arguments: [(now - age).millisecondsSince1970])
+            let cut: StatementArguments = [(now - age).millisecondsSince1970]
+            try db.execute(sql: "DELETE FROM events WHERE profile IS NULL AND time < ?", arguments: cut)
             report.eventsDeleted += db.changesCount
+            // Issue 13: the household's own tables go with the events that tell of them. Answered
+            // requests for time (their approval's ledger row is rolled up above) and the
+            // exercises' outcomes are kept `days` days, cut at `now - days` exactly as they count
+            // in no daily rollup. A pending request never gets this old: it expires first
+            // (`HelperEngine.pendingRequestLifetime`).
+            try db.execute(sql: "DELETE FROM time_requests WHERE status != 'pending' AND answered_at < ?", arguments: cut)
+            report.timeRequestsDeleted += db.changesCount
+            try db.execute(sql: "DELETE FROM exercise_sessions WHERE time < ?", arguments: cut)
+            report.exercisesDeleted += db.changesCount
             return report
         }
     }

@@ -14,7 +14,7 @@ final class HouseholdHelper: @unchecked Sendable {
     let socket: String
     let webPort: Int
 
-    init(scratch: Scratch, ownerPassword: Bool = false) throws {
+    init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = []) throws {
         self.scratch = scratch
         state = "\(scratch.path)/state"
         socket = "\(scratch.path)/control.sock"
@@ -37,7 +37,7 @@ final class HouseholdHelper: @unchecked Sendable {
         child = try Child(Products.scrolloffDNS, [
             "start", "--config", config, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--state-dir", state,
             "--control-socket", socket, "--web-listen", "127.0.0.1:0",
-        ], scratch: scratch, label: "household-\(UUID().uuidString)")
+        ] + extra, scratch: scratch, label: "household-\(UUID().uuidString)")
         let line = try child.waitForLine { $0.hasPrefix("listening web 127.0.0.1:") }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
         webPort = port

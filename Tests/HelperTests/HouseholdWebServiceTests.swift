@@ -91,6 +91,21 @@ struct WebSessionsTests {
         #expect(await sessions.find(first.id) == nil)
     }
 
+    /// Issue 13: no household table grows with what devices send. A LAN host with thousands of
+    /// addresses (IPv6 privacy addresses) each starting a window stays within the bound, and a
+    /// device just throttled stays throttled while the flood goes on below the bound.
+    @Test func the_rate_limiter_tracks_at_most_its_bound_of_devices() async {
+        let limiter = WebRateLimiter()
+        for _ in 0..<5 { #expect(await limiter.take(.signIn, device: "10.0.0.1") == nil) }
+        #expect(await limiter.take(.signIn, device: "10.0.0.1") != nil)
+        for i in 0..<(WebRateLimiter.maximumTracked / 4) { _ = await limiter.take(.action, device: "fd00::\(String(i, radix: 16))") }
+        #expect(await limiter.take(.signIn, device: "10.0.0.1") != nil, "still throttled")
+        for i in 0..<(WebRateLimiter.maximumTracked * 3) { _ = await limiter.take(.action, device: "fd01::\(String(i, radix: 16))") }
+        #expect(await limiter.tracked <= WebRateLimiter.maximumTracked)
+        // The newest devices are still counted.
+        #expect(await limiter.take(.action, device: "fd01::\(String(WebRateLimiter.maximumTracked * 3 - 1, radix: 16))") == nil)
+    }
+
     @Test func signing_in_replaces_the_session_so_a_planted_id_is_worth_nothing() async {
         let sessions = WebSessions()
         let planted = await sessions.create()

@@ -37,6 +37,8 @@ extension HelperEngine {
         }
         let now = advanceClock()
         _ = try profileIndex(profile, in: profiles)
+        // A request past its lifetime no longer holds a slot, even before the timer got to it.
+        expireTimeRequestsIfDue(now: now)
         let pending = timeRequests.filter { $0.profile == profile && $0.status == .pending }
         if pending.count >= Self.pendingRequestsPerProfile {
             throw .refused(Refusal(rule: .requestsPending, subject: profile,

@@ -49,6 +49,7 @@ extension HelperEngine: Service {
         consider(urges.flushDue)
         consider(heldBackProfiles?.due)
         consider(heldUnknownDevices?.due)
+        consider(nextRequestExpiry)
         // Held changes wait for the disk: retry now (the loop's back-off paces it).
         if heldChange != nil { consider(now) }
         return due
@@ -93,6 +94,7 @@ extension HelperEngine: Service {
         if now >= nextRetentionAt { applyRetention(now: now) }
         applyHeldBackProfilesIfDue(now: now)
         applyHeldUnknownDevicesIfDue(now: now)
+        expireTimeRequestsIfDue(now: now)
         if now >= nextInsightCheckAt { deliverDigests(recordInsightMarks(now: now)) }
     }
 

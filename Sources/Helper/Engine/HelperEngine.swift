@@ -223,6 +223,7 @@ public actor HelperEngine {
         nextRetentionAt = now + .hours(24)
         do {
             let report = try store.applyRetention(now: now)
+            forgetRetainedTimeRequests(now: now)
             if report.ledgerRowsDeleted + report.eventsDeleted > 0 {
                 logger.info("retention rolled up old rows", metadata: ["store.days": "\(report.daysRolledUp)",
                                                                      "store.ledger_rows": "\(report.ledgerRowsDeleted)"])

@@ -1,6 +1,9 @@
 import Logging
 import NIOCore
-import NIOHTTP1
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOHTTPTypes
 import NIOPosix
 import ServiceLifecycle
 import Sinkhole
@@ -17,6 +20,7 @@ public struct MetricsListenError: Error, Sendable, CustomStringConvertible {
 
 /// The optional Prometheus endpoint: `GET /metrics` over HTTP/1.1 on a TCP address, off unless
 /// `HelperConfiguration.metricsListen` is set. Every other path is 404, every other method 405.
+/// Hummingbird serves it, on the same `TCPHTTPListener` as the household page.
 ///
 /// It binds TCP only, and answers one request per connection (`Connection: close`): a scrape every
 /// few seconds does not need keep-alive, and the server then holds no idle connections.
@@ -56,118 +60,107 @@ public final class MetricsServer: Service {
     }
 
     public func run() async throws {
-        let channel = try await bind()
-        let shown = HostPort(host: listen.host, port: channel.localAddress?.port ?? listen.port)
+        let listener: TCPHTTPListener<MetricsChannel>
+        do {
+            listener = try await TCPHTTPListener.bind(
+                host: listen.host, port: listen.port, name: "metrics \(listen)", child: MetricsChannel(sources: sources, exposition: exposition, logger: logger),
+                group: group, logger: logger)
+        } catch {
+            throw MetricsListenError(address: listen, reason: "\(error)")
+        }
+        let shown = HostPort(host: listen.host, port: listener.port)
         announce("listening metrics \(shown)")
         logger.info("metrics listening", metadata: ["metrics.address": "\(shown)"])
         whenBound()
-        try? await gracefulShutdown()
-        try? await channel.close()
+        try await listener.serveUntilShutdown()
     }
+}
 
-    private func bind() async throws(MetricsListenError) -> any Channel {
-        let sources = sources
-        let exposition = exposition
-        let registry = TCPConnectionRegistry(limit: Self.connectionLimit, perKeyLimit: Self.connectionsPerClient)
-        let limitLog = ThrottledLog(logger: logger)
-        let listen = listen
-        do {
-            return try await ServerBootstrap(group: group)
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .serverChannelInitializer { channel in
-                    // Out of descriptors: said once a minute; NIO's AcceptBackoffHandler, which this
-                    // bootstrap adds after it, waits a second before accepting again.
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "metrics \(listen)"))
-                    }
-                }
-                .childChannelInitializer { channel in
-                    let client = ClientAddress(channel.remoteAddress)
-                    switch registry.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) }) {
-                    case .refused:
-                        limitLog.warning(
-                            "metrics-total", "refusing metrics connections: \(Self.connectionLimit) are open, at most \(Self.connectionsPerClient) per client address",
-                            metadata: ["client.ip": "\(channel.remoteAddress?.ipAddress ?? "?")"])
-                        return channel.close()
-                    case .admitted(let entry, _):
-                        channel.closeFuture.whenComplete { _ in registry.release(entry) }
-                    }
-                    let deadline = channel.eventLoop.scheduleTask(in: Self.connectionDeadline) { channel.close(promise: nil) }
-                    channel.closeFuture.whenComplete { _ in deadline.cancel() }
-                    return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
-                        try channel.pipeline.syncOperations.addHandler(
-                            MetricsHTTPHandler(sources: sources, exposition: exposition))
-                    }
-                }
-                .bind(host: listen.host, port: listen.port)
-                .get()
-        } catch {
-            throw MetricsListenError(address: listen, reason: "\(error)")
+/// A connection let in under the bounds, or one refused (already closed).
+enum MetricsAdmission: ServerChildChannelValue {
+    case accepted(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    case refused(any Channel)
+
+    var channel: any Channel {
+        switch self {
+        case .accepted(let wrapped): wrapped.channel
+        case .refused(let channel): channel
         }
     }
 }
 
-/// Answers one request: the exposition for `GET /metrics`, a short plain-text error otherwise.
-final class MetricsHTTPHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+/// Each metrics connection: admitted by the `TCPConnectionRegistry` (a newcomer may evict the
+/// longest-idle connection of the address holding the most), closed at its deadline whatever it
+/// did, then Hummingbird's HTTP/1 pipeline answering one request and closing (`CloseAfterResponse`).
+struct MetricsChannel: ServerChildChannel {
+    typealias Value = MetricsAdmission
 
     let sources: MetricsSources
     let exposition: MetricsExposition
-    private var request: HTTPRequestHead?
+    let registry = TCPConnectionRegistry(limit: MetricsServer.connectionLimit, perKeyLimit: MetricsServer.connectionsPerClient)
+    let limitLog: ThrottledLog
 
-    init(sources: MetricsSources, exposition: MetricsExposition) {
+    init(sources: MetricsSources, exposition: MetricsExposition, logger: Logger) {
         self.sources = sources
         self.exposition = exposition
+        limitLog = ThrottledLog(logger: logger)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            request = head
-        case .body:
-            break
-        case .end:
-            guard let head = request else { return }
-            request = nil
-            respond(to: head, context: context)
-        }
-    }
-
-    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-            .first.map(String.init) ?? head.uri
-        guard path == "/metrics" else {
-            send(.notFound, body: Array("Not found. The metrics are at /metrics.\n".utf8), context: context)
-            return
-        }
-        guard head.method == .GET else {
-            send(
-                .methodNotAllowed, body: Array("Only GET is served at /metrics.\n".utf8), extra: [("Allow", "GET")],
-                context: context)
-            return
-        }
-        // The reading awaits the lists' actor; the reply is written back on this channel's loop.
+    private var http: HTTP1Channel {
         let sources = sources
         let exposition = exposition
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.makeFutureWithTask {
-            exposition.render(await sources.read())
-        }.whenSuccess { body in
-            let (handler, context) = loopBound.value
-            handler.send(.ok, body: body, contentType: MetricsExposition.contentType, context: context)
-        }
+        return HTTP1Channel(
+            responder: { request, writer, _ in
+                let response = await Self.answer(request, sources: sources, exposition: exposition)
+                try await writer.write(response: response.head, body: response.body)
+            },
+            configuration: .init(additionalChannelHandlers: [CloseAfterResponse()]))
     }
 
-    private func send(
-        _ status: HTTPResponseStatus, body: [UInt8], contentType: String = "text/plain; charset=utf-8",
-        extra: [(String, String)] = [], context: ChannelHandlerContext
-    ) {
-        var headers = HTTPHeaders([("Content-Type", contentType), ("Content-Length", "\(body.count)"), ("Connection", "close")])
-        headers.add(contentsOf: extra)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<MetricsAdmission> {
+        let client = ClientAddress(channel.remoteAddress)
+        switch registry.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) }) {
+        case .refused:
+            limitLog.warning(
+                "metrics-total",
+                "refusing metrics connections: \(MetricsServer.connectionLimit) are open, at most \(MetricsServer.connectionsPerClient) per client address",
+                metadata: ["client.ip": "\(channel.remoteAddress?.ipAddress ?? "?")"])
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(.refused(channel))
+        case .admitted(let entry, _):
+            let registry = registry
+            channel.closeFuture.whenComplete { _ in registry.release(entry) }
+        }
+        let deadline = channel.eventLoop.scheduleTask(in: MetricsServer.connectionDeadline) { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        return http.setup(channel: channel, logger: logger).map { .accepted($0) }
+    }
+
+    func handle(value: MetricsAdmission, logger: Logger) async {
+        guard case .accepted(let wrapped) = value else { return }
+        await http.handle(value: wrapped, logger: logger)
+    }
+
+    /// The exposition for `GET /metrics`, a short plain-text error otherwise. Any query string is
+    /// ignored (Prometheus may add one).
+    static func answer(_ request: Request, sources: MetricsSources, exposition: MetricsExposition) async -> Response {
+        guard request.uri.path == "/metrics" else {
+            return text(.notFound, "Not found. The metrics are at /metrics.\n")
+        }
+        guard request.method == .get else {
+            var response = text(.methodNotAllowed, "Only GET is served at /metrics.\n")
+            response.headers[.allow] = "GET"
+            return response
+        }
+        return text(.ok, exposition.render(await sources.read()), contentType: MetricsExposition.contentType)
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ body: String, contentType: String = "text/plain; charset=utf-8") -> Response {
+        text(status, Array(body.utf8), contentType: contentType)
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ body: [UInt8], contentType: String) -> Response {
+        Response(status: status, headers: [.contentType: contentType, .contentLength: "\(body.count)", .connection: "close"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

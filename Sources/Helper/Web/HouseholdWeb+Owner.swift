@@ -22,7 +22,10 @@ extension HouseholdWeb {
         }
         let matches = await OwnerPasswords.checking.verify(passwords, name: name, password: password)
         guard matches, let user = SystemGroups.user(named: name) else {
-            logger.notice("household page: a sign-in failed", metadata: ["web.owner": "\(name)", "client.ip": "\(device(context))"])
+            // What was typed as the name is logged only when it can be a user name: a password
+            // typed into the wrong field must not end up in the journal.
+            let shown = OwnerPasswords.isValidName(name) ? name : "(not a user name)"
+            logger.notice("household page: a sign-in failed", metadata: ["web.owner": "\(shown)", "client.ip": "\(device(context))"])
             throw WebFailure(.unauthorized, "That user name and password do not match. Root can set a password with `scrolloff-dns web passwd \(name)`.")
         }
         let signedIn = await sessions.signIn(replacing: session.id, owner: OwnerIdentity(name: name, uid: user.uid, gid: user.gid))

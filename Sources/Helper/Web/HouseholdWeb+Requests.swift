@@ -29,9 +29,11 @@ extension HouseholdWeb {
             switch request.status {
             case .pending: item["statusWords"] = "waiting for an owner"
             case .approved: item["statusWords"] = "approved\(by), added to your balance"
+            case .declined where request.answeredBy == HelperEngine.requestExpiryAuthor:
+                item["statusWords"] = "expired, no owner answered within 24 h"
             case .declined: item["statusWords"] = "declined\(by)"
             }
-            if let note = request.answerNote { item["answerNote"] = note }
+            if let note = request.answerNote, request.answeredBy != HelperEngine.requestExpiryAuthor { item["answerNote"] = note }
             return item
         }
     }

@@ -23,6 +23,9 @@ import Sinkhole
 /// | owner sign-in / sign-out | GET, POST /signin; POST /signout |
 /// | owner: every profile they may act on | GET /owner |
 /// | owner: block (tighten) / unblock (locks apply) | POST /owner/block, POST /owner/unblock |
+/// | member: history, plans, alternatives, focus | `HouseholdWeb+Own` |
+/// | member: ask for time; owner: answer, adjust | `HouseholdWeb+Requests` |
+/// | owner: add a schedule (tighten) | `HouseholdWeb+OwnerSchedules` |
 struct HouseholdWeb: Sendable {
     let engine: HelperEngine
     let authorizer: any ControlAuthorizer
@@ -57,6 +60,8 @@ struct HouseholdWeb: Sendable {
         router.post("/owner/block") { request, context in try await ownerBlock(request, context, block: true) }
         router.post("/owner/unblock") { request, context in try await ownerBlock(request, context, block: false) }
         addHousehold(to: router)
+        addOwn(to: router)
+        addOwnerSchedules(to: router)
         return router
     }
 

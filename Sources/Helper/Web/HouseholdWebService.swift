@@ -1,12 +1,14 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
 import Sinkhole
 
 /// The household page's listener (SPEC §9a) as one `Service` of the helper's group: Hummingbird's
-/// HTTP/1.1 server on the helper's event loops, bound where `[web] listen` says (loopback by default).
+/// HTTP/1.1 server on the helper's event loops (`TCPHTTPListener`, as the metrics endpoint), bound
+/// where `[web] listen` says (loopback by default). A stop closes it at once and logs no error.
 ///
 /// A listen address the configuration or a flag names must bind, or the start fails as it does for
 /// DNS. The default address in use (another helper, another program) only turns the page off with
@@ -23,40 +25,71 @@ struct HouseholdWebService: Service {
     var idleTimeout: TimeAmount = .seconds(30)
 
     func run() async throws {
-        let router = web.router()
-        let host = listen.host
-        let announce = announce
-        let logger = logger
-        let limit = limit
-        let application = Application(
-            router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [limit.handler()], idleTimeout: idleTimeout)),
-            configuration: .init(address: .hostname(host, port: listen.port), serverName: nil),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? 0
-                let shown = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-                // Scripts and tests read the bound port from this line, like the DNS listener's.
-                announce("listening web \(shown)")
-                logger.info("household page up", metadata: ["web.listen": "http://\(shown)/"])
-            },
-            eventLoopGroupProvider: .shared(group),
-            logger: logger)
+        let listener: TCPHTTPListener<HTTP1Channel>
         do {
-            try await application.run()
+            listener = try await TCPHTTPListener.bind(
+                host: listen.host, port: listen.port, name: "web \(listen)", child: channel(), group: group, logger: logger)
         } catch where !required && Self.isAddressInUse(error) {
             logger.warning("the household page is off: \(listen) is in use; set [web] listen to another address, or \"\" to turn it off")
             // Stay in the group until it stops: a service that returns would stop the helper.
             try? await gracefulShutdown()
+            return
         } catch where Self.isAddressInUse(error) {
             throw HelperStartError("cannot serve the household page on \(listen): the address is in use. Choose another with [web] listen "
                 + "or --web-listen, or turn the page off with --web-listen off")
-        } catch let error as IOError {
-            throw HelperStartError("cannot serve the household page on \(listen): \(error.description). Check [web] listen or --web-listen")
+        } catch {
+            throw HelperStartError("cannot serve the household page on \(listen): \(error). Check [web] listen or --web-listen")
         }
+        let host = listen.host
+        let shown = host.contains(":") ? "[\(host)]:\(listener.port)" : "\(host):\(listener.port)"
+        // Scripts and tests read the bound port from this line, like the DNS listener's.
+        announce("listening web \(shown)")
+        logger.info("household page up", metadata: ["web.listen": "http://\(shown)/"])
+        try await listener.serveUntilShutdown()
+    }
+
+    /// Each connection: the connection bounds (`WebConnectionLimit`), the idle timeout, and
+    /// Hummingbird's request loop answering through the page's router with the device's address
+    /// in the context.
+    func channel() -> HTTP1Channel {
+        let responder = web.router().buildResponder()
+        let logger = logger
+        let limit = limit
+        return HTTP1Channel(
+            responder: { request, writer, channel in
+                let context = WebContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+                var response: Response
+                do {
+                    response = try await responder.respond(to: request, context: context)
+                } catch {
+                    // The router answers `HTTPResponseError`s itself; what reaches here is a bug.
+                    logger.error("household page: a request failed", metadata: ["http.path": "\(request.uri.path)", "error": "\(error)"])
+                    response = Response(status: .internalServerError)
+                }
+                response.headers[.date] = HTTPDate.now()
+                try await writer.write(response: response.head, body: response.body)
+            },
+            configuration: .init(additionalChannelHandlers: [limit.handler()], idleTimeout: idleTimeout))
     }
 
     static func isAddressInUse(_ error: any Error) -> Bool {
         if let io = error as? IOError { return io.errnoCode == EADDRINUSE }
         return "\(error)".contains("Address already in use")
+    }
+}
+
+/// The `Date` header's value (RFC 9110 §5.6.7, IMF-fixdate), such as `Sun, 06 Nov 1994 08:49:37 GMT`.
+enum HTTPDate {
+    static func now() -> String { format(time(nil)) }
+
+    static func format(_ seconds: time_t) -> String {
+        var t = seconds
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 }

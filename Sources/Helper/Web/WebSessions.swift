@@ -119,6 +119,15 @@ actor WebRateLimiter {
 
     let budgets: [Kind: Budget]
     private var used: [String: (start: ContinuousClock.Instant, count: Int)] = [:]
+    /// Devices tracked at most. Past it, windows that ended are dropped, and if that is not
+    /// enough (a LAN host with many addresses, such as IPv6 privacy addresses, each starting a
+    /// window), the oldest half: the table, like the sessions, must not grow with what a device
+    /// can send (issue 13). A dropped device starts a fresh window, which a device with that many
+    /// addresses has anyway.
+    static let maximumTracked = 8192
+
+    /// How many (kind, device) windows are held.
+    var tracked: Int { used.count }
 
     init(signIns: Budget = Budget(limit: 5, window: .seconds(15 * 60)), actions: Budget = Budget(limit: 30, window: .seconds(60))) {
         budgets = [.signIn: signIns, .action: actions]
@@ -129,7 +138,7 @@ actor WebRateLimiter {
         guard let budget = budgets[kind] else { return nil }
         let key = "\(kind):\(device)"
         let now = ContinuousClock.now
-        if used.count > 8192 { used = used.filter { now - $0.value.start < budget.window } }
+        if used.count >= Self.maximumTracked { forgetOldWindows(now: now) }
         var entry = used[key] ?? (now, 0)
         if now - entry.start >= budget.window { entry = (now, 0) }
         guard entry.count < budget.limit else {
@@ -139,5 +148,13 @@ actor WebRateLimiter {
         entry.count += 1
         used[key] = entry
         return nil
+    }
+
+    private func forgetOldWindows(now: ContinuousClock.Instant) {
+        let longest = budgets.values.map(\.window).max() ?? .zero
+        used = used.filter { now - $0.value.start < longest }
+        guard used.count >= Self.maximumTracked / 2 else { return }
+        let oldestFirst = used.sorted { $0.value.start < $1.value.start }
+        for (key, _) in oldestFirst.prefix(used.count - Self.maximumTracked / 2) { used[key] = nil }
     }
 }

@@ -19,7 +19,7 @@ enum WebTemplates {
 
     static let sources: [String: String] = [
         "layout": layout, "member": member, "moment": moment, "exercise": exercise, "outcome": outcome,
-        "signin": signin, "owner": owner, "charts": charts,
+        "signin": signin, "owner": owner, "charts": charts, "history": history, "plans": plans,
     ]
 
     /// Issue 16: one profile's week as charts (`InsightCharts`, inline SVG already escaped there),
@@ -59,7 +59,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 </style>
 </head>
 <body>
-<header><strong>Scroll Off</strong><nav>{{#owner}}<a href="/owner">Household</a>{{/owner}}<a href="/">This device</a>{{^owner}}<a href="/signin">Owner sign-in</a>{{/owner}}</nav></header>
+<header><strong>Scroll Off</strong><nav>{{#owner}}<a href="/owner">Household</a>{{/owner}}<a href="/">This device</a><a href="/history">History</a><a href="/plans">Plans</a>{{^owner}}<a href="/signin">Owner sign-in</a>{{/owner}}</nav></header>
 <main>
 {{#flash}}<div class="card flash" role="status">{{flash}}</div>{{/flash}}
 {{$body}}{{/body}}
@@ -174,6 +174,9 @@ function tick(){show();if(left<=0){out.value='completed';done.hidden=false;retur
 <form method="post" action="/owner/unblock" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{profile}}"><input type="hidden" name="entry" value="{{id}}"><button class="quiet" type="submit">Unblock</button></form></li>{{/entries}}</ul>
 <form method="post" action="/owner/block" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <input type="text" name="entry" placeholder="entry, e.g. tiktok" required><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Block</button></form>
+<form method="post" action="/owner/schedules" class="row schedule"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
+<input type="text" name="name" placeholder="schedule, e.g. evenings" required><input type="time" name="from" required>–<input type="time" name="to" required><select name="days"><option>daily</option><option>weekdays</option><option>weekends</option></select>
+<input type="text" name="entries" placeholder="entries, e.g. tiktok,instagram"><label style="display:inline"><input type="checkbox" name="curfew"> curfew</label><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Add schedule</button></form>
 {{#charts}}<h3>This week</h3>{{>charts}}{{/charts}}
 {{#adjusting}}<form method="post" action="/owner/adjust" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <select name="sign"><option value="+">Grant</option><option value="-">Take</option></select><input type="number" name="minutes" min="1" max="600" value="15"> min

@@ -1,0 +1,45 @@
+/// The member's history and plans pages (`HouseholdWeb+Own`), in the layout of `WebTemplates`.
+extension WebTemplates {
+    static let history = #"""
+{{<layout}}{{$body}}
+<h1>History</h1>
+<div class="numbers">{{#stats}}<div class="stats"><span class="muted">{{title}}</span><b>{{protected}} protected</b>
+{{urges}} urges, {{resisted}} resisted · open {{open}} · earned {{earned}}, spent {{spent}} · {{peeks}} peeks, {{tokens}} tokens</div>{{/stats}}</div>
+<h2>Your credit</h2>
+{{^batches}}<p class="muted">No credit held right now.</p>{{/batches}}
+<ul>{{#batches}}<li class="batch">{{left}} · {{origin}}{{#earnedOn}} of {{earnedOn}}{{/earnedOn}}{{#expires}} · {{expires}}{{/expires}}</li>{{/batches}}</ul>
+<h2>Schedules</h2>
+{{^schedules}}<p class="muted">No schedules.</p>{{/schedules}}
+<ul>{{#schedules}}<li class="schedule"><strong>{{name}}</strong> · {{kind}} {{from}}–{{to}} {{days}} · {{entries}}{{^enabled}} (off){{/enabled}}{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}</li>{{/schedules}}</ul>
+<details><summary>Services and their state now</summary>
+<ul>{{#services}}<li class="service" data-id="{{id}}">{{name}} <span class="muted">· {{category}}</span> · <span class="state {{state}}">{{state}}</span></li>
+{{/services}}</ul></details>
+<h2>The last {{days}} days</h2>
+{{^events}}<p class="muted">Nothing happened yet.</p>{{/events}}
+<ul>{{#events}}<li class="event" data-kind="{{kind}}"><span class="muted">{{time}}</span> {{message}}</li>{{/events}}</ul>
+{{/body}}{{/layout}}
+"""#
+
+    static let plans = #"""
+{{<layout}}{{$body}}
+<h1>Plans</h1>
+<p class="muted">Shown before any bypass: what you will do instead.</p>
+{{#plans}}<div class="card plan" data-id="{{id}}"><strong>When {{when}}</strong>, I will {{then}} <span class="muted">· {{shown}}</span>
+<form method="post" action="/plans/archive" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="id" value="{{id}}"><button class="quiet" type="submit">Archive</button></form></div>{{/plans}}
+<form method="post" action="/plans" class="card"><input type="hidden" name="csrf" value="{{csrf}}">
+<label>When… <input type="text" name="when" placeholder="I'm bored after dinner" maxlength="200" required></label>
+<label>I will… <input type="text" name="then" placeholder="take the dog out" maxlength="200" required></label>
+<button type="submit">Add a plan</button></form>
+<h2>Alternatives</h2>
+<ul>{{#alternatives}}<li class="alternative">{{text}}</li>{{/alternatives}}</ul>
+<form method="post" action="/alternatives" class="row"><input type="hidden" name="csrf" value="{{csrf}}">
+<input type="text" name="text" placeholder="call a friend" maxlength="200" required><button type="submit">Add</button></form>
+<h2>Focus</h2>
+<p class="muted">Blocks now, for as long as you say; nobody can end it early, you included.</p>
+<form method="post" action="/focus" class="row"><input type="hidden" name="csrf" value="{{csrf}}">
+<input type="number" name="minutes" min="1" max="1440" value="60"> min
+<input type="text" name="entries" placeholder="entries (all if empty)"><input type="text" name="reason" placeholder="reason (optional)" maxlength="200">
+<button type="submit">Focus</button></form>
+{{/body}}{{/layout}}
+"""#
+}
