@@ -22,6 +22,7 @@ Standard library only, so it runs on a fresh Debian with /usr/bin/python3.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import sys
 from dataclasses import dataclass, field
@@ -246,12 +247,64 @@ def check_services(directory: Path, report: Report) -> list[ListFile]:
     return services
 
 
+ADDRESS_REQUIRED = ("name", "purpose", "source", "format")
+ADDRESS_OPTIONAL = ("note",)
+
+
+def check_address_list(path: Path, report: Report) -> int:
+    """An address list (doh/resolver-addresses.txt, SPEC section 9b): `# key: value` header lines,
+    then one IPv4 or IPv6 address or CIDR network a line, `#` comments and blank lines between
+    groups, no duplicates, LF line ends and a final newline. Returns how many addresses it holds."""
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        report.add(path, 1, "starts with a byte order mark")
+    if b"\r" in data:
+        report.add(path, 1, "has CR line ends; use LF only")
+    if not data.endswith(b"\n"):
+        report.add(path, data.count(b"\n") + 1, "no final newline")
+    header: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    in_header = True
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n")[:-1], start=1):
+        match = re.fullmatch(r"# ([a-z_]+): (.+)", line)
+        if in_header and match:
+            key = match.group(1)
+            if key in header:
+                report.add(path, number, f"header key `{key}` repeated (first on line {header[key]})")
+            elif key not in ADDRESS_REQUIRED + ADDRESS_OPTIONAL:
+                report.add(path, number, f"unknown header key `{key}` (known: {', '.join(ADDRESS_REQUIRED + ADDRESS_OPTIONAL)})")
+            header[key] = number
+            continue
+        in_header = False
+        if line == "" or line.startswith("#"):
+            continue
+        try:
+            network = ipaddress.ip_network(line, strict=True)
+        except ValueError as error:
+            report.add(path, number, f"not an IP address or network: {line!r} ({error})")
+            continue
+        key = str(network)
+        if key in seen:
+            report.add(path, number, f"duplicate address {line} (first on line {seen[key]})")
+            continue
+        seen[key] = number
+    for key in ADDRESS_REQUIRED:
+        if key not in header:
+            report.add(path, 1, f"missing header `# {key}: ...`")
+    if not seen:
+        report.add(path, 1, "no addresses")
+    return len(seen)
+
+
 def check_plain_lists(directory: Path, required: tuple[str, ...], optional: tuple[str, ...],
                       report: Report) -> list[ListFile]:
     lists = []
     for path in sorted(directory.glob("*")):
+        if path.name == "resolver-addresses.txt":
+            check_address_list(path, report)
+            continue
         if path.suffix != ".list":
-            report.add(path, 1, "not a .list file")
+            report.add(path, 1, "not a .list file (the one address list is resolver-addresses.txt)")
             continue
         parsed = parse(path, report)
         if parsed is None:

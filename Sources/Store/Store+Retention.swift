@@ -9,15 +9,14 @@ public struct RetentionReport: Hashable, Sendable {
     public var grantsDeleted = 0
     public var focusSessionsDeleted = 0
     public var timeRequestsDeleted = 0
-    public var exercisesDeleted = 0
 }
 
 extension Store {
     /// SPEC §12: "Ledger and events kept 90 days".
     public static let retention = 90
 
-    /// Rolls ledger rows, events and ended grants (and drops focus sessions, answered requests for
-    /// time and exercise outcomes) older than `days` local days into daily rollups and deletes them, all in one transaction: a crash leaves either everything raw or everything
+    /// Rolls ledger rows, events and ended grants (and drops focus sessions and answered requests
+    /// for time) older than `days` local days into daily rollups and deletes them, all in one transaction: a crash leaves either everything raw or everything
     /// rolled, never a day counted twice or lost. Plans are never deleted (SPEC §12).
     ///
     /// Per profile the cut is the local midnight starting the day `days` days before `now`, so a day
@@ -47,15 +46,13 @@ extension Store {
             let cut: StatementArguments = [(now - age).millisecondsSince1970]
             try db.execute(sql: "DELETE FROM events WHERE profile IS NULL AND time < ?", arguments: cut)
             report.eventsDeleted += db.changesCount
-            // Issue 13: the household's own tables go with the events that tell of them. Answered
-            // requests for time (their approval's ledger row is rolled up above) and the
-            // exercises' outcomes are kept `days` days, cut at `now - days` exactly as they count
-            // in no daily rollup. A pending request never gets this old: it expires first
-            // (`HelperEngine.pendingRequestLifetime`).
+            // Issue 13: answered requests for time go with the events that tell of them (their
+            // approval's ledger row is rolled up above), cut at `now - days`. A pending request
+            // never gets this old: it expires first (`HelperEngine.pendingRequestLifetime`).
+            // Exercise outcomes stay: the lifetime figures and personal bests count them (issue
+            // 16, `DailyTotals`), and they are a row per finished 2-minute exercise at most.
             try db.execute(sql: "DELETE FROM time_requests WHERE status != 'pending' AND answered_at < ?", arguments: cut)
             report.timeRequestsDeleted += db.changesCount
-            try db.execute(sql: "DELETE FROM exercise_sessions WHERE time < ?", arguments: cut)
-            report.exercisesDeleted += db.changesCount
             return report
         }
     }
