@@ -29,15 +29,9 @@ final class UDPQueryHandler: ChannelInboundHandler {
         guard let query = queryContext else { return }
         let envelope = unwrapInboundIn(data)
         let remote = envelope.remoteAddress
-        query.client = ClientAddress(remote)
-        query.transport = .udp
-        query.decision = .allowed
-        query.route = .local
         let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
         let resolution = envelope.data.withUnsafeReadableBytes { raw in
-            query.packet = raw
-            defer { query.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
-            return chain.resolve(query)
+            chain.resolve(packet: raw, client: ClientAddress(remote), transport: .udp, in: query)
         }
         switch resolution {
         case .drop:
