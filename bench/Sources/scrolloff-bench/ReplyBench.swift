@@ -125,7 +125,9 @@ private func measure(upstreamPort: Int, names nameCount: Int, replies: Int) asyn
             let resolution = packet.withUnsafeBytes { chain.resolve(packet: $0, client: client, transport: .udp, in: context) }
             if case .later(let future) = resolution { waits.append(future.map { _ in () }) }
         }
+        let bound = NIOLoopBound(context, eventLoop: loop)
         return EventLoopFuture.andAllSucceed(waits, on: loop).map { () -> [String] in
+            let context = bound.value
             func run(_ label: String, _ packets: [[UInt8]], expecting: ReplyKind) -> [String] {
                 // One untimed round first, so every buffer has its capacity and the check below
                 // sees what each path answers.
@@ -141,19 +143,20 @@ private func measure(upstreamPort: Int, names nameCount: Int, replies: Int) asyn
                         for index in 0..<replies {
                             let packet = packets[index % packets.count]
                             let resolution = packet.withUnsafeBytes { chain.resolve(packet: $0, client: client, transport: .udp, in: context) }
-                            let reply: [UInt8]
-                            switch resolution {
-                            case .builtReply: reply = context.builder.bytes
-                            case .scratchReply: reply = context.scratch
-                            default: return -1
+                            // What UDPQueryHandler.write does before handing the reply to NIO.
+                            func send(_ reply: UnsafeRawBufferPointer) {
+                                if withBuffer {
+                                    var buffer = allocator.buffer(capacity: reply.count)
+                                    buffer.writeBytes(reply)
+                                    bytes &+= buffer.readableBytes
+                                } else {
+                                    bytes &+= reply.count
+                                }
                             }
-                            if withBuffer {
-                                // What UDPQueryHandler.write does before handing the reply to NIO.
-                                var buffer = allocator.buffer(capacity: reply.count)
-                                buffer.writeBytes(reply)
-                                bytes &+= buffer.readableBytes
-                            } else {
-                                bytes &+= reply.count
+                            switch resolution {
+                            case .builtReply: context.builder.withUnsafeBytes { send($0) }
+                            case .scratchReply: context.scratch.withUnsafeBytes { send($0) }
+                            default: return -1
                             }
                         }
                         return bytes
