@@ -126,7 +126,12 @@ let package = Package(
         // Micro-benchmarks for the hot path; run by bench/*.sh in release mode, never by `make test`.
         .executableTarget(
             name: "scrolloff-bench",
-            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire", "HostsFile"],
+            dependencies: [
+                "ScrollOffCore", "DomainLists", "DNSWire", "HostsFile", "Sinkhole", "Helper",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench/Sources/scrolloff-bench",
             swiftSettings: swiftSettings
         ),

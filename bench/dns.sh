@@ -1,36 +1,57 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of scrolloff-dns and dnsmasq as blocking resolvers (issue 3, SPEC §9).
+# Side-by-side benchmark of scrolloff-dns, dnsmasq and unbound as blocking resolvers (issues 3, 15).
 #
-# Both servers load the same synthetic blocklist (200,000 and 1,000,000 names by default) and forward
-# everything else to one local upstream (a third dnsmasq). scrolloff-dns blocks it the way a person
-# does, through the engine's one decision path: `scrolloff lists add file://…` then `scrolloff block`
-# (load time runs from start until the first blocked name answers 0.0.0.0). The query mix is ~90% blocked names and
-# ~10% names answered from the server's cache. The server under test is pinned to one core and
-# dnsperf to the other, runs of the two servers are interleaved, and the script prints for each:
-# load time, RSS (and bytes per blocked name over an empty-list baseline), maximum QPS, latency at a
-# fixed 20,000 QPS (mean, p50, p99 from dnsperf -v), lost queries, and the scrolloff/dnsmasq ratios.
+# The production path: scrolloff-dns is started as people start it (`scrolloff-dns start`, no
+# diagnostic flags; pinned to one core, so SwiftNIO runs one event loop), blocks two catalog
+# services (`scrolloff block instagram tiktok`), then a synthetic list is ADDED BY URL from a local
+# HTTP server (`scrolloff lists add http://127.0.0.1:PORT/…`) and blocked (`scrolloff block bench`),
+# all through the CLI and so through the one decision path users run. dnsmasq gets the same names
+# as `address=/name/0.0.0.0` lines, unbound (one thread) as `local-zone: "name." always_null`.
+# All three forward everything else to one local upstream (another dnsmasq).
 #
-# Usage: bench/dns.sh [SIZES] [ROUNDS]     e.g. bench/dns.sh "200000 1000000" 2
-# Needs: dnsmasq, dnsperf, taskset, a release build (built here if missing). Not part of `make test`.
+# The query mix is ~90% blocked names (half the listed names, half a subdomain of one) and ~10%
+# names answered from the server's cache. The server is pinned to SERVER_CPU and dnsperf to
+# CLIENT_CPU; the servers take turns within each round. For each it prints: the time until the
+# list is in force (scrolloff: from `lists add` until a listed name answers 0.0.0.0, the CLI's
+# start-up included; peers: from start until a listed name answers), RSS and bytes per name over
+# the same server with no list, maximum QPS, latency at a fixed 20,000 QPS (mean, p50, p99 from
+# dnsperf -v), lost queries, and ratios against the better peer. For scrolloff at the largest size it
+# then measures a refresh: the served list changes (1% of the names dropped, 1% new), `scrolloff
+# lists update bench` runs while dnsperf sends 20,000 QPS, and the script prints the p99 during
+# the refresh and how long until a new name answers blocked.
+#
+# Usage: bench/dns.sh [SIZES] [ROUNDS]     e.g. bench/dns.sh "200000 1000000" 3
+#   SERVERS="scrolloff dnsmasq unbound"  QPS_SECONDS=8  LATENCY_SECONDS=5  FIXED_QPS=20000  REFRESH=1
+#   SCROLLOFF_BIN=… SCROLLOFF_CLI=… measure other binaries (no build).
+#   QPS_SECONDS=2 LATENCY_SECONDS=1 bench/dns.sh 20000 1 is a quick check.
+# Needs: dnsmasq, unbound, dnsperf, taskset, /usr/bin/python3, a release build (built here with
+# `make release`'s flags). Not part of `make test`.
 set -euo pipefail
 
 SIZES=${1:-"200000 1000000"}
 ROUNDS=${2:-2}
+SERVERS=${SERVERS:-"scrolloff dnsmasq unbound"}
 QPS_SECONDS=${QPS_SECONDS:-8}
 LATENCY_SECONDS=${LATENCY_SECONDS:-5}
 FIXED_QPS=${FIXED_QPS:-20000}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
+REFRESH=${REFRESH:-1}
 
 cd "$(dirname "$0")/.."
-for tool in dnsmasq dnsperf taskset; do
-    command -v "$tool" >/dev/null || { echo "bench/dns.sh: $tool is missing; install it (Debian: apt-get install $tool)" >&2; exit 1; }
+for tool in dnsmasq unbound dnsperf taskset dig; do
+    command -v "$tool" >/dev/null || { echo "bench/dns.sh: $tool is missing; run scripts/install-deps.sh (or apt-get install it)" >&2; exit 1; }
 done
-# The flags of `make release` (static Swift runtime), so the two never rebuild each other.
-swift build -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
-swift build -c release --static-swift-stdlib --product scrolloff >/dev/null
-BIN="$(swift build -c release --show-bin-path)/scrolloff-dns"
-CLI="$(swift build -c release --show-bin-path)/scrolloff"
+if [ -z "${SCROLLOFF_BIN:-}" ]; then
+    # The flags of `make release` (static Swift runtime), so the two never rebuild each other.
+    swift build -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
+    swift build -c release --static-swift-stdlib --product scrolloff >/dev/null
+fi
+# SCROLLOFF_BIN / SCROLLOFF_CLI run other binaries (an older build, to compare) instead.
+BIN=${SCROLLOFF_BIN:-"$(swift build -c release --show-bin-path)/scrolloff-dns"}
+CLI=${SCROLLOFF_CLI:-"$(swift build -c release --show-bin-path)/scrolloff"}
+# The curated lists of this checkout, wherever the binary lies.
+export SCROLLOFF_CATALOG=${SCROLLOFF_CATALOG:-"$PWD/blocklists"}
 WORK=$(mktemp -d /tmp/scrolloff-bench.XXXXXX)
 PIDS=()
 cleanup() {
@@ -43,20 +64,30 @@ trap cleanup EXIT
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now_ms() { date +%s%3N; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+answers() { dig @127.0.0.1 -p "$1" +time=1 +tries=1 +short "$2" A 2>/dev/null | grep -q "$3"; }
 wait_answering() { # port name expected
-    for _ in $(seq 1 3000); do
-        if dig @127.0.0.1 -p "$1" +time=1 +tries=1 +short "$2" A 2>/dev/null | grep -q "$3"; then return 0; fi
-        sleep 0.01
+    for _ in $(seq 1 6000); do
+        if answers "$@"; then return 0; fi
+        if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "the server on port $1 exited; its errors: $(tail -3 "$WORK"/*.err 2>/dev/null)" >&2; exit 1
+        fi
+        sleep 0.005
     done
-    echo "server on port $1 never answered" >&2; return 1
+    echo "server on port $1 never answered $2 with $3" >&2; return 1
 }
 
-# The upstream both servers forward to: answers every name under cache.bench.
+# The upstream every server forwards to: answers every name under cache.bench.
 UP_PORT=$(free_port)
 dnsmasq --no-daemon --conf-file=/dev/null --port="$UP_PORT" --listen-address=127.0.0.1 --bind-interfaces \
     --no-resolv --no-hosts --local-ttl=3600 --address=/cache.bench/10.0.0.1 --pid-file= 2>/dev/null &
 PIDS+=($!)
 wait_answering "$UP_PORT" x.cache.bench 10.0.0.1
+
+# The list server: lists are added by URL, as people add them.
+HTTP_PORT=$(free_port)
+/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$WORK" "$HTTP_PORT" >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 500); do curl -fsS "http://127.0.0.1:$HTTP_PORT/" >/dev/null 2>&1 && break; sleep 0.01; done
 
 # Synthetic lists and the query file, once per size.
 make_inputs() { # size
@@ -70,9 +101,16 @@ words = ["feed", "reel", "clip", "snap", "tok", "gram", "vid", "scroll", "story"
 names = [f"{rng.choice(words)}{i}.s{i % 9973}.{rng.choice(words)}-bench.com" for i in range(n)]
 with open(f"{d}/blocklist.txt", "w") as f:
     f.write("\n".join(names) + "\n")
+# The refreshed copy: the last 1% dropped, 1% new names (the first of them is probed).
+fresh = [f"new{i}.s{i % 9973}.fresh-bench.com" for i in range(max(1, n // 100))]
+with open(f"{d}/refreshed.txt", "w") as f:
+    f.write("\n".join(fresh[:1] + names[: n - len(fresh)] + fresh[1:]) + "\n")
 with open(f"{d}/dnsmasq.conf", "w") as f:
     for name in names:
         f.write(f"address=/{name}/0.0.0.0\n")
+with open(f"{d}/unbound-zones.conf", "w") as f:
+    for name in names:
+        f.write(f'local-zone: "{name}." always_null\n')
 cached = [f"c{i}.cache.bench" for i in range(100)]
 with open(f"{d}/queries.txt", "w") as f:
     for i in range(200_000):
@@ -84,31 +122,75 @@ with open(f"{d}/queries.txt", "w") as f:
             f.write(f"{'www.' if i % 2 else ''}{name} A\n")
 PY
     : > "$dir/empty.conf"
+    : > "$dir/empty-zones.conf"
 }
 
-# Starts one server; sets SERVER_PID, SERVER_PORT, LOAD_MS.
+unbound_conf() { # dir port zones-file
+    cat <<EOF
+server:
+    interface: 127.0.0.1
+    port: $2
+    num-threads: 1
+    do-daemonize: no
+    username: ""
+    chroot: ""
+    directory: "$1"
+    pidfile: ""
+    use-syslog: no
+    logfile: ""
+    verbosity: 0
+    do-not-query-localhost: no
+    module-config: "iterator"
+    so-reuseport: no
+    include: "$3"
+forward-zone:
+    name: "."
+    forward-addr: 127.0.0.1@$UP_PORT
+EOF
+}
+
+# Starts one server; sets SERVER_PID, SERVER_PORT, LOAD_MS, ADD_MS.
 start_server() { # kind list-size(or "empty") dir
     local kind=$1 which=$2 dir=$3 port start
     port=$(free_port)
     start=$(now_ms)
-    if [ "$kind" = scrolloff ]; then
-        # A fresh state folder per run: the block (and its cooldown) lives in the database.
+    ADD_MS=0
+    case "$kind" in
+    scrolloff)
+        # A fresh state folder per run: the blocks (and their cooldowns) live in the database.
         local state="$WORK/state-$port"
+        SOCK="$state.sock"
         taskset -c "$SERVER_CPU" "$BIN" start --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
-            --state-dir "$state" --control-socket "$state.sock" --threads 1 --log-level warning >/dev/null 2>"$WORK/scrolloff.err" &
-    else
+            --state-dir "$state" --control-socket "$SOCK" >/dev/null 2>"$WORK/scrolloff.err" &
+        ;;
+    dnsmasq)
         local conf="$dir/dnsmasq.conf"; [ "$which" = empty ] && conf="$dir/empty.conf"
         taskset -c "$SERVER_CPU" dnsmasq --no-daemon --conf-file="$conf" --port="$port" --listen-address=127.0.0.1 \
             --bind-interfaces --no-resolv --no-hosts --server="127.0.0.1#$UP_PORT" --cache-size=10000 --pid-file= \
             2>/dev/null &
-    fi
+        ;;
+    unbound)
+        local zones="$dir/unbound-zones.conf"; [ "$which" = empty ] && zones="$dir/empty-zones.conf"
+        unbound_conf "$dir" "$port" "$zones" >"$WORK/unbound-$port.conf"
+        taskset -c "$SERVER_CPU" unbound -d -c "$WORK/unbound-$port.conf" 2>"$WORK/unbound.err" &
+        ;;
+    esac
     SERVER_PID=$!
     PIDS+=("$SERVER_PID")
     SERVER_PORT=$port
     wait_answering "$port" x.cache.bench 10.0.0.1
-    if [ "$kind" = scrolloff ] && [ "$which" != empty ]; then
-        "$CLI" lists add "file://$dir/blocklist.txt" --name bench --socket "$WORK/state-$port.sock" >/dev/null
-        "$CLI" block bench --socket "$WORK/state-$port.sock" >/dev/null
+    if [ "$kind" = scrolloff ]; then
+        "$CLI" block instagram tiktok --socket "$SOCK" >/dev/null
+        wait_answering "$port" www.instagram.com 0.0.0.0
+        if [ "$which" != empty ]; then
+            local added
+            added=$(now_ms)
+            "$CLI" lists add "http://127.0.0.1:$HTTP_PORT/$(basename "$dir")/blocklist.txt" --name bench --socket "$SOCK" >/dev/null
+            "$CLI" block bench --socket "$SOCK" >/dev/null
+            wait_answering "$port" "$(head -1 "$dir/blocklist.txt")" 0.0.0.0
+            ADD_MS=$(( $(now_ms) - added ))
+        fi
+    elif [ "$which" != empty ]; then
         wait_answering "$port" "$(head -1 "$dir/blocklist.txt")" 0.0.0.0
     fi
     LOAD_MS=$(( $(now_ms) - start ))
@@ -116,65 +198,119 @@ start_server() { # kind list-size(or "empty") dir
 
 stop_server() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
 
-perf() { taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$SERVER_PORT" -d "$1" "${@:2}" 2>&1; }
+dnsperf_run() { taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$SERVER_PORT" -d "$1" "${@:2}" 2>&1; }
 
-# One measurement; prints a row and appends "kind size load rss qps mean p50 p99 lost" to $WORK/rows.
+# "mean p50 p99 answered" from dnsperf -v output (one line per query ending with its latency in s).
+latency_of() {
+    awk '$1 == ">" {print $NF * 1000000}' | sort -n \
+        | awk '{a[NR]=$1; s+=$1} END {if (NR==0) {print "nan nan nan 0"; exit} printf "%.0f %.0f %.0f %d\n", s/NR, a[int(NR*0.5)+1], a[int(NR*0.99)], NR}'
+}
+
+# One measurement; prints a row and appends "kind size load rss qps mean p50 p99 lost add" to $WORK/rows.
 measure() { # kind size
     local kind=$1 n=$2 dir="$WORK/$2" out qps lost rss lat
     start_server "$kind" full "$dir"
     rss=$(rss_kib "$SERVER_PID")
-    perf "$dir/queries.txt" -l 2 -c 4 -q 200 >/dev/null               # warm the cache
-    out=$(perf "$dir/queries.txt" -l "$QPS_SECONDS" -c 4 -q 500)
+    dnsperf_run "$dir/queries.txt" -l 2 -c 4 -q 200 >/dev/null               # warm the cache
+    out=$(dnsperf_run "$dir/queries.txt" -l "$QPS_SECONDS" -c 4 -q 500)
     qps=$(awk '/Queries per second/ {print $4}' <<<"$out")
     lost=$(awk '/Queries lost/ {print $3}' <<<"$out")
-    # dnsperf -v prints one line per query ending with its latency in seconds.
-    lat=$(perf "$dir/queries.txt" -l "$LATENCY_SECONDS" -c 4 -Q "$FIXED_QPS" -v \
-        | awk '$1 == ">" {print $NF * 1000000}' | sort -n \
-        | awk '{a[NR]=$1; s+=$1} END {if (NR==0) {print "nan nan nan 0"; exit} printf "%.0f %.0f %.0f %d\n", s/NR, a[int(NR*0.5)+1], a[int(NR*0.99)], NR}')
+    lat=$(dnsperf_run "$dir/queries.txt" -l "$LATENCY_SECONDS" -c 4 -Q "$FIXED_QPS" -v | latency_of)
     read -r mean p50 p99 answered <<<"$lat"
     local expected=$(( FIXED_QPS * LATENCY_SECONDS ))
-    rss=$(( $(rss_kib "$SERVER_PID") > rss ? $(rss_kib "$SERVER_PID") : rss ))
+    local after; after=$(rss_kib "$SERVER_PID")
+    rss=$(( after > rss ? after : rss ))
+    if [ "$kind" = scrolloff ] && [ "$REFRESH" = 1 ] && [ "$n" = "$LARGEST" ]; then refresh_during_load "$dir"; fi
     stop_server
-    printf "%-9s %9s %8s ms %9s KiB %10s qps   @%dk: mean %5s µs p50 %5s µs p99 %6s µs answered %s/%s   lost %s\n" \
-        "$kind" "$n" "$LOAD_MS" "$rss" "$qps" $((FIXED_QPS / 1000)) "$mean" "$p50" "$p99" "$answered" "$expected" "$lost"
-    echo "$kind $n $LOAD_MS $rss $qps $mean $p50 $p99 $lost" >>"$WORK/rows"
+    printf "%-9s %8s  in force %6s ms (start %6s ms)  %8s KiB %8s qps  @%dk: mean %5s µs p50 %5s µs p99 %6s µs answered %s/%s  lost %s\n" \
+        "$kind" "$n" "$ADD_MS" "$LOAD_MS" "$rss" "$qps" $((FIXED_QPS / 1000)) "$mean" "$p50" "$p99" "$answered" "$expected" "$lost"
+    echo "$kind $n $LOAD_MS $rss $qps $mean $p50 $p99 $lost $ADD_MS" >>"$WORK/rows"
+}
+
+# p99 while the list is refreshed under load, and the time until a new name is in force.
+refresh_during_load() { # dir
+    local dir=$1 lat started done_ms name mean p50 p99 answered
+    name=$(head -1 "$dir/refreshed.txt")
+    cp "$dir/blocklist.txt" "$dir/original.txt"
+    cp "$dir/refreshed.txt" "$dir/blocklist.txt"
+    touch -d '+1 minute' "$dir/blocklist.txt"   # a newer Last-Modified than the copy's
+    dnsperf_run "$dir/queries.txt" -l "$LATENCY_SECONDS" -c 4 -Q "$FIXED_QPS" -v >"$WORK/refresh.lat" &
+    local perf_pid=$!
+    sleep 1
+    started=$(now_ms)
+    "$CLI" lists update bench --socket "$SOCK" >/dev/null
+    wait_answering "$SERVER_PORT" "$name" 0.0.0.0
+    done_ms=$(( $(now_ms) - started ))
+    wait "$perf_pid"
+    lat=$(latency_of <"$WORK/refresh.lat")
+    read -r mean p50 p99 answered <<<"$lat"
+    cp "$dir/original.txt" "$dir/blocklist.txt"
+    printf "scrolloff %8s  refresh under %dk QPS: new name in force after %s ms; during the run mean %s µs p50 %s µs p99 %s µs, answered %s/%s\n" \
+        "$(basename "$dir")" $((FIXED_QPS / 1000)) "$done_ms" "$mean" "$p50" "$p99" "$answered" $(( FIXED_QPS * LATENCY_SECONDS ))
+    echo "$(basename "$dir") $done_ms $mean $p50 $p99 $answered" >>"$WORK/refresh"
 }
 
 baseline_rss() { # kind
     start_server "$1" empty "$WORK/$(echo "$SIZES" | awk '{print $1}')"
+    sleep 1
     rss_kib "$SERVER_PID"
     stop_server
 }
 
-echo "scrolloff-dns vs dnsmasq $(dnsmasq --version | head -1 | awk '{print $3}'), $(nproc) cores; server on CPU $SERVER_CPU, dnsperf on CPU $CLIENT_CPU"
+LARGEST=$(tr ' ' '\n' <<<"$SIZES" | sort -n | tail -1)
+echo "scrolloff-dns $("$BIN" --version 2>/dev/null | head -1) vs dnsmasq $(dnsmasq --version | head -1 | awk '{print $3}'), unbound $(unbound -V | awk 'NR==1 {print $2}'); $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $SERVER_CPU, dnsperf on CPU $CLIENT_CPU"
 echo "mix: ~90% blocked (names and subdomains), ~10% cached; QPS: dnsperf -c 4 -q 500 for ${QPS_SECONDS}s; latency: -Q $FIXED_QPS for ${LATENCY_SECONDS}s"
 for n in $SIZES; do make_inputs "$n"; done
-BASE_SCROLLOFF=$(baseline_rss scrolloff)
-BASE_DNSMASQ=$(baseline_rss dnsmasq)
-echo "baseline RSS with an empty list: scrolloff $BASE_SCROLLOFF KiB, dnsmasq $BASE_DNSMASQ KiB"
+declare -A BASE
+for kind in $SERVERS; do BASE[$kind]=$(baseline_rss "$kind"); done
+echo "baseline RSS with no list: $(for k in $SERVERS; do printf '%s %s KiB  ' "$k" "${BASE[$k]}"; done)"
 for n in $SIZES; do
     for round in $(seq 1 "$ROUNDS"); do
-        measure scrolloff "$n"
-        measure dnsmasq "$n"
+        for kind in $SERVERS; do measure "$kind" "$n"; done
     done
 done
 
 echo
-echo "medians over $ROUNDS rounds, and scrolloff/dnsmasq ratios:"
-/usr/bin/python3 - "$WORK/rows" "$BASE_SCROLLOFF" "$BASE_DNSMASQ" <<'PY'
+echo "medians over $ROUNDS rounds (min–max in brackets); ratios are scrolloff / the better peer:"
+BASES=$(for k in $SERVERS; do printf '%s=%s ' "$k" "${BASE[$k]}"; done)
+/usr/bin/python3 - "$WORK/rows" "$BASES" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-base = {"scrolloff": int(sys.argv[2]), "dnsmasq": int(sys.argv[3])}
+base = dict(kv.split("=") for kv in sys.argv[2].split())
+cols = {"load": 2, "rss": 3, "qps": 4, "mean": 5, "p50": 6, "p99": 7, "lost": 8, "add": 9}
+def vals(kind, n, col):
+    return [float(r[cols[col]]) for r in rows if r[0] == kind and r[1] == n and r[cols[col]] not in ("nan", "")]
 def med(kind, n, col):
-    values = [float(r[col]) for r in rows if r[0] == kind and r[1] == n and r[col] not in ("nan", "")]
-    return statistics.median(values) if values else float("nan")
+    v = vals(kind, n, col)
+    return statistics.median(v) if v else float("nan")
+def spread(kind, n, col, scale=1.0):
+    v = vals(kind, n, col)
+    return f"{min(v)*scale:.0f}–{max(v)*scale:.0f}" if v else "-"
+kinds = [k for k in ["scrolloff", "dnsmasq", "unbound"] if k in base]
 for n in sorted({r[1] for r in rows}, key=int):
     size = int(n)
-    s = {c: med("scrolloff", n, i) for i, c in enumerate(["kind", "n", "load", "rss", "qps", "mean", "p50", "p99", "lost"]) if i >= 2}
-    d = {c: med("dnsmasq", n, i) for i, c in enumerate(["kind", "n", "load", "rss", "qps", "mean", "p50", "p99", "lost"]) if i >= 2}
-    per = lambda kind, m: (m["rss"] - base[kind]) * 1024 / size
-    print(f"{size:>9} names  load {s['load']:.0f}/{d['load']:.0f} ms ({s['load']/d['load']:.2f}x)"
-          f"  RSS {s['rss']/1024:.1f}/{d['rss']/1024:.1f} MiB, per name {per('scrolloff', s):.0f}/{per('dnsmasq', d):.0f} B ({per('scrolloff', s)/per('dnsmasq', d):.2f}x)"
-          f"  QPS {s['qps']:.0f}/{d['qps']:.0f} ({s['qps']/d['qps']:.2f}x)"
-          f"  p99@20k {s['p99']:.0f}/{d['p99']:.0f} µs ({s['p99']/d['p99']:.2f}x)  lost {s['lost']:.0f}/{d['lost']:.0f}")
+    print(f"\n{size:,} names")
+    print(f"  {'server':9} {'in force ms':>12} {'RSS MiB':>8} {'B/name':>7} {'max QPS':>18} {'p50 µs':>12} {'p99 µs':>14} lost")
+    per = {}
+    for k in kinds:
+        per[k] = (med(k, n, "rss") - int(base[k])) * 1024 / size
+        load = med(k, n, "add") if k == "scrolloff" else med(k, n, "load")
+        print(f"  {k:9} {load:12.0f} {med(k, n, 'rss')/1024:8.1f} {per[k]:7.0f} {med(k, n, 'qps'):8.0f} [{spread(k, n, 'qps')}]"
+              f" {med(k, n, 'p50'):5.0f} [{spread(k, n, 'p50')}] {med(k, n, 'p99'):6.0f} [{spread(k, n, 'p99')}] {med(k, n, 'lost'):.0f}")
+    peers = [k for k in kinds if k != "scrolloff"]
+    if "scrolloff" in kinds and peers:
+        s = "scrolloff"
+        best_qps = max(peers, key=lambda k: med(k, n, "qps"))
+        best_p99 = min(peers, key=lambda k: med(k, n, "p99"))
+        best_p50 = min(peers, key=lambda k: med(k, n, "p50"))
+        best_mem = min(peers, key=lambda k: per[k])
+        print(f"  ratios: QPS {med(s, n, 'qps')/med(best_qps, n, 'qps'):.2f}x {best_qps} (goal >= 1.2)"
+              f"; bytes/name {per[s]/per[best_mem]:.2f}x {best_mem}, {per[s]/per['dnsmasq']:.2f}x dnsmasq (goal <= 0.5)" if 'dnsmasq' in per else "")
+        print(f"          p50 {med(s, n, 'p50')/med(best_p50, n, 'p50'):.2f}x {best_p50}, p99 {med(s, n, 'p99')/med(best_p99, n, 'p99'):.2f}x {best_p99} (goal <= 1)"
+              f"; in force {med(s, n, 'add'):.0f} ms after `lists add` (goal <= 1500 ms at 1 M)")
 PY
+if [ -s "$WORK/refresh" ]; then
+    echo
+    echo "refresh of the largest list under ${FIXED_QPS} QPS (names, in force ms, mean, p50, p99 µs, answered):"
+    cat "$WORK/refresh"
+fi

@@ -87,6 +87,90 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         kinds.append(scope.rawValue | action.rawValue << 4)
     }
 
+    /// Appends every rule of `other`, copying its packed bytes (no `ListRule` per rule).
+    public mutating func append(contentsOf other: RuleList) {
+        let base = UInt32(bytes.count)
+        bytes.append(contentsOf: other.bytes)
+        ends.append(contentsOf: other.ends.lazy.map { $0 + base })
+        kinds.append(contentsOf: other.kinds)
+    }
+
     /// Bytes held by the packed storage, for reports.
     public var storageBytes: Int { bytes.capacity + ends.capacity * 4 + kinds.capacity }
+
+    /// The rules of this list that `other` lacks (same name, scope and action), each once, in this
+    /// list's order. Compared on the packed bytes through one open-addressing table over `other`,
+    /// so a refresh of a million-name list that a rule holds (SPEC §3) finds its dropped names
+    /// without a `String` or a `Set<ListRule>` per rule.
+    public func subtracting(_ other: RuleList) -> RuleList {
+        var present = RuleTable(capacityFor: other.count)
+        for index in other.indices { present.insert(index, of: other) }
+        var result = RuleList()
+        // Rules already taken into the result are added to a second table, so repeats stay out.
+        var taken = RuleTable(capacityFor: 16)
+        for index in indices where !present.contains(index, of: self, in: other) {
+            if taken.contains(index, of: self, in: result) { continue }
+            result.bytes.append(contentsOf: bytes[span(index)])
+            result.ends.append(UInt32(result.bytes.count))
+            result.kinds.append(kinds[index])
+            taken.insert(result.count - 1, of: result)
+        }
+        return result
+    }
+
+    fileprivate func span(_ index: Int) -> Range<Int> { (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index]) }
+
+    fileprivate func hash(_ index: Int) -> UInt64 {
+        // FNV-1a over the name bytes and the kind byte.
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes[span(index)] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return (hash ^ UInt64(kinds[index])) &* 0x100_0000_01B3
+    }
+
+    fileprivate func same(_ index: Int, as otherIndex: Int, in other: RuleList) -> Bool {
+        kinds[index] == other.kinds[otherIndex] && bytes[span(index)].elementsEqual(other.bytes[other.span(otherIndex)])
+    }
+}
+
+/// Rule positions of one `RuleList` by hash, for `RuleList.subtracting`. Grows at half full.
+private struct RuleTable {
+    /// Position + 1 in the list the table is over; 0 is empty.
+    private var slots: [UInt32]
+    private var used = 0
+
+    init(capacityFor count: Int) {
+        var capacity = 16
+        while capacity < count * 2 { capacity <<= 1 }
+        slots = Array(repeating: 0, count: capacity)
+    }
+
+    mutating func insert(_ index: Int, of list: RuleList) {
+        if (used + 1) * 2 > slots.count { grow(list) }
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: list.hash(index)) & mask
+        while slots[slot] != 0 {
+            if list.same(Int(slots[slot]) - 1, as: index, in: list) { return }
+            slot = (slot &+ 1) & mask
+        }
+        slots[slot] = UInt32(index + 1)
+        used += 1
+    }
+
+    /// Whether `list`'s rule at `index` is in the table over `tableList`.
+    func contains(_ index: Int, of list: RuleList, in tableList: RuleList) -> Bool {
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: list.hash(index)) & mask
+        while slots[slot] != 0 {
+            if list.same(index, as: Int(slots[slot]) - 1, in: tableList) { return true }
+            slot = (slot &+ 1) & mask
+        }
+        return false
+    }
+
+    private mutating func grow(_ list: RuleList) {
+        let old = slots
+        slots = Array(repeating: 0, count: old.count * 2)
+        used = 0
+        for value in old where value != 0 { insert(Int(value) - 1, of: list) }
+    }
 }

@@ -103,6 +103,10 @@ public actor ConfigurationReloader {
         return await task.value
     }
 
+    // Not optimized: Swift 6.3.1's release build crashes splitting this coroutine
+    // (signal 11 in LLVM's CoroSplit, `emitSetAndGetSwiftErrorValueAround`), which stopped
+    // `make release`; a reload is rare and gains nothing from optimization.
+    @_optimize(none)
     private func reloadNow() async -> ReloadReport {
         var report = ReloadReport()
         let validated: ValidatedConfiguration

@@ -46,3 +46,12 @@ final class PolicyComposer: Sendable {
         published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, engine: engine)) }
     }
 }
+
+extension HelperEngine {
+    /// The policy the resolver chain asks for every query, over the enforcement in force now: the
+    /// same type `PolicyComposer` publishes, for `scrolloff-bench reply`, which drives the real
+    /// chain without a running server (ARCHITECTURE principle 14: one decision path).
+    public nonisolated func currentQueryPolicy() -> any QueryPolicy {
+        EnforcementPolicy(enforcement: box.enforcement, engine: self)
+    }
+}

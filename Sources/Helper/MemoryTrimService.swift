@@ -29,6 +29,13 @@ struct MemoryTrimService: Service {
         #endif
     }()
 
+    /// Trims once, now (after a large matcher build). A plain function, so callers inline no
+    /// optional C function pointer.
+    @inline(never)
+    static func trimNow() {
+        if let trim { _ = trim(0) }
+    }
+
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while true {

@@ -71,6 +71,21 @@ public struct ResolverChain: Sendable {
         return result
     }
 
+    /// Resolves one query packet (a UDP datagram or a TCP frame) from `client` in `context`: the
+    /// per-query fields are reset, then the chain runs. This is how the UDP and TCP handlers answer,
+    /// and how `scrolloff-bench reply` drives the same path without sockets.
+    public func resolve(
+        packet: UnsafeRawBufferPointer, client: ClientAddress, transport: DNSTransport, in context: QueryContext
+    ) -> Resolution {
+        context.client = client
+        context.transport = transport
+        context.decision = .allowed
+        context.route = .local
+        context.packet = packet
+        defer { context.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
+        return resolve(context)
+    }
+
     /// The sinkhole's chain. This is the one place it is built (ARCHITECTURE.md principle 2).
     ///
     /// - Parameters:

@@ -230,18 +230,12 @@ final class TCPQueryHandler: ChannelInboundHandler {
             clientInFlight.release(client)
             return
         }
-        query.client = client
-        query.transport = .tcp
-        query.decision = .allowed
-        query.route = .local
         let now = NIODeadline.now().uptimeNanoseconds
         let started = shard == nil ? 0 : now
         slot?.touch(now)
         armIdleTimer(context: context)
         let resolution = frame.withUnsafeReadableBytes { raw in
-            query.packet = raw
-            defer { query.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
-            return chain.resolve(query)
+            chain.resolve(packet: raw, client: client, transport: .tcp, in: query)
         }
         if case .later = resolution {} else { clientInFlight.release(client) }
         switch resolution {

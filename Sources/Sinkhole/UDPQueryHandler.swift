@@ -29,25 +29,21 @@ final class UDPQueryHandler: ChannelInboundHandler {
         guard let query = queryContext else { return }
         let envelope = unwrapInboundIn(data)
         let remote = envelope.remoteAddress
-        query.client = ClientAddress(remote)
-        query.transport = .udp
-        query.decision = .allowed
-        query.route = .local
         let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
         let resolution = envelope.data.withUnsafeReadableBytes { raw in
-            query.packet = raw
-            defer { query.packet = UnsafeRawBufferPointer(start: nil, count: 0) }
-            return chain.resolve(query)
+            chain.resolve(packet: raw, client: ClientAddress(remote), transport: .udp, in: query)
         }
         switch resolution {
         case .drop:
             shard?.record(.dropped, nanoseconds: 0)
             return
         case .builtReply:
-            write(query.builder.bytes, to: remote, context: context)
+            // Copied straight from the builder into the socket's buffer: `builder.bytes` would
+            // make an Array per blocked reply first (issue 15: no allocation of our own per reply).
+            query.builder.withUnsafeBytes { write($0, to: remote, context: context) }
             if let shard { query.builder.withUnsafeBytes { shard.record(query.route, reply: $0, since: started) } }
         case .scratchReply:
-            write(query.scratch, to: remote, context: context)
+            query.scratch.withUnsafeBytes { write($0, to: remote, context: context) }
             shard?.record(query.route, reply: query.scratch, since: started)
         case .later(let future):
             let pending = query.pending
@@ -78,6 +74,10 @@ final class UDPQueryHandler: ChannelInboundHandler {
     }
 
     private func write(_ bytes: [UInt8], to remote: SocketAddress, context: ChannelHandlerContext) {
+        bytes.withUnsafeBytes { write($0, to: remote, context: context) }
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer, to remote: SocketAddress, context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)

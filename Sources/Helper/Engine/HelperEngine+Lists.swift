@@ -25,7 +25,7 @@ extension HelperEngine {
                 var rules = try DomainListValidator.parse(contentsOfFile: path, budget: budget).rules
                 if let heldPath = held[name] {
                     let kept = try DomainListValidator.parse(contentsOfFile: heldPath, budget: budget).rules
-                    rules = RuleList(Array(rules) + Array(kept))
+                    rules.append(contentsOf: kept)
                 }
                 lists[name] = rules
             } catch {

@@ -367,7 +367,8 @@ public actor HelperEngine {
         var profiles = self.profiles
         for i in profiles.indices { _ = profiles[i].account.advance(to: now, blockInForce: profiles[i].blockInForce(at: now)) }
         let inputs = matcherInputs(now: now)
-        if inputs != tables.inputs {
+        let rebuilt = inputs != tables.inputs
+        if rebuilt {
             tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)
         }
         let rules = profiles.map(\.rules)
@@ -379,6 +380,10 @@ public actor HelperEngine {
                                       router: router, profileNames: profiles.map(\.name), clock: clock)
         box.publish(enforcement)
         publishHandler?(enforcement)
+        // Parsing and building a large list free tens of MB of short-lived blocks that glibc
+        // would keep resident until the next periodic trim (MemoryTrimService); hand them back
+        // now that the new matcher is published (issue 15: memory per name).
+        if rebuilt { MemoryTrimService.trimNow() }
     }
 
     /// Calls `handler` with every enforcement published from now on, and once with the current one:

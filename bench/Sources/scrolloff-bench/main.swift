@@ -5,6 +5,7 @@ let benches: [String: ([String]) -> Void] = [
     "decision": DecisionBench.run,
     "matcher": MatcherBench.run,
     "hosts": HostsBench.run,
+    "reply": ReplyBench.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
