@@ -102,6 +102,9 @@ public actor ConfigurationReloader {
         return await task.value
     }
 
+    // Not optimised: Swift 6.3.1's release build crashed in LLVM's coroutine splitting of this
+    // function (swift-frontend signal 11, 2026-11-24); it runs once per reload, so speed is moot.
+    @_optimize(none)
     private func reloadNow() async -> ReloadReport {
         var report = ReloadReport()
         let validated: ValidatedConfiguration
