@@ -182,6 +182,8 @@ public enum HelperMain {
         }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
+        // SIGUSR2: glibc's heap statistics to standard error (debugging memory; idle otherwise).
+        helperServices.append(AllocatorReportService())
         if let listen = configuration.metricsListen, let counters {
             var sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
             sources.firewall = firewall

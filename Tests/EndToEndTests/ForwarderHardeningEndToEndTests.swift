@@ -45,6 +45,27 @@ import Testing
         #expect(try dig(server.port, ["+short", "host.test", "A"]).contains("10.0.0.7"))
     }
 
+    /// SIGUSR2 writes glibc's heap account (malloc_info(3)) to standard error, the figure the soak
+    /// benchmark reads to tell memory in use from memory held free (README "Soak"). Before, the
+    /// signal's default action ended the helper.
+    @Test func sigusr2_writes_the_allocator_report_and_the_helper_keeps_answering() throws {
+        let scratch = try Scratch()
+        let upstream = try QuietDnsmasq(scratch: scratch, ttl: 0)
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port])
+        #expect(try dig(server.port, ["+short", "host.test", "A"]).contains("10.0.0.7"))
+        server.child.signal(SIGUSR2)
+        let deadline = Date().addingTimeInterval(10)
+        while !server.child.stderr.contains("</malloc>"), server.child.isRunning, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let report = server.child.stderr
+        #expect(report.contains("<malloc version="), "\(report)")
+        #expect(report.contains("<system type=\"current\""), "\(report)")
+        #expect(report.contains("</malloc>"), "\(report)")
+        #expect(server.child.isRunning)
+        #expect(try dig(server.port, ["+short", "host.test", "A"]).contains("10.0.0.7"))
+    }
+
     /// RFC 8767: the upstream dies; a name whose answer expired is still answered, with TTL 30,
     /// and counted; a name never seen gets SERVFAIL. The stale answer is replayed from the cache
     /// for its 30 s without asking the dead upstream again.

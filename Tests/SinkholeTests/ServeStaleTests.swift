@@ -49,6 +49,29 @@ import Testing
         #expect(cache.orderLength <= 1024 + 1, "\(cache.orderLength) keys kept for \(cache.count) entries")
     }
 
+    /// Issue 11 soak with TTL 3600: once full, the cache must free each answer it evicts.
+    @Test func evicted_answers_are_freed() throws {
+        final class Weak { weak var answer: CachedAnswer? }
+        let loop = EmbeddedEventLoop()
+        let cache = AnswerCache(configuration: CacheConfiguration(capacity: 100))
+        var watched: [Weak] = []
+        for index in 0..<5_000 {
+            var query = DNSQuery()
+            try query.parse(try Packet.query("n\(index).fwd.test"))
+            guard case .miss(let promise) = cache.lookup(CacheKey(query), now: 1, on: loop) else { continue }
+            let name = try DNSName("n\(index).fwd.test")
+            let reply = DNSMessage(
+                header: DNSHeader(id: 1, isResponse: true), questions: [DNSQuestion(name: name, type: .a)],
+                answers: [.a(name, ttl: 300, IPv4Address(10, 0, 0, 1))])
+            let answer = CachedAnswer.normalize(reply, question: OutgoingQuestion(query), receivedAt: 1)
+            if index < 50 { let w = Weak(); w.answer = answer; watched.append(w) }
+            promise.succeed(answer)
+        }
+        loop.run()
+        #expect(cache.count == 100)
+        #expect(watched.filter { $0.answer != nil }.count == 0, "evicted answers still alive")
+    }
+
     /// The bound that is legitimate: a full cache keeps `capacity` answers and no more.
     @Test func a_full_cache_holds_its_capacity_and_evicts_the_oldest() throws {
         let loop = EmbeddedEventLoop()
