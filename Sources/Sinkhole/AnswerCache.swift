@@ -47,7 +47,7 @@ public struct CacheKey: Hashable, Sendable {
     /// A copy that owns its name bytes, for storing.
     var owned: CacheKey {
         var copy = self
-        copy.name = ArraySlice(Array(name))
+        copy.name = name.withUnsafeBufferPointer { ArraySlice(Array($0)) }
         return copy
     }
 }
@@ -259,3 +259,4 @@ public final class AnswerCache: Sendable {
         return serial
     }
 }
+
