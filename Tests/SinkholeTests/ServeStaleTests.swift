@@ -72,6 +72,24 @@ import Testing
         #expect(watched.filter { $0.answer != nil }.count == 0, "evicted answers still alive")
     }
 
+    /// Issue 11 soak with TTL 3600: a stored key shared its name buffer with the event loop's one
+    /// reusable `DNSQuery` (`Array(slice)` of a whole-buffer slice hands back that same buffer), so the
+    /// next parse had to allocate the query a new buffer of full capacity (256 octets reserved) and
+    /// every cached answer pinned one for as long as it lived. A stored key must own exactly its bytes.
+    @Test func a_stored_key_owns_its_name_bytes_apart_from_the_reused_query() throws {
+        var query = DNSQuery()
+        try query.parse(try Packet.query("owned.fwd.test"))
+        let key = CacheKey(query).owned
+        let queryBuffer = query.lowercasedName.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        let keyBuffer = key.name.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        #expect(keyBuffer != queryBuffer, "the stored key shares the reusable query's name buffer")
+        #expect(key == CacheKey(query))
+        // The next parse reuses the query's buffer in place and leaves the stored key as it was.
+        try query.parse(try Packet.query("other.fwd.test"))
+        #expect(query.lowercasedName.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } == queryBuffer)
+        #expect(Array(key.name) == Array(try DNSName("owned.fwd.test").wireBytes))
+    }
+
     /// The bound that is legitimate: a full cache keeps `capacity` answers and no more.
     @Test func a_full_cache_holds_its_capacity_and_evicts_the_oldest() throws {
         let loop = EmbeddedEventLoop()
