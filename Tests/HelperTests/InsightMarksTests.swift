@@ -120,11 +120,11 @@ struct InsightMarksTests {
         settings.command = [script]
         settings.timeout = .seconds(1)
         let log = CollectedLog()
-        let clock = ContinuousClock()
-        let started = clock.now
         await DigestHook.deliver(try Self.sampleReport(), settings: settings, logger: log.logger())
-        // Stopped at 1 s (SIGKILL at 3 s if SIGTERM is ignored); the margin is for a loaded machine.
-        #expect(clock.now - started < .seconds(20))
+        // Stopped (SIGTERM at 1 s, SIGKILL at 3 s if ignored): the warning is only written when the
+        // watchdog signalled the hook before it exited. No wall-clock bound: a full run once held
+        // this test's task off the cooperative pool for minutes while blocking end-to-end suites
+        // ran, though the watchdog (on Dispatch) had done its job at 1 s.
         #expect(log.lines.filter { $0.hasPrefix("warning") } == ["warning digest hook was stopped after 1 s"])
 
         var failing = DigestHookSettings()

@@ -58,9 +58,12 @@ import Testing
                 }
             }
             .bind(host: "127.0.0.1", port: port).get()
-        let forwarder = Forwarder(
-            configuration: ForwarderConfiguration(upstreams: [try SocketAddress(ipAddress: "127.0.0.1", port: port)]),
-            logger: Logger(label: "test"))
+        var configuration = ForwarderConfiguration(upstreams: [try SocketAddress(ipAddress: "127.0.0.1", port: port)])
+        // Generous: a full run on two loaded cores once took longer than the default for the
+        // UDP-then-TCP exchange and got SERVFAIL. What is tested is the retry, not its speed.
+        configuration.perUpstreamTimeout = .seconds(15)
+        configuration.overallTimeout = .seconds(30)
+        let forwarder = Forwarder(configuration: configuration, logger: Logger(label: "test"))
         let question = OutgoingQuestion(
             name: try DNSName("tc.test").wireBytes, type: .a, class: .in, dnssecOK: false, checkingDisabled: false)
         let answer = try await forwarder.resolve(question, on: group.next()).get()
