@@ -41,11 +41,14 @@ struct InsightChartsWebTests {
         let group = ServiceGroup(services: [HouseholdWebServiceTests.service(engine, port: held.port, required: true)], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         defer { Task { await group.triggerGracefulShutdown(); _ = try? await running.value } }
+        // curl runs on a thread of its own, not on the cooperative pool the page renders on, and
+        // the wait is generous: a loaded full run took minutes to get a task onto that pool.
         var page = ""
-        for _ in 0..<50 {
-            page = try Self.curl("http://127.0.0.1:\(held.port)/")
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            page = try await Self.curlOffPool("http://127.0.0.1:\(held.port)/")
             if page.contains("<svg") { break }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(200))
         }
         #expect(page.contains(#"<svg xmlns="http://www.w3.org/2000/svg" class="chart trend" role="img""#), "\(page)")
         #expect(page.contains(#"data-day="2026-11-17" data-urges="2" data-resisted="2""#))
@@ -61,10 +64,16 @@ struct InsightChartsWebTests {
         #expect(page.contains("<strong>Weekly digest, 2026-11-09 to 2026-11-15</strong><p>You resisted 3 of 3 urges this week.</p>"), "\(page)")
     }
 
+    static func curlOffPool(_ url: String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try curl(url) }) }.start()
+        }
+    }
+
     static func curl(_ url: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "5", url]
+        process.arguments = ["-sS", "--max-time", "30", url]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
