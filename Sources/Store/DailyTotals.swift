@@ -2,72 +2,30 @@ import GRDB
 import ScrollOffCore
 
 /// One local day of a profile in numbers (SPEC §7): what daily rollups keep after the raw ledger
-/// and events are gone (SPEC §12), and what recent days add up to from the raw rows.
+/// and events are gone (SPEC §12), and what recent days add up to from the raw rows. The figures
+/// are the core's `InsightDay` (one definition of what a day counts); the store adds only the
+/// ledger sum it needs to keep the balance equal to the books once the rows are rolled up.
+/// Exercises are counted from `exercise_sessions`, which retention keeps.
+@dynamicMemberLookup
 public struct DailyTotals: Hashable, Sendable {
-    public var day: LocalCalendar.Day
-    /// Urge episodes (SPEC §7).
-    public var urges = 0
-    /// Urges not followed by a grant for that entry within 5 minutes.
-    public var resisted = 0
-    /// Seconds with a block in force, as reported with `addProtectedTime`.
-    public var protectedSeconds: Int64 = 0
-    /// Seconds entries stood open by grants ("time spent"); a grant counts on the day it started.
-    public var openSeconds: Int64 = 0
-    /// Credit spent: spends and paid peeks.
-    public var spentSeconds: Int64 = 0
-    /// Credit earned after the daily cap (`earn` + `capDiscard` rows).
-    public var earnedSeconds: Int64 = 0
-    /// Peeks used, free and paid.
-    public var peeks = 0
-    public var tokens = 0
-    /// "Try this first" exercises done (completed or bypass avoided); counted from
-    /// `exercise_sessions`, which retention keeps.
-    public var exercises = 0
-    /// Urges by local wall-clock hour and by entry (issue 16 heatmap, top entries).
-    public var hourUrges = [Int](repeating: 0, count: 24)
-    public var entryUrges: [String: Int] = [:]
-    public var entryResisted: [String: Int] = [:]
+    /// The day's figures, as the insights read them.
+    public var insight: InsightDay
     /// The sum of every ledger row of the day, so the balance still equals the ledger once the
     /// rows are gone.
     public var ledgerDeltaSeconds: Int64 = 0
 
-    public init(day: LocalCalendar.Day) { self.day = day }
+    public init(day: LocalCalendar.Day) { insight = InsightDay(day: day) }
 
-    /// SPEC §7 streak input: no token used and spend ≤ earned.
-    public var keepsStreak: Bool { tokens == 0 && spentSeconds <= earnedSeconds }
+    public subscript<T>(dynamicMember path: KeyPath<InsightDay, T>) -> T { insight[keyPath: path] }
 
-    mutating func add(_ o: DailyTotals) {
-        urges += o.urges
-        resisted += o.resisted
-        protectedSeconds += o.protectedSeconds
-        openSeconds += o.openSeconds
-        spentSeconds += o.spentSeconds
-        earnedSeconds += o.earnedSeconds
-        peeks += o.peeks
-        tokens += o.tokens
-        exercises += o.exercises
-        for h in 0..<24 { hourUrges[h] += o.hourUrges[h] }
-        for (e, n) in o.entryUrges { entryUrges[e, default: 0] += n }
-        for (e, n) in o.entryResisted { entryResisted[e, default: 0] += n }
-        ledgerDeltaSeconds += o.ledgerDeltaSeconds
+    public subscript<T>(dynamicMember path: WritableKeyPath<InsightDay, T>) -> T {
+        get { insight[keyPath: path] }
+        set { insight[keyPath: path] = newValue }
     }
 
-    /// The core's view of the day (SPEC §7 insights).
-    public var insight: InsightDay {
-        var d = InsightDay(day: day)
-        d.urges = urges
-        d.resisted = resisted
-        d.protectedSeconds = protectedSeconds
-        d.openSeconds = openSeconds
-        d.spentSeconds = spentSeconds
-        d.earnedSeconds = earnedSeconds
-        d.peeks = peeks
-        d.tokens = tokens
-        d.exercises = exercises
-        d.hourUrges = hourUrges
-        d.entryUrges = entryUrges
-        d.entryResisted = entryResisted
-        return d
+    mutating func add(_ o: DailyTotals) {
+        insight.add(o.insight)
+        ledgerDeltaSeconds += o.ledgerDeltaSeconds
     }
 }
 
