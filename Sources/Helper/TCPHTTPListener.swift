@@ -44,15 +44,7 @@ struct TCPHTTPListener<ChildChannel: ServerChildChannel>: Sendable {
             },
             // Hummingbird says "Server started and listening" at info; the helper says it itself.
             eventLoopGroup: group, logger: logger.with(level: .warning))
-        let running = Task.detached {
-            do {
-                try await server.run()
-                started.signal(.failure(CancellationError()))
-            } catch {
-                started.signal(.failure(error))
-                throw error
-            }
-        }
+        let running = started.runDetached(server)
         try await started.waitForBind()
         return TCPHTTPListener(server: server, running: running, started: started, port: started.listener?.localAddress?.port ?? port)
     }
@@ -60,18 +52,7 @@ struct TCPHTTPListener<ChildChannel: ServerChildChannel>: Sendable {
     /// Accepts connections until the task is cancelled; then closes the listener and every
     /// connection and returns.
     func serve() async throws {
-        started.serve()
-        let running = running
-        let listener = started.listener
-        try await withTaskCancellationHandler {
-            try await running.value
-        } onCancel: {
-            if let listener {
-                listener.close().whenComplete { _ in running.cancel() }
-            } else {
-                running.cancel()
-            }
-        }
+        try await started.serve(running)
     }
 
     /// Serves until the helper's graceful shutdown, then stops at once and quietly: a stop is not

@@ -123,18 +123,7 @@ public struct ControlServer: Service {
                 await started.waitForServe()
             },
             eventLoopGroup: eventLoopGroup, logger: logger.with(level: .warning))
-        // Detached, so Hummingbird's own graceful-shutdown handler is not armed by the helper's
-        // service group: shutdown cancels `serve()` instead (see `run`), and a second, graceful
-        // stop of the same server would only log "Already closed".
-        let running = Task.detached {
-            do {
-                try await server.run()
-                started.signal(.failure(CancellationError()))
-            } catch {
-                started.signal(.failure(error))
-                throw error
-            }
-        }
+        let running = started.runDetached(server)
         do {
             try await started.waitForBind()
         } catch {
@@ -172,18 +161,7 @@ public struct BoundControlServer: Sendable {
     /// connections (their request loops are cancelled and close their input).
     public func serve() async throws {
         defer { socketFile.remove(inode: inode) }
-        started.serve()
-        let running = running
-        let listener = started.listener
-        try await withTaskCancellationHandler {
-            try await running.value
-        } onCancel: {
-            if let listener {
-                listener.close().whenComplete { _ in running.cancel() }
-            } else {
-                running.cancel()
-            }
-        }
+        try await started.serve(running)
     }
 
     /// Stops accepting; `serve()` returns once open connections end (idle ones are closed).
@@ -208,6 +186,39 @@ final class StartSignal: Sendable {
 
     /// The listening channel, once bound.
     var listener: (any Channel)? { state.withLock { $0.listener } }
+
+    /// Runs `server` in a task of its own and reports its bind (or its end) here. Detached, so
+    /// Hummingbird's own graceful-shutdown handler is not armed by the helper's service group:
+    /// shutdown cancels `serve(_:)` instead, and a second, graceful stop of the same server would
+    /// only log "Already closed" and a CancellationError.
+    func runDetached<Child: ServerChildChannel>(_ server: Server<Child>) -> Task<Void, any Error> {
+        Task.detached { [self] in
+            do {
+                try await server.run()
+                signal(.failure(CancellationError()))
+            } catch {
+                signal(.failure(error))
+                throw error
+            }
+        }
+    }
+
+    /// Lets the server accept, and waits for `running` to end. Cancelling closes the listener
+    /// first, so Hummingbird's accept loop ends as a closed socket rather than as an error, then
+    /// cancels the connections (their request loops close their input).
+    func serve(_ running: Task<Void, any Error>) async throws {
+        serve()
+        let listener = self.listener
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            if let listener {
+                listener.close().whenComplete { _ in running.cancel() }
+            } else {
+                running.cancel()
+            }
+        }
+    }
 
     func signal(_ outcome: Result<Void, any Error>, listener: (any Channel)? = nil) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
