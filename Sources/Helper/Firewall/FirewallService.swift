@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import ScrollOffCore
 import ServiceLifecycle
-import Sinkhole
 
 /// Runs the firewall's life (SPEC §9b): the table goes in once the DNS listeners are bound (its
 /// redirect needs their ports, which `--listen …:0` only knows then), the DoH names are resolved
