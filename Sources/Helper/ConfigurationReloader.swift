@@ -31,6 +31,8 @@ public struct LiveSettings: Sendable {
     public let logLevel: LiveLogLevel
     /// The nftables table (SPEC §9b); nil in tests that build no firewall.
     public var firewall: FirewallController? = nil
+    /// Questions upstream at once, as fitted to the descriptor limit at start (`DescriptorBudget`).
+    public var upstreamQuestions = DescriptorBudget.upstreamQuestions
 }
 
 /// A reload was refused before anything changed; the message says what to fix.
@@ -175,7 +177,7 @@ public actor ConfigurationReloader {
         }
         if old.upstreams != next.upstreams || old.forwarder != next.forwarder || old.firewall.mark(if: old.firewall.enabled) != next.firewall.mark(if: next.firewall.enabled) {
             // The addresses validation resolved: nothing left here can fail after changes began.
-            live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses))
+            live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses, maximumOutstanding: live.upstreamQuestions))
             if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
             if old.forwarder.perUpstream != next.forwarder.perUpstream { report.applied.append("dns.upstream_timeout") }
             if old.forwarder.unwantedReplyThreshold != next.forwarder.unwantedReplyThreshold { report.applied.append("dns.unwanted_reply_threshold") }
@@ -218,10 +220,13 @@ public actor ConfigurationReloader {
         logger.notice("configuration reloaded: \(parts.joined(separator: "; "))")
     }
 
-    static func forwarderConfiguration(_ configuration: HelperConfiguration, upstreams: [SocketAddress]) -> ForwarderConfiguration {
+    static func forwarderConfiguration(
+        _ configuration: HelperConfiguration, upstreams: [SocketAddress], maximumOutstanding: Int = DescriptorBudget.upstreamQuestions
+    ) -> ForwarderConfiguration {
         ForwarderConfiguration(
             upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-            overallTimeout: configuration.forwarder.overall, unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold,
+            overallTimeout: configuration.forwarder.overall, maximumOutstanding: maximumOutstanding,
+            unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold,
             socketMark: configuration.firewall.mark(if: configuration.firewall.enabled))
     }
 }

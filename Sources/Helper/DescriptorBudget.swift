@@ -2,44 +2,117 @@
 import Glibc
 #endif
 import Logging
+import Sinkhole
 
-/// Makes sure the connection limits fit in the process's file descriptor limit (RLIMIT_NOFILE).
+/// The descriptors each part of the helper may hold, fitted to the process's limit (RLIMIT_NOFILE).
 ///
-/// Every TCP and control connection holds a descriptor, and so do list downloads, the database
-/// and TCP fallbacks to upstreams (the UDP forwarding sockets are a pool opened at start). If the
-/// limits allowed more connections than there are descriptors, a flood of connections would
-/// leave none for those, and the listeners would pause accepting. The soft limit is raised towards the hard one when that is enough (as Go's
-/// runtime does); otherwise the start-up log says which numbers to change.
-enum DescriptorBudget {
-    /// Descriptors kept for the forwarder, the database, list downloads and the listeners.
-    static let reserve = 1024
+/// Every TCP, control and household-page connection holds a descriptor, and so does every question
+/// asked upstream over TCP (after TC or a spoofing suspicion). If the limits allowed more than the
+/// process has, a flood would run it out of descriptors, and running out is not survivable here:
+/// besides forwarding and list downloads failing, libdispatch, which Swift's concurrency runs on,
+/// aborts the process when its pool monitor cannot open `/proc/<tid>/stat` (seen in CI as SIGILL
+/// under a connection flood at `prlimit --nofile=200`). So the limits are lowered to fit, and a flood
+/// is refused at the lowered caps with descriptors to spare; the accept back-off
+/// (`AcceptFailureLogger`) remains for a limit lowered from outside or the system's (ENFILE).
+struct DescriptorShares: Sendable, Equatable {
+    var tcp: TCPLimits
+    var control: ControlConnectionLimits
+    /// The household page's connections in total and per client address; 0 when it is off.
+    var webConnections: Int
+    var webConnectionsPerClient: Int
+    /// Questions upstream at once (`ForwarderConfiguration.maximumOutstanding`): each may need a
+    /// TCP connection of its own.
+    var upstreamQuestions: Int
+}
 
-    static func needed(_ configuration: HelperConfiguration) -> Int {
-        // The household page's connections, when it listens (`WebConnectionLimit`).
+enum DescriptorBudget {
+    /// Descriptors kept besides the pools below: listeners, the database and its journal, list
+    /// downloads, `nft` pipes, log files and the runtime's own (libdispatch reads `/proc`).
+    static let fixed = 64
+    /// The upstream UDP sockets: `UpstreamSocketPool`'s 16 per event loop and address family.
+    static func upstreamSockets(eventLoops: Int) -> Int { 16 * eventLoops * 2 }
+    /// The metrics endpoint's connections, when it listens (`MetricsServer.connectionLimit`).
+    static func metrics(_ configuration: HelperConfiguration) -> Int {
+        configuration.metricsListen == nil ? 0 : MetricsServer.connectionLimit
+    }
+    /// Below these, a part would not be worth serving: the helper refuses to start instead.
+    static let smallest = (tcp: 4, control: 4, web: 4, upstream: 16)
+    /// `ForwarderConfiguration`'s default for questions upstream at once.
+    static let upstreamQuestions = ForwarderConfiguration(upstreams: []).maximumOutstanding
+
+    /// The configured limits as shares, before fitting.
+    static func configured(_ configuration: HelperConfiguration) -> DescriptorShares {
         let web = configuration.webListen == nil ? 0 : WebConnectionLimit.defaultTotal
-        return configuration.tcp.maximumConnections + configuration.control.total + web + reserve
+        return DescriptorShares(
+            tcp: configuration.tcp, control: configuration.control, webConnections: web,
+            webConnectionsPerClient: min(WebConnectionLimit.defaultPerClient, web), upstreamQuestions: upstreamQuestions)
     }
 
-    /// Raises the soft limit if it is below what the limits need; logs a warning if even the hard
-    /// limit is.
-    static func ensure(_ configuration: HelperConfiguration, logger: Logger) {
+    /// Descriptors the configured limits need, everything included.
+    static func needed(_ configuration: HelperConfiguration) -> Int {
+        let shares = configured(configuration)
+        return kept(configuration) + shares.tcp.maximumConnections + shares.control.total + shares.webConnections + shares.upstreamQuestions
+    }
+
+    static func kept(_ configuration: HelperConfiguration) -> Int {
+        fixed + upstreamSockets(eventLoops: configuration.eventLoops) + metrics(configuration)
+    }
+
+    /// The shares that fit in `limit` descriptors: the configured ones when they fit, otherwise
+    /// each part's room above its smallest share is lowered by the same factor.
+    static func fit(_ configuration: HelperConfiguration, limit: Int) throws(HelperStartError) -> DescriptorShares {
+        var shares = configured(configuration)
+        let room = limit - kept(configuration)
+        let web = shares.webConnections > 0
+        let wanted = [shares.tcp.maximumConnections, shares.control.total, shares.webConnections, shares.upstreamQuestions]
+        let floors = [smallest.tcp, smallest.control, web ? smallest.web : 0, smallest.upstream].enumerated().map { min($1, wanted[$0]) }
+        guard wanted.reduce(0, +) > room else { return shares }
+        let floorTotal = floors.reduce(0, +)
+        guard room >= floorTotal else {
+            throw HelperStartError(
+                "the file descriptor limit (\(limit)) is too low to serve DNS safely: the helper needs at least \(kept(configuration) + floorTotal). "
+                    + "Raise LimitNOFILE in the unit or `ulimit -n`")
+        }
+        let above = zip(wanted, floors).map { $0 - $1 }
+        let spare = Double(room - floorTotal) / Double(above.reduce(0, +))
+        let fitted = zip(floors, above).map { $0 + Int(Double($1) * spare) }
+        shares.tcp.maximumConnections = fitted[0]
+        shares.tcp.maximumConnectionsPerClient = min(shares.tcp.maximumConnectionsPerClient, fitted[0])
+        shares.tcp.maximumInFlightPerClient = min(shares.tcp.maximumInFlightPerClient, fitted[3])
+        shares.tcp.maximumInFlightPerConnection = min(shares.tcp.maximumInFlightPerConnection, fitted[3])
+        shares.control.total = fitted[1]
+        shares.control.perUser = min(shares.control.perUser, fitted[1])
+        shares.webConnections = fitted[2]
+        shares.webConnectionsPerClient = min(shares.webConnectionsPerClient, fitted[2])
+        shares.upstreamQuestions = fitted[3]
+        return shares
+    }
+
+    /// Raises the soft limit towards the hard one as far as the configured limits need (as Go's
+    /// runtime does), then fits the limits to what the process has and says so once if it lowered them.
+    static func apply(_ configuration: HelperConfiguration, logger: Logger) throws(HelperStartError) -> DescriptorShares {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return configured(configuration) }
         let want = rlim_t(needed(configuration))
-        guard limit.rlim_cur < want else { return }
-        let raised = min(want, limit.rlim_max)
-        if raised > limit.rlim_cur {
+        if limit.rlim_cur < want, limit.rlim_max > limit.rlim_cur {
             var next = limit
-            next.rlim_cur = raised
+            next.rlim_cur = min(want, limit.rlim_max)
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &next) == 0 { limit = next }
         }
-        guard limit.rlim_cur < want else { return }
-        logger.warning(
-            "the file descriptor limit is lower than the connection limits need; a flood of connections could leave none for forwarding. Raise LimitNOFILE (ulimit -n) or lower dns.tcp_connections and helper.control_connections",
-            metadata: [
-                "descriptors.limit": "\(limit.rlim_cur)", "descriptors.needed": "\(want)",
-                "dns.tcp_connections": "\(configuration.tcp.maximumConnections)",
-                "helper.control_connections": "\(configuration.control.total)",
-            ])
+        let available = limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+        let shares = try fit(configuration, limit: available)
+        let asked = configured(configuration)
+        if shares != asked {
+            logger.warning(
+                "the file descriptor limit is lower than the connection limits need; they are lowered to fit, so a flood is refused with descriptors to spare. Raise LimitNOFILE (ulimit -n) to serve more",
+                metadata: [
+                    "descriptors.limit": "\(available)", "descriptors.needed": "\(want)",
+                    "dns.tcp_connections": "\(asked.tcp.maximumConnections) -> \(shares.tcp.maximumConnections)",
+                    "helper.control_connections": "\(asked.control.total) -> \(shares.control.total)",
+                    "web.connections": "\(asked.webConnections) -> \(shares.webConnections)",
+                    "upstream.questions": "\(asked.upstreamQuestions) -> \(shares.upstreamQuestions)",
+                ])
+        }
+        return shares
     }
 }

@@ -36,7 +36,8 @@ public enum HelperMain {
         // they work out (the upstreams' socket addresses) is what the forwarder gets.
         let validated: ValidatedConfiguration
         do { validated = try ConfigurationReloader.validate(configuration) } catch { throw HelperStartError(error.description) }
-        DescriptorBudget.ensure(configuration, logger: logger)
+        // The connection limits, lowered if the descriptor limit cannot hold them.
+        let shares = try DescriptorBudget.apply(configuration, logger: logger)
         // Type=notify under systemd (etc/systemd/scrolloff-dns.service); a no-op otherwise.
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment, logger: logger)
         notifier.status("starting: opening the database and the lists")
@@ -87,7 +88,7 @@ public enum HelperMain {
         let control = await HelperControl(
             paths: configuration.paths, version: BuildInfo.version, engine: engine, authorizer: authorizer,
             doctor: doctorSources,
-            controlLimits: configuration.control, logger: logger)
+            controlLimits: shares.control, logger: logger)
 
         // DNS answers come from one immutable policy, replaced whenever the engine publishes new
         // enforcement; neither the CLI nor the control socket sits on this path.
@@ -123,7 +124,8 @@ public enum HelperMain {
             }
         }
         let forwarder = Forwarder(
-            configuration: ConfigurationReloader.forwarderConfiguration(configuration, upstreams: validated.upstreamAddresses),
+            configuration: ConfigurationReloader.forwarderConfiguration(
+                configuration, upstreams: validated.upstreamAddresses, maximumOutstanding: shares.upstreamQuestions),
             logger: logger)
         doctorUpstreams.follow(forwarder)
         // Everything a reload may change lives in a swappable holder the chain reads per query.
@@ -135,7 +137,8 @@ public enum HelperMain {
         let reloader = ConfigurationReloader(
             start: configuration, source: reloadConfiguration ?? { configuration },
             live: LiveSettings(forwarder: forwarder, blocking: blocking, cache: cache, rateLimiter: rateLimiter,
-                               lists: control.lists, engine: engine, logLevel: logLevel, firewall: firewall),
+                               lists: control.lists, engine: engine, logLevel: logLevel, firewall: firewall,
+                               upstreamQuestions: shares.upstreamQuestions),
             logger: logger)
         // The file's profiles and list sources apply at every start, before any listener opens.
         do { try await reloader.applyAtStart() } catch { throw HelperStartError(error.description) }
@@ -157,7 +160,7 @@ public enum HelperMain {
         }
         // Queries are counted only when the metrics endpoint is on (off by default).
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
-        var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: configuration.tcp)
+        var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: shares.tcp)
         serverConfiguration.counters = counters
         // The firewall's redirect needs the listeners' ports, which `--listen …:0` only knows once bound.
         let listenersBound = ChangeSignal()
@@ -197,7 +200,8 @@ public enum HelperMain {
                 engine: engine, authorizer: authorizer,
                 passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory), logger: logger)
             helperServices.append(HouseholdWebService(
-                listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce))
+                listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce,
+                limit: WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections)))
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))
