@@ -31,8 +31,8 @@ public struct LiveSettings: Sendable {
     public let logLevel: LiveLogLevel
     /// The nftables table (SPEC §9b); nil in tests that build no firewall.
     public var firewall: FirewallController? = nil
-    /// Questions upstream at once, as fitted to the descriptor limit at start (`DescriptorBudget`).
-    public var upstreamQuestions = DescriptorBudget.upstreamQuestions
+    /// Questions over TCP to upstreams at once, as fitted to the descriptor limit at start (`DescriptorBudget`).
+    public var upstreamTCP = DescriptorBudget.upstreamTCP
 }
 
 /// A reload was refused before anything changed; the message says what to fix.
@@ -177,7 +177,7 @@ public actor ConfigurationReloader {
         }
         if old.upstreams != next.upstreams || old.forwarder != next.forwarder || old.firewall.mark(if: old.firewall.enabled) != next.firewall.mark(if: next.firewall.enabled) {
             // The addresses validation resolved: nothing left here can fail after changes began.
-            live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses, maximumOutstanding: live.upstreamQuestions))
+            live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses, maximumTCPExchanges: live.upstreamTCP))
             if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
             if old.forwarder.perUpstream != next.forwarder.perUpstream { report.applied.append("dns.upstream_timeout") }
             if old.forwarder.unwantedReplyThreshold != next.forwarder.unwantedReplyThreshold { report.applied.append("dns.unwanted_reply_threshold") }
@@ -221,11 +221,11 @@ public actor ConfigurationReloader {
     }
 
     static func forwarderConfiguration(
-        _ configuration: HelperConfiguration, upstreams: [SocketAddress], maximumOutstanding: Int = DescriptorBudget.upstreamQuestions
+        _ configuration: HelperConfiguration, upstreams: [SocketAddress], maximumTCPExchanges: Int = DescriptorBudget.upstreamTCP
     ) -> ForwarderConfiguration {
         ForwarderConfiguration(
             upstreams: upstreams, perUpstreamTimeout: configuration.forwarder.perUpstream,
-            overallTimeout: configuration.forwarder.overall, maximumOutstanding: maximumOutstanding,
+            overallTimeout: configuration.forwarder.overall, maximumTCPExchanges: maximumTCPExchanges,
             unwantedReplyThreshold: configuration.forwarder.unwantedReplyThreshold,
             socketMark: configuration.firewall.mark(if: configuration.firewall.enabled))
     }

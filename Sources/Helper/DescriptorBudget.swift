@@ -20,9 +20,8 @@ struct DescriptorShares: Sendable, Equatable {
     /// The household page's connections in total and per client address; 0 when it is off.
     var webConnections: Int
     var webConnectionsPerClient: Int
-    /// Questions upstream at once (`ForwarderConfiguration.maximumOutstanding`): each may need a
-    /// TCP connection of its own.
-    var upstreamQuestions: Int
+    /// Questions asked upstream over TCP at once (`ForwarderConfiguration.maximumTCPExchanges`).
+    var upstreamTCP: Int
 }
 
 enum DescriptorBudget {
@@ -36,22 +35,22 @@ enum DescriptorBudget {
         configuration.metricsListen == nil ? 0 : MetricsServer.connectionLimit
     }
     /// Below these, a part would not be worth serving: the helper refuses to start instead.
-    static let smallest = (tcp: 4, control: 4, web: 4, upstream: 16)
-    /// `ForwarderConfiguration`'s default for questions upstream at once.
-    static let upstreamQuestions = ForwarderConfiguration(upstreams: []).maximumOutstanding
+    static let smallest = (tcp: 4, control: 4, web: 4, upstreamTCP: 16)
+    /// `ForwarderConfiguration`'s default for questions over TCP at once.
+    static let upstreamTCP = ForwarderConfiguration(upstreams: []).maximumTCPExchanges
 
     /// The configured limits as shares, before fitting.
     static func configured(_ configuration: HelperConfiguration) -> DescriptorShares {
         let web = configuration.webListen == nil ? 0 : WebConnectionLimit.defaultTotal
         return DescriptorShares(
             tcp: configuration.tcp, control: configuration.control, webConnections: web,
-            webConnectionsPerClient: min(WebConnectionLimit.defaultPerClient, web), upstreamQuestions: upstreamQuestions)
+            webConnectionsPerClient: min(WebConnectionLimit.defaultPerClient, web), upstreamTCP: upstreamTCP)
     }
 
     /// Descriptors the configured limits need, everything included.
     static func needed(_ configuration: HelperConfiguration) -> Int {
         let shares = configured(configuration)
-        return kept(configuration) + shares.tcp.maximumConnections + shares.control.total + shares.webConnections + shares.upstreamQuestions
+        return kept(configuration) + shares.tcp.maximumConnections + shares.control.total + shares.webConnections + shares.upstreamTCP
     }
 
     static func kept(_ configuration: HelperConfiguration) -> Int {
@@ -64,8 +63,8 @@ enum DescriptorBudget {
         var shares = configured(configuration)
         let room = limit - kept(configuration)
         let web = shares.webConnections > 0
-        let wanted = [shares.tcp.maximumConnections, shares.control.total, shares.webConnections, shares.upstreamQuestions]
-        let floors = [smallest.tcp, smallest.control, web ? smallest.web : 0, smallest.upstream].enumerated().map { min($1, wanted[$0]) }
+        let wanted = [shares.tcp.maximumConnections, shares.control.total, shares.webConnections, shares.upstreamTCP]
+        let floors = [smallest.tcp, smallest.control, web ? smallest.web : 0, smallest.upstreamTCP].enumerated().map { min($1, wanted[$0]) }
         guard wanted.reduce(0, +) > room else { return shares }
         let floorTotal = floors.reduce(0, +)
         guard room >= floorTotal else {
@@ -78,13 +77,11 @@ enum DescriptorBudget {
         let fitted = zip(floors, above).map { $0 + Int(Double($1) * spare) }
         shares.tcp.maximumConnections = fitted[0]
         shares.tcp.maximumConnectionsPerClient = min(shares.tcp.maximumConnectionsPerClient, fitted[0])
-        shares.tcp.maximumInFlightPerClient = min(shares.tcp.maximumInFlightPerClient, fitted[3])
-        shares.tcp.maximumInFlightPerConnection = min(shares.tcp.maximumInFlightPerConnection, fitted[3])
         shares.control.total = fitted[1]
         shares.control.perUser = min(shares.control.perUser, fitted[1])
         shares.webConnections = fitted[2]
         shares.webConnectionsPerClient = min(shares.webConnectionsPerClient, fitted[2])
-        shares.upstreamQuestions = fitted[3]
+        shares.upstreamTCP = fitted[3]
         return shares
     }
 
@@ -110,7 +107,7 @@ enum DescriptorBudget {
                     "dns.tcp_connections": "\(asked.tcp.maximumConnections) -> \(shares.tcp.maximumConnections)",
                     "helper.control_connections": "\(asked.control.total) -> \(shares.control.total)",
                     "web.connections": "\(asked.webConnections) -> \(shares.webConnections)",
-                    "upstream.questions": "\(asked.upstreamQuestions) -> \(shares.upstreamQuestions)",
+                    "upstream.tcp_exchanges": "\(asked.upstreamTCP) -> \(shares.upstreamTCP)",
                 ])
         }
         return shares

@@ -125,7 +125,7 @@ public enum HelperMain {
         }
         let forwarder = Forwarder(
             configuration: ConfigurationReloader.forwarderConfiguration(
-                configuration, upstreams: validated.upstreamAddresses, maximumOutstanding: shares.upstreamQuestions),
+                configuration, upstreams: validated.upstreamAddresses, maximumTCPExchanges: shares.upstreamTCP),
             logger: logger)
         doctorUpstreams.follow(forwarder)
         // Everything a reload may change lives in a swappable holder the chain reads per query.
@@ -138,7 +138,7 @@ public enum HelperMain {
             start: configuration, source: reloadConfiguration ?? { configuration },
             live: LiveSettings(forwarder: forwarder, blocking: blocking, cache: cache, rateLimiter: rateLimiter,
                                lists: control.lists, engine: engine, logLevel: logLevel, firewall: firewall,
-                               upstreamQuestions: shares.upstreamQuestions),
+                               upstreamTCP: shares.upstreamTCP),
             logger: logger)
         // The file's profiles and list sources apply at every start, before any listener opens.
         do { try await reloader.applyAtStart() } catch { throw HelperStartError(error.description) }

@@ -15,6 +15,10 @@ public struct ForwarderConfiguration: Sendable {
     /// Questions being resolved upstream at once; more get SERVFAIL at once. A flood of unique
     /// names then costs a bounded number of sockets instead of every descriptor we have.
     public var maximumOutstanding: Int
+    /// Questions asked over TCP at once (after TC, or when a UDP exchange looked spoofed). Each
+    /// holds a descriptor of its own, unlike the pooled UDP sockets, so the helper fits this to its
+    /// descriptor limit; past it the question gets SERVFAIL rather than running the process out.
+    public var maximumTCPExchanges: Int
     /// Datagrams that are not the reply, on one query's port, after which that port is given up and
     /// the question asked over TCP (unbound's `unwanted-reply-threshold`, counted per port here
     /// since every question has a port of its own). 0 = never.
@@ -27,10 +31,11 @@ public struct ForwarderConfiguration: Sendable {
     public init(
         upstreams: [SocketAddress], perUpstreamTimeout: TimeAmount = .seconds(2), overallTimeout: TimeAmount = .seconds(4),
         failuresBeforeBackoff: Int = 3, backoff: TimeAmount = .seconds(30), maximumOutstanding: Int = 512,
-        unwantedReplyThreshold: Int = 10, socketMark: UInt32? = nil
+        maximumTCPExchanges: Int = 512, unwantedReplyThreshold: Int = 10, socketMark: UInt32? = nil
     ) {
         self.socketMark = socketMark
         self.maximumOutstanding = max(maximumOutstanding, 1)
+        self.maximumTCPExchanges = max(maximumTCPExchanges, 1)
         self.unwantedReplyThreshold = max(unwantedReplyThreshold, 0)
         self.upstreams = upstreams
         self.perUpstreamTimeout = perUpstreamTimeout
@@ -63,6 +68,10 @@ public final class Forwarder: Sendable {
     private let current: Mutex<UpstreamSet>
     let logger: Logger
     let outstanding = InFlightCounter()
+    /// Exchanges over TCP now, bounded by `maximumTCPExchanges`.
+    let tcpExchanges = InFlightCounter()
+    /// Says once a minute that the TCP bound turned questions away.
+    let busyLog: ThrottledLog
     /// Datagrams on query ports that were not the reply (spoofing attempts, late duplicates).
     let unwantedReplies = UnwantedReplyCounter()
     /// UDP exchanges abandoned as possibly spoofed and asked again over TCP.
@@ -75,6 +84,7 @@ public final class Forwarder: Sendable {
         // The firewall's mark is known before any pooled socket opens (`openSockets` comes after).
         sockets = UpstreamSocketPool(mark: configuration.socketMark)
         self.logger = logger
+        busyLog = ThrottledLog(logger: logger)
     }
 
     /// Opens the upstream UDP sockets of every loop of `group` now, before the listeners, so that
@@ -147,6 +157,12 @@ public final class Forwarder: Sendable {
                     continue
                 }
                 return .normalize(reply, question: question, receivedAt: NIODeadline.now().uptimeNanoseconds)
+            } catch UpstreamError.tcpExchangesBusy(let limit) {
+                // Not the upstream's fault, and every other upstream would need TCP as well.
+                busyLog.warning(
+                    "tcp-busy", "questions over TCP to upstreams are at their bound; answering SERVFAIL until one ends. Raise LimitNOFILE (ulimit -n) to allow more",
+                    metadata: ["upstream.tcp_exchanges": "\(limit)"])
+                break
             } catch {
                 noteFailure(index, upstream: upstream, reason: "\(error)", in: set)
             }
@@ -220,11 +236,16 @@ public final class Forwarder: Sendable {
             throw UpstreamError.cannotEncode(reason: error.description)
         }
         let matcher = ReplyMatcher(upstream: upstream, id: id, question: dnsQuestion, exactName: tcp ? nil : sent.name.wireBytes)
-        return tcp
-            ? try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, mark: configuration.socketMark, on: loop)
-            : try await sockets.exchange(
-                bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
-                counter: unwantedReplies, on: loop)
+        if tcp {
+            let limit = configuration.maximumTCPExchanges
+            guard tcpExchanges.current < limit else { throw UpstreamError.tcpExchangesBusy(limit: limit) }
+            tcpExchanges.increment()
+            defer { tcpExchanges.decrement() }
+            return try await UpstreamExchange.tcp(bytes, matcher: matcher, timeout: timeout, mark: configuration.socketMark, on: loop)
+        }
+        return try await sockets.exchange(
+            bytes, matcher: matcher, timeout: timeout, unwantedThreshold: configuration.unwantedReplyThreshold,
+            counter: unwantedReplies, on: loop)
     }
 
     /// Datagrams on query ports that were not the awaited reply, and UDP exchanges asked again

@@ -13,6 +13,8 @@ public enum UpstreamError: Error, Sendable, CustomStringConvertible {
     case caseMismatch(upstream: SocketAddress)
     /// This many datagrams that were not our reply reached the query's port.
     case unwantedReplies(upstream: SocketAddress, count: Int)
+    /// `ForwarderConfiguration.maximumTCPExchanges` questions are over TCP already.
+    case tcpExchangesBusy(limit: Int)
 
     /// The UDP exchange was abandoned as possibly spoofed; the question is asked again over TCP.
     var suspectsSpoofing: Bool {
@@ -34,6 +36,8 @@ public enum UpstreamError: Error, Sendable, CustomStringConvertible {
             "a reply said to come from \(upstream) echoed the question in another letter case than was sent (0x20); asking again over TCP"
         case .unwantedReplies(let upstream, let count):
             "\(count) replies that were not the answer reached the query's port for \(upstream), a likely spoofing attempt; asking again over TCP"
+        case .tcpExchangesBusy(let limit):
+            "\(limit) questions are over TCP to upstreams already, as many as the descriptor limit allows"
         }
     }
 }

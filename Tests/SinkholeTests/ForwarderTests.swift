@@ -75,4 +75,62 @@ import Testing
         try await tcp.close()
         try await group.shutdownGracefully()
     }
+
+    /// Answers over TCP, except names starting with "hold": those connections are kept and never answered.
+    final class SilentForHoldTCPUpstream: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let answer = TCPUpstream()
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard let message = try? DNSMessage(parsing: Array(unwrapInboundIn(data).readableBytesView)),
+                  message.questions.first?.name.description.lowercased().hasPrefix("hold") == false
+            else { return }
+            answer.channelRead(context: context, data: data)
+        }
+    }
+
+    /// Issue 11: each question over TCP holds a descriptor, so they are bounded
+    /// (`maximumTCPExchanges`, fitted to the descriptor limit); past it a question gets SERVFAIL at
+    /// once, the upstream is not blamed, and questions go over TCP again once one ends.
+    @Test func questions_over_tcp_past_their_bound_get_servfail_at_once_without_blaming_the_upstream() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let udp = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TruncatingUpstream()) }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(udp.localAddress?.port)
+        let tcp = try await ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(SilentForHoldTCPUpstream())
+                }
+            }
+            .bind(host: "127.0.0.1", port: port).get()
+        var configuration = ForwarderConfiguration(upstreams: [try SocketAddress(ipAddress: "127.0.0.1", port: port)], maximumTCPExchanges: 2)
+        configuration.perUpstreamTimeout = .seconds(4)
+        configuration.overallTimeout = .seconds(4)
+        let forwarder = Forwarder(configuration: configuration, logger: Logger(label: "test"))
+        func question(_ name: String) throws -> OutgoingQuestion {
+            OutgoingQuestion(name: try DNSName(name).wireBytes, type: .a, class: .in, dnssecOK: false, checkingDisabled: false)
+        }
+        let held = [try question("hold1.test"), try question("hold2.test")].map { forwarder.resolve($0, on: group.next()) }
+        for _ in 0..<200 where forwarder.tcpExchanges.current < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(forwarder.tcpExchanges.current == 2)
+        let started = ContinuousClock.now
+        let turnedAway = try await forwarder.resolve(try question("third.test"), on: group.next()).get()
+        #expect(turnedAway.rcode == .serverFailure)
+        #expect(ContinuousClock.now - started < .seconds(2), "the third question waited for the TCP exchanges to end")
+        #expect(forwarder.upstreamStatuses().first?.totalFailures == 0)
+        // Once the held ones end (timed out), TCP is open to questions again.
+        for answer in held { _ = try await answer.get() }
+        #expect(forwarder.tcpExchanges.current == 0)
+        let answered = try await forwarder.resolve(try question("after.test"), on: group.next()).get()
+        #expect(answered.rcode == .noError)
+        try await udp.close()
+        try await tcp.close()
+        try await group.shutdownGracefully()
+    }
 }
