@@ -127,9 +127,14 @@ struct WebSessionsTests {
 /// The page's connection bounds and idle timeout, with raw TCP connections.
 @Suite("Household page connections")
 struct WebConnectionTests {
-    /// Runs the page on 127.0.0.1:0 in a service group until `body` returns.
-    static func withPage(limit: WebConnectionLimit, idle: TimeAmount, _ body: @escaping @Sendable (Int) throws -> Void) async throws {
-        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+    /// Serves the page of `engine` (a fresh one by default) on a port the kernel picks, so no other
+    /// test can take it between choosing and binding, and runs `body` with that port.
+    static func withPage(
+        engine given: HelperEngine? = nil, limit: WebConnectionLimit = WebConnectionLimit(), idle: TimeAmount = .seconds(30),
+        _ body: @escaping @Sendable (Int) throws -> Void
+    ) async throws {
+        let engine: HelperEngine
+        if let given { engine = given } else { engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon)) }
         let port = Mutex<Int?>(nil)
         var service = HouseholdWebServiceTests.service(engine, port: 0, required: true)
         service.limit = limit

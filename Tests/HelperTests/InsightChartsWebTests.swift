@@ -36,20 +36,22 @@ struct InsightChartsWebTests {
                              event: StoredEvent(profile: "default", time: Fixture.noon - .hours(65), kind: .weeklyDigest,
                                                 payload: String(decoding: ControlJSON.encode(digest), as: UTF8.self)))
 
-        let held = try HouseholdWebServiceTests.holdPort()
-        close(held.fd)
-        let group = ServiceGroup(services: [HouseholdWebServiceTests.service(engine, port: held.port, required: true)], logger: Logger(label: "test"))
-        let running = Task { try await group.run() }
-        defer { Task { await group.triggerGracefulShutdown(); _ = try? await running.value } }
-        // curl runs on a thread of its own, not on the cooperative pool the page renders on, and
-        // the wait is generous: a loaded full run took minutes to get a task onto that pool.
-        var page = ""
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline {
-            page = try await Self.curlOffPool("http://127.0.0.1:\(held.port)/")
-            if page.contains("<svg") { break }
-            try await Task.sleep(for: .milliseconds(200))
+        // The page on a port the kernel picks (a chosen free port was once taken by another test
+        // between closing and binding). curl runs on a thread of its own, off the cooperative pool
+        // the page renders on, with a generous wait: a loaded full run took minutes to get a task
+        // onto that pool.
+        let fetched = Mutex("")
+        try await WebConnectionTests.withPage(engine: engine) { port in
+            let deadline = Date().addingTimeInterval(120)
+            var page = ""
+            while Date() < deadline {
+                page = try Self.curl("http://127.0.0.1:\(port)/")
+                if page.contains("<svg") { break }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            fetched.withLock { [page] in $0 = page }
         }
+        let page = fetched.withLock { $0 }
         #expect(page.contains(#"<svg xmlns="http://www.w3.org/2000/svg" class="chart trend" role="img""#), "\(page)")
         #expect(page.contains(#"data-day="2026-11-17" data-urges="2" data-resisted="2""#))
         #expect(page.contains(#"data-day="2026-11-18" data-urges="2" data-resisted="2""#))
@@ -62,12 +64,6 @@ struct InsightChartsWebTests {
         #expect(page.contains("reddit&lt;b&gt;: 1 urge, 1 resisted") && !page.contains("reddit<b>"))
         #expect(page.contains("You resisted 4 of 4 urges this week."))
         #expect(page.contains("<strong>Weekly digest, 2026-11-09 to 2026-11-15</strong><p>You resisted 3 of 3 urges this week.</p>"), "\(page)")
-    }
-
-    static func curlOffPool(_ url: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try curl(url) }) }.start()
-        }
     }
 
     static func curl(_ url: String) throws -> String {
