@@ -11,8 +11,9 @@ import Sinkhole
 /// process has, a flood would run it out of descriptors, and running out is not survivable here:
 /// besides forwarding and list downloads failing, libdispatch, which Swift's concurrency runs on,
 /// aborts the process when its pool monitor cannot open `/proc/<tid>/stat` (seen in CI as SIGILL
-/// under a connection flood at `prlimit --nofile=200`). So the limits are lowered to fit, and a flood
-/// is refused at the lowered caps with descriptors to spare; the accept back-off
+/// under a connection flood at `prlimit --nofile=200`). So the limits are lowered to fit, every
+/// listener stops accepting at its cap plus a small slack (`AcceptGate`), and a flood is refused at
+/// the lowered caps with descriptors to spare; the accept back-off
 /// (`AcceptFailureLogger`) remains for a limit lowered from outside or the system's (ENFILE).
 struct DescriptorShares: Sendable, Equatable {
     var tcp: TCPLimits
@@ -26,16 +27,25 @@ struct DescriptorShares: Sendable, Equatable {
 
 enum DescriptorBudget {
     /// Descriptors kept besides the pools below: listeners, the database and its journal, list
-    /// downloads, `nft` pipes, log files and the runtime's own (libdispatch reads `/proc`).
-    static let fixed = 64
+    /// downloads, `nft` pipes, log files and the runtime's own (libdispatch reads `/proc`). An idle
+    /// helper with two threads holds about 34 of these.
+    static let fixed = 48
     /// The upstream UDP sockets: `UpstreamSocketPool`'s 16 per event loop and address family.
-    static func upstreamSockets(eventLoops: Int) -> Int { 16 * eventLoops * 2 }
+    static func upstreamSockets(_ configuration: HelperConfiguration) -> Int {
+        let families = Set(configuration.upstreams.map { $0.host.contains(":") }).count
+        return 16 * configuration.eventLoops * max(families, 1)
+    }
+    /// Listeners with an `AcceptGate` of their own (DNS over TCP, control, page, metrics): each may
+    /// hold its cap plus the gate's slack.
+    static func gates(_ configuration: HelperConfiguration) -> Int {
+        2 + (configuration.webListen == nil ? 0 : 1) + (configuration.metricsListen == nil ? 0 : 1)
+    }
     /// The metrics endpoint's connections, when it listens (`MetricsServer.connectionLimit`).
     static func metrics(_ configuration: HelperConfiguration) -> Int {
         configuration.metricsListen == nil ? 0 : MetricsServer.connectionLimit
     }
     /// Below these, a part would not be worth serving: the helper refuses to start instead.
-    static let smallest = (tcp: 4, control: 4, web: 4, upstreamTCP: 16)
+    static let smallest = (tcp: 4, control: 6, web: 4, upstreamTCP: 16)
     /// `ForwarderConfiguration`'s default for questions over TCP at once.
     static let upstreamTCP = ForwarderConfiguration(upstreams: []).maximumTCPExchanges
 
@@ -50,11 +60,11 @@ enum DescriptorBudget {
     /// Descriptors the configured limits need, everything included.
     static func needed(_ configuration: HelperConfiguration) -> Int {
         let shares = configured(configuration)
-        return kept(configuration) + shares.tcp.maximumConnections + shares.control.total + shares.webConnections + shares.upstreamTCP
+        return kept(configuration) + shares.tcp.maximumConnections + shares.control.descriptors + shares.webConnections + shares.upstreamTCP
     }
 
     static func kept(_ configuration: HelperConfiguration) -> Int {
-        fixed + upstreamSockets(eventLoops: configuration.eventLoops) + metrics(configuration)
+        fixed + upstreamSockets(configuration) + metrics(configuration) + gates(configuration) * AcceptGate.slack
     }
 
     /// The shares that fit in `limit` descriptors: the configured ones when they fit, otherwise
@@ -63,7 +73,7 @@ enum DescriptorBudget {
         var shares = configured(configuration)
         let room = limit - kept(configuration)
         let web = shares.webConnections > 0
-        let wanted = [shares.tcp.maximumConnections, shares.control.total, shares.webConnections, shares.upstreamTCP]
+        let wanted = [shares.tcp.maximumConnections, shares.control.descriptors, shares.webConnections, shares.upstreamTCP]
         let floors = [smallest.tcp, smallest.control, web ? smallest.web : 0, smallest.upstreamTCP].enumerated().map { min($1, wanted[$0]) }
         guard wanted.reduce(0, +) > room else { return shares }
         let floorTotal = floors.reduce(0, +)
@@ -77,8 +87,9 @@ enum DescriptorBudget {
         let fitted = zip(floors, above).map { $0 + Int(Double($1) * spare) }
         shares.tcp.maximumConnections = fitted[0]
         shares.tcp.maximumConnectionsPerClient = min(shares.tcp.maximumConnectionsPerClient, fitted[0])
-        shares.control.total = fitted[1]
-        shares.control.perUser = min(shares.control.perUser, fitted[1])
+        // The administrator's share (two users' worth) comes out of the control part first.
+        let perUser = max(1, fitted[1] * shares.control.perUser / wanted[1])
+        shares.control = ControlConnectionLimits(total: fitted[1] - 2 * perUser, perUser: min(perUser, fitted[1] - 2 * perUser))
         shares.webConnections = fitted[2]
         shares.webConnectionsPerClient = min(shares.webConnectionsPerClient, fitted[2])
         shares.upstreamTCP = fitted[3]
@@ -106,6 +117,7 @@ enum DescriptorBudget {
                     "descriptors.limit": "\(available)", "descriptors.needed": "\(want)",
                     "dns.tcp_connections": "\(asked.tcp.maximumConnections) -> \(shares.tcp.maximumConnections)",
                     "helper.control_connections": "\(asked.control.total) -> \(shares.control.total)",
+                    "helper.control_connections_per_user": "\(asked.control.perUser) -> \(shares.control.perUser)",
                     "web.connections": "\(asked.webConnections) -> \(shares.webConnections)",
                     "upstream.tcp_exchanges": "\(asked.upstreamTCP) -> \(shares.upstreamTCP)",
                 ])

@@ -28,8 +28,9 @@ struct TCPHTTPListener<ChildChannel: ServerChildChannel>: Sendable {
     /// file descriptors; NIO's AcceptBackoffHandler, after that logger, waits a second before
     /// accepting again.
     static func bind(
-        host: String, port: Int, name: String, child: ChildChannel, group: any EventLoopGroup, logger: Logger
+        host: String, port: Int, name: String, child: ChildChannel, cap: Int, group: any EventLoopGroup, logger: Logger
     ) async throws -> Self {
+        let gate = AcceptGate(cap: cap)
         let started = StartSignal()
         let limitLog = ThrottledLog(logger: logger)
         let server = Server(
@@ -38,6 +39,7 @@ struct TCPHTTPListener<ChildChannel: ServerChildChannel>: Sendable {
             onServerRunning: { listener in
                 try? await listener.eventLoop.submit {
                     try listener.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: name), position: .first)
+                    try listener.pipeline.syncOperations.addHandler(gate.handler(), position: .first)
                 }.get()
                 started.signal(.success(()), listener: listener)
                 await started.waitForServe()

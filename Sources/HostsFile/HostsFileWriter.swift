@@ -28,6 +28,9 @@ public struct HostsFileWriter: Sendable {
         case unchanged
         /// Written; `inPlace` when the rename was refused (a mount point).
         case written(inPlace: Bool)
+        /// Not written: these processes hold the file open for writing (``OpenWriters``); asked
+        /// for with `waitForWriters`.
+        case writersOpen([Int32])
     }
 
     /// The file's current layout.
@@ -46,12 +49,19 @@ public struct HostsFileWriter: Sendable {
 
     /// Reads the file, asks `render` for the section in the file's own line break (CRLF stays
     /// CRLF), and puts it at the top in place of the old one, unless the file already holds it there.
+    /// - Parameter waitForWriters: when another process holds the file open for writing, write
+    ///   nothing and say who (`.writersOpen`): the file may be half-written, and a rename now would
+    ///   send the rest of their writes to an inode no longer in the folder.
     /// - Throws: `HostsFileError.damagedSection` without touching the file, or `.io`.
-    public func apply(_ render: (HostsLayout.LineBreak) -> [UInt8]) throws(HostsFileError) -> Applied {
+    public func apply(waitForWriters: Bool = false, _ render: (HostsLayout.LineBreak) -> [UInt8]) throws(HostsFileError) -> Applied {
         let (bytes, info) = try readFile()
         let layout = try HostsLayout(parsing: bytes)
         let section = render(layout.lineBreak)
         if layout.alreadyHolds(section) { return Applied(outcome: .unchanged, previous: layout, section: section) }
+        if waitForWriters {
+            let writers = OpenWriters.of(device: info.device, inode: info.inode)
+            if !writers.isEmpty { return Applied(outcome: .writersOpen(writers), previous: layout, section: section) }
+        }
         // Written as three pieces (section, then the user's bytes before and after the old one)
         // rather than joined into a second 4.7 MB copy first.
         let outcome = try write([section[...], layout.before, layout.after], over: bytes, info: info)
@@ -98,7 +108,13 @@ public struct HostsFileWriter: Sendable {
 
     // MARK: - Files
 
-    struct FileInfo { var mode: mode_t; var uid: uid_t; var gid: gid_t }
+    struct FileInfo {
+        var mode: mode_t
+        var uid: uid_t
+        var gid: gid_t
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+    }
 
     func readFile() throws(HostsFileError) -> (bytes: [UInt8], info: FileInfo) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -121,7 +137,7 @@ public struct HostsFileWriter: Sendable {
             filled += n
         }
         bytes.removeSubrange(filled...)
-        return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid))
+        return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid, device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
     }
 
     /// Writes the file as the concatenation of `pieces`. The caller has checked that it differs.

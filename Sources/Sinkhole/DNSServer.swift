@@ -38,6 +38,8 @@ public final class DNSServer: Service {
     let group: any EventLoopGroup
     let logger: Logger
     let counter: ConnectionCounter
+    /// Descriptors the TCP listeners' connections hold, bounded at accept (`AcceptGate`).
+    let acceptGate: AcceptGate
     let pending = InFlightCounter()
     /// Refused connections and accept failures, logged once a minute rather than once each.
     let limitLog: ThrottledLog
@@ -59,6 +61,7 @@ public final class DNSServer: Service {
         self.group = group
         self.logger = logger
         counter = ConnectionCounter(limit: configuration.tcp.maximumConnections, perKeyLimit: configuration.tcp.maximumConnectionsPerClient)
+        acceptGate = AcceptGate(cap: configuration.tcp.maximumConnections)
         limitLog = ThrottledLog(logger: logger)
         clientInFlight = ClientInFlight(limit: .max, perKeyLimit: configuration.tcp.maximumInFlightPerClient)
         self.announce = announce
@@ -167,12 +170,15 @@ public final class DNSServer: Service {
         let counters = configuration.counters
         let limitLog = limitLog
         let clientInFlight = clientInFlight
+        let acceptGate = acceptGate
         return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // Out of descriptors: say so once, then wait a second between accepts (issue 11).
+                    // No accepting past the connections' descriptors (issue 11).
+                    try channel.pipeline.syncOperations.addHandler(acceptGate.handler())
+                    // Out of descriptors all the same: say so once, then wait a second between accepts.
                     try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "dns tcp \(address)"))
                     try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false))
                 }

@@ -41,6 +41,8 @@ struct Hosts: ParsableCommand {
                 switch try writer.removeSection() {
                 case .unchanged: print("\(writer.path) has no scrolloff section: nothing to remove.")
                 case .written: print("Removed the scrolloff section from \(writer.path); every other line is as it was.")
+                // Only the helper waits for other writers; this command was asked for now.
+                case .writersOpen: break
                 }
             } catch {
                 throw MaintenanceFailure(error.description)

@@ -270,6 +270,26 @@ import Testing
         #expect(helper.child.stderr.contains("changed outside Scroll Off"), "\(helper.child.stderr)")
     }
 
+    /// `slow-command > hosts` while the helper runs: the shell truncates the file at once and the
+    /// command writes a second later. The helper waits for the command to close the file (it says
+    /// so once), then puts the section back above the command's lines; nothing the command wrote
+    /// is lost to a rename.
+    @Test func a_command_writing_the_file_slowly_keeps_its_lines_and_the_section_comes_back_after_it() throws {
+        let scratch = try Scratch()
+        let hosts = "\(scratch.path)/hosts"
+        try Self.write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
+        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        defer { helper.stop() }
+        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
+        #expect(Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") } != nil)
+        let command = try runWithStatus("/bin/sh", ["-c", "exec > \"$0\"; sleep 1.5; printf '127.0.0.1 localhost\\n10.0.0.9 mine.lan\\n'", hosts])
+        #expect(command.exitCode == 0, "\(command)")
+        let back = Self.within(2.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") }
+        #expect(back != nil, "not put back within 2 s of the command's end: \(Self.text(hosts))")
+        #expect(Self.text(hosts).hasSuffix("# END scrolloff\n127.0.0.1 localhost\n10.0.0.9 mine.lan\n"), "\(Self.text(hosts))")
+        #expect(ControlLimitsEndToEndTests.occurrences("another program is writing the hosts file", in: helper.child.stderr) == 1, "\(helper.child.stderr)")
+    }
+
     /// Issue 12: killing the helper (SIGKILL) in the middle of rewrites never leaves a truncated or
     /// mixed file: a reader sees the old file or the new one, and the next start removes any
     /// temporary file the kill left beside it.

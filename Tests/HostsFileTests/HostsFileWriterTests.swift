@@ -116,4 +116,47 @@ struct HostsFileWriterTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(left == [".hosts.scrolloff-notes.txt", ".other.scrolloff-XyZ789", "hosts", "hosts.scrolloff.bak"])
     }
+
+    /// `command > /etc/hosts` truncates the file when the shell opens it and writes when the
+    /// command has output: a rename in between would send that output to an inode no longer in the
+    /// folder. Asked to wait, the writer leaves the file alone while another process holds it open
+    /// for writing, and names that process.
+    @Test func a_file_another_process_holds_open_for_writing_is_left_alone_until_it_is_closed() throws {
+        let folder = try Folder()
+        let path = try folder.file(Array("127.0.0.1 localhost\n".utf8))
+        let writer = HostsFileWriter(path: path)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec > \"$0\"; sleep 1.5; printf '127.0.0.1 localhost\\n10.0.0.9 mine.lan\\n'", path]
+        try shell.run()
+        for _ in 0..<200 where (try? Self.contents(path).isEmpty) != true { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(try Self.contents(path).isEmpty, "the shell has not truncated the file")
+        let waited = try writer.apply(waitForWriters: true) { HostsSection.render(names: ["instagram.com"], lineBreak: $0) }
+        // The shell, and its `sleep`, which inherits the shell's standard output.
+        guard case .writersOpen(let pids) = waited.outcome else {
+            Issue.record("written while the shell held the file: \(waited.outcome)")
+            return
+        }
+        #expect(pids.contains(shell.processIdentifier), "\(pids)")
+        #expect(try Self.contents(path).isEmpty, "written while the shell still held the file")
+        shell.waitUntilExit()
+        let applied = try writer.apply(waitForWriters: true) { HostsSection.render(names: ["instagram.com"], lineBreak: $0) }
+        #expect(applied.outcome == .written(inPlace: false))
+        let text = String(decoding: try Self.contents(path), as: UTF8.self)
+        #expect(text.hasPrefix("# BEGIN scrolloff\n") && text.hasSuffix("# END scrolloff\n127.0.0.1 localhost\n10.0.0.9 mine.lan\n"), "\(text)")
+    }
+
+    @Test func readers_of_the_file_do_not_hold_the_writer_back() throws {
+        let folder = try Folder()
+        let path = try folder.file(Array("127.0.0.1 localhost\n".utf8))
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "exec 3< \"$0\"; sleep 3", path]
+        try reader.run()
+        defer { reader.terminate() }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(OpenWriters.of(path: path).isEmpty)
+        let applied = try HostsFileWriter(path: path).apply(waitForWriters: true) { HostsSection.render(names: ["instagram.com"], lineBreak: $0) }
+        #expect(applied.outcome == .written(inPlace: false))
+    }
 }

@@ -46,7 +46,7 @@ struct ControlChannel: ServerChildChannel {
         self.limitLog = limitLog
         self.logger = logger
         slots = ConnectionSlots(limit: configuration.limits.total, perKeyLimit: configuration.limits.perUser)
-        administratorSlots = ConnectionSlots(limit: 2 * configuration.limits.perUser, perKeyLimit: configuration.limits.perUser)
+        administratorSlots = ConnectionSlots(limit: configuration.limits.administratorShare, perKeyLimit: configuration.limits.perUser)
     }
 
     private var http: HTTP1Channel.Configuration {

@@ -52,6 +52,12 @@ public struct ControlConnectionLimits: Sendable, Equatable {
         self.total = total
         self.perUser = perUser
     }
+
+    /// Connections of root and the helper's own user, outside `total`, so that members of the
+    /// group together cannot lock out the administrator.
+    var administratorShare: Int { 2 * perUser }
+    /// Descriptors these connections may hold at most.
+    var descriptors: Int { total + administratorShare }
 }
 
 /// The helper's control API: HTTP/1.1 + JSON on a Unix socket, so the CLI and
@@ -106,6 +112,7 @@ public struct ControlServer: Service {
                 routes: router.responder(), maxBodyBytes: configuration.maxBodyBytes, logger: logger),
             limitLog: ThrottledLog(logger: logger), logger: logger)
         let limitLog = channel.limitLog
+        let gate = AcceptGate(cap: configuration.limits.descriptors)
         let started = StartSignal()
         let server = Server(
             childChannelSetup: channel,
@@ -119,6 +126,7 @@ public struct ControlServer: Service {
                 let name = "control \(socketFile.path)"
                 try? await listener.eventLoop.submit {
                     try listener.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: name), position: .first)
+                    try listener.pipeline.syncOperations.addHandler(gate.handler(), position: .first)
                 }.get()
                 await started.waitForServe()
             },

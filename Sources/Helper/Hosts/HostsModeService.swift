@@ -24,6 +24,10 @@ import Synchronization
 final class HostsModeService: Service, Sendable {
     /// The longest sleep between two checks of the file.
     static let recheckInterval = Span.seconds(30)
+    /// While another program holds the file open for writing, how often to look again, and for how
+    /// long at most: the rules must be in force again before long even if it never closes the file.
+    static let writerPoll = Span(milliseconds: 250)
+    static let writerPatience = Span.seconds(10)
 
     let writer: HostsFileWriter
     let logger: Logger
@@ -101,7 +105,23 @@ final class HostsModeService: Service, Sendable {
     func apply(_ enforcement: Enforcement, now: Instant, memory: inout Memory) -> (Span, HostsSectionEdit?) {
         let names = memory.names.names(enforcement, at: now)
         do {
-            let applied = try writer.apply { lineBreak in memory.section(names, lineBreak: lineBreak) }
+            let patient = memory.writersSince.map { now - $0 < Self.writerPatience } ?? true
+            let applied = try writer.apply(waitForWriters: patient) { lineBreak in memory.section(names, lineBreak: lineBreak) }
+            if case .writersOpen(let pids) = applied.outcome {
+                if memory.writersSince == nil {
+                    memory.writersSince = now
+                    logger.notice("another program is writing the hosts file; the section goes back once it is done", metadata: [
+                        "hosts.file": "\(writer.path)", "pids": "\(pids.map(String.init).joined(separator: ","))",
+                    ])
+                }
+                return (Self.writerPoll, nil)
+            }
+            if let since = memory.writersSince, !patient {
+                logger.warning("another program kept the hosts file open for writing; the section is put back anyway", metadata: [
+                    "hosts.file": "\(writer.path)", "waited_s": "\((now - since).milliseconds / 1000)",
+                ])
+            }
+            memory.writersSince = nil
             var edit: HostsSectionEdit?
             if case .written(let inPlace) = applied.outcome {
                 cacheFlush.run(logger: logger)
@@ -224,6 +244,8 @@ final class HostsModeService: Service, Sendable {
         /// The names' generation and the bytes outside the section that `userLines` was found in.
         var userLinesFor = -1
         var outside: [UInt8] = []
+        /// Since when another program has held the file open for writing, while the helper waits.
+        var writersSince: Instant?
 
         mutating func section(_ names: Names, lineBreak: HostsLayout.LineBreak) -> [UInt8] {
             if let rendered, rendered.generation == names.generation, rendered.lineBreak == lineBreak { return rendered.bytes }

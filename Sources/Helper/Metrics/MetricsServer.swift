@@ -64,7 +64,7 @@ public final class MetricsServer: Service {
         do {
             listener = try await TCPHTTPListener.bind(
                 host: listen.host, port: listen.port, name: "metrics \(listen)", child: MetricsChannel(sources: sources, exposition: exposition, logger: logger),
-                group: group, logger: logger)
+                cap: MetricsServer.connectionLimit, group: group, logger: logger)
         } catch {
             throw MetricsListenError(address: listen, reason: "\(error)")
         }

@@ -28,7 +28,7 @@ struct HouseholdWebService: Service {
         let listener: TCPHTTPListener<HTTP1Channel>
         do {
             listener = try await TCPHTTPListener.bind(
-                host: listen.host, port: listen.port, name: "web \(listen)", child: channel(), group: group, logger: logger)
+                host: listen.host, port: listen.port, name: "web \(listen)", child: channel(), cap: limit.total, group: group, logger: logger)
         } catch where !required && Self.isAddressInUse(error) {
             logger.warning("the household page is off: \(listen) is in use; set [web] listen to another address, or \"\" to turn it off")
             // Stay in the group until it stops: a service that returns would stop the helper.
