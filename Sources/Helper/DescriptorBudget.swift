@@ -4,17 +4,7 @@ import Glibc
 import Logging
 import Sinkhole
 
-/// The descriptors each part of the helper may hold, fitted to the process's limit (RLIMIT_NOFILE).
-///
-/// Every TCP, control and household-page connection holds a descriptor, and so does every question
-/// asked upstream over TCP (after TC or a spoofing suspicion). If the limits allowed more than the
-/// process has, a flood would run it out of descriptors, and running out is not survivable here:
-/// besides forwarding and list downloads failing, libdispatch, which Swift's concurrency runs on,
-/// aborts the process when its pool monitor cannot open `/proc/<tid>/stat` (seen in CI as SIGILL
-/// under a connection flood at `prlimit --nofile=200`). So the limits are lowered to fit, every
-/// listener stops accepting at its cap plus a small slack (`AcceptGate`), and a flood is refused at
-/// the lowered caps with descriptors to spare; the accept back-off
-/// (`AcceptFailureLogger`) remains for a limit lowered from outside or the system's (ENFILE).
+/// The descriptors each part of the helper may hold (`DescriptorBudget`).
 struct DescriptorShares: Sendable, Equatable {
     var tcp: TCPLimits
     var control: ControlConnectionLimits
@@ -25,6 +15,17 @@ struct DescriptorShares: Sendable, Equatable {
     var upstreamTCP: Int
 }
 
+/// Fits what each part of the helper may hold to the process's descriptor limit (RLIMIT_NOFILE).
+///
+/// Every TCP, control and household-page connection holds a descriptor, and so does every question
+/// asked upstream over TCP (after TC or a spoofing suspicion). If the limits allowed more than the
+/// process has, a flood would run it out of descriptors, and running out is not survivable here:
+/// besides forwarding and list downloads failing, libdispatch, which Swift's concurrency runs on,
+/// aborts the process when its pool monitor cannot open `/proc/<tid>/stat` (seen in CI as SIGILL
+/// under a connection flood at `prlimit --nofile=200`). So the limits are lowered to fit, every
+/// listener stops accepting at its cap plus a small slack (`AcceptGate`), and a flood is refused at
+/// the lowered caps with descriptors to spare; the accept back-off
+/// (`AcceptFailureLogger`) remains for a limit lowered from outside or the system's (ENFILE).
 enum DescriptorBudget {
     /// Descriptors kept besides the pools below: listeners, the database and its journal, list
     /// downloads, `nft` pipes, log files and the runtime's own (libdispatch reads `/proc`). An idle

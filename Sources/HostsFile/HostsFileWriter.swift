@@ -29,7 +29,8 @@ public struct HostsFileWriter: Sendable {
         /// Written; `inPlace` when the rename was refused (a mount point).
         case written(inPlace: Bool)
         /// Not written: these processes hold the file open for writing (``OpenWriters``); asked
-        /// for with `waitForWriters`.
+        /// for with `waitForWriters`. None named: the file changed between reading it and the
+        /// rename (a writer that finished meanwhile), so the new section would have dropped that change.
         case writersOpen([Int32])
     }
 
@@ -114,6 +115,14 @@ public struct HostsFileWriter: Sendable {
         var gid: gid_t
         var device: UInt64 = 0
         var inode: UInt64 = 0
+        /// Size and change time as read, to see whether the file changed before a rename replaces it.
+        var size: Int64 = 0
+        var changed: timespec = timespec()
+
+        func isSameVersion(as other: stat) -> Bool {
+            UInt64(other.st_dev) == device && UInt64(other.st_ino) == inode && Int64(other.st_size) == size
+                && other.st_ctim.tv_sec == changed.tv_sec && other.st_ctim.tv_nsec == changed.tv_nsec
+        }
     }
 
     func readFile() throws(HostsFileError) -> (bytes: [UInt8], info: FileInfo) {
@@ -137,27 +146,38 @@ public struct HostsFileWriter: Sendable {
             filled += n
         }
         bytes.removeSubrange(filled...)
-        return (bytes, FileInfo(mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid, device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+        return (bytes, FileInfo(
+            mode: st.st_mode & 0o7777, uid: st.st_uid, gid: st.st_gid, device: UInt64(st.st_dev), inode: UInt64(st.st_ino),
+            size: Int64(st.st_size), changed: st.st_ctim))
     }
 
     /// Writes the file as the concatenation of `pieces`. The caller has checked that it differs.
     func write(_ pieces: [ArraySlice<UInt8>], over old: [UInt8], info: FileInfo) throws(HostsFileError) -> Outcome {
         // The first change keeps the file as the user had it; later changes never replace that copy.
         if access(backupPath, F_OK) != 0 {
-            _ = try replace(backupPath, with: [old[...]], info: info)
+            try replace(backupPath, with: [old[...]], info: info)
         }
-        if try replace(path, with: pieces, info: info) { return .written(inPlace: false) }
+        switch try replace(path, with: pieces, info: info, unlessChangedSince: info) {
+        case .renamed: return .written(inPlace: false)
+        case .changedMeanwhile: return .writersOpen([])
+        case .mountPoint: break
+        }
         // A mount point cannot be renamed over: keep what is there, then write in place.
-        _ = try replace(inPlaceBackupPath, with: [old[...]], info: info)
+        try replace(inPlaceBackupPath, with: [old[...]], info: info)
         try writeInPlace(pieces)
         return .written(inPlace: true)
     }
 
+    enum Replaced { case renamed, mountPoint, changedMeanwhile }
+
     /// Writes `pieces` to a temporary file beside `target` and renames it over `target`: two
     /// fsyncs (the file, then its folder), the least that makes the rename survive a power cut.
-    /// - Returns: false when the rename was refused because `target` is a mount point
-    ///   (EBUSY, EXDEV); the temporary file is removed then.
-    func replace(_ target: String, with pieces: [ArraySlice<UInt8>], info: FileInfo) throws(HostsFileError) -> Bool {
+    /// - Parameter read: the target as it was read; if it changed since (size, inode or change
+    ///   time), nothing is renamed: someone wrote it after the read, and the rename would drop that.
+    /// - Returns: `.mountPoint` when the rename was refused because `target` is a mount point
+    ///   (EBUSY, EXDEV); the temporary file is removed then, as it is for `.changedMeanwhile`.
+    @discardableResult
+    func replace(_ target: String, with pieces: [ArraySlice<UInt8>], info: FileInfo, unlessChangedSince read: FileInfo? = nil) throws(HostsFileError) -> Replaced {
         let folder = Self.folder(of: target)
         let base = target.split(separator: "/").last.map(String.init) ?? "hosts"
         var template = Array("\(folder)/.\(base).scrolloff-XXXXXX".utf8CString)
@@ -176,14 +196,20 @@ public struct HostsFileWriter: Sendable {
         }
         try Self.writeAll(fd, pieces, path: temporary)
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: temporary, errno: errno) }
+        // The last look before the rename: a writer that finished while this one prepared (the
+        // check for open writers takes a while on a busy machine) changed the file since the read.
+        if let read {
+            var now = stat()
+            if stat(target, &now) == 0, !read.isSameVersion(as: now) { return .changedMeanwhile }
+        }
         guard rename(temporary, target) == 0 else {
             let error = errno
-            if error == EBUSY || error == EXDEV { return false }
+            if error == EBUSY || error == EXDEV { return .mountPoint }
             throw .io(operation: "replace", path: target, errno: error)
         }
         renamed = true
         Self.syncFolder(folder)
-        return true
+        return .renamed
     }
 
     /// Overwrites the file's bytes where it is, then cuts it to length: for a mount point only.

@@ -21,7 +21,8 @@ struct AccessVerbTests {
         #expect(rows.compactMap { $0["name"] as? String } == ["default", "kids"])
         #expect(rows.last?["clients"] as? [String] == ["192.168.1.20/32", "fd00::/64"])
 
-        #expect(try await server.cli(["block", "tiktok", "--profile", "kids"]).status == 0)
+        let blocked = try await server.cli(["block", "tiktok", "--profile", "kids"])
+        #expect(blocked.status == 0, "\(blocked)")
         let kids = try await server.json(["status", "--profile", "kids"])
         #expect((kids["entries"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["tiktok"])
         #expect(kids["profile"] as? String == "kids")

@@ -261,7 +261,7 @@ import Testing
         try handle.close()
         let restored = Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") }
         #expect(restored != nil, "not put back within 1 s: \(Self.text(hosts))")
-        #expect(Self.bytes(hosts) == kept + Array("10.0.0.9 mine.lan\n".utf8), "\(Self.text(hosts))")
+        #expect(Self.bytes(hosts) == kept + Array("10.0.0.9 mine.lan\n".utf8), "\(Self.text(hosts))\n\(helper.child.stderr)")
 
         // An editor's save: a new file renamed over the old one, without the section.
         try Data("127.0.0.1 localhost\n".utf8).write(to: URL(fileURLWithPath: hosts), options: .atomic)

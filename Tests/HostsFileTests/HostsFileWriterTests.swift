@@ -159,4 +159,24 @@ struct HostsFileWriterTests {
         let applied = try HostsFileWriter(path: path).apply(waitForWriters: true) { HostsSection.render(names: ["instagram.com"], lineBreak: $0) }
         #expect(applied.outcome == .written(inPlace: false))
     }
+
+    /// A write that lands after the writer read the file (here: while it renders the section) is
+    /// not replaced by the rename; the next apply keeps it.
+    @Test func a_change_made_after_the_read_is_not_renamed_over() throws {
+        let folder = try Folder()
+        let path = try folder.file(Array("127.0.0.1 localhost\n".utf8))
+        let writer = HostsFileWriter(path: path)
+        let first = try writer.apply(waitForWriters: true) { lineBreak in
+            let handle = FileHandle(forWritingAtPath: path)!
+            handle.seekToEndOfFile()
+            handle.write(Data("10.0.0.9 mine.lan\n".utf8))
+            handle.closeFile()
+            return HostsSection.render(names: ["instagram.com"], lineBreak: lineBreak)
+        }
+        #expect(first.outcome == .writersOpen([]))
+        #expect(String(decoding: try Self.contents(path), as: UTF8.self) == "127.0.0.1 localhost\n10.0.0.9 mine.lan\n")
+        let second = try writer.apply(waitForWriters: true) { HostsSection.render(names: ["instagram.com"], lineBreak: $0) }
+        #expect(second.outcome == .written(inPlace: false))
+        #expect(String(decoding: try Self.contents(path), as: UTF8.self).hasSuffix("# END scrolloff\n127.0.0.1 localhost\n10.0.0.9 mine.lan\n"))
+    }
 }
