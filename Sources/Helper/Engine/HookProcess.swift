@@ -156,7 +156,13 @@ final class RunningHooks: Sendable {
     /// How long a hook has to end after SIGTERM, at its time-out and at the helper's stop.
     static let grace = Span.seconds(2)
 
-    private let state = Mutex((hooks: [pid_t: HookProcess](), closed: false))
+    private struct State {
+        var hooks: [pid_t: HookProcess] = [:]
+        var closed = false
+        var whenEmpty: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
 
     init() {}
 
@@ -172,13 +178,22 @@ final class RunningHooks: Sendable {
         }
     }
 
-    func remove(_ hook: HookProcess) { _ = state.withLock { $0.hooks.removeValue(forKey: hook.pid) } }
+    /// Called by the delivery once the hook's end is logged.
+    func remove(_ hook: HookProcess) {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.hooks.removeValue(forKey: hook.pid)
+            guard s.hooks.isEmpty else { return [] }
+            defer { s.whenEmpty = [] }
+            return s.whenEmpty
+        }
+        for w in waiters { w.resume() }
+    }
 
     var count: Int { state.withLock { $0.hooks.count } }
 
-    /// The helper's stop: SIGTERM to every running hook, SIGKILL to the ones still running after
-    /// ``grace``; returns when all have exited and their ends are logged (each `deliver` removes
-    /// its hook last), so the log says how each ended. No hook starts after this.
+    /// The helper's stop: SIGTERM to every running hook, SIGKILL after ``grace`` to the ones still
+    /// running; returns when every delivery has logged how its hook ended. No hook starts after this.
+    /// No `Task.sleep`: the stopping service's task is cancelled, and a cancelled sleep does not wait.
     func stopAll() async {
         let hooks = state.withLock { s in
             s.closed = true
@@ -186,18 +201,17 @@ final class RunningHooks: Sendable {
         }
         guard !hooks.isEmpty else { return }
         for h in hooks { h.signal(SIGTERM) }
-        // An unstructured task: the stopping service's own task is cancelled, and a cancelled
-        // `Task.sleep` would not wait at all.
-        await Task {
-            let deadline = ContinuousClock.now + .milliseconds(Self.grace.milliseconds)
-            while hooks.contains(where: { !$0.hasExited }), ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
+        // `signal` does nothing to a hook that has exited.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(Self.grace.milliseconds))) {
+            for h in hooks { h.signal(SIGKILL) }
+        }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let empty = state.withLock { s in
+                if s.hooks.isEmpty { return true }
+                s.whenEmpty.append(c)
+                return false
             }
-            for h in hooks where !h.hasExited { h.signal(SIGKILL) }
-            for h in hooks { _ = await h.termination() }
-            // The deliveries log and remove their hooks right after; a moment at most.
-            let logged = ContinuousClock.now + .seconds(1)
-            while self.count > 0, ContinuousClock.now < logged { try? await Task.sleep(for: .milliseconds(10)) }
-        }.value
+            if empty { c.resume() }
+        }
     }
 }

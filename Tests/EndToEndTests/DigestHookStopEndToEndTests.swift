@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Leftover of issue 16: the helper ignores SIGTERM in its own process (swift-service-lifecycle turns
+/// it into a graceful stop), and a digest hook it started inherited that: SIGTERM could not stop it,
+/// a `sh` hook could not even trap it, and it outlived the helper's stop. Now the hook starts with
+/// default signal dispositions in its own process group, and the stop ends it with SIGTERM.
+@Suite("Digest hook at the helper's stop")
+struct DigestHookStopEndToEndTests {
+    /// `$1` is the folder for what the hook says. The default profile's hook traps SIGTERM (the marker
+    /// proves the signal arrived and could be trapped) and waits on a `sleep` it started; the kid's
+    /// traps nothing and becomes `sleep` itself, so only SIGTERM's default action can end it.
+    static let hook = """
+        #!/bin/sh
+        dir="$1"
+        if [ "$SCROLLOFF_PROFILE" = kid ]; then
+          echo $$ > "$dir/kid.pid"
+          exec sleep 120
+        fi
+        trap 'echo "$SCROLLOFF_PROFILE" > "$dir/term"; exit 0' TERM
+        sleep 120 &
+        echo $! > "$dir/sleep.pid"
+        echo $$ > "$dir/default.pid"
+        wait
+        """
+
+    static func alive(_ pid: Int32) -> Bool {
+        // A zombie has exited; /proc/PID/stat's third field is its state.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].hasPrefix(") Z")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func running_digest_hooks_get_sigterm_and_are_gone_when_the_helper_stops() throws {
+        let scratch = try Scratch()
+        let hook = try scratch.file("hook", Self.hook)
+        chmod(hook, 0o755)
+        let said = "\(scratch.path)/said"
+        try FileManager.default.createDirectory(atPath: said, withIntermediateDirectories: true)
+        let config = try scratch.file("scrolloff.toml", """
+            [digest]
+            command = ["\(hook)", "\(said)"]
+            timeout = "5min"
+
+            [profile]
+            time_zone = "UTC"
+
+            [[profiles]]
+            name = "kid"
+            clients = ["127.0.0.2/32"]
+            time_zone = "UTC"
+            """)
+        // Saturday 2026-11-21 (after the build date, so the clock is trusted), then Monday 08:00: the
+        // week's digest (Sunday 19:00) was missed while the helper was down and is written at the start.
+        let helper = try RestartableHelper(scratch: scratch, upstream: 9, environment: FakeClock.allClocks(startingAt: "2026-11-21 12:00:00"),
+                                           arguments: ["--config", config])
+        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
+        #expect(try helper.cli(["block", "instagram", "--profile", "kid"]).exitCode == 0)
+        try helper.restart(environment: FakeClock.allClocks(startingAt: "2026-11-23 08:00:00"))
+
+        var pids: [Int32] = []
+        defer { for pid in pids where Self.alive(pid) { kill(pid, SIGKILL) } } // what the old helper left behind
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            pids = ["default.pid", "sleep.pid", "kid.pid"].compactMap {
+                (try? String(contentsOfFile: "\(said)/\($0)", encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            }
+            if pids.count == 3 { break }
+            usleep(50_000)
+        }
+        try #require(pids.count == 3, "both hooks run: \(helper.child.stderr)")
+        #expect(pids.allSatisfy(Self.alive))
+
+        let stopping = Date()
+        helper.stop()
+        let took = Date().timeIntervalSince(stopping)
+        // Orphans are reaped by init a moment after the helper is gone.
+        let gone = Date().addingTimeInterval(1)
+        while pids.contains(where: Self.alive), Date() < gone { usleep(20_000) }
+        #expect(!pids.contains(where: Self.alive), "hook processes outlived the helper: \(pids.filter(Self.alive))")
+        #expect((try? String(contentsOfFile: "\(said)/term", encoding: .utf8)) == "default\n", "the trapping hook got SIGTERM")
+        let log = helper.child.stderr
+        #expect(log.contains("digest hook ended by the helper's stop (SIGTERM)"), "\(log)")
+        #expect(log.contains("digest hook ended by the helper's stop (exit status 0)"), "\(log)")
+        #expect(!log.contains("SIGKILL"), "\(log)")
+        // SIGKILL would have come only after the 2 s grace; SIGTERM ended both at once.
+        #expect(took < 5, "the stop took \(took) s")
+    }
+}
