@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// Leftover of issue 16: the helper ignores SIGTERM in its own process (swift-service-lifecycle turns
-/// it into a graceful stop), and a digest hook it started inherited that: SIGTERM could not stop it,
-/// a `sh` hook could not even trap it, and it outlived the helper's stop. Now the hook starts with
-/// default signal dispositions in its own process group, and the stop ends it with SIGTERM.
+/// Leftover of issue 16: a digest hook running when the helper stopped outlived it (nothing signalled
+/// it), and it started with what the helper ignored still ignored. Now the hook starts with default
+/// signal dispositions in its own process group, and the helper's stop ends it with SIGTERM (SIGKILL
+/// only after the 2 s grace). On the old helper this test fails: all three processes keep running.
 @Suite("Digest hook at the helper's stop")
 struct DigestHookStopEndToEndTests {
     /// `$1` is the folder for what the hook says. The default profile's hook traps SIGTERM (the marker
@@ -31,16 +31,25 @@ struct DigestHookStopEndToEndTests {
         return !stat[close...].hasPrefix(") Z")
     }
 
+    /// The signals `pid` ignores, from `SigIgn` in /proc/PID/status (bit n-1 is signal n).
+    static func ignoredSignals(_ pid: Int32) -> [Int32] {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+              let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return [] }
+        return (1...64).filter { mask >> UInt64($0 - 1) & 1 == 1 }.map { Int32($0) }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func running_digest_hooks_get_sigterm_and_are_gone_when_the_helper_stops() throws {
         let scratch = try Scratch()
+        // Run as `/bin/sh FILE`, not exec'd itself: a process another test spawned while this file was
+        // open for writing may hold that descriptor, and exec of the file would fail with ETXTBSY.
         let hook = try scratch.file("hook", Self.hook)
-        chmod(hook, 0o755)
         let said = "\(scratch.path)/said"
         try FileManager.default.createDirectory(atPath: said, withIntermediateDirectories: true)
         let config = try scratch.file("scrolloff.toml", """
             [digest]
-            command = ["\(hook)", "\(said)"]
+            command = ["/bin/sh", "\(hook)", "\(said)"]
             timeout = "5min"
 
             [profile]
@@ -71,6 +80,11 @@ struct DigestHookStopEndToEndTests {
         }
         try #require(pids.count == 3, "both hooks run: \(helper.child.stderr)")
         #expect(pids.allSatisfy(Self.alive))
+        // Nothing the helper ignores is ignored in the hook (the old helper's hooks: SIGQUIT, SIGPIPE).
+        for pid in pids {
+            let ignored = Self.ignoredSignals(pid)
+            #expect([SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGUSR2].allSatisfy { !ignored.contains($0) }, "pid \(pid) ignores \(ignored)")
+        }
 
         let stopping = Date()
         helper.stop()

@@ -7,14 +7,16 @@ import Glibc
 
 /// A hook program (`[digest] command`) started as a fresh process would be, not as a copy of the helper.
 ///
-/// The helper ignores SIGTERM, SIGINT, SIGHUP and SIGUSR2 (swift-service-lifecycle turns them into
-/// events), and an ignored signal stays ignored across `exec`: a hook started with Foundation's
-/// `Process` could not be stopped by SIGTERM, and a `sh` hook could not even `trap` it (POSIX: a
-/// signal ignored on entry to a non-interactive shell cannot be trapped). So the spawn resets every
-/// signal to its default and clears the mask (`POSIX_SPAWN_SETSIGDEF`, `POSIX_SPAWN_SETSIGMASK`),
-/// gives the hook its own process group, so a signal reaches what it started too (`sleep` under
-/// `sh`), and closes every descriptor above standard error, so a hook never holds the helper's
-/// sockets open after the helper stopped.
+/// A signal the helper ignores stays ignored across `exec`, and the helper ignores several: SIGPIPE
+/// for its sockets, and SIGTERM, SIGINT, SIGHUP and SIGUSR2 for a moment while swift-service-lifecycle
+/// sets up their Dispatch sources. Hooks started with Foundation's `Process` were measured running
+/// with SIGPIPE and SIGQUIT ignored (`SigIgn` in /proc), and a `sh` hook cannot even `trap` a signal
+/// ignored on entry (POSIX). So the spawn resets every signal to its default and clears the mask
+/// (`POSIX_SPAWN_SETSIGDEF`, `POSIX_SPAWN_SETSIGMASK`), gives the hook its own process group, so a
+/// signal reaches what it started too (`sleep` under `sh`, which outlived a SIGTERM to `sh` alone),
+/// and closes every descriptor above standard error, so a hook never holds the helper's sockets open
+/// after the helper stopped. ``RunningHooks`` then makes the helper's stop end every running hook:
+/// before, a stop left them running.
 final class HookProcess: Sendable {
     let pid: pid_t
 
