@@ -91,7 +91,7 @@ struct HouseholdParityEndToEndTests {
         let kid = helper.device("127.0.0.2")
         let token = try #require(try kid.get("/signin").csrf)
         for path in ["/bypass", "/stop", "/signin", "/signout", "/owner/block", "/owner/unblock", "/ask", "/owner/requests",
-                     "/owner/adjust", "/owner/schedules", "/plans", "/plans/archive", "/alternatives", "/focus"] {
+                     "/owner/adjust", "/owner/schedules", "/owner/schedules/remove", "/plans", "/plans/archive", "/alternatives", "/focus"] {
             let answer = try kid.post(path, [("entry", "tiktok"), ("profile", "kid"), ("minutes", "5")])
             #expect(answer.status == 403, "\(path): \(answer.status)")
         }

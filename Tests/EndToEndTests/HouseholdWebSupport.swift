@@ -9,16 +9,21 @@ final class HouseholdHelper: @unchecked Sendable {
     static let ownerPassword = "correct horse battery"
 
     let scratch: Scratch
-    let child: Child
+    private(set) var child: Child
     let state: String
     let socket: String
-    let webPort: Int
+    private(set) var webPort: Int
+    private let config: String
+    private let extra: [String]
+    private var starts = 0
 
-    init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = []) throws {
+    /// - Parameter environment: for the helper, through `/usr/bin/env` (so LD_PRELOAD reaches the
+    ///   helper itself), such as ``FakeClock/allClocks(startingAt:)``.
+    init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = [], environment: [String: String] = [:]) throws {
         self.scratch = scratch
         state = "\(scratch.path)/state"
         socket = "\(scratch.path)/control.sock"
-        let config = try scratch.file("scrolloff.toml", """
+        config = try scratch.file("scrolloff.toml", """
             [[profiles]]
             name = "kid"
             clients = ["127.0.0.2/32"]
@@ -34,13 +39,36 @@ final class HouseholdHelper: @unchecked Sendable {
                                                     Self.ownerPassword, Products.scrolloffDNS, Self.ownerName, state])
             guard set.exitCode == 0 else { throw HarnessError("web passwd failed: \(set)") }
         }
-        child = try Child(Products.scrolloffDNS, [
-            "start", "--config", config, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--state-dir", state,
-            "--control-socket", socket, "--web-listen", "127.0.0.1:0",
-        ] + extra, scratch: scratch, label: "household-\(UUID().uuidString)")
+        self.extra = extra
+        (child, webPort) = try Self.start(scratch: scratch, config: config, state: state, socket: socket, extra: extra,
+                                          environment: environment, label: "household-\(UUID().uuidString)")
+    }
+
+    /// Stops the helper (SIGTERM) and starts a new one on the same state, configuration and socket.
+    func restart(environment: [String: String] = [:]) throws {
+        if child.isRunning {
+            child.signal(SIGTERM)
+            child.process.wait()
+        }
+        starts += 1
+        (child, webPort) = try Self.start(scratch: scratch, config: config, state: state, socket: socket, extra: extra,
+                                          environment: environment, label: "household-\(starts)-\(UUID().uuidString)")
+    }
+
+    private static func start(scratch: Scratch, config: String, state: String, socket: String, extra: [String],
+                              environment: [String: String], label: String) throws -> (Child, Int) {
+        let arguments = ["start", "--config", config, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--state-dir", state,
+                         "--control-socket", socket, "--web-listen", "127.0.0.1:0"] + extra
+        let settings = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let child = environment.isEmpty
+            ? try Child(Products.scrolloffDNS, arguments, scratch: scratch, label: label)
+            : try Child("/usr/bin/env", settings + [Products.scrolloffDNS] + arguments, scratch: scratch, label: label)
         let line = try child.waitForLine { $0.hasPrefix("listening web 127.0.0.1:") }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
-        webPort = port
+        // After a restart the old socket file may still be there: wait for the new helper's own.
+        let deadline = Date().addingTimeInterval(15)
+        while !child.stderr.contains("control socket listening"), child.isRunning, Date() < deadline { usleep(20_000) }
+        return (child, port)
     }
 
     func cli(_ arguments: [String]) throws -> Outcome {

@@ -58,17 +58,20 @@ final class RestartableHelper: @unchecked Sendable {
     let controlSocket: String
     let upstream: Int
     let scratch: Scratch
+    /// More arguments for `start` at every start, such as `--config FILE`.
+    let arguments: [String]
     private(set) var child: Child
     private(set) var port: Int
     private var starts = 0
 
-    init(scratch: Scratch, upstream: Int, environment: [String: String] = [:]) throws {
+    init(scratch: Scratch, upstream: Int, environment: [String: String] = [:], arguments: [String] = []) throws {
         self.scratch = scratch
         self.upstream = upstream
+        self.arguments = arguments
         stateDirectory = "\(scratch.path)/state"
         controlSocket = "\(scratch.path)/control.sock"
         (child, port) = try Self.start(scratch: scratch, stateDirectory: stateDirectory, controlSocket: controlSocket,
-                                       upstream: upstream, environment: environment, label: "helper-0")
+                                       upstream: upstream, environment: environment, arguments: arguments, label: "helper-0")
         starts = 1
     }
 
@@ -78,7 +81,7 @@ final class RestartableHelper: @unchecked Sendable {
     func restart(signal: Int32 = SIGTERM, environment: [String: String] = [:]) throws {
         stop(signal: signal)
         (child, port) = try Self.start(scratch: scratch, stateDirectory: stateDirectory, controlSocket: controlSocket,
-                                       upstream: upstream, environment: environment, label: "helper-\(starts)")
+                                       upstream: upstream, environment: environment, arguments: arguments, label: "helper-\(starts)")
         starts += 1
     }
 
@@ -94,13 +97,13 @@ final class RestartableHelper: @unchecked Sendable {
     }
 
     private static func start(scratch: Scratch, stateDirectory: String, controlSocket: String, upstream: Int,
-                              environment: [String: String], label: String) throws -> (Child, Int) {
+                              environment: [String: String], arguments extra: [String], label: String) throws -> (Child, Int) {
         // `/usr/bin/env` execs the helper in place, so the pid the test signals is the helper's own,
         // and LD_PRELOAD reaches the helper rather than a wrapper. TZ is fixed so "Monday 22:45" is
         // the same local time on every machine.
         let settings = (["TZ": "UTC"].merging(environment) { $1 }).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let arguments = settings + [Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0", "--state-dir", stateDirectory,
-                                    "--control-socket", controlSocket, "--upstream", "127.0.0.1:\(upstream)"]
+                                    "--control-socket", controlSocket, "--upstream", "127.0.0.1:\(upstream)"] + extra
         let child = try Child("/usr/bin/env", arguments, scratch: scratch, label: label)
         let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
         guard let port = udp.split(separator: ":").last.flatMap({ Int($0) }) else {

@@ -3,7 +3,7 @@ import Foundation
 @testable import Helper
 import Logging
 import ScrollOffCore
-import Store
+@testable import Store
 import Synchronization
 import Testing
 
@@ -134,6 +134,45 @@ struct InsightMarksTests {
         #expect(log2.lines == ["warning digest hook failed with exit status 1"])
     }
 
+    /// Leftover of issue 16: a check that keeps failing (here the marks cannot be written, as on a
+    /// full disk) was a warning at every 10-minute check, 144 a day. Now it is said once, then in
+    /// summaries ever further apart (`CommitHealth`, as for state writes), and its recovery once.
+    @Test func insight_checks_failing_for_6_hours_log_once_then_summaries_ever_further_apart() async throws {
+        let dir = Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let time = TestTimeSource(wall: Fixture.noon)
+        let log = CollectedLog()
+        let engine = try await HelperEngine.start(configuration: Fixture.configuration(dir), timeSource: time, logger: log.logger())
+        _ = try await engine.block(["instagram"])
+        try await engine.tick()
+        try await engine.failInsightMarks()
+        // 120 h protected: the 100 h milestone is due at every check, and cannot be written.
+        time.pass(.hours(24 * 5))
+        try await engine.tick()
+        for _ in 0..<36 {
+            time.pass(.minutes(10))
+            try await engine.tick()
+        }
+        let warnings = log.lines.filter { $0.hasPrefix("warning") }
+        // 37 failed checks in 6 h: the first, then summaries 10, 20, 40 and 60 min apart.
+        #expect(warnings.count == 8, "\(warnings)")
+        #expect(warnings.first?.hasPrefix("warning milestones and the weekly digest could not be recorded; checking again every 10 min") == true,
+                "\(warnings)")
+        #expect(warnings.dropFirst().first == "warning milestones and the weekly digest still cannot be recorded after 10 min, 2 attempts")
+        #expect(warnings.dropFirst(2).first == "warning milestones and the weekly digest still cannot be recorded after 30 min, 4 attempts")
+        #expect(try await Self.events(engine, .milestone).isEmpty)
+
+        // Writable again: the milestone is written at the next check, and the recovery said once.
+        try await engine.restoreInsightMarks()
+        time.pass(.minutes(10))
+        try await engine.tick()
+        #expect(try await Self.events(engine, .milestone).count == 1)
+        #expect(log.lines.filter { $0.hasPrefix("notice insights are recorded again after") }.count == 1, "\(log.lines)")
+        time.pass(.minutes(10))
+        try await engine.tick()
+        #expect(log.lines.filter { $0.hasPrefix("warning") }.count == 8)
+    }
+
     static func sampleReport() throws -> StatsReport {
         var day = InsightDay(day: LocalCalendar.Day(year: 2026, month: 11, day: 22))
         day.urges = 4
@@ -166,5 +205,18 @@ final class CollectedLog: Sendable {
         func log(event: LogEvent) {
             sink.store.withLock { $0.append("\(event.level) \(event.message)") }
         }
+    }
+}
+
+extension HelperEngine {
+    /// Makes writing an insight mark fail, as a full disk does, while every other write succeeds.
+    func failInsightMarks() throws {
+        try store.queue.writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TEMP TRIGGER fail_marks BEFORE INSERT ON insight_marks BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;")
+        }
+    }
+
+    func restoreInsightMarks() throws {
+        try store.queue.writeWithoutTransaction { db in try db.execute(sql: "DROP TRIGGER fail_marks;") }
     }
 }

@@ -9,7 +9,8 @@ each namespace in turn:
 1. kid: the page shows instagram blocked until 07:00 with the schedule's reason; the moment of
    temptation shows the kid's plan and alternatives; the 2-minute exercise starts and the kid
    leaves it ("bypass avoided", recorded like the terminal flow); the kid asks for 15 minutes.
-2. parent: signs in as owner `nobody` (uid 65534, owner of the kid's profile) and approves.
+2. parent: signs in as owner `nobody` (uid 65534, owner of the kid's profile) and approves; tries
+   to remove the kid's schedule, which its cooldown refuses in the engine's words.
 3. kid: takes the 15 minutes; `dig` from the kid's namespace now answers instagram, while the
    parent's, whose profile blocks it too, still gets 0.0.0.0.
 
@@ -251,6 +252,16 @@ def parent_approves(driver, base, out):
         expect("17 min" in profile.text, "the kid's balance holds the 15 minutes granted", driver)
         driver.save_screenshot(os.path.join(out, "parent-approved.png"))
 
+        # Loosening from the page meets the same lock as `scrolloff schedule rm`: "night" was added at
+        # 06:30, so its 2 h cooldown refuses the removal, and the page says so in the engine's words.
+        schedule = profile.find_element(By.CSS_SELECTOR, "li.schedule[data-name='night']")
+        expect("locked until" in schedule.text, "the schedule's lock is shown", driver)
+        navigate(driver, schedule.find_element(By.XPATH, ".//button[contains(., 'Remove')]"))
+        refusal = driver.find_element(By.CSS_SELECTOR, ".refusal")
+        expect(refusal.get_attribute("data-rule") == "cooldown" and "can't be loosened" in refusal.text,
+               "removing the schedule is refused during its cooldown", driver)
+        driver.save_screenshot(os.path.join(out, "parent-schedule-locked.png"))
+
 
 def kid_takes_time(driver, base, out):
     from selenium.webdriver.common.by import By
@@ -321,6 +332,7 @@ def main():
         print(f"{step}: exit {result.returncode} after {time.time() - started:.1f} s")
         if result.returncode != 0:
             raise SystemExit(f"{step} failed:\n{result.stdout}{result.stderr}\n--- helper ---\n{open(helper.log.name).read()[-3000:]}")
+    expect("night" in helper.cli("schedule", "list", "--profile", "kid").stdout, "the refused removal left the schedule")
     kid, parent = dig("kid"), dig("parent")
     expect(kid == ANSWER, f"dig from the kid's namespace answers instagram ({kid!r})")
     expect(parent == "0.0.0.0", f"dig from the parent's namespace is still blocked ({parent!r})")

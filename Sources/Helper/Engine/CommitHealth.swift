@@ -4,6 +4,9 @@ import ScrollOffCore
 /// with a summary (`still failing for 12 min, 43 attempts`), and shown by `doctor` — instead of a log
 /// line per retry. Enforcement does not wait for it: a failed write still publishes what time
 /// changed (SPEC §3 "Enforcement at every instant"); only the books wait.
+///
+/// Any background task that fails again and again logs through one of these (the project's rule:
+/// said once, then summaries ever further apart): the hosts-file writer and the insight marks too.
 struct CommitHealth: Sendable {
     /// What to log after a write.
     enum Note: Equatable, Sendable {
@@ -15,8 +18,8 @@ struct CommitHealth: Sendable {
         case recovered(after: Span, attempts: Int)
     }
 
-    /// The first summary comes this long after the first failure; each later one twice as long after
-    /// the one before, up to ``longestLogInterval``.
+    /// The first summary comes this long after the first failure (unless a task that retries less
+    /// often names its own); each later one twice as long after the one before, up to ``longestLogInterval``.
     static let firstLogInterval = Span.minutes(1)
     static let longestLogInterval = Span.hours(1)
     /// Retries after a failed timer write: 1 s, doubling, at most this (the ledger catches up within
@@ -27,7 +30,15 @@ struct CommitHealth: Sendable {
     private(set) var attempts = 0
     private(set) var lastError: String?
     private var nextLogAt: Instant?
-    private var logInterval = firstLogInterval
+    private let firstLogInterval: Span
+    private var logInterval: Span
+
+    /// - Parameter firstLogInterval: when the first summary is due after the first failure; a task
+    ///   that retries every 10 minutes starts at 10, so its summaries double from its first retry.
+    init(firstLogInterval: Span = CommitHealth.firstLogInterval) {
+        self.firstLogInterval = firstLogInterval
+        logInterval = firstLogInterval
+    }
 
     var isFailing: Bool { failingSince != nil }
 
@@ -36,7 +47,7 @@ struct CommitHealth: Sendable {
         lastError = error
         guard let since = failingSince, let due = nextLogAt else {
             failingSince = now
-            logInterval = Self.firstLogInterval
+            logInterval = firstLogInterval
             nextLogAt = now + logInterval
             return .failing
         }
@@ -49,7 +60,7 @@ struct CommitHealth: Sendable {
     mutating func succeeded(at now: Instant) -> Note? {
         guard let since = failingSince else { return nil }
         let note = Note.recovered(after: now - since, attempts: attempts)
-        self = CommitHealth()
+        self = CommitHealth(firstLogInterval: firstLogInterval)
         return note
     }
 

@@ -2,7 +2,6 @@ import ControlAPI
 import Foundation
 import Logging
 import ScrollOffCore
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,24 +13,23 @@ import Glibc
 public struct DigestHookSettings: Hashable, Sendable {
     /// The program (an absolute path) and its arguments; empty = no hook (the default).
     public var command: [String] = []
-    /// How long the program may run before it is stopped (SIGTERM, then SIGKILL 2 s later).
+    /// How long the program may run before it is stopped (SIGTERM to its process group, then
+    /// SIGKILL 2 s later); the helper's stop ends it the same way.
     public var timeout: Span = .seconds(10)
     public init() {}
 }
 
 enum DigestHook {
     /// Runs the hook for one digest. A failure (cannot start, non-zero exit, time-out) is logged
-    /// once as a warning and not retried: the digest itself is already in the events.
-    static func deliver(_ report: StatsReport, settings: DigestHookSettings, logger: Logger) async {
+    /// once as a warning and not retried: the digest itself is already in the events. `running`
+    /// keeps it while it runs, so the helper's stop ends it (``RunningHooks/stopAll()``).
+    static func deliver(_ report: StatsReport, settings: DigestHookSettings, logger: Logger,
+                        running: RunningHooks = RunningHooks()) async {
         guard let program = settings.command.first else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = Array(settings.command.dropFirst())
         var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"]
         environment["SCROLLOFF_PROFILE"] = report.profile
         environment["SCROLLOFF_WEEK_ENDING"] = report.lastDay
         environment["SCROLLOFF_DIGEST"] = report.summary.joined(separator: " ")
-        process.environment = environment
         // The digest goes in through an unlinked temporary file rather than a pipe: a hook that
         // exits without reading can then never stop the helper with SIGPIPE or block its write.
         var json = ControlJSON.encode(report)
@@ -43,64 +41,43 @@ enum DigestHook {
             return
         }
         unlink(String(cString: template))
+        // Only the hook gets it, as its standard input (`dup2` in the spawn clears the flag on fd 0).
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         let input = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         try? input.write(contentsOf: json)
         lseek(fd, 0, SEEK_SET)
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         let metadata: Logger.Metadata = ["profile": "\(report.profile)", "digest.command": "\(program)"]
-        let exited = AsyncStream<Int32>.makeStream()
-        let stopped = StoppedFlag()
-        process.terminationHandler = { p in
-            stopped.exited()
-            exited.continuation.yield(p.terminationStatus)
-            exited.continuation.finish()
-        }
-        do { try process.run() } catch {
+        let hook: HookProcess
+        do throws(HookSpawnError) {
+            hook = try HookProcess.spawn(program, arguments: Array(settings.command.dropFirst()), environment: environment, input: fd)
+        } catch {
             logger.warning("digest hook could not start", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             return
         }
         try? input.close()
-        let pid = process.processIdentifier
+        if !running.add(hook) { hook.signal(SIGTERM) } // the helper is stopping
+        defer { running.remove(hook) }
         // The watchdog runs on a Dispatch queue, not on Swift's cooperative pool, so a busy pool
-        // cannot delay it; SIGKILL follows 2 s later for a hook that ignores SIGTERM. `exited`
-        // is checked under the same lock, so a reused pid is never signalled.
+        // cannot delay it; SIGKILL follows after the grace time for a hook that ignores SIGTERM.
+        // `HookProcess.signal` checks the exit under its lock, so a reused pid is never signalled.
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(settings.timeout.milliseconds))) {
-            guard stopped.stop(pid, SIGTERM) else { return }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(2)) { _ = stopped.stop(pid, SIGKILL) }
+            guard hook.signal(SIGTERM) else { return }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(RunningHooks.grace.milliseconds))) {
+                hook.signal(SIGKILL)
+            }
         }
-        var status: Int32 = -1
-        for await s in exited.stream { status = s }
-        let timedOut = stopped.value
-        if timedOut {
+        let ended = await hook.termination()
+        if running.isStopping {
+            logger.notice("digest hook ended by the helper's stop (\(ended))", metadata: metadata)
+        } else if hook.wasSignalled {
             logger.warning("digest hook was stopped after \(SpanWords.describe(seconds: settings.timeout.milliseconds / 1000))",
                            metadata: metadata)
-        } else if status != 0 {
-            logger.warning("digest hook failed with exit status \(status)", metadata: metadata)
+        } else if ended != .exited(0) {
+            logger.warning("digest hook failed with \(ended)", metadata: metadata)
         } else {
             logger.info("digest delivered by the hook", metadata: metadata)
         }
     }
-}
-
-/// Whether the watchdog stopped the hook, and whether it has exited (then it is never signalled).
-private final class StoppedFlag: Sendable {
-    private let state = Mutex((stopped: false, exited: false))
-
-    /// Sends `signal` unless the hook has exited; returns whether it was sent.
-    func stop(_ pid: Int32, _ signal: Int32) -> Bool {
-        state.withLock { s in
-            guard !s.exited else { return false }
-            s.stopped = true
-            kill(pid, signal)
-            return true
-        }
-    }
-
-    /// Called once the hook's exit was seen.
-    func exited() { state.withLock { $0.exited = true } }
-    var value: Bool { state.withLock { $0.stopped } }
 }
 
 extension HelperEngine {
@@ -109,7 +86,8 @@ extension HelperEngine {
         let settings = digestHook
         guard !settings.command.isEmpty else { return }
         let logger = self.logger
-        for w in written { Task.detached { await DigestHook.deliver(w.report, settings: settings, logger: logger) } }
+        let running = runningHooks
+        for w in written { Task.detached { await DigestHook.deliver(w.report, settings: settings, logger: logger, running: running) } }
     }
 
     /// `[digest]` from the configuration, at start and on reload.

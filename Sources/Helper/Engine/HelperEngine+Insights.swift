@@ -58,6 +58,7 @@ extension HelperEngine {
     func recordInsightMarks(now: Instant) -> [(profile: String, report: StatsReport)] {
         var next = now + Self.insightCheckInterval
         var written: [(String, StatsReport)] = []
+        var failures: [String] = []
         for p in profiles {
             next = min(next, WeeklyDigest.next(after: now, calendar: p.calendar))
             do {
@@ -88,10 +89,32 @@ extension HelperEngine {
                 }
             } catch {
                 // Only books: try again at the next check.
-                logger.warning("insights could not be recorded", metadata: ["profile": "\(p.name)", "error": "\(error)"])
+                failures.append("\(p.name): \(error)")
             }
         }
         nextInsightCheckAt = next
+        noteInsightCheck(failures: failures, at: now)
         return written
+    }
+
+    /// Logs failing checks as failing state writes are logged (`CommitHealth`): the first at once,
+    /// then summaries ever further apart, and the recovery — not a warning at every 10-minute check.
+    func noteInsightCheck(failures: [String], at now: Instant) {
+        guard !failures.isEmpty else {
+            if case .recovered(let span, let attempts)? = insightHealth.succeeded(at: now) {
+                logger.notice("insights are recorded again after \(SpanWords.describe(span)), \(attempts) failed checks")
+            }
+            return
+        }
+        let error = failures.joined(separator: "; ")
+        switch insightHealth.failed(error, at: now) {
+        case .failing?:
+            logger.warning("milestones and the weekly digest could not be recorded; checking again every \(SpanWords.describe(Self.insightCheckInterval)), rules and stats are unaffected",
+                           metadata: ["error": "\(error)"])
+        case .stillFailing(let span, let attempts)?:
+            logger.warning("milestones and the weekly digest still cannot be recorded after \(SpanWords.describe(span)), \(attempts) attempts",
+                           metadata: ["error": "\(error)"])
+        default: break
+        }
     }
 }

@@ -28,6 +28,8 @@ extension HelperEngine: Service {
             }
             try? await self.flushUrges()
         }
+        // No digest hook outlives the helper: SIGTERM, and SIGKILL only after the grace time.
+        await runningHooks.stopAll()
     }
 
     /// The earliest instant anything is due: a wallet's next award, expiry or grant end, the

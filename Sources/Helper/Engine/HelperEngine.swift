@@ -90,6 +90,8 @@ public actor HelperEngine {
     var nextInsightCheckAt = Instant(millisecondsSince1970: .min)
     /// `[digest] command`: run once per weekly digest written.
     var digestHook = DigestHookSettings()
+    /// Digest hooks running now; the timer loop's end (the helper's stop) ends them.
+    let runningHooks = RunningHooks()
     /// The configuration file's profiles while part of them is held back by a lock, and when the
     /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
     var heldBackProfiles: HeldBackProfiles?
@@ -99,6 +101,8 @@ public actor HelperEngine {
 
     /// Failing state writes, for the log's back-off and `doctor`.
     var commitHealth = CommitHealth()
+    /// Failing insight checks (milestones, the weekly digest), for the same back-off in the log.
+    var insightHealth = CommitHealth(firstLogInterval: HelperEngine.insightCheckInterval)
     /// Changes already in force that the disk refused (full or read-only): the start's bookkeeping
     /// (wallets resumed, starter credit, tamper events) and `stop`s, which only end charging. The
     /// held state includes them; the next commit that succeeds writes them first, in the same

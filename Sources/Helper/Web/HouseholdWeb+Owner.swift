@@ -82,6 +82,7 @@ extension HouseholdWeb {
                         return e
                     },
                 ]
+                view["schedules"] = try await ownerScheduleViews(profile: name, now: status.now)
                 // Each member's week (issue 16), the same figures as their own page.
                 view["charts"] = InsightCharts.view(try await engine.stats(.week, profile: name),
                                                     digest: try await engine.digest(profile: name).digest)

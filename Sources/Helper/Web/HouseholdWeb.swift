@@ -25,7 +25,7 @@ import Sinkhole
 /// | owner: block (tighten) / unblock (locks apply) | POST /owner/block, POST /owner/unblock |
 /// | member: history, plans, alternatives, focus | `HouseholdWeb+Own` |
 /// | member: ask for time; owner: answer, adjust | `HouseholdWeb+Requests` |
-/// | owner: add a schedule (tighten) | `HouseholdWeb+OwnerSchedules` |
+/// | owner: add a schedule (tighten), remove one (locks apply) | `HouseholdWeb+OwnerSchedules` |
 struct HouseholdWeb: Sendable {
     let engine: HelperEngine
     let authorizer: any ControlAuthorizer
