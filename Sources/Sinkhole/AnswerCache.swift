@@ -44,6 +44,13 @@ public struct CacheKey: Hashable, Sendable {
         flags = (query.edns?.dnssecOK == true ? 1 : 0) | (query.header.checkingDisabled ? 2 : 0)
     }
 
+    init(name: ArraySlice<UInt8>, type: DNSType, class: DNSClass, flags: UInt8) {
+        self.name = name
+        self.type = type
+        self.class = `class`
+        self.flags = flags
+    }
+
     /// A copy that owns exactly its name bytes, for storing. Copied through a buffer pointer on
     /// purpose: `Array(slice)` of a slice that spans its whole buffer returns that same buffer, so
     /// the stored key would share the event loop's reusable `DNSQuery` name buffer (256 octets
@@ -95,13 +102,21 @@ public final class AnswerCache: Sendable {
     struct State {
         var entries: [CacheKey: Entry] = [:]
         /// Insertion order for eviction; stale pairs (replaced keys) are skipped when popped.
-        var order: [(key: CacheKey, serial: UInt64)] = []
-        var orderHead = 0
+        var order: EvictionOrder
         var nextSerial: UInt64 = 1
         var hits = 0
         var misses = 0
         var staleAnswers: UInt64 = 0
         var configuration: CacheConfiguration
+
+        init(configuration: CacheConfiguration) {
+            self.configuration = configuration
+            order = EvictionOrder(slots: Self.orderSlots(capacity: configuration.capacity))
+        }
+
+        /// Room for every live entry's pair plus half a capacity of stale ones (keys stored again),
+        /// so a compaction frees at least half a capacity of slots and costs O(1) per insertion.
+        static func orderSlots(capacity: Int) -> Int { capacity + capacity / 2 + 1024 }
     }
 
     private let state: Mutex<State>
@@ -219,7 +234,7 @@ public final class AnswerCache: Sendable {
     public var staleAnswers: UInt64 { state.withLock { $0.staleAnswers } }
 
     /// Length of the eviction order list, stale pairs included (its bound is a test's business).
-    var orderLength: Int { state.withLock { $0.order.count - $0.orderHead } }
+    var orderLength: Int { state.withLock { $0.order.count } }
 
     /// Number of entries, ready or pending.
     public var count: Int { state.withLock { $0.entries.count } }
@@ -240,26 +255,23 @@ public final class AnswerCache: Sendable {
 
     private static func insert(_ state: inout State, key: CacheKey, value: Value, capacity: Int) -> UInt64 {
         if state.entries[key] == nil {
-            while state.entries.count >= capacity, state.orderHead < state.order.count {
-                let oldest = state.order[state.orderHead]
-                state.orderHead += 1
+            while state.entries.count >= capacity, let oldest = state.order.popOldest() {
                 if state.entries[oldest.key]?.serial == oldest.serial { state.entries[oldest.key] = nil }
             }
         }
         let serial = state.nextSerial
         state.nextSerial += 1
         state.entries[key] = Entry(value: value, serial: serial)
-        state.order.append((key, serial))
-        // Keep the order list proportional to the entries held now, not to the capacity: drop popped
-        // and stale pairs once they outnumber the live ones. Measured against the capacity, a stream
-        // of answers that are never stored (TTL 0, errors) piled up two capacities' worth of keys
-        // (issue 11: ~540 bytes per forwarded query). The pass costs O(order) once per
-        // entries + 1024 insertions, so it stays O(1) per insertion.
-        if state.order.count > 2 * state.entries.count + 1024 {
+        // Keep the pairs proportional to the entries held now, not to the capacity: drop popped and
+        // stale pairs once they outnumber the live ones (or fill the ring). Measured against the
+        // capacity, a stream of answers that are never stored (TTL 0, errors) kept two capacities'
+        // worth of keys (issue 11: ~540 bytes per forwarded query). In place, so nothing is
+        // allocated; at most once per entries + 1024 insertions, so O(1) per insertion.
+        if state.order.isFull || state.order.count > 2 * state.entries.count + 1024 {
             let entries = state.entries
-            state.order = state.order[state.orderHead...].filter { entries[$0.key]?.serial == $0.serial }
-            state.orderHead = 0
+            state.order.compact { entries[$0.key]?.serial == $0.serial }
         }
+        state.order.append(key, serial: serial)
         return serial
     }
 }
