@@ -16,9 +16,6 @@ public enum HelperMain {
         _ configuration: HelperConfiguration, logger incomingLogger: Logger,
         reloadConfiguration: (@Sendable () throws -> HelperConfiguration)? = nil, reloads: ReloadHandle? = nil
     ) async throws {
-        // glibc's mmap threshold fixed before any thread or large table exists (AllocatorTuning: the
-        // dynamic one let multi-MiB blocks into the event loop's arena, issue 11 soak).
-        AllocatorTuning.apply(environment: ProcessInfo.processInfo.environment)
         // A SIGHUP (`systemctl reload`, logrotate) that arrives before ReloadService traps it
         // would otherwise kill the helper: ignored from here, trapped once ReloadService runs.
         signal(SIGHUP, SIG_IGN)

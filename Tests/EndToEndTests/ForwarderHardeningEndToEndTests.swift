@@ -114,6 +114,21 @@ import Testing
         #expect(try dig(server.port, ["+short", "host.test", "A"]).contains("10.0.0.7"))
     }
 
+    /// Issue 11 soak: with glibc's default arenas (eight per core) the event loop's arena kept
+    /// what the cache freed, and RSS grew for as long as it evicted; the helper sets
+    /// M_ARENA_MAX to 2 at start (AllocatorTuning). Its own malloc_info report counts them.
+    @Test func the_helper_allocates_from_at_most_two_malloc_arenas() throws {
+        let scratch = try Scratch()
+        let upstream = try QuietDnsmasq(scratch: scratch, ttl: 3600)
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--threads", "4"])
+        let load = try Self.dnsperf(port: server.port, names: 0..<5_000, prefix: "a", scratch: scratch)
+        #expect(Self.completed(load) > 4_500, "\(load)")
+        _ = try Self.allocatorInUseKiB(server)
+        let report = try #require(server.child.stderr.components(separatedBy: "<malloc ").last)
+        let arenas = report.components(separatedBy: "<heap nr=").count - 1
+        #expect(arenas >= 1 && arenas <= 2, "\(arenas) arenas in the helper's malloc_info report")
+    }
+
     /// RFC 8767: the upstream dies; a name whose answer expired is still answered, with TTL 30,
     /// and counted; a name never seen gets SERVFAIL. The stale answer is replayed from the cache
     /// for its 30 s without asking the dead upstream again.
