@@ -9,8 +9,8 @@ import Glibc
 ///
 /// **At most two arenas (M_ARENA_MAX).** With glibc's default (eight per core) the event loop's
 /// arena kept growing: held free 24 → 53 MiB and median RSS 128.8 → 140.7 MiB (+9.3%) over 10 M
-/// names. With two, in the same conditions, held free stayed at 14.5–14.7 MiB and RSS at
-/// 118.7–120.9 MiB from 600k to 2.1 M names. The helper's allocations are small and its threads
+/// names. With two, in the same conditions, held free stayed at 14.3–14.7 MiB and median RSS at
+/// 118.6–120.9 MiB from 600k to 2.1 M names (−1.9%). The helper's allocations are small and its threads
 /// few (one event loop per core, the concurrency pool), so sharing two arenas costs no lock wait
 /// a client could see, and a freed block is reused by whichever thread allocates next instead of
 /// waiting in the one arena of the thread that made it.
@@ -20,8 +20,9 @@ import Glibc
 /// "M_MMAP_THRESHOLD"). The helper frees such blocks: the answer cache's table as it grows, the
 /// domain matcher's arrays at every list build. From then on blocks of several MiB came from an
 /// arena, where the small long-lived answers stored around them kept the space from being given
-/// back or reused: RSS stepped by ~12 MiB (+15.3% over 600k names with the cache full; +3.6% with
-/// the threshold fixed by `MALLOC_MMAP_THRESHOLD_`, same binary). Fixed, every block of 128 KiB
+/// back or reused: RSS stepped by ~12 MiB (+15.3% over 600k names with the cache full; +8.5%, in
+/// smaller steps, with the threshold fixed by `MALLOC_MMAP_THRESHOLD_`, same binary; the cache's
+/// eviction order no longer reallocates at all, `EvictionOrder`). Fixed, every block of 128 KiB
 /// or more is mmap'd on its own and unmapped when freed. It also fixes the trim threshold.
 ///
 /// An administrator's own setting wins: a `MALLOC_ARENA_MAX` or `MALLOC_MMAP_THRESHOLD_`, or a
