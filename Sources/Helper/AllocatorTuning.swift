@@ -5,15 +5,12 @@ import Glibc
 /// glibc malloc settings the helper sets for itself first thing in `main`, before its threads
 /// exist (issue 11, README "Soak: memory over many forwarded names"). Measured with
 /// `bench/soak.sh` with the cache full and evicting (TTL 3600, 100,000 answers), where glibc's
-/// bytes in use stay at 62 MiB and everything else is what it keeps free:
+/// bytes in use stay at 62 MiB and everything else is what it keeps free.
 ///
-/// **At most two arenas (M_ARENA_MAX).** With glibc's default (eight per core) the event loop's
-/// arena kept growing: held free 24 → 53 MiB and median RSS 128.8 → 140.7 MiB (+9.3%) over 10 M
-/// names. With two, in the same conditions, held free stayed at 14.3–14.7 MiB and median RSS at
-/// 118.6–120.9 MiB from 600k to 2.1 M names (−1.9%). The helper's allocations are small and its threads
-/// few (one event loop per core, the concurrency pool), so sharing two arenas costs no lock wait
-/// a client could see, and a freed block is reused by whichever thread allocates next instead of
-/// waiting in the one arena of the thread that made it.
+/// Not set: **two arenas (M_ARENA_MAX 2)**. Measured: the same binary held 10–20 MiB less over
+/// the first 2 M names, but a 10 M run with it set here still crept, to 143 MiB at 7.6 M names
+/// against 141 MiB with glibc's default arenas (README "Soak"), so it bounds nothing and would
+/// only make more event loops share two arenas' locks.
 ///
 /// **A fixed mmap threshold (128 KiB, glibc's own starting value).** By default glibc raises
 /// its mmap threshold to the size of any mmap'd block that is freed (up to 32 MiB, malloc(3)
@@ -25,18 +22,15 @@ import Glibc
 /// eviction order no longer reallocates at all, `EvictionOrder`). Fixed, every block of 128 KiB
 /// or more is mmap'd on its own and unmapped when freed. It also fixes the trim threshold.
 ///
-/// An administrator's own setting wins: a `MALLOC_ARENA_MAX` or `MALLOC_MMAP_THRESHOLD_`, or a
-/// `GLIBC_TUNABLES` naming `arena_max` or `mmap_threshold`, in the environment leaves that one as
-/// it is.
+/// An administrator's own setting wins: a `MALLOC_MMAP_THRESHOLD_`, or a `GLIBC_TUNABLES` naming
+/// `mmap_threshold`, in the environment leaves it as it is.
 public enum AllocatorTuning {
     public enum Setting: Sendable, Equatable {
-        case arenaMax(Int32)
         case mmapThreshold(Int32)
     }
 
     /// What the helper sets, with the environment variable and tunable that override each.
     static let settings: [(setting: Setting, parameter: Int32, variable: String, tunable: String)] = [
-        (.arenaMax(2), -8, "MALLOC_ARENA_MAX", "arena_max"),  // M_ARENA_MAX
         (.mmapThreshold(128 * 1024), -3, "MALLOC_MMAP_THRESHOLD_", "mmap_threshold"),  // M_MMAP_THRESHOLD
     ]
 
@@ -50,7 +44,6 @@ public enum AllocatorTuning {
         for entry in settings where environment[entry.variable] == nil && !tunables.contains(entry.tunable) {
             let value: Int32
             switch entry.setting {
-            case .arenaMax(let count): value = count
             case .mmapThreshold(let bytes): value = bytes
             }
             if mallopt(entry.parameter, value) == 1 { applied.append(entry.setting) }

@@ -13,8 +13,8 @@ struct ScrollOffDNS: AsyncParsableCommand {
     )
 
     static func main() async {
-        // glibc's arenas and mmap threshold, before any thread allocates (AllocatorTuning: with the
-        // defaults the heap's free lists grew for as long as the cache evicted, issue 11 soak).
+        // glibc's mmap threshold fixed before any thread allocates (AllocatorTuning: the dynamic one
+        // let multi-MiB blocks into an arena, where they stepped RSS up by ~12 MiB, issue 11 soak).
         AllocatorTuning.apply(environment: ProcessInfo.processInfo.environment)
         // One line per event on stderr, with journald's priority prefixes when stderr is the
         // journal; stdout is kept for the `listening …` lines scripts read.
