@@ -7,6 +7,15 @@ import Synchronization
 public struct CacheConfiguration: Sendable, Equatable {
     /// Most answers kept; the oldest stored is evicted first.
     public var capacity: Int
+    /// Most bytes of answers and names kept, `capacity` × `averageAnswerBytes`: the oldest
+    /// stored is evicted first once they are exceeded. Counted in entries alone, a cache of big
+    /// answers (TXT, DNSKEY, long CNAME chains; up to 65,535 octets each) could hold hundreds of
+    /// times what the same number of address answers does.
+    public var byteBudget: Int { capacity &* Self.averageAnswerBytes }
+    /// A typical forwarded answer with its name is 60–300 octets (an address answer, a CNAME
+    /// chain); the budget lets the cache reach `capacity` with those and stops it at a fraction of
+    /// it with answers several KiB each (100,000 answers: 50 MiB of answer bytes at most).
+    public static let averageAnswerBytes = 512
     /// Answers with a smaller TTL are kept this long (0: answers with TTL 0 are not cached).
     public var minimumTTL: UInt32
     public var maximumTTL: UInt32
@@ -42,6 +51,13 @@ public struct CacheKey: Hashable, Sendable {
         type = query.type
         self.class = query.class
         flags = (query.edns?.dnssecOK == true ? 1 : 0) | (query.header.checkingDisabled ? 2 : 0)
+    }
+
+    init(name: ArraySlice<UInt8>, type: DNSType, class: DNSClass, flags: UInt8) {
+        self.name = name
+        self.type = type
+        self.class = `class`
+        self.flags = flags
     }
 
     /// A copy that owns exactly its name bytes, for storing. Copied through a buffer pointer on
@@ -90,18 +106,44 @@ public final class AnswerCache: Sendable {
     struct Entry {
         var value: Value
         var serial: UInt64
+
+        /// What counts against the byte budget: the answer's wire bytes and the key's name.
+        func bytes(_ key: CacheKey) -> Int {
+            switch value {
+            case .ready(let answer, _, _): answer.wire.count + key.name.count
+            case .pending(_, let stale): (stale?.answer.wire.count ?? 0) + key.name.count
+            }
+        }
     }
 
     struct State {
         var entries: [CacheKey: Entry] = [:]
         /// Insertion order for eviction; stale pairs (replaced keys) are skipped when popped.
-        var order: [(key: CacheKey, serial: UInt64)] = []
-        var orderHead = 0
+        var order: EvictionOrder
         var nextSerial: UInt64 = 1
         var hits = 0
         var misses = 0
         var staleAnswers: UInt64 = 0
+        /// Bytes of the answers and key names held (ready answers and the stale ones kept by a
+        /// pending entry), against `configuration.byteBudget`.
+        var bytes = 0
         var configuration: CacheConfiguration
+
+        /// Stores `entry` under `key` (nil removes it), keeping `bytes` true.
+        mutating func set(_ key: CacheKey, _ entry: Entry?) {
+            if let old = entries[key] { bytes -= old.bytes(key) }
+            if let entry { bytes += entry.bytes(key) }
+            entries[key] = entry
+        }
+
+        init(configuration: CacheConfiguration) {
+            self.configuration = configuration
+            order = EvictionOrder(slots: Self.orderSlots(capacity: configuration.capacity))
+        }
+
+        /// Room for every live entry's pair plus half a capacity of stale ones (keys stored again),
+        /// so a compaction frees at least half a capacity of slots and costs O(1) per insertion.
+        static func orderSlots(capacity: Int) -> Int { capacity + capacity / 2 + 1024 }
     }
 
     private let state: Mutex<State>
@@ -181,18 +223,19 @@ public final class AnswerCache: Sendable {
                 if case .success(let answer) = result, answer.isStale, let stale {
                     // Served stale: replayed as it is until the recheck time, then the upstreams are asked again.
                     let recheck = answer.receivedAt &+ UInt64(Self.staleTTL) &* 1_000_000_000
-                    state.entries[owned] = Entry(value: .ready(answer, expiresAt: recheck, staleBase: stale.staleBase), serial: serial)
+                    state.set(owned, Entry(value: .ready(answer, expiresAt: recheck, staleBase: stale.staleBase), serial: serial))
                     return
                 }
                 guard case .success(let answer) = result, let lifetime = Self.lifetime(of: answer, state.configuration) else {
                     // Nothing new to keep: the expired answer stays for serve-stale, if there is one.
-                    state.entries[owned] = stale.map {
+                    state.set(owned, stale.map {
                         Entry(value: .ready($0.answer, expiresAt: $0.expiresAt, staleBase: $0.staleBase), serial: serial)
-                    }
+                    })
                     return
                 }
                 let expiresAt = answer.receivedAt &+ UInt64(lifetime) &* 1_000_000_000
-                state.entries[owned] = Entry(value: .ready(answer, expiresAt: expiresAt, staleBase: expiresAt), serial: serial)
+                state.set(owned, Entry(value: .ready(answer, expiresAt: expiresAt, staleBase: expiresAt), serial: serial))
+                Self.evictOverBudget(&state)
             }
         }
         return .miss(promise)
@@ -219,7 +262,7 @@ public final class AnswerCache: Sendable {
     public var staleAnswers: UInt64 { state.withLock { $0.staleAnswers } }
 
     /// Length of the eviction order list, stale pairs included (its bound is a test's business).
-    var orderLength: Int { state.withLock { $0.order.count - $0.orderHead } }
+    var orderLength: Int { state.withLock { $0.order.count } }
 
     /// Number of entries, ready or pending.
     public var count: Int { state.withLock { $0.entries.count } }
@@ -238,28 +281,36 @@ public final class AnswerCache: Sendable {
         return clamped > 0 ? clamped : nil
     }
 
+    /// Evicts the oldest answers until the bytes held fit the budget (an answer just stored may
+    /// push them over; the answer itself goes only if it alone is over the budget).
+    private static func evictOverBudget(_ state: inout State) {
+        while state.bytes > state.configuration.byteBudget, let oldest = state.order.popOldest() {
+            if state.entries[oldest.key]?.serial == oldest.serial { state.set(oldest.key, nil) }
+        }
+    }
+
+    /// Bytes of answers and names held, against `configuration.byteBudget`.
+    var bytesHeld: Int { state.withLock { $0.bytes } }
+
     private static func insert(_ state: inout State, key: CacheKey, value: Value, capacity: Int) -> UInt64 {
         if state.entries[key] == nil {
-            while state.entries.count >= capacity, state.orderHead < state.order.count {
-                let oldest = state.order[state.orderHead]
-                state.orderHead += 1
-                if state.entries[oldest.key]?.serial == oldest.serial { state.entries[oldest.key] = nil }
+            while state.entries.count >= capacity, let oldest = state.order.popOldest() {
+                if state.entries[oldest.key]?.serial == oldest.serial { state.set(oldest.key, nil) }
             }
         }
         let serial = state.nextSerial
         state.nextSerial += 1
-        state.entries[key] = Entry(value: value, serial: serial)
-        state.order.append((key, serial))
-        // Keep the order list proportional to the entries held now, not to the capacity: drop popped
-        // and stale pairs once they outnumber the live ones. Measured against the capacity, a stream
-        // of answers that are never stored (TTL 0, errors) piled up two capacities' worth of keys
-        // (issue 11: ~540 bytes per forwarded query). The pass costs O(order) once per
-        // entries + 1024 insertions, so it stays O(1) per insertion.
-        if state.order.count > 2 * state.entries.count + 1024 {
+        state.set(key, Entry(value: value, serial: serial))
+        // Keep the pairs proportional to the entries held now, not to the capacity: drop popped and
+        // stale pairs once they outnumber the live ones (or fill the ring). Measured against the
+        // capacity, a stream of answers that are never stored (TTL 0, errors) kept two capacities'
+        // worth of keys (issue 11: ~540 bytes per forwarded query). In place, so nothing is
+        // allocated; at most once per entries + 1024 insertions, so O(1) per insertion.
+        if state.order.isFull || state.order.count > 2 * state.entries.count + 1024 {
             let entries = state.entries
-            state.order = state.order[state.orderHead...].filter { entries[$0.key]?.serial == $0.serial }
-            state.orderHead = 0
+            state.order.compact { entries[$0.key]?.serial == $0.serial }
         }
+        state.order.append(key, serial: serial)
         return serial
     }
 }

@@ -63,8 +63,8 @@ enum AnswerRenderer {
 
         let elapsed = now > answer.receivedAt ? UInt32(clamping: (now - answer.receivedAt) / 1_000_000_000) : 0
         let cap = effective.ttlCap ?? UInt32.max
-        for (index, offset) in answer.ttlOffsets.enumerated() where offset + 4 <= end {
-            let stored = answer.ttls[index]
+        for offset in answer.ttlOffsets where offset + 4 <= end {
+            let stored = WireLayout.u32(wire, at: offset)
             let left = min(stored > elapsed ? stored - elapsed : 0, cap)
             patchU32(&scratch, at: offset, left)
         }

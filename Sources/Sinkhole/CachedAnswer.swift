@@ -35,8 +35,10 @@ public final class CachedAnswer: Sendable {
     let questionEnd: Int
     /// Start of the additional section, which may be dropped without TC (RFC 2181 §9).
     let additionalStart: Int
+    /// Where each record's TTL sits in `wire`. The TTLs as received are read from `wire` itself
+    /// (a replay patches its own copy), so they cost no array of their own: one allocation less
+    /// for each of the up to `cache_size` answers the cache holds.
     let ttlOffsets: [Int]
-    let ttls: [UInt32]
     /// Lowercased wire names the answer's CNAMEs point to, checked against the rules at every
     /// replay (SPEC §9 CNAME inspection).
     let cnameTargets: [[UInt8]]
@@ -51,7 +53,7 @@ public final class CachedAnswer: Sendable {
     public let isStale: Bool
 
     init(
-        wire: [UInt8], nameLength: Int, questionEnd: Int, additionalStart: Int, ttlOffsets: [Int], ttls: [UInt32],
+        wire: [UInt8], nameLength: Int, questionEnd: Int, additionalStart: Int, ttlOffsets: [Int],
         cnameTargets: [[UInt8]], rcode: DNSRcode, naturalLifetime: UInt32, isNegative: Bool, receivedAt: UInt64,
         isStale: Bool = false
     ) {
@@ -61,7 +63,6 @@ public final class CachedAnswer: Sendable {
         self.questionEnd = questionEnd
         self.additionalStart = additionalStart
         self.ttlOffsets = ttlOffsets
-        self.ttls = ttls
         self.cnameTargets = cnameTargets
         self.rcode = rcode
         self.naturalLifetime = naturalLifetime
@@ -77,7 +78,7 @@ public final class CachedAnswer: Sendable {
         }
         return CachedAnswer(
             wire: copy, nameLength: nameLength, questionEnd: questionEnd, additionalStart: additionalStart,
-            ttlOffsets: ttlOffsets, ttls: ttlOffsets.map { _ in ttl }, cnameTargets: cnameTargets, rcode: rcode,
+            ttlOffsets: ttlOffsets, cnameTargets: cnameTargets, rcode: rcode,
             naturalLifetime: ttl, isNegative: isNegative, receivedAt: now, isStale: true)
     }
 
@@ -91,7 +92,7 @@ public final class CachedAnswer: Sendable {
         let wire = (try? message.serialize()) ?? []
         let end = wire.count
         return CachedAnswer(
-            wire: wire, nameLength: question.name.count, questionEnd: end, additionalStart: end, ttlOffsets: [], ttls: [],
+            wire: wire, nameLength: question.name.count, questionEnd: end, additionalStart: end, ttlOffsets: [],
             cnameTargets: [], rcode: rcode, naturalLifetime: 0, isNegative: false, receivedAt: receivedAt)
     }
 
@@ -132,8 +133,7 @@ public final class CachedAnswer: Sendable {
         guard let layout = WireLayout(wire) else { return failure(question, receivedAt: receivedAt) }
         return CachedAnswer(
             wire: wire, nameLength: question.name.count, questionEnd: layout.questionEnd,
-            additionalStart: layout.additionalStart, ttlOffsets: layout.ttlOffsets,
-            ttls: layout.ttlOffsets.map { WireLayout.u32(wire, at: $0) }, cnameTargets: targets,
+            additionalStart: layout.additionalStart, ttlOffsets: layout.ttlOffsets, cnameTargets: targets,
             rcode: reply.rcode, naturalLifetime: lifetime, isNegative: negative, receivedAt: receivedAt)
     }
 
