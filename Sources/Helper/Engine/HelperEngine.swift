@@ -419,7 +419,8 @@ public actor HelperEngine {
     ///   - hosts: the hosts of the list URLs, always allowed so blocking can never cut off its own
     ///     list updates (SPEC §1); nil = keep the hosts set before.
     ///   - keeping: lists whose new copy failed to parse: their previous copy stays in force
-    ///     (ARCHITECTURE principle 5).
+    ///     (ARCHITECTURE principle 5) when it is in memory; a list kept as its stored copy is read
+    ///     again at the rebuild this causes, and blocks nothing if that copy no longer reads.
     ///   - copies: where the stored copies of `lists` lie (`parseLists`). A list with a copy is
     ///     kept as that file and read again when a later rebuild needs it; its rules here serve
     ///     this build only. A list without one (tests, in-memory rules) is kept as rules.

@@ -20,11 +20,13 @@ public struct ListCopy: Sendable, Equatable {
     /// The copy's rules and the held ones after them, by the parser the store validates with
     /// (`DomainListValidator.parse`). `parsed` is the copy's rules when the caller already has
     /// them (the validator's parse, `ParsedCopies`). A held file that does not parse fails the
-    /// whole list, so the caller keeps what it had rather than dropping held names.
+    /// whole list, so the caller keeps what it had rather than dropping held names; one that is
+    /// gone was released with its lock.
     public func rules(parsed: RuleList? = nil) throws(ListParseError) -> RuleList {
         var rules: RuleList
         if let parsed { rules = parsed } else { rules = try DomainListValidator.parse(contentsOfFile: path, budget: budget).rules }
-        if let heldPath {
+        // A held file deleted since (the lock ended and the store let the names go) holds nothing.
+        if let heldPath, access(heldPath, F_OK) == 0 {
             rules.append(contentsOf: try DomainListValidator.parse(contentsOfFile: heldPath, budget: budget).rules)
         }
         return rules
