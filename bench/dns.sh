@@ -64,6 +64,9 @@ trap cleanup EXIT
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now_ms() { date +%s%3N; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+# CPU time (user + system) a process has used, in ms: what a step cost the server whatever the
+# machine's load, beside the wall time that a shared machine stretches.
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}' "/proc/$1/stat"; }
 answers() { dig @127.0.0.1 -p "$1" +time=1 +tries=1 +short "$2" A 2>/dev/null | grep -q "$3"; }
 wait_answering() { # port name expected
     for _ in $(seq 1 6000); do
@@ -155,6 +158,7 @@ start_server() { # kind list-size(or "empty") dir
     port=$(free_port)
     start=$(now_ms)
     ADD_MS=0
+    ADD_CPU_MS=0
     case "$kind" in
     scrolloff)
         # A fresh state folder per run: the blocks (and their cooldowns) live in the database.
@@ -183,12 +187,14 @@ start_server() { # kind list-size(or "empty") dir
         "$CLI" block instagram tiktok --socket "$SOCK" >/dev/null
         wait_answering "$port" www.instagram.com 0.0.0.0
         if [ "$which" != empty ]; then
-            local added
+            local added cpu_before
             added=$(now_ms)
+            cpu_before=$(cpu_ms "$SERVER_PID")
             "$CLI" lists add "http://127.0.0.1:$HTTP_PORT/$(basename "$dir")/blocklist.txt" --name bench --socket "$SOCK" >/dev/null
             "$CLI" block bench --socket "$SOCK" >/dev/null
             wait_answering "$port" "$(head -1 "$dir/blocklist.txt")" 0.0.0.0
             ADD_MS=$(( $(now_ms) - added ))
+            ADD_CPU_MS=$(( $(cpu_ms "$SERVER_PID") - cpu_before ))
         fi
     elif [ "$which" != empty ]; then
         wait_answering "$port" "$(head -1 "$dir/blocklist.txt")" 0.0.0.0
@@ -222,14 +228,14 @@ measure() { # kind size
     rss=$(( after > rss ? after : rss ))
     if [ "$kind" = scrolloff ] && [ "$REFRESH" = 1 ] && [ "$n" = "$LARGEST" ]; then refresh_during_load "$dir"; fi
     stop_server
-    printf "%-9s %8s  in force %6s ms (start %6s ms)  %8s KiB %8s qps  @%dk: mean %5s µs p50 %5s µs p99 %6s µs answered %s/%s  lost %s\n" \
-        "$kind" "$n" "$ADD_MS" "$LOAD_MS" "$rss" "$qps" $((FIXED_QPS / 1000)) "$mean" "$p50" "$p99" "$answered" "$expected" "$lost"
+    printf "%-9s %8s  in force %6s ms, server CPU %5s ms (start %6s ms)  %8s KiB %8s qps  @%dk: mean %5s µs p50 %5s µs p99 %6s µs answered %s/%s  lost %s\n" \
+        "$kind" "$n" "$ADD_MS" "$ADD_CPU_MS" "$LOAD_MS" "$rss" "$qps" $((FIXED_QPS / 1000)) "$mean" "$p50" "$p99" "$answered" "$expected" "$lost"
     echo "$kind $n $LOAD_MS $rss $qps $mean $p50 $p99 $lost $ADD_MS" >>"$WORK/rows"
 }
 
 # p99 while the list is refreshed under load, and the time until a new name is in force.
 refresh_during_load() { # dir
-    local dir=$1 lat started done_ms name mean p50 p99 answered
+    local dir=$1 lat started done_ms name mean p50 p99 answered cpu_before cpu_used
     name=$(head -1 "$dir/refreshed.txt")
     cp "$dir/blocklist.txt" "$dir/original.txt"
     cp "$dir/refreshed.txt" "$dir/blocklist.txt"
@@ -238,15 +244,17 @@ refresh_during_load() { # dir
     local perf_pid=$!
     sleep 1
     started=$(now_ms)
+    cpu_before=$(cpu_ms "$SERVER_PID")
     "$CLI" lists update bench --socket "$SOCK" >/dev/null
     wait_answering "$SERVER_PORT" "$name" 0.0.0.0
     done_ms=$(( $(now_ms) - started ))
+    cpu_used=$(( $(cpu_ms "$SERVER_PID") - cpu_before ))
     wait "$perf_pid"
     lat=$(latency_of <"$WORK/refresh.lat")
     read -r mean p50 p99 answered <<<"$lat"
     cp "$dir/original.txt" "$dir/blocklist.txt"
-    printf "scrolloff %8s  refresh under %dk QPS: new name in force after %s ms; during the run mean %s µs p50 %s µs p99 %s µs, answered %s/%s\n" \
-        "$(basename "$dir")" $((FIXED_QPS / 1000)) "$done_ms" "$mean" "$p50" "$p99" "$answered" $(( FIXED_QPS * LATENCY_SECONDS ))
+    printf "scrolloff %8s  refresh under %dk QPS: new name in force after %s ms (server CPU %s ms, answering included); during the run mean %s µs p50 %s µs p99 %s µs, answered %s/%s\n" \
+        "$(basename "$dir")" $((FIXED_QPS / 1000)) "$done_ms" "$cpu_used" "$mean" "$p50" "$p99" "$answered" $(( FIXED_QPS * LATENCY_SECONDS ))
     echo "$(basename "$dir") $done_ms $mean $p50 $p99 $answered" >>"$WORK/refresh"
 }
 

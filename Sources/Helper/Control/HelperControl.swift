@@ -52,14 +52,20 @@ public struct HelperControl: Sendable {
         refresh = ListRefreshService(lists: lists, timer: SystemRefreshTimer(clock: clock), logger: logger)
         await lists.setGuard(.rules(of: engine))
         let budget = configuration.badLineBudget
-        await lists.onChange { snapshot in await Self.apply(snapshot, to: engine, budget: budget, logger: logger) }
+        let parsedCopies = lists.parsedCopies
+        await lists.onChange { snapshot in
+            await Self.apply(snapshot, to: engine, budget: budget, parsedCopies: parsedCopies, logger: logger)
+        }
         await lists.publish()
     }
 
     /// Parses the copies in force and hands them to the engine. A copy that no longer parses
-    /// within its budget (it passed validation when stored, so the file changed under us) keeps
-    /// the previous copy in force and is logged. `budget` is the one the store validated with.
-    static func apply(_ snapshot: ListsSnapshot, to engine: HelperEngine, budget: BadLineBudget, logger: Logger) async {
+    /// within its budget (it passed validation when stored, so the file changed under us) is
+    /// logged; an in-memory list (tests) keeps its previous rules, a stored copy blocks nothing
+    /// until a good one arrives, since the engine keeps no second copy of its rules. `budget` is the one the store validated with.
+    static func apply(
+        _ snapshot: ListsSnapshot, to engine: HelperEngine, budget: BadLineBudget, parsedCopies: ParsedCopies? = nil, logger: Logger
+    ) async {
         var files: [String: String] = [:]
         var held: [String: String] = [:]
         for list in snapshot.lists {
@@ -67,12 +73,16 @@ public struct HelperControl: Sendable {
             if let path = list.heldPath { held[list.name] = path }
         }
         // Parsing a large list takes a while: not on the lists actor, not on the engine.
-        let parsed = await Task.detached { HelperEngine.parseLists(files: files, held: held, budget: budget) }.value
+        let parsed = await Task.detached {
+            HelperEngine.parseLists(files: files, held: held, budget: budget, reusing: parsedCopies)
+        }.value
         for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
-            logger.warning("a stored list copy did not parse; its previous copy stays in force",
+            // The engine keeps lists as their files (issue 15), so the rules in force now go at
+            // the rebuild this causes; before, a packed copy of the previous rules stayed.
+            logger.warning("a stored list copy did not parse; it blocks nothing until a good copy is downloaded (scrolloff lists update NAME)",
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])
         }
         await engine.setLists(parsed.lists, names: snapshot.lists.map(\.name), hosts: snapshot.allowedHosts,
-                              keeping: Set(parsed.failures.keys))
+                              keeping: Set(parsed.failures.keys), copies: parsed.copies)
     }
 }

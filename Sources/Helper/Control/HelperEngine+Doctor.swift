@@ -73,9 +73,10 @@ extension HelperEngine {
     }
 
     /// A few names an entry blocks: a catalog service's or a list's first block rules, or the
-    /// custom domain itself. A rule for subdomains only is probed as its `www.` name.
+    /// custom domain itself. A rule for subdomains only is probed as its `www.` name. A list kept
+    /// as its stored copy is read only as far as its first lines.
     func probeCandidates(for entry: EntryID) -> [String] {
-        let rules = catalog.service(id: entry.rawValue)?.rules ?? lists[entry.rawValue]
+        let rules = catalog.service(id: entry.rawValue)?.rules ?? lists[entry.rawValue]?.leading()
         guard let rules else { return [entry.rawValue] }
         var names: [String] = []
         for rule in rules where rule.action == .block {

@@ -6,9 +6,12 @@ import ListFetch
 /// bad-line budget (issue 4: beyond the budget the whole update is rejected and the previous copy
 /// stays in force).
 public enum DomainListValidator {
-    public static func make(budget: BadLineBudget = .default) -> ListValidator {
+    /// `copies` keeps the parsed rules of an accepted copy for the code that puts it in force
+    /// (`HelperEngine.parseLists`), so the copy is not parsed again.
+    public static func make(budget: BadLineBudget = .default, keepingIn copies: ParsedCopies? = nil) -> ListValidator {
         { path in
             let parsed = try parse(contentsOfFile: path, budget: budget)
+            copies?.keep(parsed.rules, parsedFrom: path)
             return ValidationSummary(
                 entryCount: parsed.rules.count,
                 badLineCount: parsed.badLineCount,
@@ -21,11 +24,12 @@ public enum DomainListValidator {
     /// The store's `ListDropper`: the rules of the `kept` files that `newCopy` lacks, written as
     /// adblock lines (`||name^`, `|name^`, `||*.name^`, `@@` for allow rules), which the same
     /// parser reads back exactly, so the held file is a list like any other.
-    public static func dropper(budget: BadLineBudget = .default) -> ListDropper {
+    /// The new copy's rules come from `copies` when the validator just parsed it.
+    public static func dropper(budget: BadLineBudget = .default, reading copies: ParsedCopies? = nil) -> ListDropper {
         { kept, newCopy, output in
             // Compared on the packed rules: a Set<ListRule> of a million names took seconds and
             // hundreds of MB on every refresh of a held list (issue 15).
-            let now = try parse(contentsOfFile: newCopy, budget: budget).rules
+            let now = try copies?.peek(newCopy) ?? parse(contentsOfFile: newCopy, budget: budget).rules
             var dropped = Set<ListRule>()
             for path in kept {
                 for rule in try parse(contentsOfFile: path, budget: budget).rules.subtracting(now) { dropped.insert(rule) }

@@ -30,6 +30,9 @@ import ScrollOffCore
 /// until the refresh service finds the lock over (`releaseEndedHolds`) and lets them go.
 public actor ListsController {
     public nonisolated let store: ListStore
+    /// The rules of copies the store's validator accepted, until `HelperControl` puts them in force
+    /// (`HelperEngine.parseLists`): one parse per download.
+    public nonisolated let parsedCopies: ParsedCopies
     /// When lists are refreshed; the configuration's period can change it at a reload.
     public private(set) var plan: RefreshPlan
     /// Sources the configuration file names, by name, and the file they come from. A name whose
@@ -52,10 +55,12 @@ public actor ListsController {
         stateDirectory: String, configuration: ListsConfiguration = ListsConfiguration(),
         clock: @escaping @Sendable () -> Instant, logger: Logger
     ) {
+        let parsedCopies = ParsedCopies()
+        self.parsedCopies = parsedCopies
         store = ListStore(
             stateDirectory: stateDirectory, fetcher: ListFetcher(policy: configuration.fetchPolicy),
-            validator: DomainListValidator.make(budget: configuration.badLineBudget),
-            dropper: DomainListValidator.dropper(budget: configuration.badLineBudget), clock: clock
+            validator: DomainListValidator.make(budget: configuration.badLineBudget, keepingIn: parsedCopies),
+            dropper: DomainListValidator.dropper(budget: configuration.badLineBudget, reading: parsedCopies), clock: clock
         )
         plan = configuration.refreshPlan
         self.clock = clock

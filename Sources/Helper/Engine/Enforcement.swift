@@ -21,11 +21,12 @@ public struct MatcherTables: Sendable {
     /// entries some rule names.
     let setsContaining: [[ScrollOffCore.EntrySetID]]
     /// Entry index → the rules of its list (a custom domain: its one name), for hosts mode, which
-    /// must write names out rather than match them (SPEC §10). Shares storage with the catalog.
-    public let entryRules: [RuleList]
+    /// must write names out rather than match them (SPEC §10). Shares storage with the catalog;
+    /// a fetched list is its stored copy, read when hosts mode needs its names (`ListRules`).
+    public let entryRules: [ListRules]
 
     init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs,
-         entryRules: [RuleList] = []) {
+         entryRules: [ListRules] = []) {
         self.entryRules = entryRules
         self.matcher = matcher
         self.entries = entries
@@ -63,19 +64,32 @@ public struct MatcherTables: Sendable {
     /// entry index (in that order); every always-allow list and every host in `extraAllowed` (the
     /// helper's own names) is allowed with its subdomains, each list URL host as that exact name,
     /// and allow beats block (SPEC §1).
-    static func build(catalog: Catalog, lists: [String: RuleList], inputs: MatcherInputs) -> MatcherTables {
+    ///
+    /// A list's rules come from `fresh` (just parsed by `setLists`' caller) or else from its
+    /// `ListRules` (a stored copy is read again). A copy that no longer reads is left out and
+    /// named in `unreadable`; its entry stays, matching nothing.
+    static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: RuleList] = [:],
+                      inputs: MatcherInputs) -> (tables: MatcherTables, unreadable: [String: String]) {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
-        var entryRules: [RuleList] = []
+        var entryRules: [ListRules] = []
+        var unreadable: [String: String] = [:]
         for service in catalog.services {
             builder.add(service.rules, entry: DomainLists.EntryIndex(UInt32(entries.count)))
             entries.append(EntryID(service.id))
-            entryRules.append(service.rules)
+            entryRules.append(.rules(service.rules))
         }
         for name in inputs.listNames {
-            if let rules = lists[name] { builder.add(rules, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
+            // One list's rules at a time: the packed copy is freed before the next one is read.
+            do throws(ListParseError) {
+                var rules = fresh[name]
+                if rules == nil { rules = try lists[name]?.load() }
+                if let rules { builder.add(rules, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
+            } catch {
+                unreadable[name] = error.description
+            }
             entries.append(EntryID(name))
-            entryRules.append(lists[name] ?? RuleList())
+            entryRules.append(lists[name] ?? .empty)
         }
         let customDomains = inputs.customDomains, extraAllowed = inputs.extraAllowed
         for domain in customDomains {
@@ -83,9 +97,9 @@ public struct MatcherTables: Sendable {
             // (a stored row edited by hand) keeps its index but matches nothing.
             if let name = try? DomainName(domain.rawValue) {
                 builder.add(name, entry: DomainLists.EntryIndex(UInt32(entries.count)))
-                entryRules.append(RuleList([ListRule(name: name)]))
+                entryRules.append(.rules(RuleList([ListRule(name: name)])))
             } else {
-                entryRules.append(RuleList())
+                entryRules.append(.empty)
             }
             entries.append(domain)
         }
@@ -99,9 +113,10 @@ public struct MatcherTables: Sendable {
             if let name = try? DomainName(host) { builder.allow(name, scope: .exactName) }
         }
         let matcher = builder.build()
-        return MatcherTables(
+        let tables = MatcherTables(
             matcher: matcher, entries: entries,
             entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs, entryRules: entryRules)
+        return (tables, unreadable)
     }
 }
 

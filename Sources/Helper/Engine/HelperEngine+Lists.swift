@@ -15,24 +15,26 @@ extension HelperEngine {
     /// `held` (name → file) are the names a refresh dropped while a rule held the list (SPEC §3):
     /// they stay in force with the copy, so a list under a lock never shrinks. A held file that
     /// does not parse fails its list as a whole, keeping the previous rules in force.
+    ///
+    /// `reusing` holds the rules the store's validator parsed from a copy it just accepted: that
+    /// copy is taken from there instead of being parsed again (issue 15). `copies` says where each
+    /// list's rules lie on disk, for `setLists` to read them again at a later rebuild.
     public nonisolated static func parseLists(
-        files: [String: String], held: [String: String] = [:], budget: BadLineBudget
-    ) -> (lists: [String: RuleList], failures: [String: String]) {
+        files: [String: String], held: [String: String] = [:], budget: BadLineBudget, reusing parsed: ParsedCopies? = nil
+    ) -> (lists: [String: RuleList], copies: [String: ListCopy], failures: [String: String]) {
         var lists: [String: RuleList] = [:]
+        var copies: [String: ListCopy] = [:]
         var failures: [String: String] = [:]
         for (name, path) in files {
+            let copy = ListCopy(path: path, heldPath: held[name], budget: budget)
             do {
-                var rules = try DomainListValidator.parse(contentsOfFile: path, budget: budget).rules
-                if let heldPath = held[name] {
-                    let kept = try DomainListValidator.parse(contentsOfFile: heldPath, budget: budget).rules
-                    rules.append(contentsOf: kept)
-                }
-                lists[name] = rules
+                lists[name] = try copy.rules(parsed: parsed?.take(path))
+                copies[name] = copy
             } catch {
                 failures[name] = error.description
             }
         }
-        return (lists, failures)
+        return (lists, copies, failures)
     }
 
     /// Which uids may act on which profile (SPEC §11), for the control server's SO_PEERCRED check.

@@ -66,7 +66,10 @@ public actor HelperEngine {
     /// Always-allowed hosts from the configuration; the hosts of list URLs are added to them.
     var configuredAllowed: [String]
     /// Fetched lists in force (`setLists`), by name: each is an entry people can block by name.
-    var lists: [String: RuleList] = [:]
+    /// A stored copy is kept as its file, not its rules (`ListRules`, issue 15).
+    var lists: [String: ListRules] = [:]
+    /// Rules `setLists` was handed, for the one matcher build it starts; dropped after it.
+    var freshListRules: [String: RuleList] = [:]
     /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
     var listNames: Set<String> = []
     /// Hosts of the configured list URLs, always allowed (SPEC §1), from `setLists`.
@@ -373,7 +376,13 @@ public actor HelperEngine {
         let inputs = matcherInputs(now: now)
         let rebuilt = inputs != tables.inputs
         if rebuilt {
-            tables = MatcherTables.build(catalog: catalog, lists: lists, inputs: inputs)
+            let built = MatcherTables.build(catalog: catalog, lists: lists, fresh: freshListRules, inputs: inputs)
+            freshListRules = [:]
+            tables = built.tables
+            for (name, failure) in built.unreadable.sorted(by: { $0.key < $1.key }) {
+                logger.warning("a stored list copy could not be read again to rebuild the matcher; it blocks nothing until a good copy arrives",
+                               metadata: ["list.name": "\(name)", "error": "\(failure)"])
+            }
         }
         let rules = profiles.map(\.rules)
         let states = rules.map { tables.evaluate($0, at: now) }
@@ -414,15 +423,29 @@ public actor HelperEngine {
     ///   - hosts: the hosts of the list URLs, always allowed so blocking can never cut off its own
     ///     list updates (SPEC §1); nil = keep the hosts set before.
     ///   - keeping: lists whose new copy failed to parse: their previous copy stays in force
-    ///     (ARCHITECTURE principle 5).
-    public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = []) {
-        var next = Dictionary(lists.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+    ///     (ARCHITECTURE principle 5) when it is in memory; a list kept as its stored copy is read
+    ///     again at the rebuild this causes, and blocks nothing if that copy no longer reads.
+    ///   - copies: where the stored copies of `lists` lie (`parseLists`). A list with a copy is
+    ///     kept as that file and read again when a later rebuild needs it; its rules here serve
+    ///     this build only. A list without one (tests, in-memory rules) is kept as rules.
+    public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
+                         copies: [String: ListCopy] = [:]) {
+        var fresh: [String: RuleList] = [:]
+        var next: [String: ListRules] = [:]
+        for (name, rules) in lists {
+            let key = name.lowercased()
+            guard next[key] == nil else { continue }
+            fresh[key] = rules
+            next[key] = copies[name].map(ListRules.copy) ?? .rules(rules)
+        }
         for name in keeping { if next[name.lowercased()] == nil, let old = self.lists[name.lowercased()] { next[name.lowercased()] = old } }
         self.lists = next
+        freshListRules = fresh
         listNames = Set((names ?? Array(next.keys)).map { $0.lowercased() }).union(next.keys)
         if let hosts { listHosts = hosts }
         listGeneration += 1
         rebuild(now: advanceClock())
+        freshListRules = [:]
     }
 
     func matcherInputs(now: Instant) -> MatcherInputs {

@@ -15,8 +15,9 @@ extension Enforcement {
     public func hostsNames(profile: Int, at now: Instant) -> [String] {
         var names: [String] = []
         for i in hostsEntries(profile: profile, at: now) {
-            guard i < tables.entryRules.count else { continue }
-            let rules = tables.entryRules[i]
+            // A fetched list is read from its stored copy here (the engine keeps no second copy);
+            // one that no longer reads writes nothing, as it blocks nothing in the matcher either.
+            guard i < tables.entryRules.count, let rules = try? tables.entryRules[i].load() else { continue }
             for position in rules.indices where rules.action(at: position) == .block && rules.scope(at: position) != .subdomainsOnly {
                 let name = rules[position].name.text
                 if !matcher.match(name).isAllowed { names.append(name) }
