@@ -20,7 +20,9 @@ import Glibc
 /// back or reused: RSS stepped by ~12 MiB (+15.3% over 600k names with the cache full; +8.5%, in
 /// smaller steps, with the threshold fixed by `MALLOC_MMAP_THRESHOLD_`, same binary; the cache's
 /// eviction order no longer reallocates at all, `EvictionOrder`). Fixed, every block of 128 KiB
-/// or more is mmap'd on its own and unmapped when freed. It also fixes the trim threshold.
+/// or more is mmap'd on its own and unmapped when freed. It also fixes the trim threshold. The same
+/// holds for the list parse and matcher build buffers (tens of MB, grown by doubling): they go
+/// back to the kernel when freed instead of staying resident until a `malloc_trim` (issue 15).
 ///
 /// An administrator's own setting wins: a `MALLOC_MMAP_THRESHOLD_`, or a `GLIBC_TUNABLES` naming
 /// `mmap_threshold`, in the environment leaves it as it is.

@@ -19,8 +19,6 @@ public enum HelperMain {
         // A SIGHUP (`systemctl reload`, logrotate) that arrives before ReloadService traps it
         // would otherwise kill the helper: ignored from here, trapped once ReloadService runs.
         signal(SIGHUP, SIG_IGN)
-        // Large list buffers go back to the kernel when freed (MemoryTrimService, issue 15).
-        MemoryTrimService.configureAllocator()
         // The level can change at a reload, so every service logs through one live level. At start
         // the more verbose of the process's (`--log-level`) and the configuration's wins.
         let logLevel = LiveLogLevel(min(incomingLogger.logLevel, configuration.logLevel))

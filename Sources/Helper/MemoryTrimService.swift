@@ -29,33 +29,6 @@ struct MemoryTrimService: Service {
         #endif
     }()
 
-    /// glibc's `mallopt`, looked up like `trim`.
-    static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(nil, "mallopt") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
-
-    /// Blocks of at least this size get mappings of their own (glibc's default before it adapts).
-    static let mmapThreshold: Int32 = 128 << 10
-
-    /// Call once at start, before large lists are parsed: every block of 128 KiB or more gets a
-    /// mapping of its own, returned to the kernel the moment it is freed (issue 15).
-    ///
-    /// Why: glibc starts at this threshold but raises it to the size of every mapped block freed,
-    /// up to 32 MiB, so after the first list parse the arrays of the next parse and matcher build
-    /// (tens of MB, grown by doubling) came from the heap, and their freed blocks stayed resident
-    /// until a `malloc_trim`, which then walks them holding the arena's lock while an event loop
-    /// may be waiting for it. Setting the threshold explicitly turns that adaptation off
-    /// (mallopt(3), M_MMAP_THRESHOLD). The DNS path allocates no block this large.
-    static func configureAllocator() {
-        // M_MMAP_THRESHOLD is -3 in <malloc.h>, which Swift's Glibc module does not export.
-        _ = mallopt?(-3, mmapThreshold)
-    }
-
     /// Trims once, now (after a large matcher build). A plain function, so callers inline no
     /// optional C function pointer.
     @inline(never)

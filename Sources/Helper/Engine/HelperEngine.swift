@@ -70,6 +70,9 @@ public actor HelperEngine {
     var lists: [String: ListRules] = [:]
     /// Rules `setLists` was handed, for the one matcher build it starts; dropped after it.
     var freshListRules: [String: RuleList] = [:]
+    /// Matcher inputs whose build was refused because a list in force could not be read again;
+    /// not tried again until the inputs change (a new list generation brings a new copy).
+    var unbuildableInputs: MatcherInputs?
     /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
     var listNames: Set<String> = []
     /// Hosts of the configured list URLs, always allowed (SPEC §1), from `setLists`.
@@ -374,14 +377,27 @@ public actor HelperEngine {
         var profiles = self.profiles
         for i in profiles.indices { _ = profiles[i].account.advance(to: now, blockInForce: profiles[i].blockInForce(at: now)) }
         let inputs = matcherInputs(now: now)
-        let rebuilt = inputs != tables.inputs
+        var rebuilt = inputs != tables.inputs && inputs != unbuildableInputs
         if rebuilt {
             let built = MatcherTables.build(catalog: catalog, lists: lists, fresh: freshListRules, inputs: inputs)
             freshListRules = [:]
-            tables = built.tables
+            // A list in force whose copy no longer reads (changed on disk behind the store's back)
+            // would block nothing in the new matcher: keep the one in force, which still has its
+            // names (fail closed), until a new copy of the list arrives.
+            let lost = built.unreadable.keys.filter { tables.inputs.listNames.contains($0) }.sorted()
+            if lost.isEmpty {
+                tables = built.tables
+                unbuildableInputs = nil
+            } else {
+                rebuilt = false
+                unbuildableInputs = inputs
+            }
             for (name, failure) in built.unreadable.sorted(by: { $0.key < $1.key }) {
-                logger.warning("a stored list copy could not be read again to rebuild the matcher; it blocks nothing until a good copy arrives",
-                               metadata: ["list.name": "\(name)", "error": "\(failure)"])
+                logger.warning(
+                    lost.contains(name)
+                        ? "a stored list copy could not be read again to rebuild the matcher; the matcher in force stays, with its names, and the change that needed the rebuild waits for a good copy (scrolloff lists update NAME)"
+                        : "a stored list copy could not be read; it blocks nothing until a good copy arrives (scrolloff lists update NAME)",
+                    metadata: ["list.name": "\(name)", "error": "\(failure)"])
             }
         }
         let rules = profiles.map(\.rules)
@@ -424,7 +440,8 @@ public actor HelperEngine {
     ///     list updates (SPEC §1); nil = keep the hosts set before.
     ///   - keeping: lists whose new copy failed to parse: their previous copy stays in force
     ///     (ARCHITECTURE principle 5) when it is in memory; a list kept as its stored copy is read
-    ///     again at the rebuild this causes, and blocks nothing if that copy no longer reads.
+    ///     again at the rebuild this causes; if that copy no longer reads, the matcher in force
+    ///     stays (fail closed, `rebuild(now:)`).
     ///   - copies: where the stored copies of `lists` lie (`parseLists`). A list with a copy is
     ///     kept as that file and read again when a later rebuild needs it; its rules here serve
     ///     this build only. A list without one (tests, in-memory rules) is kept as rules.
