@@ -239,18 +239,25 @@ import Testing
         #expect(!only.child.stdout.contains("listening udp") && !only.child.stdout.contains("listening tcp"), "\(only.child.stdout)")
     }
 
+    /// A hosts-mode helper on a file holding `127.0.0.1 localhost`, with instagram blocked and its
+    /// section written.
+    static func instagramBlocked(_ scratch: Scratch) throws -> (HostsHelper, String) {
+        let hosts = "\(scratch.path)/hosts"
+        try write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
+        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
+        #expect(within(1.0) { has(hosts, "0.0.0.0 instagram.com\n") } != nil)
+        return (helper, hosts)
+    }
+
     /// Issue 12 "an edit by hand to the section is undone": a line deleted from the section with an
     /// in-place write, and the whole section dropped by an editor-style rename, both come back within
     /// 1 s (inotify wakes the helper; the 30 s check alone would be too slow), and the user's own
     /// change outside the section is kept.
     @Test func section_edited_or_removed_by_hand_is_put_back_within_a_second_keeping_the_users_lines() throws {
         let scratch = try Scratch()
-        let hosts = "\(scratch.path)/hosts"
-        try Self.write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
-        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        let (helper, hosts) = try Self.instagramBlocked(scratch)
         defer { helper.stop() }
-        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
-        #expect(Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") } != nil)
         let kept = Self.bytes(hosts)
 
         // In place (as `sed -i`-less tools and `>>` do): drop the instagram.com lines, add a line of one's own.
@@ -276,12 +283,8 @@ import Testing
     /// is lost to a rename.
     @Test func a_command_writing_the_file_slowly_keeps_its_lines_and_the_section_comes_back_after_it() throws {
         let scratch = try Scratch()
-        let hosts = "\(scratch.path)/hosts"
-        try Self.write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
-        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        let (helper, hosts) = try Self.instagramBlocked(scratch)
         defer { helper.stop() }
-        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
-        #expect(Self.within(1.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") } != nil)
         let command = try runWithStatus("/bin/sh", ["-c", "exec > \"$0\"; sleep 1.5; printf '127.0.0.1 localhost\\n10.0.0.9 mine.lan\\n'", hosts])
         #expect(command.exitCode == 0, "\(command)")
         let back = Self.within(2.0) { Self.has(hosts, "0.0.0.0 instagram.com\n") }

@@ -43,8 +43,11 @@ import Testing
         }
     }
 
-    @Test func a_truncated_udp_reply_is_retried_over_tcp() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// An upstream that answers every UDP question truncated (TC) and serves TCP on the same port
+    /// with the handler `tcp` makes for each connection.
+    static func truncatingUpstream(
+        _ group: any EventLoopGroup, tcp handler: @escaping @Sendable () -> any ChannelHandler
+    ) async throws -> (udp: any Channel, tcp: any Channel, port: Int) {
         let udp = try await DatagramBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TruncatingUpstream()) }
@@ -55,10 +58,16 @@ import Testing
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(TCPUpstream())
+                    try channel.pipeline.syncOperations.addHandler(handler())
                 }
             }
             .bind(host: "127.0.0.1", port: port).get()
+        return (udp, tcp, port)
+    }
+
+    @Test func a_truncated_udp_reply_is_retried_over_tcp() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let (udp, tcp, port) = try await Self.truncatingUpstream(group) { TCPUpstream() }
         var configuration = ForwarderConfiguration(upstreams: [try SocketAddress(ipAddress: "127.0.0.1", port: port)])
         // Generous: a full run on two loaded cores once took longer than the default for the
         // UDP-then-TCP exchange and got SERVFAIL. What is tested is the retry, not its speed.
@@ -103,20 +112,7 @@ import Testing
     @Test func questions_over_tcp_past_their_bound_get_servfail_at_once_without_blaming_the_upstream() async throws {
         let upstream = SilentForHoldTCPUpstream()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let udp = try await DatagramBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TruncatingUpstream()) }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(udp.localAddress?.port)
-        let tcp = try await ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(upstream)
-                }
-            }
-            .bind(host: "127.0.0.1", port: port).get()
+        let (udp, tcp, port) = try await Self.truncatingUpstream(group) { upstream }
         var configuration = ForwarderConfiguration(upstreams: [try SocketAddress(ipAddress: "127.0.0.1", port: port)], maximumTCPExchanges: 2)
         // Long enough that the held questions are still over TCP when the third one is turned away,
         // however loaded the machine: `release` ends them.
