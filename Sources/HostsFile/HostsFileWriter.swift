@@ -29,8 +29,9 @@ public struct HostsFileWriter: Sendable {
         /// Written; `inPlace` when the rename was refused (a mount point).
         case written(inPlace: Bool)
         /// Not written: these processes hold the file open for writing (``OpenWriters``); asked
-        /// for with `waitForWriters`. None named: the file changed between reading it and the
-        /// rename (a writer that finished meanwhile), so the new section would have dropped that change.
+        /// for with `waitForWriters`. None named: a writer this process may not name (seen by the
+        /// lease test), or the file changed between reading it and the rename (a writer that
+        /// finished meanwhile), so the new section would have dropped that change.
         case writersOpen([Int32])
     }
 
@@ -60,8 +61,10 @@ public struct HostsFileWriter: Sendable {
         let section = render(layout.lineBreak)
         if layout.alreadyHolds(section) { return Applied(outcome: .unchanged, previous: layout, section: section) }
         if waitForWriters {
-            let writers = OpenWriters.of(device: info.device, inode: info.inode)
-            if !writers.isEmpty { return Applied(outcome: .writersOpen(writers), previous: layout, section: section) }
+            let writers = OpenWriters.writing(path: path, device: info.device, inode: info.inode)
+            if !writers.pids.isEmpty || writers.hidden {
+                return Applied(outcome: .writersOpen(writers.pids), previous: layout, section: section)
+            }
         }
         // Written as three pieces (section, then the user's bytes before and after the old one)
         // rather than joined into a second 4.7 MB copy first.

@@ -13,9 +13,38 @@ import Musl
 /// everything it wrote would be lost. So a write waits while someone holds the file open for
 /// writing (`IN_CLOSE_WRITE` wakes the watcher when they are done).
 ///
-/// Processes whose `/proc` entries this process may not read (another user's, for a helper not run
-/// as root) are not seen; a hosts file they could write is rare for such a helper.
+/// Two ways to look, since neither sees everything:
+/// - a read lease (fcntl(2) `F_SETLEASE`, taken and dropped at once), which the kernel refuses
+///   while any process has the file open for writing. It needs no capability, only to own the
+///   file (the root helper owns /etc/hosts), but says nothing about who;
+/// - `/proc`, which names the processes, but only those this process may inspect: under the
+///   unit's capability bounding set the helper lacks CAP_SYS_PTRACE, so a root shell with every
+///   capability is hidden from it there.
 public enum OpenWriters {
+    /// Whether some process has `path` open for writing, by the lease test; nil when the test
+    /// cannot be made (not the file's owner, a file system without leases).
+    /// fcntl(2)'s F_SETLEASE, which Swift's Glibc module does not export (it is `__USE_GNU`).
+    static let setLease: Int32 = 1024
+
+    public static func anyWriter(path: String) -> Bool? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if fcntl(fd, setLease, Int32(F_RDLCK)) == 0 {
+            _ = fcntl(fd, setLease, Int32(F_UNLCK))
+            return false
+        }
+        return errno == EAGAIN ? true : nil
+    }
+
+    /// The processes writing `path` as far as they can be seen: those `/proc` names, or, when the
+    /// lease test sees a writer that `/proc` hides, an empty list with `hidden` set.
+    public static func writing(path: String, device: UInt64, inode: UInt64) -> (pids: [Int32], hidden: Bool) {
+        let pids = of(device: device, inode: inode)
+        if !pids.isEmpty { return (pids, false) }
+        return ([], anyWriter(path: path) == true)
+    }
+
     /// Process IDs with a descriptor open for writing on the inode `device`/`inode`, this process
     /// excluded, in ascending order.
     public static func of(device: UInt64, inode: UInt64) -> [Int32] {

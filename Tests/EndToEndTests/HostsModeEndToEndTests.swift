@@ -241,10 +241,10 @@ import Testing
 
     /// A hosts-mode helper on a file holding `127.0.0.1 localhost`, with instagram blocked and its
     /// section written.
-    static func instagramBlocked(_ scratch: Scratch) throws -> (HostsHelper, String) {
+    static func instagramBlocked(_ scratch: Scratch, privileges: PrivilegeMode? = nil) throws -> (HostsHelper, String) {
         let hosts = "\(scratch.path)/hosts"
         try write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
-        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts, privileges: privileges)
         #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
         #expect(within(1.0) { has(hosts, "0.0.0.0 instagram.com\n") } != nil)
         return (helper, hosts)
@@ -281,9 +281,12 @@ import Testing
     /// command writes a second later. The helper waits for the command to close the file (it says
     /// so once), then puts the section back above the command's lines; nothing the command wrote
     /// is lost to a rename.
-    @Test func a_command_writing_the_file_slowly_keeps_its_lines_and_the_section_comes_back_after_it() throws {
+    /// Under the unit's capabilities the helper cannot look into a full-root shell's `/proc`
+    /// entries (no CAP_SYS_PTRACE); the lease test still sees the writer.
+    @Test(arguments: [PrivilegeMode.root, .unitCapabilities])
+    func a_command_writing_the_file_slowly_keeps_its_lines_and_the_section_comes_back_after_it(mode: PrivilegeMode) throws {
         let scratch = try Scratch()
-        let (helper, hosts) = try Self.instagramBlocked(scratch)
+        let (helper, hosts) = try Self.instagramBlocked(scratch, privileges: mode)
         defer { helper.stop() }
         let command = try runWithStatus("/bin/sh", ["-c", "exec > \"$0\"; sleep 1.5; printf '127.0.0.1 localhost\\n10.0.0.9 mine.lan\\n'", hosts])
         #expect(command.exitCode == 0, "\(command)")
