@@ -170,12 +170,23 @@ def browser(folder):
 
 
 def navigate(driver, element):
-    """Clicks `element` and waits until the next page has replaced this one."""
-    from selenium.webdriver.support import expected_conditions
+    """Clicks `element` and waits until the next page has replaced this one and finished loading."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
     old = driver.find_element("tag name", "html")
     element.click()
-    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+
+    def replaced(_):
+        try:
+            old.is_enabled()
+            return False
+        except WebDriverException:
+            # Stale, or chromedriver's "Node with given id does not belong to the document",
+            # which it says instead while the old document is being torn down (seen in CI).
+            return True
+
+    WebDriverWait(driver, 20).until(replaced)
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def expect(condition, what, driver=None):
