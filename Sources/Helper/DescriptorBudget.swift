@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Logging
 import Sinkhole
 
@@ -64,15 +65,24 @@ enum DescriptorBudget {
         return kept(configuration) + shares.tcp.maximumConnections + shares.control.descriptors + shares.webConnections + shares.upstreamTCP
     }
 
-    static func kept(_ configuration: HelperConfiguration) -> Int {
-        fixed + upstreamSockets(configuration) + metrics(configuration) + gates(configuration) * AcceptGate.slack
+    static func kept(_ configuration: HelperConfiguration, inherited: Int = 0) -> Int {
+        fixed + inherited + upstreamSockets(configuration) + metrics(configuration) + gates(configuration) * AcceptGate.slack
+    }
+
+    /// Descriptors open before the helper opened any of its own, beyond standard input, output and
+    /// error: whatever started it left them open, and each one counts against the limit (one
+    /// numbered above the limit even stays open). Counted, not closed: some are meant for it
+    /// (systemd's socket and notify descriptors).
+    static func inheritedDescriptors() -> Int {
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 4
+        return max(open - 4, 0)  // 0, 1, 2 and the directory listing's own
     }
 
     /// The shares that fit in `limit` descriptors: the configured ones when they fit, otherwise
     /// each part's room above its smallest share is lowered by the same factor.
-    static func fit(_ configuration: HelperConfiguration, limit: Int) throws(HelperStartError) -> DescriptorShares {
+    static func fit(_ configuration: HelperConfiguration, limit: Int, inherited: Int = 0) throws(HelperStartError) -> DescriptorShares {
         var shares = configured(configuration)
-        let room = limit - kept(configuration)
+        let room = limit - kept(configuration, inherited: inherited)
         let web = shares.webConnections > 0
         let wanted = [shares.tcp.maximumConnections, shares.control.descriptors, shares.webConnections, shares.upstreamTCP]
         let floors = [smallest.tcp, smallest.control, web ? smallest.web : 0, smallest.upstreamTCP].enumerated().map { min($1, wanted[$0]) }
@@ -80,7 +90,7 @@ enum DescriptorBudget {
         let floorTotal = floors.reduce(0, +)
         guard room >= floorTotal else {
             throw HelperStartError(
-                "the file descriptor limit (\(limit)) is too low to serve DNS safely: the helper needs at least \(kept(configuration) + floorTotal). "
+                "the file descriptor limit (\(limit)) is too low to serve DNS safely: the helper needs at least \(kept(configuration, inherited: inherited) + floorTotal). "
                     + "Raise LimitNOFILE in the unit or `ulimit -n`")
         }
         let above = zip(wanted, floors).map { $0 - $1 }
@@ -109,7 +119,7 @@ enum DescriptorBudget {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &next) == 0 { limit = next }
         }
         let available = limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
-        let shares = try fit(configuration, limit: available)
+        let shares = try fit(configuration, limit: available, inherited: inheritedDescriptors())
         let asked = configured(configuration)
         if shares != asked {
             logger.warning(

@@ -36,6 +36,12 @@ final class Scratch: @unchecked Sendable {
 struct Spawned {
     let pid: pid_t
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's Glibc module does not export.
+    static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     init(_ executable: String, _ arguments: [String], stdout: String, stderr: String) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -43,6 +49,9 @@ struct Spawned {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Nothing else of the test process: its other tests' sockets and pipes are not CLOEXEC, and a
+        // helper under `prlimit --nofile=200` once started with 219 of them and no room left.
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         // Test threads block most signals, and a child inherits the mask: without a reset here,
