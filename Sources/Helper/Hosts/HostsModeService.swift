@@ -27,7 +27,7 @@ final class HostsModeService: Service, Sendable {
     /// While another program holds the file open for writing, how often to look again, and for how
     /// long at most: the rules must be in force again before long even if it never closes the file.
     static let writerPoll = Span(milliseconds: 250)
-    static let writerPatience = Span.seconds(10)
+    static let writerPatience = Duration.seconds(10)
 
     let writer: HostsFileWriter
     let logger: Logger
@@ -105,20 +105,22 @@ final class HostsModeService: Service, Sendable {
     func apply(_ enforcement: Enforcement, now: Instant, memory: inout Memory) -> (Span, HostsSectionEdit?) {
         let names = memory.names.names(enforcement, at: now)
         do {
-            let patient = memory.writersSince.map { now - $0 < Self.writerPatience } ?? true
+            // Measured on the monotonic clock: a wall clock set back while waiting must not extend the wait.
+            let waited = memory.writersSince.map { ContinuousClock.now - $0 }
+            let patient = waited.map { $0 < Self.writerPatience } ?? true
             let applied = try writer.apply(waitForWriters: patient) { lineBreak in memory.section(names, lineBreak: lineBreak) }
             if case .writersOpen(let pids) = applied.outcome {
                 if memory.writersSince == nil {
-                    memory.writersSince = now
+                    memory.writersSince = ContinuousClock.now
                     logger.notice("another program is writing the hosts file; the section goes back once it is done", metadata: [
                         "hosts.file": "\(writer.path)", "pids": "\(pids.map(String.init).joined(separator: ","))",
                     ])
                 }
                 return (Self.writerPoll, nil)
             }
-            if let since = memory.writersSince, !patient {
+            if let waited, !patient {
                 logger.warning("another program kept the hosts file open for writing; the section is put back anyway", metadata: [
-                    "hosts.file": "\(writer.path)", "waited_s": "\((now - since).milliseconds / 1000)",
+                    "hosts.file": "\(writer.path)", "waited_s": "\(waited.components.seconds)",
                 ])
             }
             memory.writersSince = nil
@@ -245,7 +247,7 @@ final class HostsModeService: Service, Sendable {
         var userLinesFor = -1
         var outside: [UInt8] = []
         /// Since when another program has held the file open for writing, while the helper waits.
-        var writersSince: Instant?
+        var writersSince: ContinuousClock.Instant?
 
         mutating func section(_ names: Names, lineBreak: HostsLayout.LineBreak) -> [UInt8] {
             if let rendered, rendered.generation == names.generation, rendered.lineBreak == lineBreak { return rendered.bytes }
