@@ -72,78 +72,51 @@ public struct CacheKey: Hashable, Sendable {
     }
 }
 
-/// Positive and negative answers (RFC 2308), bounded in entries, plus the questions in flight so
-/// that identical concurrent questions share one upstream query (SPEC §9).
+/// Positive and negative answers (RFC 2308), bounded in entries and bytes, plus the questions in
+/// flight so that identical concurrent questions share one upstream query (SPEC §9). The answers
+/// live in one log (`AnswerLog`); a hit is copied out of it into the asker's own buffers.
 public final class AnswerCache: Sendable {
     public enum Lookup {
-        /// A fresh answer.
-        case hit(CachedAnswer)
+        /// A fresh answer, copied into the caller's `AnswerParts`.
+        case hit
         /// Someone already asked upstream; wait for that answer.
         case wait(EventLoopFuture<CachedAnswer>)
         /// Nobody has: ask, and complete this promise with the answer (the cache stores it).
         case miss(EventLoopPromise<CachedAnswer>)
     }
 
-    enum Value {
-        /// `staleBase`: when the answer first expired (for a stale answer served again, when the
-        /// answer it came from did); serve-stale's age is counted from it.
-        case ready(CachedAnswer, expiresAt: UInt64, staleBase: UInt64)
-        /// Asked upstream; `stale` is the expired answer this question replaces, if any, kept to
-        /// be served should every upstream fail (RFC 8767).
-        case pending(EventLoopFuture<CachedAnswer>, stale: Stale?)
-    }
-
-    struct Stale {
-        var answer: CachedAnswer
-        var expiresAt: UInt64
-        var staleBase: UInt64
+    /// A question asked upstream. The expired answer it replaces, if any, stays in the log, to be
+    /// served should every upstream fail (RFC 8767).
+    struct Pending {
+        var future: EventLoopFuture<CachedAnswer>
+        var serial: UInt64
     }
 
     /// RFC 8767 §4: a stale answer is given with TTL 30 s, and the upstreams are asked again for
     /// it no sooner than that ("failure recheck timer"), so a dead upstream is not hammered.
     public static let staleTTL: UInt32 = 30
 
-    struct Entry {
-        var value: Value
-        var serial: UInt64
-
-        /// What counts against the byte budget: the answer's wire bytes and the key's name.
-        func bytes(_ key: CacheKey) -> Int {
-            switch value {
-            case .ready(let answer, _, _): answer.wire.count + key.name.count
-            case .pending(_, let stale): (stale?.answer.wire.count ?? 0) + key.name.count
-            }
-        }
-    }
-
     struct State {
-        var entries: [CacheKey: Entry] = [:]
-        /// Insertion order for eviction; stale pairs (replaced keys) are skipped when popped.
-        var order: EvictionOrder
+        var log: AnswerLog
+        /// Bounded by the forwarder's questions in flight, not by the cache.
+        var pending: [CacheKey: Pending] = [:]
         var nextSerial: UInt64 = 1
         var hits = 0
         var misses = 0
         var staleAnswers: UInt64 = 0
-        /// Bytes of the answers and key names held (ready answers and the stale ones kept by a
-        /// pending entry), against `configuration.byteBudget`.
-        var bytes = 0
         var configuration: CacheConfiguration
-
-        /// Stores `entry` under `key` (nil removes it), keeping `bytes` true.
-        mutating func set(_ key: CacheKey, _ entry: Entry?) {
-            if let old = entries[key] { bytes -= old.bytes(key) }
-            if let entry { bytes += entry.bytes(key) }
-            entries[key] = entry
-        }
 
         init(configuration: CacheConfiguration) {
             self.configuration = configuration
-            order = EvictionOrder(slots: Self.orderSlots(capacity: configuration.capacity))
+            log = AnswerLog(byteBudget: configuration.byteBudget)
         }
 
-        /// Room for every live entry's pair plus half a capacity of stale ones (keys stored again),
-        /// so a compaction frees at least half a capacity of slots and costs O(1) per insertion.
-        static func orderSlots(capacity: Int) -> Int { capacity + capacity / 2 + 1024 }
+        /// Stores a ready answer under `key`, within the bounds.
+        mutating func store(_ answer: CachedAnswer, _ key: CacheKey, expiresAt: UInt64, staleBase: UInt64) {
+            log.store(
+                answer, key: key, expiresAt: expiresAt, staleBase: staleBase, capacity: configuration.capacity,
+                byteBudget: configuration.byteBudget)
+        }
     }
 
     private let state: Mutex<State>
@@ -159,8 +132,8 @@ public final class AnswerCache: Sendable {
     /// answer obeys the new capacity and TTL clamps. Questions in flight still reach the clients
     /// waiting for them; their answers are just not stored.
     public func reconfigure(_ configuration: CacheConfiguration) {
-        // Swapped under the lock, freed after it: releasing up to `capacity` answers while every
-        // event loop waits on this lock would stall DNS for the length of the free.
+        // Swapped under the lock, freed after it: releasing the old log and up to the in-flight
+        // questions while every event loop waits on this lock would stall DNS for the length of the free.
         var old = State(configuration: configuration)
         state.withLock { state in
             swap(&state, &old)
@@ -169,21 +142,24 @@ public final class AnswerCache: Sendable {
         _ = consume old
     }
 
-    /// Finds a fresh answer or an in-flight question for `key`, or registers a new in-flight
-    /// question whose promise lives on `eventLoop`. `now` is monotonic nanoseconds.
+    /// `lookup(_:now:on:into:)` for callers that do not replay a hit (tests, probes).
     public func lookup(_ key: CacheKey, now: UInt64, on eventLoop: any EventLoop) -> Lookup {
+        var parts = AnswerParts()
+        return lookup(key, now: now, on: eventLoop, into: &parts)
+    }
+
+    /// Finds a fresh answer (copied into `parts`) or an in-flight question for `key`, or registers
+    /// a new in-flight question whose promise lives on `eventLoop`. `now` is monotonic nanoseconds.
+    public func lookup(_ key: CacheKey, now: UInt64, on eventLoop: any EventLoop, into parts: inout AnswerParts) -> Lookup {
         let found: Lookup? = state.withLock { state in
-            guard let entry = state.entries[key] else { return nil }
-            switch entry.value {
-            case .ready(let answer, let expiresAt, _) where expiresAt > now:
+            if let pending = state.pending[key] {
                 state.hits += 1
-                return .hit(answer)
-            case .pending(let future, _):
-                state.hits += 1
-                return .wait(future)
-            case .ready:
-                return nil
+                return .wait(pending.future)
             }
+            guard let record = state.log.find(key), record.expiresAt > now else { return nil }
+            state.hits += 1
+            state.log.copy(record.position, into: &parts)
+            return .hit
         }
         if let found { return found }
 
@@ -192,25 +168,21 @@ public final class AnswerCache: Sendable {
         let serial: UInt64 = state.withLock { state in
             state.misses += 1
             // Another loop may have registered the same question between the two locks; share it.
-            var stale: Stale?
-            if let entry = state.entries[owned] {
-                switch entry.value {
-                case .pending: return 0
-                case .ready(let answer, let expiresAt, let staleBase):
-                    // Kept while it may still be served stale; an answer past that is gone for good.
-                    if now &- staleBase <= UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000 {
-                        stale = Stale(answer: answer, expiresAt: expiresAt, staleBase: staleBase)
-                    }
-                }
+            if state.pending[owned] != nil { return 0 }
+            // An expired answer stays while it may still be served stale; past that it is gone for good.
+            if let record = state.log.find(owned),
+                now &- record.staleBase > UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000
+            {
+                state.log.remove(owned)
             }
-            return Self.insert(&state, key: owned, value: .pending(promise.futureResult, stale: stale), capacity: state.configuration.capacity)
+            let serial = state.nextSerial
+            state.nextSerial += 1
+            state.pending[owned] = Pending(future: promise.futureResult, serial: serial)
+            return serial
         }
         if serial == 0 {
             // Lost the race: follow the other query, and let our promise follow it too so nobody waits on it.
-            let other: EventLoopFuture<CachedAnswer>? = state.withLock { state in
-                if case .pending(let future, _)? = state.entries[owned]?.value { return future }
-                return nil
-            }
+            let other: EventLoopFuture<CachedAnswer>? = state.withLock { $0.pending[owned]?.future }
             if let other {
                 other.cascade(to: promise)
                 return .wait(other)
@@ -218,24 +190,19 @@ public final class AnswerCache: Sendable {
         }
         promise.futureResult.whenComplete { [self] result in
             state.withLock { state in
-                guard let entry = state.entries[owned], entry.serial == serial else { return }
-                guard case .pending(_, let stale) = entry.value else { return }
+                guard let pending = state.pending[owned], pending.serial == serial else { return }
+                state.pending[owned] = nil
+                let stale = state.log.find(owned)
                 if case .success(let answer) = result, answer.isStale, let stale {
                     // Served stale: replayed as it is until the recheck time, then the upstreams are asked again.
                     let recheck = answer.receivedAt &+ UInt64(Self.staleTTL) &* 1_000_000_000
-                    state.set(owned, Entry(value: .ready(answer, expiresAt: recheck, staleBase: stale.staleBase), serial: serial))
+                    state.store(answer, owned, expiresAt: recheck, staleBase: stale.staleBase)
                     return
                 }
-                guard case .success(let answer) = result, let lifetime = Self.lifetime(of: answer, state.configuration) else {
-                    // Nothing new to keep: the expired answer stays for serve-stale, if there is one.
-                    state.set(owned, stale.map {
-                        Entry(value: .ready($0.answer, expiresAt: $0.expiresAt, staleBase: $0.staleBase), serial: serial)
-                    })
-                    return
-                }
+                // Nothing new to keep: the expired answer stays for serve-stale, if there is one.
+                guard case .success(let answer) = result, let lifetime = Self.lifetime(of: answer, state.configuration) else { return }
                 let expiresAt = answer.receivedAt &+ UInt64(lifetime) &* 1_000_000_000
-                state.set(owned, Entry(value: .ready(answer, expiresAt: expiresAt, staleBase: expiresAt), serial: serial))
-                Self.evictOverBudget(&state)
+                state.store(answer, owned, expiresAt: expiresAt, staleBase: expiresAt)
             }
         }
         return .miss(promise)
@@ -246,11 +213,12 @@ public final class AnswerCache: Sendable {
     /// younger than the maximum stale age; nil when there is none or the failure is not one.
     public func staleAnswer(for key: CacheKey, replacing failed: CachedAnswer, now: UInt64) -> CachedAnswer? {
         guard failed.rcode == .serverFailure else { return nil }
-        return state.withLock { state -> CachedAnswer? in
-            guard case .pending(_, let stale?)? = state.entries[key]?.value else { return nil }
-            guard now &- stale.staleBase <= UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000 else { return nil }
-            return stale.answer.servedStale(ttl: Self.staleTTL, now: now)
+        let stale: CachedAnswer? = state.withLock { state in
+            guard state.pending[key] != nil, let record = state.log.find(key) else { return nil }
+            guard now &- record.staleBase <= UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000 else { return nil }
+            return state.log.answer(at: record.position)
         }
+        return stale?.servedStale(ttl: Self.staleTTL, now: now)
     }
 
     /// Counts one stale answer sent to a client (the metrics' `scrolloff_dns_stale_answers_total`).
@@ -261,11 +229,11 @@ public final class AnswerCache: Sendable {
     /// Stale answers sent to clients since start (RFC 8767).
     public var staleAnswers: UInt64 { state.withLock { $0.staleAnswers } }
 
-    /// Length of the eviction order list, stale pairs included (its bound is a test's business).
-    var orderLength: Int { state.withLock { $0.order.count } }
+    /// Number of entries: answers held and questions in flight.
+    public var count: Int { state.withLock { $0.log.count + $0.pending.count } }
 
-    /// Number of entries, ready or pending.
-    public var count: Int { state.withLock { $0.entries.count } }
+    /// Bytes the cache holds from the allocator for its answers (the log's region and index).
+    var footprint: Int { state.withLock { $0.log.footprint } }
 
     public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
 
@@ -281,36 +249,6 @@ public final class AnswerCache: Sendable {
         return clamped > 0 ? clamped : nil
     }
 
-    /// Evicts the oldest answers until the bytes held fit the budget (an answer just stored may
-    /// push them over; the answer itself goes only if it alone is over the budget).
-    private static func evictOverBudget(_ state: inout State) {
-        while state.bytes > state.configuration.byteBudget, let oldest = state.order.popOldest() {
-            if state.entries[oldest.key]?.serial == oldest.serial { state.set(oldest.key, nil) }
-        }
-    }
-
     /// Bytes of answers and names held, against `configuration.byteBudget`.
-    var bytesHeld: Int { state.withLock { $0.bytes } }
-
-    private static func insert(_ state: inout State, key: CacheKey, value: Value, capacity: Int) -> UInt64 {
-        if state.entries[key] == nil {
-            while state.entries.count >= capacity, let oldest = state.order.popOldest() {
-                if state.entries[oldest.key]?.serial == oldest.serial { state.set(oldest.key, nil) }
-            }
-        }
-        let serial = state.nextSerial
-        state.nextSerial += 1
-        state.set(key, Entry(value: value, serial: serial))
-        // Keep the pairs proportional to the entries held now, not to the capacity: drop popped and
-        // stale pairs once they outnumber the live ones (or fill the ring). Measured against the
-        // capacity, a stream of answers that are never stored (TTL 0, errors) kept two capacities'
-        // worth of keys (issue 11: ~540 bytes per forwarded query). In place, so nothing is
-        // allocated; at most once per entries + 1024 insertions, so O(1) per insertion.
-        if state.order.isFull || state.order.count > 2 * state.entries.count + 1024 {
-            let entries = state.entries
-            state.order.compact { entries[$0.key]?.serial == $0.serial }
-        }
-        state.order.append(key, serial: serial)
-        return serial
-    }
+    var bytesHeld: Int { state.withLock { $0.log.bytes } }
 }

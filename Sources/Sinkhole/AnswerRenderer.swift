@@ -1,7 +1,7 @@
 import DNSWire
 import NIOCore
 
-/// Replays a `CachedAnswer` for one client: its ID, its spelling of the name, its RD and CD bits,
+/// Replays a stored answer (`AnswerParts`) for one client: its ID, its spelling of the name, its RD and CD bits,
 /// TTLs counted down and capped by the rules, an OPT record if it sent one, fitted to its size.
 enum AnswerRenderer {
     enum Output {
@@ -19,11 +19,24 @@ enum AnswerRenderer {
         _ answer: CachedAnswer, query: DNSQuery, limit: Int, decision: PolicyDecision, policy: any QueryPolicy,
         client: ClientAddress, blocking: BlockingSettings, now: UInt64, scratch: inout [UInt8], builder: inout DNSResponseBuilder
     ) -> Output {
+        render(
+            answer.parts, query: query, limit: limit, decision: decision, policy: policy, client: client, blocking: blocking,
+            now: now, scratch: &scratch, builder: &builder)
+    }
+
+    /// Renders `answer` into the context's buffers. `scratch` doubles as the buffer each CNAME
+    /// target is decided from before the reply is written into it, so nothing is allocated.
+    static func render(
+        _ answer: AnswerParts, query: DNSQuery, limit: Int, decision: PolicyDecision, policy: any QueryPolicy,
+        client: ClientAddress, blocking: BlockingSettings, now: UInt64, scratch: inout [UInt8], builder: inout DNSResponseBuilder
+    ) -> Output {
         // SPEC §9 CNAME inspection: if the chain runs through a blocked name, the whole answer is
         // blocked; a managed name on the way caps the TTLs like the question's own name would.
         var effective = decision
-        for target in answer.cnameTargets {
-            effective = effective.combined(with: policy.decide(lowercasedName: target, type: query.type, client: client))
+        answer.forEachCNAMETarget { target in
+            scratch.removeAll(keepingCapacity: true)
+            scratch.append(contentsOf: target)
+            effective = effective.combined(with: policy.decide(lowercasedName: scratch, type: query.type, client: client))
         }
         if effective.isBlocked {
             LocalAnswer.writeBlocked(
@@ -63,10 +76,10 @@ enum AnswerRenderer {
 
         let elapsed = now > answer.receivedAt ? UInt32(clamping: (now - answer.receivedAt) / 1_000_000_000) : 0
         let cap = effective.ttlCap ?? UInt32.max
-        for offset in answer.ttlOffsets where offset + 4 <= end {
-            let stored = WireLayout.u32(wire, at: offset)
+        for offset in answer.ttlOffsets where Int(offset) + 4 <= end {
+            let stored = WireLayout.u32(wire, at: Int(offset))
             let left = min(stored > elapsed ? stored - elapsed : 0, cap)
-            patchU32(&scratch, at: offset, left)
+            patchU32(&scratch, at: Int(offset), left)
         }
 
         var additional = WireLayout.u16(wire, at: 10)

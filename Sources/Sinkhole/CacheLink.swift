@@ -18,12 +18,12 @@ public struct CacheLink: ResolverLink {
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let now = NIODeadline.now().uptimeNanoseconds
-        switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop) {
-        case .hit(let answer):
+        switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop, into: &context.cached) {
+        case .hit:
             context.route = .cached
-            if answer.isStale { cache.noteStaleAnswer() }
+            if context.cached.isStale { cache.noteStaleAnswer() }
             let output = AnswerRenderer.render(
-                answer, query: context.query, limit: context.replyLimit, decision: context.decision,
+                context.cached, query: context.query, limit: context.replyLimit, decision: context.decision,
                 policy: context.policy, client: context.client, blocking: blocking.current, now: now,
                 scratch: &context.scratch, builder: &context.builder)
             switch output {

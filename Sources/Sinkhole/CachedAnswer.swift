@@ -24,62 +24,40 @@ public struct OutgoingQuestion: Hashable, Sendable {
     }
 }
 
-/// An upstream answer in the form the cache keeps and replays: wire bytes with ID 0, the question
-/// lowercased and no OPT record, plus where the TTLs sit so a replay can count them down without
-/// parsing (RFC 1035 §7.4: TTLs of cached records decrease).
+/// An upstream answer in the form the forwarder hands back and a deferred reply renders: wire
+/// bytes with ID 0, the question lowercased and no OPT record, plus where the TTLs sit so a replay
+/// can count them down without parsing (RFC 1035 §7.4: TTLs of cached records decrease). The cache
+/// keeps a copy of its parts in its log (`AnswerLog`), not the object.
 public final class CachedAnswer: Sendable {
-    let wire: [UInt8]
-    /// Octets of the question name; the replay copies the asker's spelling over it (0x20).
-    let nameLength: Int
-    /// End of the question; an answer truncated to nothing keeps this much (RFC 1035 §4.2.1).
-    let questionEnd: Int
-    /// Start of the additional section, which may be dropped without TC (RFC 2181 §9).
-    let additionalStart: Int
-    /// Where each record's TTL sits in `wire`. The TTLs as received are read from `wire` itself
-    /// (a replay patches its own copy), so they cost no array of their own: one allocation less
-    /// for each of the up to `cache_size` answers the cache holds.
-    let ttlOffsets: [Int]
-    /// Lowercased wire names the answer's CNAMEs point to, checked against the rules at every
-    /// replay (SPEC §9 CNAME inspection).
-    let cnameTargets: [[UInt8]]
+    let parts: AnswerParts
     public let rcode: DNSRcode
     /// Seconds the answer may be cached before clamps: the smallest answer TTL for a positive
     /// answer, the SOA rule of RFC 2308 §5 for a negative one, 0 for what must not be cached.
     public let naturalLifetime: UInt32
     public let isNegative: Bool
-    /// Monotonic nanoseconds (`NIODeadline.uptimeNanoseconds`) when it arrived.
-    let receivedAt: UInt64
-    /// An expired answer given again because every upstream failed (RFC 8767).
-    public let isStale: Bool
 
-    init(
-        wire: [UInt8], nameLength: Int, questionEnd: Int, additionalStart: Int, ttlOffsets: [Int],
-        cnameTargets: [[UInt8]], rcode: DNSRcode, naturalLifetime: UInt32, isNegative: Bool, receivedAt: UInt64,
-        isStale: Bool = false
-    ) {
-        self.isStale = isStale
-        self.wire = wire
-        self.nameLength = nameLength
-        self.questionEnd = questionEnd
-        self.additionalStart = additionalStart
-        self.ttlOffsets = ttlOffsets
-        self.cnameTargets = cnameTargets
+    var wire: [UInt8] { parts.wire }
+    /// Monotonic nanoseconds (`NIODeadline.uptimeNanoseconds`) when it arrived.
+    var receivedAt: UInt64 { parts.receivedAt }
+    /// An expired answer given again because every upstream failed (RFC 8767).
+    public var isStale: Bool { parts.isStale }
+
+    init(parts: AnswerParts, rcode: DNSRcode, naturalLifetime: UInt32, isNegative: Bool) {
+        self.parts = parts
         self.rcode = rcode
         self.naturalLifetime = naturalLifetime
         self.isNegative = isNegative
-        self.receivedAt = receivedAt
     }
 
     /// This answer served stale at `now` (RFC 8767 §4): every TTL is `ttl`, counted down from `now`.
     func servedStale(ttl: UInt32, now: UInt64) -> CachedAnswer {
-        var copy = wire
-        for offset in ttlOffsets where offset + 4 <= copy.count {
-            AnswerRenderer.patchU32(&copy, at: offset, ttl)
+        var stale = parts
+        for offset in stale.ttlOffsets where Int(offset) + 4 <= stale.wire.count {
+            AnswerRenderer.patchU32(&stale.wire, at: Int(offset), ttl)
         }
-        return CachedAnswer(
-            wire: copy, nameLength: nameLength, questionEnd: questionEnd, additionalStart: additionalStart,
-            ttlOffsets: ttlOffsets, cnameTargets: cnameTargets, rcode: rcode,
-            naturalLifetime: ttl, isNegative: isNegative, receivedAt: now, isStale: true)
+        stale.receivedAt = now
+        stale.isStale = true
+        return CachedAnswer(parts: stale, rcode: rcode, naturalLifetime: ttl, isNegative: isNegative)
     }
 
     /// A reply with no records and `rcode`: SERVFAIL when no upstream answered.
@@ -92,8 +70,10 @@ public final class CachedAnswer: Sendable {
         let wire = (try? message.serialize()) ?? []
         let end = wire.count
         return CachedAnswer(
-            wire: wire, nameLength: question.name.count, questionEnd: end, additionalStart: end, ttlOffsets: [],
-            cnameTargets: [], rcode: rcode, naturalLifetime: 0, isNegative: false, receivedAt: receivedAt)
+            parts: AnswerParts(
+                wire: wire, ttlOffsets: [], cnameNames: [], nameLength: question.name.count, questionEnd: end,
+                additionalStart: end, receivedAt: receivedAt, isStale: false),
+            rcode: rcode, naturalLifetime: 0, isNegative: false)
     }
 
     /// Normalizes an upstream reply to `question`. Replies we cannot re-encode become SERVFAIL.
@@ -124,17 +104,19 @@ public final class CachedAnswer: Sendable {
         } else if reply.rcode == .noError {
             lifetime = message.answers.map { effectiveTTL($0.ttl) }.min() ?? 0
         }
-        var targets: [[UInt8]] = []
+        var targets: [UInt8] = []
         for record in message.answers {
-            if case .cname(let target) = record.rdata { targets.append(target.lowercased.wireBytes) }
+            if case .cname(let target) = record.rdata { targets.append(contentsOf: target.lowercased.wireBytes) }
         }
 
         guard let wire = try? message.serialize(), wire.count <= 65535 else { return failure(question, receivedAt: receivedAt) }
         guard let layout = WireLayout(wire) else { return failure(question, receivedAt: receivedAt) }
         return CachedAnswer(
-            wire: wire, nameLength: question.name.count, questionEnd: layout.questionEnd,
-            additionalStart: layout.additionalStart, ttlOffsets: layout.ttlOffsets, cnameTargets: targets,
-            rcode: reply.rcode, naturalLifetime: lifetime, isNegative: negative, receivedAt: receivedAt)
+            parts: AnswerParts(
+                wire: wire, ttlOffsets: layout.ttlOffsets, cnameNames: targets, nameLength: question.name.count,
+                questionEnd: layout.questionEnd, additionalStart: layout.additionalStart, receivedAt: receivedAt,
+                isStale: false),
+            rcode: reply.rcode, naturalLifetime: lifetime, isNegative: negative)
     }
 
     /// RFC 2181 §8: a TTL with the top bit set is to be treated as zero.
@@ -145,11 +127,12 @@ public final class CachedAnswer: Sendable {
 struct WireLayout {
     var questionEnd = 12
     var additionalStart = 12
-    var ttlOffsets: [Int] = []
+    var ttlOffsets: [UInt16] = []
 
     /// Nil if the bytes are not a single-question message that parses (never for our own output).
     init?(_ wire: [UInt8]) {
-        guard wire.count >= 12 else { return nil }
+        // At most 65,535 octets (RFC 1035 §4.2.2), so every offset fits 16 bits.
+        guard wire.count >= 12, wire.count <= 65535 else { return nil }
         let qd = Int(Self.u16(wire, at: 4))
         let records = [Int(Self.u16(wire, at: 6)), Int(Self.u16(wire, at: 8)), Int(Self.u16(wire, at: 10))]
         guard qd == 1 else { return nil }
@@ -162,7 +145,7 @@ struct WireLayout {
             if section == 2 { additionalStart = position }
             for _ in 0..<count {
                 guard let afterOwner = Self.skipName(wire, from: position), afterOwner + 10 <= wire.count else { return nil }
-                ttlOffsets.append(afterOwner + 4)
+                ttlOffsets.append(UInt16(afterOwner + 4))
                 let rdlength = Int(Self.u16(wire, at: afterOwner + 8))
                 position = afterOwner + 10 + rdlength
                 guard position <= wire.count else { return nil }

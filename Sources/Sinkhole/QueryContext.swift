@@ -31,6 +31,8 @@ public final class QueryContext {
     public var builder: DNSResponseBuilder
     /// Replies copied from the cache.
     public var scratch: [UInt8]
+    /// A cache hit, copied out of the cache's log under its lock and replayed from here.
+    public var cached = AnswerParts()
     /// Which link answered, for the metrics; the handler resets it for each query.
     public var route: QueryRoute = .local
 
