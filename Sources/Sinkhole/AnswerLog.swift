@@ -15,8 +15,9 @@ import Musl
 /// forward. With the cache full and evicting, glibc's free lists grew from 24 to 53 MiB over 10 M
 /// names while the bytes in use stayed flat (issue 11 soak, README "Soak"): freed answers left
 /// holes the next answers' different sizes did not fit. Here the cache allocates nothing per
-/// answer: the region grows (×1.5) only while live answers need more room, the index (load ≤ ½)
-/// only while they grow in number, and neither ever shrinks short of a reconfiguration.
+/// answer: the region grows only while the cache fills (to what its capacity will need, see
+/// `grow`), the index (load ≤ ½) only while answers grow in number, and neither ever shrinks short
+/// of a reconfiguration.
 ///
 /// Not thread-safe: `@unchecked Sendable` because the cache only touches it under its mutex.
 final class AnswerLog: @unchecked Sendable {
@@ -154,7 +155,7 @@ final class AnswerLog: @unchecked Sendable {
             parts.cnameNames.count <= Int(UInt32.max)
         else { return false }
         while count > 0, count >= capacity || bytes + answerBytes > byteBudget { evictOldest() }
-        let position = reserve(length)
+        let position = reserve(length, capacity: capacity)
 
         let hash = Self.hash(key)
         put(UInt32(length), at: position + Self.lengthAt)
@@ -231,7 +232,7 @@ final class AnswerLog: @unchecked Sendable {
 
     /// Room for a record of `length` octets at the head: dead records at the tail are passed,
     /// the region grows while the live answers need it, and past its maximum the oldest go.
-    private func reserve(_ length: Int) -> Int {
+    private func reserve(_ length: Int, capacity: Int) -> Int {
         while true {
             if used == 0 { (head, tail) = (0, 0) }
             if used == 0 || head > tail {
@@ -251,8 +252,8 @@ final class AnswerLog: @unchecked Sendable {
             // answers need the room; past the region's maximum the oldest answer goes.
             if used > 0, !tailIsLive() {
                 _ = advanceTail()
-            } else if region.count < maximumRegion || length > region.count || recordBytes + length <= region.count * 2 / 3 {
-                grow(toHold: length)
+            } else if region.count < maximumRegion || length > region.count || recordBytes + length <= region.count * 3 / 4 {
+                grow(toHold: length, capacity: capacity)
             } else {
                 evictOldest()
             }
@@ -273,11 +274,13 @@ final class AnswerLog: @unchecked Sendable {
     }
 
     /// The live records copied to the start of a region in order, replaced ones left behind, and
-    /// the index rebuilt for their new positions. The region grows ×1.5 (or to hold `length` more)
-    /// when the live records and `length` fill more than two thirds of it; otherwise it keeps its
-    /// size, and each compaction frees at least a third of it, so its copying is O(1) per octet
-    /// stored.
-    private func grow(toHold length: Int) {
+    /// the index rebuilt for their new positions. The region keeps its size while the live records
+    /// and `length` fill at most three quarters of it, so each compaction frees at least a quarter
+    /// and its copying is O(1) per octet stored. Otherwise it grows to half again what they need
+    /// and, while the cache is still filling, to half again what `capacity` answers of the average
+    /// size so far would need: the region reaches its working size while the cache fills, not in a
+    /// step once it is full and evicting (which the soak would see as growth).
+    private func grow(toHold length: Int, capacity: Int) {
         var live: [(position: Int, length: Int)] = []
         live.reserveCapacity(count)
         var liveBytes = 0
@@ -299,7 +302,14 @@ final class AnswerLog: @unchecked Sendable {
             left -= recordLength
             if cursor == region.count { cursor = 0 }
         }
-        let wanted = liveBytes + length > region.count * 2 / 3 ? max(region.count + region.count / 2, liveBytes + length) : region.count
+        var wanted = region.count
+        if liveBytes + length > region.count * 3 / 4 {
+            wanted = (liveBytes + length) * 3 / 2
+            if count > 0, count < capacity {
+                let projected = (liveBytes / count).multipliedReportingOverflow(by: capacity)
+                if !projected.overflow { wanted = max(wanted, min(projected.partialValue, maximumRegion) * 3 / 2) }
+            }
+        }
         let size = min((wanted + 65_535) & ~65_535, max(maximumRegion, region.count))
         let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, liveBytes + length), alignment: 8)
         var offset = 0
