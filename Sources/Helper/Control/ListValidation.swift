@@ -55,7 +55,10 @@ public enum DomainListValidator {
     /// The one way a list copy is parsed, when it is stored and when it is put in force
     /// (`HelperEngine.parseLists`), so a copy accepted under the configured budget is never
     /// rejected when applied.
+    /// Runs at a low priority, so the event loops answer while a large copy is read (`LowPriorityWork`).
     public static func parse(contentsOfFile path: String, budget: BadLineBudget) throws(ListParseError) -> ParsedList {
-        try ListParser.parse(contentsOfFile: path, options: ListParseOptions(budget: budget))
+        try LowPriorityWork.run { () throws(ListParseError) -> ParsedList in
+            try ListParser.parse(contentsOfFile: path, options: ListParseOptions(budget: budget))
+        }
     }
 }

@@ -379,7 +379,9 @@ public actor HelperEngine {
         let inputs = matcherInputs(now: now)
         var rebuilt = inputs != tables.inputs && inputs != unbuildableInputs
         if rebuilt {
-            let built = MatcherTables.build(catalog: catalog, lists: lists, fresh: freshListRules, inputs: inputs)
+            // At a low priority, so the event loops answer while it runs (`LowPriorityWork`).
+            let (catalog, lists, fresh) = (catalog, lists, freshListRules)
+            let built = LowPriorityWork.run { MatcherTables.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs) }
             freshListRules = [:]
             // A list in force whose copy no longer reads (changed on disk behind the store's back)
             // would block nothing in the new matcher: keep the one in force, which still has its
