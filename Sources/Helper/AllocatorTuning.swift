@@ -14,12 +14,12 @@ import Glibc
 ///
 /// **A fixed mmap threshold (128 KiB, glibc's own starting value).** By default glibc raises
 /// its mmap threshold to the size of any mmap'd block that is freed (up to 32 MiB, malloc(3)
-/// "M_MMAP_THRESHOLD"). The helper frees such blocks: the answer cache's table as it grows, the
-/// domain matcher's arrays at every list build. From then on blocks of several MiB came from an
-/// arena, where the small long-lived answers stored around them kept the space from being given
+/// "M_MMAP_THRESHOLD"). The helper frees such blocks: the answer cache's log and index as they
+/// grow, the domain matcher's arrays at every list build. From then on blocks of several MiB came
+/// from an arena, where small long-lived blocks stored around them kept the space from being given
 /// back or reused: RSS stepped by ~12 MiB (+15.3% over 600k names with the cache full; +8.5%, in
-/// smaller steps, with the threshold fixed by `MALLOC_MMAP_THRESHOLD_`, same binary; the cache's
-/// eviction order no longer reallocates at all, `EvictionOrder`). Fixed, every block of 128 KiB
+/// smaller steps, with the threshold fixed by `MALLOC_MMAP_THRESHOLD_`, same binary; the cache
+/// now keeps its answers in one region, `AnswerLog`, not a block each). Fixed, every block of 128 KiB
 /// or more is mmap'd on its own and unmapped when freed. It also fixes the trim threshold. The same
 /// holds for the list parse and matcher build buffers (tens of MB, grown by doubling): they go
 /// back to the kernel when freed instead of staying resident until a `malloc_trim` (issue 15).
