@@ -55,8 +55,11 @@ extension DoctorVerdicts {
                     + "`nft list table inet scrolloff` shows the table once it is back.")
         }
         let count = { (name: String) in facts.attempts[name] ?? 0 }
+        // DNS of a family the sinkhole does not listen on is refused, not redirected: said only when it
+        // happened, since it points at a listener to add (README, Closing the bypasses).
+        let refused = count("dns_refused") == 0 ? "" : ", \(count("dns_refused")) refused (no listener of their address family)"
         return .pass("firewall", "table inet scrolloff in place (\(facts.mode)); \(count("dns_redirected")) DNS questions to other resolvers "
-            + "answered by Scroll Off, \(count("dot_refused")) DNS-over-TLS and \(count("doh_refused")) DNS-over-HTTPS connections "
+            + "answered by Scroll Off\(refused), \(count("dot_refused")) DNS-over-TLS and \(count("doh_refused")) DNS-over-HTTPS connections "
             + "refused (\(facts.dohAddresses) resolver addresses) since the helper started"
             + (facts.topClients.isEmpty ? "" : "; most from " + facts.topClients.map { "\($0.address) (\($0.attempts))" }.joined(separator: ", ")))
     }

@@ -174,6 +174,14 @@ public actor ConfigurationReloader {
             }
             report.applied.append("firewall")
             if next.firewall.enabled { Task { await firewall.refreshAddresses() } }
+        } else if next.firewall.enabled, let firewall = live.firewall {
+            // The same settings, but the table may have been deleted by hand: a reload puts it
+            // back (what `doctor` tells the administrator to do).
+            do {
+                if try await firewall.restoreIfMissing() { report.applied.append("firewall") }
+            } catch {
+                return refuse(error.description, report: &report)
+            }
         }
         if old.upstreams != next.upstreams || old.forwarder != next.forwarder || old.firewall.mark(if: old.firewall.enabled) != next.firewall.mark(if: next.firewall.enabled) {
             // The addresses validation resolved: nothing left here can fail after changes began.

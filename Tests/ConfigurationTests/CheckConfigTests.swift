@@ -90,6 +90,28 @@ struct CheckConfigTests {
         #expect(passing.status == 0, "\(passing.stderr)")
     }
 
+    /// `[firewall]` (issue 14) is checked like every section: its own values with key and line, and
+    /// what it needs from the rest of the file (the DNS sinkhole to redirect to).
+    @Test func a_bad_firewall_section_exits_1_with_its_key_and_line() throws {
+        let scratch = try Scratch()
+        let bad = try scratch.file("firewall.toml", "[firewall]\nmode = \"gateway\"\nlan_interfaces = [\"a very long interface name\"]\n")
+        let run = try Self.checkConfig(["--config", bad])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("\(bad):2: firewall.mode is"), "\(run.stderr)")
+        #expect(run.stderr.contains("workstation or router"), "\(run.stderr)")
+        #expect(run.stderr.contains("\(bad):3: firewall.lan_interfaces[1]"), "\(run.stderr)")
+
+        let hosts = try scratch.file("hosts.toml", "[helper]\nmode = \"hosts\"\n[dns]\nupstreams = [\"9.9.9.9\"]\n[firewall]\nenabled = true\n")
+        let refused = try Self.checkConfig(["--config", hosts])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("[firewall] enabled needs the DNS sinkhole"), "\(refused.stderr)")
+
+        let good = try scratch.file("router.toml", "[dns]\nupstreams = [\"9.9.9.9\"]\nlisten = [\"0.0.0.0:53\"]\n"
+            + "[firewall]\nenabled = true\nmode = \"router\"\nlan_interfaces = [\"br-lan\"]\n")
+        let passed = try Self.checkConfig(["--config", good])
+        #expect(passed.status == 0, "\(passed.stderr)")
+    }
+
     @Test func missing_file_named_with_config_exits_1() throws {
         let run = try Self.checkConfig(["--config", "/nonexistent/scrolloff.toml"])
         #expect(run.status == 1)

@@ -254,6 +254,18 @@ struct DoctorVerdictTests {
         #expect(DoctorVerdicts.firewall(decoded).detail.hasSuffix("since the helper started"))
     }
 
+    /// Every counter of the table reaches doctor: DNS refused for want of a listener of its family
+    /// too, named only when it happened.
+    @Test func the_firewall_check_counts_each_bypass_and_dns_refused_for_want_of_a_listener() {
+        let facts = DoctorFirewallFacts(mode: "workstation", tableInPlace: true, dohAddresses: 80,
+                                        attempts: ["dns_redirected": 4, "dns_refused": 3, "dot_refused": 2, "doh_refused": 1])
+        #expect(DoctorVerdicts.firewall(facts).detail == "table inet scrolloff in place (workstation); 4 DNS questions to other resolvers "
+            + "answered by Scroll Off, 3 refused (no listener of their address family), 2 DNS-over-TLS and 1 DNS-over-HTTPS connections "
+            + "refused (80 resolver addresses) since the helper started")
+        let none = DoctorFirewallFacts(mode: "router", tableInPlace: true, dohAddresses: 80, attempts: ["dns_redirected": 4])
+        #expect(!DoctorVerdicts.firewall(none).detail.contains("no listener"))
+    }
+
     @Test func no_lists_is_one_passing_check() {
         #expect(DoctorVerdicts.lists([], now: Self.now) == [.pass("lists", "no downloaded lists to keep fresh")])
     }

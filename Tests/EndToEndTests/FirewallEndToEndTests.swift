@@ -11,9 +11,15 @@ struct FirewallEndToEndTests {
     @Test func a_device_behind_the_router_cannot_bypass_the_sinkhole() throws {
         let scratch = try Scratch()
         let lab = try FirewallLab(scratch: scratch, routed: true)
+        // Other tools' tables, which the helper must leave alone.
+        try lab.addForeignTables(in: lab.router)
+        let foreign = lab.foreignTables(in: lab.router)
+        #expect(foreign.contains("table ip scrolloff") && foreign.contains("table inet othertool"), "\(foreign)")
         // Before the helper: the device gets the real answer from the outside resolver (the control).
         #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
         #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 853) == "connected")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 853, udp: true) == "connected")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 443, udp: true) == "connected")
 
         let (helper, _) = try lab.startHelper(
             in: lab.router, firewall: Self.routerSettings + "\n[metrics]\nlisten = \"127.0.0.1:9153\"")
@@ -27,10 +33,17 @@ struct FirewallEndToEndTests {
         // HTTPS: refused to a listed DoH resolver, and let through to any other address.
         #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 443) == "refused")
         #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 443) == "connected")
+        // The same over UDP: DNS over QUIC (853) and HTTP/3 (443).
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 853, udp: true) == "refused")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress, port: 443, udp: true) == "refused")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 443, udp: true) == "connected")
+        #expect(lab.foreignTables(in: lab.router) == foreign, "applying our table changed another")
         // A name of the DoH endpoint list, resolved through the upstream, joins the set.
         let deadline = Date().addingTimeInterval(15)
         while !lab.table(in: lab.router).contains("203.0.113.9"), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
         #expect(try lab.connect(from: lab.device, to: "203.0.113.9", port: 443) == "refused")
+        // block_encrypted_dns is on with the firewall: the device cannot look that name up either.
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "dns.google") == "0.0.0.0")
         // The router's own programs are covered too (its helper's upstream traffic is not: it answered above).
         let routerAnswer = try lab.dig(from: lab.router, server: FirewallLab.dohAddress, "instagram.com")
         #expect(routerAnswer == "0.0.0.0", "\(routerAnswer)\n\(lab.table(in: lab.router))")
@@ -43,6 +56,7 @@ struct FirewallEndToEndTests {
         #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"doh_refused\"}", in: metrics) ?? 0) >= 2)
         let doctor = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
         #expect(doctor.output.contains("table inet scrolloff in place (router)"), "\(doctor)")
+        for none in ["; 0 DNS questions", ", 0 DNS-over-TLS", "and 0 DNS-over-HTTPS"] { #expect(!doctor.output.contains(none), "\(doctor)") }
         // And as events, once per device, server and port, in words.
         var events = ""
         let eventsDeadline = Date().addingTimeInterval(10)
@@ -67,11 +81,80 @@ struct FirewallEndToEndTests {
         let after = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
         #expect(after.output.contains("the table inet scrolloff is not in the kernel"), "\(after)")
         #expect(after.exitCode != 0)
+        // Doctor's fix, a reload with the file unchanged, puts it back.
+        helper.child.signal(SIGHUP)
+        try lab.waitForTable(in: lab.router, present: true)
+        let restored = try runWithStatus("/usr/sbin/ip", ["netns", "exec", lab.router, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
+        #expect(restored.output.contains("table inet scrolloff in place (router)"), "\(restored)")
+        #expect(try lab.dig(from: lab.device, server: "192.0.2.200", "instagram.com") == "0.0.0.0")
 
         // Stopping the helper removes the table, and only it: the device reaches the outside again.
         helper.child.signal(SIGTERM)
         try lab.waitForTable(in: lab.router, present: false)
         #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+        #expect(lab.foreignTables(in: lab.router) == foreign, "removing our table changed another")
+    }
+
+    /// IPv6 as well as IPv4, from a device with both: another resolver, DoT and DoH by address are
+    /// closed over IPv6 too. The helper listens for the LAN on `[::]:53` alone, a dual-stack socket
+    /// (the kernel's default), so the device's IPv4 DNS is redirected there as well, not refused.
+    /// Under the unit's capabilities, as systemd runs it on a gateway.
+    @Test func a_device_cannot_bypass_over_ipv6_and_a_dual_stack_listener_serves_both_families() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress6, "instagram.com") == FirewallLab.realAddress)
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress6, port: 853) == "connected")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress6, port: 443, udp: true) == "connected")
+
+        let (helper, _) = try lab.startHelper(
+            in: lab.router, firewall: Self.routerSettings + "\n[metrics]\nlisten = \"127.0.0.1:9153\"", mode: .unitCapabilities,
+            listen: ["[::1]:0"], lanListen: "[::]:53")
+        try lab.waitForTable(in: lab.router, present: true)
+        let table = lab.table(in: lab.router)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress6, "instagram.com") == "0.0.0.0", "\(table)")
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.otherAddress6, "instagram.com", tcp: true) == "0.0.0.0", "\(table)")
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0", "\(table)")
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress, "instagram.com", tcp: true) == "0.0.0.0", "\(table)")
+        for udp in [false, true] {
+            #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress6, port: 853, udp: udp) == "refused", "udp \(udp)")
+            #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress6, port: 853, udp: udp) == "refused", "udp \(udp)")
+            #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress6, port: 443, udp: udp) == "refused", "udp \(udp)")
+            #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress6, port: 443, udp: udp) == "connected", "udp \(udp)")
+        }
+        // The router's own programs over IPv6 go to its ::1 listener.
+        #expect(try lab.dig(from: lab.router, server: FirewallLab.dohAddress6, "instagram.com") == "0.0.0.0")
+
+        // Counted per device under its IPv6 address, and as events in words.
+        let series = ["dns", "dot", "doh"].map { "scrolloff_firewall_client_attempts_total{client=\"\(FirewallLab.device6)\",kind=\"\($0)\"}" }
+        var metrics = ""
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.5)
+            metrics = try run("/usr/sbin/ip", ["netns", "exec", lab.router, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        } while series.contains(where: { Self.value(of: $0, in: metrics) == nil }) && Date() < deadline
+        for name in series { #expect((Self.value(of: name, in: metrics) ?? 0) >= 2, "\(name)\n\(metrics)") }
+        let sentences = [
+            "A device (fd77:1::2) asked 2001:4860:4860::8888 for DNS directly; Scroll Off answered instead.",
+            "A device (fd77:1::2) tried DNS over TLS to 2001:4860:4860::8888; the firewall refused it.",
+            "A device (fd77:1::2) tried DNS over HTTPS to 2001:4860:4860::8888; the firewall refused it.",
+        ]
+        let events = try Self.events(of: helper, containing: sentences)
+        for sentence in sentences { #expect(events.contains(sentence), "\(events)") }
+        helper.child.signal(SIGTERM)
+        try lab.waitForTable(in: lab.router, present: false)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.dohAddress6, "instagram.com") == FirewallLab.realAddress)
+    }
+
+    /// `scrolloff events` once it holds every one of `sentences`, or after 10 s (the attempt sets
+    /// are read every 2 s).
+    static func events(of helper: Sinkhole, containing sentences: [String]) throws -> String {
+        var events = ""
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.5)
+            events = try helper.cli(["events"]).output
+        } while sentences.contains(where: { !events.contains($0) }) && Date() < deadline
+        return events
     }
 
     /// A sample's value in Prometheus text: `NAME{labels} VALUE`.
@@ -124,18 +207,71 @@ struct FirewallEndToEndTests {
         let lab = try FirewallLab(scratch: scratch, routed: false)
         let ws = lab.workstation
         #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
-        let (helper, _) = try lab.startHelper(in: ws, firewall: "enabled = true", mode: mode)
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress6, "instagram.com") == FirewallLab.realAddress)
+        // Listening on ::1 as well (the sample's default), so IPv6 DNS has a loopback listener to go to.
+        let (helper, _) = try lab.startHelper(in: ws, firewall: "enabled = true\n[metrics]\nlisten = \"127.0.0.1:9153\"", mode: mode,
+                                              listen: ["[::1]:0"])
         try lab.waitForTable(in: ws, present: true)
-        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == "0.0.0.0")
-        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com", tcp: true) == "0.0.0.0")
-        // An allowed name still resolves: the helper's own (marked) upstream queries go out.
-        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "ready.test") == "10.0.0.1")
-        #expect(try lab.connect(from: ws, to: FirewallLab.dohAddress, port: 853) == "refused")
-        #expect(try lab.connect(from: ws, to: FirewallLab.dohAddress, port: 443) == "refused")
-        #expect(try lab.connect(from: ws, to: FirewallLab.otherAddress, port: 443) == "connected")
+        for server in [FirewallLab.dohAddress, FirewallLab.dohAddress6] {
+            #expect(try lab.dig(from: ws, server: server, "instagram.com") == "0.0.0.0", "\(server)")
+            #expect(try lab.dig(from: ws, server: server, "instagram.com", tcp: true) == "0.0.0.0", "\(server)")
+            // An allowed name still resolves: the helper's own (marked) upstream queries go out.
+            #expect(try lab.dig(from: ws, server: server, "ready.test") == "10.0.0.1", "\(server)")
+        }
+        for udp in [false, true] {
+            for (listed, other) in [(FirewallLab.dohAddress, FirewallLab.otherAddress), (FirewallLab.dohAddress6, FirewallLab.otherAddress6)] {
+                #expect(try lab.connect(from: ws, to: listed, port: 853, udp: udp) == "refused", "\(listed) udp \(udp)")
+                #expect(try lab.connect(from: ws, to: listed, port: 443, udp: udp) == "refused", "\(listed) udp \(udp)")
+                #expect(try lab.connect(from: ws, to: other, port: 443, udp: udp) == "connected", "\(other) udp \(udp)")
+            }
+        }
+        // Each counted: in the metrics, and as events that name a program on this machine.
+        let sentences = [FirewallLab.dohAddress, FirewallLab.dohAddress6].flatMap { server in [
+            "A program on this machine asked \(server) for DNS directly; Scroll Off answered instead.",
+            "A program on this machine tried DNS over TLS to \(server); the firewall refused it.",
+            "A program on this machine tried DNS over HTTPS to \(server); the firewall refused it.",
+        ] }
+        let events = try Self.events(of: helper, containing: sentences)
+        for sentence in sentences { #expect(events.contains(sentence), "\(events)") }
+        let metrics = try run("/usr/sbin/ip", ["netns", "exec", ws, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"dns_redirected\"}", in: metrics) ?? 0) >= 6, "\(metrics)")
+        #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"dot_refused\"}", in: metrics) ?? 0) >= 4, "\(metrics)")
+        #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"doh_refused\"}", in: metrics) ?? 0) >= 4, "\(metrics)")
+        let doctor = try runWithStatus("/usr/sbin/ip", ["netns", "exec", ws, Products.scrolloff, "doctor", "--socket", helper.controlSocket])
+        #expect(doctor.output.contains("table inet scrolloff in place (workstation)"), "\(doctor)")
+        for none in ["; 0 DNS questions", ", 0 DNS-over-TLS", "and 0 DNS-over-HTTPS"] { #expect(!doctor.output.contains(none), "\(doctor)") }
         helper.child.signal(SIGTERM)
         try lab.waitForTable(in: ws, present: false)
         #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress, "instagram.com") == FirewallLab.realAddress)
+        #expect(try lab.dig(from: ws, server: FirewallLab.dohAddress6, "instagram.com") == FirewallLab.realAddress)
+    }
+
+    /// `make uninstall` takes away a table that a killed helper left behind (SPEC §9b: it stays, so
+    /// DNS fails closed), and no other table. Run as root on the machine (no DESTDIR) with every
+    /// location in the scratch folder, inside the lab's namespace: `ip netns exec` gives a mount
+    /// namespace of its own, where an empty /run/systemd keeps systemctl away from the host's systemd.
+    @Test func make_uninstall_removes_the_table_a_killed_helper_left_and_no_other() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: false)
+        let ws = lab.workstation
+        try lab.addForeignTables(in: ws)
+        let foreign = lab.foreignTables(in: ws)
+        let (helper, _) = try lab.startHelper(in: ws, firewall: "enabled = true", blocklist: [])
+        try lab.waitForTable(in: ws, present: true)
+        helper.child.signal(SIGKILL)
+        while helper.child.isRunning { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(lab.tableExists(in: ws))
+        let root = scratch.path + "/machine"
+        let script = """
+            export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+            if [ -d /run/systemd ]; then mount -t tmpfs none /run/systemd || exit 9; fi
+            exec make -s -C \(InstallEndToEndTests.sourceRoot) uninstall DESTDIR= PREFIX=\(root)/usr SYSCONFDIR=\(root)/etc \
+                STATEDIR=\(root)/var/lib/scrolloff UNITDIR=\(root)/units
+            """
+        let outcome = try runWithStatus("/usr/sbin/ip", ["netns", "exec", ws, "/bin/sh", "-c", script])
+        #expect(outcome.exitCode == 0, "\(outcome)")
+        #expect(!lab.tableExists(in: ws), "\(lab.table(in: ws))")
+        #expect(lab.foreignTables(in: ws) == foreign)
     }
 
     /// Without CAP_NET_ADMIN the table cannot be applied: the helper says so and stops, rather than

@@ -36,6 +36,9 @@ public actor FirewallController {
     private var pending: [BypassAttempt] = []
     /// Attempts per device since start (every read, before the event limiter thins them).
     private var tally = ClientAttemptTally()
+    /// Whether the sinkhole's `::` sockets take IPv4 too (`net.ipv6.bindv6only` 0, per network
+    /// namespace; read once, as the sockets were bound with it).
+    private let dualStackWildcard = FirewallController.readSysctl("/proc/sys/net/ipv6/bindv6only") != "1"
 
     init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
         self.settings = settings
@@ -61,7 +64,8 @@ public actor FirewallController {
     /// The ruleset for the settings, listeners and addresses now.
     func ruleset() -> FirewallRuleset {
         let bound = listeners.current.filter { $0.transport == .udp }.map { HostPortText(host: $0.address.host, port: $0.address.port) }
-        return FirewallRuleset(settings: settings, listeners: bound, dohAddresses: shippedAddresses + resolved)
+        return FirewallRuleset(settings: settings, listeners: bound, dohAddresses: shippedAddresses + resolved,
+                               dualStackWildcard: dualStackWildcard)
     }
 
     /// Puts the table in line with the settings: applied when on (only if it changed),
@@ -106,6 +110,18 @@ public actor FirewallController {
         try nft.apply(FirewallRuleset.removal)
         applied = nil
         logger.notice("firewall: table inet scrolloff removed")
+    }
+
+    /// Puts the table back when it is in force here but not in the kernel (someone deleted it by
+    /// hand); called at every reload, which is what `doctor` says to do then. What the deleted
+    /// table had counted is gone with it. Returns whether it put the table back.
+    func restoreIfMissing() throws(FirewallError) -> Bool {
+        guard settings.enabled, applied != nil, let nft, !nft.tableExists() else { return false }
+        let next = ruleset()
+        try nft.apply(next.text)
+        applied = next
+        logger.notice("firewall: table inet scrolloff was gone from the kernel; put back")
+        return true
     }
 
     /// New settings from a reload: in force at once.
@@ -197,6 +213,11 @@ public actor FirewallController {
     /// Answers that must never enter the set: a sinkholed name's 0.0.0.0 or ::, and loopback.
     nonisolated static func isUnusable(_ address: String) -> Bool {
         address == "0.0.0.0" || address == "::" || address.hasPrefix("127.") || address == "::1"
+    }
+
+    /// A sysctl's value as text (nil when it cannot be read: no IPv6 in the kernel).
+    nonisolated static func readSysctl(_ path: String) -> String? {
+        (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A plain list: one item a line, `#` comments and blank lines skipped.
