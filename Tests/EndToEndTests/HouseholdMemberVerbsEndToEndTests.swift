@@ -97,6 +97,29 @@ struct HouseholdMemberVerbsEndToEndTests {
         #expect(try kid.get("/history?days=100000").body.contains("The last 7 days"))
     }
 
+    /// The owner's schedule form takes what `scrolloff schedule add` takes: `--curfew --strict` and
+    /// `--days mon,wed`, not only daily, weekdays or weekends.
+    @Test func an_owner_adds_a_strict_curfew_on_chosen_days() throws {
+        let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
+        let owner = helper.device("127.0.0.3")
+        let signIn = try #require(try owner.get("/signin").csrf)
+        #expect(try owner.post("/signin", [("csrf", signIn), ("name", HouseholdHelper.ownerName),
+                                           ("password", HouseholdHelper.ownerPassword)]).status == 303)
+        let page = try owner.get("/owner")
+        #expect(page.body.contains("name=\"strict\"") && page.body.contains("name=\"days\""))
+        let token = try #require(page.csrf)
+        let added = try owner.post("/owner/schedules", [("csrf", token), ("profile", "kid"), ("name", "school-nights"), ("from", "21:30"),
+                                                        ("to", "06:30"), ("days", "mon,wed"), ("entries", "tiktok"), ("curfew", "on"),
+                                                        ("strict", "on")])
+        #expect(added.status == 303, "\(added)")
+        let listed = try helper.cli(["schedule", "list", "--profile", "kid", "--json"]).output
+        let schedules = (try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any])?["schedules"] as? [[String: Any]]
+        let schedule = try #require(schedules?.first { $0["name"] as? String == "school-nights" }, "\(listed)")
+        #expect(schedule["kind"] as? String == "strict-curfew", "\(schedule)")
+        // SPEC §2's bitmask: Mon=2, Wed=8.
+        #expect(schedule["days"] as? Int == 10, "\(schedule)")
+    }
+
     /// A minutes field is bounded before it is turned into seconds: a number near Int64's limit
     /// would overflow and trap the helper, which serves every device's DNS.
     @Test func a_huge_number_of_minutes_is_refused_and_the_helper_keeps_serving() throws {
