@@ -171,7 +171,7 @@ struct HouseholdVerbTests {
 
     /// `export` spans profiles, so it keeps the rows of the profiles the caller may view: a
     /// member's export has their own profile's ledger and events, never another's (issue 13),
-    /// in both formats; root's has everything.
+    /// in both formats; root's has everything. `profile list` too.
     @Test func a_members_export_holds_only_the_profiles_they_may_view() async throws {
         let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755)
         defer { Task { await server.stop() } }
@@ -190,6 +190,13 @@ struct HouseholdVerbTests {
         #expect(owner.stdout.contains("kids chores") && !owner.stdout.contains("default secret"), "\(owner.stdout)")
         let root = try await server.cli(["export", "--csv"])
         #expect(root.stdout.contains("kids chores") && root.stdout.contains("default secret"))
+        // `profile list` likewise: the member sees kids and its clients, not the other profiles.
+        let listed = try await Self.cli(as: 40002, ["profile", "list", "--profile", "kids", "--json"], server)
+        let names = ((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])?["profiles"] as? [[String: Any]])?
+            .compactMap { $0["name"] as? String }
+        #expect(names == ["kids"], "\(listed)")
+        let all = try await server.json(["profile", "list"])["profiles"] as? [[String: Any]]
+        #expect(all?.count == 2, "\(String(describing: all))")
     }
 
     @Test func profile_rm_waits_for_locks_and_says_what_goes_with_it() async throws {

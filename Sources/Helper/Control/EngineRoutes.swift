@@ -24,7 +24,7 @@ import ScrollOffCore
 /// | stats | GET /v1/stats?period=day|week|month|year |
 /// | events | GET /v1/events[?since=RFC3339] |
 /// | export --csv | GET /v1/export (text/csv), the profiles the caller may view |
-/// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles |
+/// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles (the profiles the caller may view) |
 ///
 /// What each does to the profile (`ProfileAction`, issue 13): GETs view; use, peek, token, stop,
 /// exercises, plans, alternatives and focus (which only tightens) spend, so members may; block,
@@ -47,7 +47,14 @@ enum EngineRoutes {
         addCredit(to: &router, engine: engine)
         addInsights(to: &router, engine: engine, authorizer: authorizer)
         EventLogRoutes.add(to: &router, engine: engine, authorizer: authorizer)
-        router.add(ControlEndpoints.profiles) { _ in .ok(await profiles(engine)) }
+        // The profiles the caller may view, with their clients: a member does not learn the other
+        // profiles' devices (issue 13); root and the helper's user see them all.
+        router.add(ControlEndpoints.profiles) { r in
+            let visible = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
+            var answer = await profiles(engine)
+            answer.profiles.removeAll { !visible.contains($0.name) }
+            return .ok(answer)
+        }
         // Creating a profile or moving clients between profiles decides which rules a device
         // follows, so it is the administrator's call, not a group member's (SPEC §9, §11).
         router.add(ControlEndpoints.addProfile, admit: { r throws(ControlFailure) in
