@@ -65,10 +65,11 @@ extension Store {
 
     /// `scrolloff export --csv` (SPEC §12): every ledger row and event still kept, oldest first,
     /// as RFC 4180 CSV. `text` is the ledger note or the event's message. The same rows as
-    /// `exportRows()`, so the two formats never disagree.
-    public func exportCSV() throws(StoreError) -> String {
+    /// `exportRows()`, so the two formats never disagree. `profiles`, when given, keeps the rows
+    /// of those profiles only (issue 13: a member exports their own profile, never another's).
+    public func exportCSV(profiles: Set<String>? = nil) throws(StoreError) -> String {
         var out = CSV.line(Self.csvHeader)
-        for r in try exportRows() {
+        for r in try exportRows(profiles: profiles) {
             out += CSV.line([r.record.rawValue, String(r.id), Self.iso8601(r.time.millisecondsSince1970), String(r.time.millisecondsSince1970),
                              r.profile ?? "", r.what, r.deltaSeconds.map(String.init) ?? "", r.entry ?? "", r.clientIP ?? "", r.text ?? ""])
         }
@@ -76,8 +77,15 @@ extension Store {
     }
 
     /// `scrolloff export --json` (issue 16): every ledger row and event still kept, oldest first,
-    /// as typed rows (ledger rows before events at the same instant, then by id).
-    public func exportRows() throws(StoreError) -> [ExportRow] {
+    /// as typed rows (ledger rows before events at the same instant, then by id); with `profiles`,
+    /// those profiles' rows only.
+    public func exportRows(profiles: Set<String>? = nil) throws(StoreError) -> [ExportRow] {
+        let rows = try allExportRows()
+        guard let profiles else { return rows }
+        return rows.filter { $0.profile.map(profiles.contains) ?? false }
+    }
+
+    private func allExportRows() throws(StoreError) -> [ExportRow] {
         try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT 'ledger' AS record, id, time, profile, reason AS what, delta_seconds AS delta, entry, NULL AS client_ip,

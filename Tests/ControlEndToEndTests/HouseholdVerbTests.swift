@@ -169,6 +169,36 @@ struct HouseholdVerbTests {
         #expect(try await curl(server.socketPath, "GET", "/v1/status", asUser: 40002).status == 403)
     }
 
+    /// `export` spans profiles, so it keeps the rows of the profiles the caller may view: a
+    /// member's export has their own profile's ledger and events, never another's (issue 13),
+    /// in both formats; root's has everything. `profile list` too.
+    @Test func a_members_export_holds_only_the_profiles_they_may_view() async throws {
+        let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755)
+        defer { Task { await server.stop() } }
+        try await Self.household(server)
+        #expect(try await server.cli(["adjust", "+7m", "--note", "default secret"]).status == 0)
+        #expect(try await server.cli(["adjust", "+3m", "--note", "kids chores", "--profile", "kids"]).status == 0)
+
+        let csv = try await Self.cli(as: 40002, ["export", "--csv", "--profile", "kids"], server)
+        #expect(csv.status == 0, "\(csv)")
+        #expect(csv.stdout.contains("kids chores") && !csv.stdout.contains("default secret"), "\(csv.stdout)")
+        let json = try await Self.cli(as: 40002, ["export", "--json", "--profile", "kids"], server)
+        let rows = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["rows"] as? [[String: Any]])
+        #expect(!rows.isEmpty && rows.allSatisfy { $0["profile"] as? String == "kids" }, "\(json.stdout)")
+        // The owner of kids likewise; root sees both profiles.
+        let owner = try await Self.cli(as: 40001, ["export", "--csv", "--profile", "kids"], server)
+        #expect(owner.stdout.contains("kids chores") && !owner.stdout.contains("default secret"), "\(owner.stdout)")
+        let root = try await server.cli(["export", "--csv"])
+        #expect(root.stdout.contains("kids chores") && root.stdout.contains("default secret"))
+        // `profile list` likewise: the member sees kids and its clients, not the other profiles.
+        let listed = try await Self.cli(as: 40002, ["profile", "list", "--profile", "kids", "--json"], server)
+        let names = ((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])?["profiles"] as? [[String: Any]])?
+            .compactMap { $0["name"] as? String }
+        #expect(names == ["kids"], "\(listed)")
+        let all = try await server.json(["profile", "list"])["profiles"] as? [[String: Any]]
+        #expect(all?.count == 2, "\(String(describing: all))")
+    }
+
     @Test func profile_rm_waits_for_locks_and_says_what_goes_with_it() async throws {
         let server = try await EngineServer()
         defer { Task { await server.stop() } }

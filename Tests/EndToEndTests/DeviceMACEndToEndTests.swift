@@ -88,7 +88,8 @@ import Testing
             clients = ["02:5C:00:00:77:0A"]
             """)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port],
-                                  extra: ["--config", config, "--listen", "\(subnet).1:\(port)", "--listen", "[\(kid.v6Prefix)::1]:\(port)"])
+                                  extra: ["--config", config, "--listen", "\(subnet).1:\(port)", "--listen", "[\(kid.v6Prefix)::1]:\(port)",
+                                          "--web-listen", "\(subnet).1:0"])
         let blocked = try server.cli(["block", "instagram", "--profile", "kids"])
         #expect(blocked.exitCode == 0, "\(blocked)")
 
@@ -107,6 +108,11 @@ import Testing
         }
         #expect(try kid.shortA("host.test", port: port) == "10.0.0.7")
         #expect(try kid.shortA("host.test", port: port, v6: true) == "10.0.0.7")
+        // The household page knows the device as DNS does (issue 13): by its MAC, at its new address.
+        let web = try server.child.waitForLine { $0.hasPrefix("listening web \(subnet).1:") }
+        let webPort = try #require(web.split(separator: ":").last.flatMap { Int($0) })
+        let page = try run("/usr/sbin/ip", ["netns", "exec", kid.name, "/usr/bin/curl", "-s", "--max-time", "5", "http://\(subnet).1:\(webPort)/"])
+        #expect(page.contains("Profile kids") && page.contains("id=\"entry-instagram\" data-state=\"blocked\""), "\(page)")
     }
 
     @Test func a_reload_that_names_a_locked_devices_mac_in_another_profile_waits_for_the_lock() throws {

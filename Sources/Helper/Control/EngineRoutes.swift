@@ -23,8 +23,8 @@ import ScrollOffCore
 /// | alternatives add / list | POST /v1/alternatives, GET /v1/alternatives |
 /// | stats | GET /v1/stats?period=day|week|month|year |
 /// | events | GET /v1/events[?since=RFC3339] |
-/// | export --csv | GET /v1/export (text/csv) |
-/// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles |
+/// | export --csv | GET /v1/export (text/csv), the profiles the caller may view |
+/// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles (the profiles the caller may view) |
 ///
 /// What each does to the profile (`ProfileAction`, issue 13): GETs view; use, peek, token, stop,
 /// exercises, plans, alternatives and focus (which only tightens) spend, so members may; block,
@@ -45,9 +45,16 @@ enum EngineRoutes {
         }
         addSchedules(to: &router, engine: engine)
         addCredit(to: &router, engine: engine)
-        addInsights(to: &router, engine: engine)
-        EventLogRoutes.add(to: &router, engine: engine)
-        router.add(ControlEndpoints.profiles) { _ in .ok(await profiles(engine)) }
+        addInsights(to: &router, engine: engine, authorizer: authorizer)
+        EventLogRoutes.add(to: &router, engine: engine, authorizer: authorizer)
+        // The profiles the caller may view, with their clients: a member does not learn the other
+        // profiles' devices (issue 13); root and the helper's user see them all.
+        router.add(ControlEndpoints.profiles) { r in
+            let visible = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
+            var answer = await profiles(engine)
+            answer.profiles.removeAll { !visible.contains($0.name) }
+            return .ok(answer)
+        }
         // Creating a profile or moving clients between profiles decides which rules a device
         // follows, so it is the administrator's call, not a group member's (SPEC §9, §11).
         router.add(ControlEndpoints.addProfile, admit: { r throws(ControlFailure) in
@@ -117,7 +124,7 @@ enum EngineRoutes {
         }
     }
 
-    static func addInsights(to router: inout ControlRouter, engine: HelperEngine) {
+    static func addInsights(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
         router.add(ControlEndpoints.addPlan, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
         }
@@ -159,9 +166,12 @@ enum EngineRoutes {
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in EventsResponse(events: try await engine.events(since: since, profile: r.profile), now: engine.box.enforcement.now()) }
         }
-        router.add(ControlEndpoints.export) { _ in
+        // Every profile the caller may view, not only `?profile=` (issue 13: a member's export
+        // holds their own profile's rows, never another's).
+        router.add(ControlEndpoints.export) { r in
+            let profiles = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
             let csv: String
-            do throws(EngineError) { csv = try await engine.exportCSV() } catch { throw ControlFailure(error) }
+            do throws(EngineError) { csv = try await engine.exportCSV(profiles: profiles) } catch { throw ControlFailure(error) }
             // The export can be large; it goes out as one chunked text/csv body (SPEC §12).
             return .stream(status: .ok, contentType: "text/csv; charset=utf-8") { writer in
                 try await writer.writeBytes(Data(csv.utf8))

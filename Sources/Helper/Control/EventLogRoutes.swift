@@ -5,9 +5,11 @@ import ScrollOffCore
 /// Issue 16's endpoint: `GET /v1/export/rows`, the export as typed JSON rows
 /// (`scrolloff export --json`); the CSV stays at `GET /v1/export`.
 enum EventLogRoutes {
-    static func add(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(ControlEndpoints.exportRows) { _ in
-            try await engineAnswer(engine) { () async throws(EngineError) in ExportRowsResponse(rows: try await engine.exportRows()) }
+    static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
+        // The rows of every profile the caller may view, as the CSV (issue 13).
+        router.add(ControlEndpoints.exportRows) { r in
+            let profiles = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
+            return try await engineAnswer(engine) { () async throws(EngineError) in ExportRowsResponse(rows: try await engine.exportRows(profiles: profiles)) }
         }
     }
 }

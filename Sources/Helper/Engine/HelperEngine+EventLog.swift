@@ -390,10 +390,10 @@ extension HelperEngine {
 
     /// `scrolloff export --json` (issue 16): every ledger row and event still kept, typed, the
     /// same rows as the CSV.
-    public func exportRows() throws(EngineError) -> [ExportRowReport] {
+    public func exportRows(profiles: Set<String>? = nil) throws(EngineError) -> [ExportRowReport] {
         try flushUrges()
         let rows: [ExportRow]
-        do { rows = try store.exportRows() } catch { throw EngineError(error) }
+        do { rows = try store.exportRows(profiles: profiles) } catch { throw EngineError(error) }
         return rows.map { r in
             ExportRowReport(record: r.record.rawValue, id: r.id, time: r.timeUTC, timeMs: r.time.millisecondsSince1970, profile: r.profile,
                             reason: r.record == .ledger ? r.what : nil, kind: r.record == .event ? r.what : nil,

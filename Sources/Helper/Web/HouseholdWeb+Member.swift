@@ -93,23 +93,39 @@ extension HouseholdWeb {
         enum Action: String, Sendable { case peek, use, token }
         var action: Action
         var entry: String
+        /// `use --for`: nil opens it until the person stops or the credit runs out, as `scrolloff use` without `--for`.
         var minutes: Int?
+        /// `--task` (SPEC §5): what the bypass is for, shown while it runs.
+        var task: String?
 
-        init(_ values: (String) -> String?) throws {
+        /// The longest task the page takes; the CLI's is bound only by the socket's body limit.
+        static let maxTask = 200
+
+        init(_ read: (String) -> String?) throws {
+            // A query's empty field is "" where a form's is nil: both mean "not given".
+            func values(_ name: String) -> String? {
+                read(name).flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
+            }
             guard let word = values("action"), let action = Action(rawValue: word) else {
                 throw WebFailure(.badRequest, "Choose peek, use or token.")
             }
             guard let entry = values("entry"), entry.count <= 253 else { throw WebFailure(.badRequest, "Name the entry, such as instagram.") }
             self.action = action
             self.entry = entry
-            if action == .use {
-                guard let text = values("minutes"), let m = Int(text), (1...24 * 60).contains(m) else {
-                    throw WebFailure(.badRequest, "Say how many minutes, 1 to 1440.")
+            if action == .use, let text = values("minutes") {
+                guard let m = Int(text), (1...24 * 60).contains(m) else {
+                    throw WebFailure(.badRequest, "Say how many minutes, 1 to 1440, or leave it empty to use your credit until you stop.")
                 }
                 minutes = m
             }
+            if let task = values("task") {
+                guard task.count <= Self.maxTask else { throw WebFailure(.badRequest, "Say what it is for in at most \(Self.maxTask) characters.") }
+                self.task = task
+            }
         }
 
+        /// The hidden fields that carry the ask from the moment to the exercise and the bypass;
+        /// the task is typed in a visible field of the form that opens the entry.
         var fields: [[String: String]] {
             var out = [["name": "action", "value": action.rawValue], ["name": "entry", "value": entry]]
             if let minutes { out.append(["name": "minutes", "value": "\(minutes)"]) }
@@ -123,7 +139,7 @@ extension HouseholdWeb {
         var verb: String {
             switch action {
             case .peek: "peek at \(entry)"
-            case .use: "open \(entry) for \(minutes ?? 0) min"
+            case .use: minutes.map { "open \(entry) for \($0) min" } ?? "open \(entry) until you stop"
             case .token: "use a token for \(entry)"
             }
         }
@@ -151,6 +167,7 @@ extension HouseholdWeb {
         view["query"] = ask.query
         view["verb"] = ask.verb
         view["verbTitle"] = ask.verb.prefix(1).uppercased() + ask.verb.dropFirst()
+        view["maxTask"] = "\(BypassAsk.maxTask)"
         view["exerciseTitle"] = exercise.title
         view["exerciseMinutes"] = "\(max(1, exercise.duration.milliseconds / 60_000))"
         view["seconds"] = "\(exercise.duration.milliseconds / 1000)"
@@ -163,7 +180,8 @@ extension HouseholdWeb {
                 ? "A free 60-second peek. \(preview.peeksLeftToday) left today."
                 : "This peek costs \(TimeWords.span(seconds: preview.costSeconds ?? 60)) of credit. \(preview.peeksLeftToday) left today."
         case .use:
-            view["what"] = "Up to \(ask.minutes ?? 0) min of your credit, paid by the second; stop whenever you are done."
+            view["what"] = ask.minutes.map { "Up to \($0) min of your credit, paid by the second; stop whenever you are done." }
+                ?? "Your credit, paid by the second, until you stop or it runs out."
         case .token:
             view["what"] = "An emergency token opens it for 10 minutes. \(preview.tokensLeftMonth) left this month."
         }
@@ -206,9 +224,9 @@ extension HouseholdWeb {
             }
             let result: GrantResult
             switch ask.action {
-            case .peek: result = try await engine.peek(ask.entry, profile: profile)
-            case .token: result = try await engine.token(ask.entry, profile: profile)
-            case .use: result = try await engine.use(ask.entry, for: .seconds(Int64(ask.minutes ?? 1) * 60), profile: profile)
+            case .peek: result = try await engine.peek(ask.entry, task: ask.task, profile: profile)
+            case .token: result = try await engine.token(ask.entry, task: ask.task, profile: profile)
+            case .use: result = try await engine.use(ask.entry, for: ask.minutes.map { Span.seconds(Int64($0) * 60) }, task: ask.task, profile: profile)
             }
             let grant = result.grant
             await sessions.setFlash(session.id, "\(grant.entry) is open until \(TimeWords.until(grant.end, now: grant.start)). "

@@ -1,5 +1,6 @@
 import ControlAPI
 import Foundation
+import HTTPTypes
 import Hummingbird
 import ScrollOffCore
 
@@ -13,13 +14,15 @@ import ScrollOffCore
 /// | status, wallet (balance, next credit) | this device | GET / |
 /// | use, peek, token, stop (with the exercise) | this device, the moment | POST /bypass, POST /stop |
 /// | ask | this device | POST /ask |
-/// | stats (day, week, month), events, wallet's batches, schedule list, services | history | GET /history |
-/// | plan list / add / archive | plans | GET /plans, POST /plans, POST /plans/archive |
+/// | stats (day, week, month), events [--since], wallet's batches, schedule list, services | history | GET /history[?days=7|30|90] |
+/// | export --csv (this profile's rows) | history | GET /export.csv |
+/// | plan list [--all] / add / archive | plans | GET /plans, POST /plans, POST /plans/archive |
 /// | alternatives list / add | plans | GET /plans, POST /alternatives |
 /// | focus (only tightens) | plans | POST /focus |
 extension HouseholdWeb {
     func addOwn(to router: Router<WebContext>) {
         router.get("/history") { request, context in try await historyPage(request, context) }
+        router.get("/export.csv") { request, context in try await exportCSV(request, context) }
         router.get("/plans") { request, context in try await plansPage(request, context) }
         router.post("/plans") { request, context in try await addPlan(request, context) }
         router.post("/plans/archive") { request, context in try await archivePlan(request, context) }
@@ -27,8 +30,12 @@ extension HouseholdWeb {
         router.post("/focus") { request, context in try await focus(request, context) }
     }
 
-    /// How far back the history page's events go; `scrolloff events` reads all 90 days.
+    /// How far back the history page's events go by default, and the spans it offers (`scrolloff
+    /// events --since`); 90 days is all the events the helper keeps (SPEC §12).
     static let historyDays: Int64 = 7
+    static let historySpans: [Int64] = [7, 30, 90]
+    /// The most events the page lists; the export has them all.
+    static let historyEventLimit = 500
 
     /// `scrolloff stats`, `events`, `wallet` (its batches), `schedule list` and `services` for this
     /// device's profile.
@@ -37,6 +44,8 @@ extension HouseholdWeb {
         try memberMay(.view)
         let profile = deviceProfile(context)
         let now = await engine.trustedNow()
+        let days = request.uri.queryParameters.get("days").flatMap { Int64($0) }.flatMap { Self.historySpans.contains($0) ? $0 : nil }
+            ?? Self.historyDays
         var view = await base(session, title: "History")
         do {
             let periods: [(String, StatsPeriod)] = [("Today", .day), ("Last 7 days", .week), ("Last 30 days", .month)]
@@ -67,15 +76,33 @@ extension HouseholdWeb {
             view["services"] = try await engine.services(profile: profile).map { s -> [String: Any] in
                 ["id": s.id, "name": s.name, "category": s.category, "state": s.state]
             }
-            view["events"] = try await engine.events(since: now - .hours(24 * Self.historyDays), profile: profile).reversed()
-                .prefix(200).map { e -> [String: Any] in
+            view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).reversed()
+                .prefix(Self.historyEventLimit).map { e -> [String: Any] in
                     ["time": TimeWords.clock(e.time, now: now), "kind": e.kind, "message": e.message ?? e.kind]
                 }
         } catch {
             return await failurePage(error, session: session, cookie: cookie, back: "/")
         }
-        view["days"] = "\(Self.historyDays)"
+        view["days"] = "\(days)"
+        view["spans"] = Self.historySpans.map { ["days": "\($0)", "current": $0 == days] }
         return WebResponses.html(.ok, WebTemplates.render("history", view), cookie: cookie)
+    }
+
+    /// `scrolloff export --csv` for the device's profile only: its ledger rows and events, the
+    /// same columns and rows as the CLI's (one store function), never another profile's.
+    func exportCSV(_ request: Request, _ context: WebContext) async throws -> Response {
+        let (session, cookie) = await session(request)
+        try memberMay(.view)
+        let profile = deviceProfile(context)
+        let csv: String
+        do { csv = try await engine.exportCSV(profiles: [profile]) } catch {
+            return await failurePage(error, session: session, cookie: cookie, back: "/history")
+        }
+        var headers = WebResponses.securityHeaders
+        headers[.contentType] = "text/csv; charset=utf-8"
+        headers[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"scrolloff-\(profile).csv\""
+        if let cookie { headers[.setCookie] = cookie }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: csv)))
     }
 
     /// `scrolloff plan list` and `alternatives list`, with the forms of `plan add`, `plan archive`,
@@ -85,9 +112,13 @@ extension HouseholdWeb {
         try memberMay(.view)
         let profile = deviceProfile(context)
         var view = await base(session, title: "Plans")
-        view["plans"] = await engine.planList(profile: profile).map { p -> [String: Any] in
-            ["id": "\(p.id)", "when": p.when, "then": p.then, "shown": p.shownCount == 1 ? "shown once" : "shown \(p.shownCount) times"]
+        let plans = await engine.planList(includeArchived: true, profile: profile).map { p -> ([String: Any], archived: Bool) in
+            (["id": "\(p.id)", "when": p.when, "then": p.then, "shown": p.shownCount == 1 ? "shown once" : "shown \(p.shownCount) times"], p.archived)
         }
+        view["plans"] = plans.filter { !$0.archived }.map { $0.0 }
+        // `scrolloff plan list --all`: archived plans stay readable.
+        view["archived"] = plans.filter { $0.archived }.map { $0.0 }
+        view["hasArchived"] = plans.contains { $0.archived }
         view["alternatives"] = await engine.alternativeList(profile: profile).map { ["text": $0.text] }
         return WebResponses.html(.ok, WebTemplates.render("plans", view), cookie: cookie)
     }

@@ -59,7 +59,7 @@ extension HouseholdWeb {
         let entries = (form["entries"] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         let reason = form["reason"].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         let body = ScheduleRequest(name: name, from: from, to: to, days: form["days"] ?? "daily", curfew: form["curfew"] == "on",
-                                   entries: entries, reason: reason)
+                                   strict: form["strict"] == "on", entries: entries, reason: reason)
         do {
             let added = try await engine.addSchedule(body, profile: profile)
             await sessions.setFlash(session.id, "\(profile): schedule “\(added.name)” blocks \(added.entries.joined(separator: ", ")) \(added.from)–\(added.to) \(added.daysText).")

@@ -13,6 +13,9 @@ import ScrollOffCore
 /// | owner: approve or decline a request | POST /owner/requests |
 /// | owner: grant or take minutes | POST /owner/adjust |
 extension HouseholdWeb {
+    /// The most a form may ask for or grant at once: a day, as `scrolloff ask` and `adjust` allow.
+    static let maxMinutes: Int64 = 24 * 60
+
     func addHousehold(to router: Router<WebContext>) {
         router.post("/ask") { request, context in try await ask(request, context) }
         router.post("/owner/requests") { request, context in try await answer(request, context) }
@@ -54,8 +57,10 @@ extension HouseholdWeb {
         let (session, form) = try await checkedPost(request, context)
         try memberMay(.ask)
         let profile = deviceProfile(context)
-        guard let text = form["minutes"], let minutes = Int64(text), minutes > 0 else {
-            throw WebFailure(.badRequest, "Say how many minutes you would like, such as 15.")
+        // Bounded before `* 60`: a huge number would overflow and trap the helper; the engine
+        // then applies the request's own rule (1 min to 24 h).
+        guard let text = form["minutes"], let minutes = Int64(text), (1...Self.maxMinutes).contains(minutes) else {
+            throw WebFailure(.badRequest, "Say how many minutes you would like, 1 to \(Self.maxMinutes), such as 15.")
         }
         do {
             let asked = try await engine.requestTime(profile: profile, seconds: minutes * 60, note: form["note"] ?? "")
@@ -91,8 +96,8 @@ extension HouseholdWeb {
         let (session, form) = try await checkedPost(request, context)
         let owner = try owner(of: session)
         let profile = try await authorized(owner, form["profile"], .grant)
-        guard let text = form["minutes"], let minutes = Int64(text), minutes > 0 else {
-            throw WebFailure(.badRequest, "Say how many minutes, such as 15.")
+        guard let text = form["minutes"], let minutes = Int64(text), (1...Self.maxMinutes).contains(minutes) else {
+            throw WebFailure(.badRequest, "Say how many minutes, 1 to \(Self.maxMinutes), such as 15.")
         }
         let seconds = (form["sign"] == "-" ? -1 : 1) * minutes * 60
         do {

@@ -15,6 +15,7 @@ extension WebTemplates {
 <ul>{{#services}}<li class="service" data-id="{{id}}">{{name}} <span class="muted">· {{category}}</span> · <span class="state {{state}}">{{state}}</span></li>
 {{/services}}</ul></details>
 <h2>The last {{days}} days</h2>
+<p class="row">{{#spans}}{{#current}}<strong>{{days}} days</strong>{{/current}}{{^current}}<a href="/history?days={{days}}">{{days}} days</a>{{/current}} {{/spans}}· <a href="/export.csv" download>Download all as CSV</a></p>
 {{^events}}<p class="muted">Nothing happened yet.</p>{{/events}}
 <ul>{{#events}}<li class="event" data-kind="{{kind}}"><span class="muted">{{time}}</span> {{message}}</li>{{/events}}</ul>
 {{/body}}{{/layout}}
@@ -26,6 +27,7 @@ extension WebTemplates {
 <p class="muted">Shown before any bypass: what you will do instead.</p>
 {{#plans}}<div class="card plan" data-id="{{id}}"><strong>When {{when}}</strong>, I will {{then}} <span class="muted">· {{shown}}</span>
 <form method="post" action="/plans/archive" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="id" value="{{id}}"><button class="quiet" type="submit">Archive</button></form></div>{{/plans}}
+{{#hasArchived}}<details><summary>Archived plans</summary><ul>{{/hasArchived}}{{#archived}}<li class="plan archived" data-id="{{id}}">When {{when}}, I will {{then}} <span class="muted">· {{shown}}</span></li>{{/archived}}{{#hasArchived}}</ul></details>{{/hasArchived}}
 <form method="post" action="/plans" class="card"><input type="hidden" name="csrf" value="{{csrf}}">
 <label>When… <input type="text" name="when" placeholder="I'm bored after dinner" maxlength="200" required></label>
 <label>I will… <input type="text" name="then" placeholder="take the dog out" maxlength="200" required></label>

@@ -90,7 +90,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 {{#reason}}<div class="reason">“{{reason}}”</div>{{/reason}}
 {{#bypassable}}<div class="row">
 <a class="button" href="/moment?action=peek&amp;entry={{id}}">Peek</a>
-<form method="get" action="/moment" class="row"><input type="hidden" name="action" value="use"><input type="hidden" name="entry" value="{{id}}"><input type="number" name="minutes" min="1" max="240" value="10" aria-label="minutes"><button class="quiet" type="submit">Use minutes</button></form>
+<form method="get" action="/moment" class="row"><input type="hidden" name="action" value="use"><input type="hidden" name="entry" value="{{id}}"><input type="number" name="minutes" min="1" max="1440" value="10" aria-label="minutes (empty: until you stop)"><button class="quiet" type="submit">Use minutes</button></form>
 <a class="button quiet" href="/moment?action=token&amp;entry={{id}}">Token</a>
 </div>{{/bypassable}}</div>{{/entries}}
 <h2>How it is going</h2>
@@ -100,7 +100,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 {{#asking}}<h2>Ask for time</h2>
 {{#requests}}<div class="card request" data-status="{{status}}">{{minutes}} min{{#note}} · “{{note}}”{{/note}} · <strong>{{statusWords}}</strong>{{#answerNote}} · “{{answerNote}}”{{/answerNote}}</div>{{/requests}}
 <form method="post" action="/ask" class="card"><input type="hidden" name="csrf" value="{{csrf}}">
-<label>Minutes <input type="number" name="minutes" min="1" max="240" value="15"></label>
+<label>Minutes <input type="number" name="minutes" min="1" max="1440" value="15"></label>
 <label>Note for an owner <input type="text" name="note" maxlength="200" placeholder="what it is for" required></label>
 <button type="submit">Ask</button></form>
 {{/asking}}
@@ -111,13 +111,13 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 {{<layout}}{{$body}}
 <h1>Before you open {{entry}}</h1>
 {{#plan}}<div class="card"><strong>Your plan:</strong> when {{when}}, I will {{then}}.</div>{{/plan}}
-{{^plan}}<div class="card muted">No plan yet. Owners and you can add one with <code>scrolloff plan add</code>.</div>{{/plan}}
+{{^plan}}<div class="card muted">No plan yet. Add one on <a href="/plans">Plans</a>: what you will do instead, shown here next time.</div>{{/plan}}
 {{#hasAlternatives}}<div class="card"><strong>Instead, you could:</strong><ul>{{#alternatives}}<li>{{.}}</li>{{/alternatives}}</ul></div>{{/hasAlternatives}}
 <p>{{what}}</p>
 {{#offerExercise}}<div class="card"><strong>Try this first:</strong> {{exerciseTitle}} ({{exerciseMinutes}} min). It is optional.
 <div class="row"><a class="button" href="/exercise?{{query}}">Start the exercise</a>
-<form method="post" action="/bypass"><input type="hidden" name="csrf" value="{{csrf}}">{{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}<input type="hidden" name="outcome" value="skipped"><button class="quiet" type="submit">Skip it and {{verb}}</button></form></div></div>{{/offerExercise}}
-{{^offerExercise}}<form method="post" action="/bypass" class="row"><input type="hidden" name="csrf" value="{{csrf}}">{{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}<button type="submit">{{verbTitle}}</button></form>{{/offerExercise}}
+<form method="post" action="/bypass" class="row"><input type="hidden" name="csrf" value="{{csrf}}">{{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}<input type="hidden" name="outcome" value="skipped"><label>What for? <input type="text" name="task" maxlength="{{maxTask}}" placeholder="optional, e.g. reply to Sam"></label><button class="quiet" type="submit">Skip it and {{verb}}</button></form></div></div>{{/offerExercise}}
+{{^offerExercise}}<form method="post" action="/bypass" class="row"><input type="hidden" name="csrf" value="{{csrf}}">{{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}<label>What for? <input type="text" name="task" maxlength="{{maxTask}}" placeholder="optional, e.g. reply to Sam"></label><button type="submit">{{verbTitle}}</button></form>{{/offerExercise}}
 <p><a href="/">Not now</a></p>
 {{/body}}{{/layout}}
 """#
@@ -131,6 +131,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 <form method="post" action="/bypass" class="card"><input type="hidden" name="csrf" value="{{csrf}}">{{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}
 <input type="hidden" name="outcome" id="outcome" value="completed">
 <p id="done">Still want to {{verb}}?</p>
+<label>What for? <input type="text" name="task" maxlength="{{maxTask}}" placeholder="optional, e.g. reply to Sam"></label>
 <div class="row"><button type="submit" name="go" value="yes" id="go">Yes, {{verb}}</button><button class="quiet" type="submit" name="avoid" value="yes" id="avoid">No, I'll leave it</button></div></form>
 <script>
 (function(){var el=document.getElementById('left'),total=+el.dataset.seconds,left=total,steps=document.querySelectorAll('#steps li'),out=document.getElementById('outcome'),done=document.getElementById('done');
@@ -177,11 +178,11 @@ function tick(){show();if(left<=0){out.value='completed';done.hidden=false;retur
 <ul class="schedules">{{#schedules}}<li class="schedule" data-name="{{name}}"><strong>{{name}}</strong> · {{kind}} {{from}}–{{to}} {{days}} · {{entries}}{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}{{#locked}} · <span class="muted">{{locked}}</span>{{/locked}}
 <form method="post" action="/owner/schedules/remove" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{profile}}"><input type="hidden" name="name" value="{{name}}"><button class="quiet" type="submit">Remove</button></form></li>{{/schedules}}</ul>
 <form method="post" action="/owner/schedules" class="row schedule"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
-<input type="text" name="name" placeholder="schedule, e.g. evenings" required><input type="time" name="from" required>–<input type="time" name="to" required><select name="days"><option>daily</option><option>weekdays</option><option>weekends</option></select>
-<input type="text" name="entries" placeholder="entries, e.g. tiktok,instagram"><label style="display:inline"><input type="checkbox" name="curfew"> curfew</label><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Add schedule</button></form>
+<input type="text" name="name" placeholder="schedule, e.g. evenings" required><input type="time" name="from" required>–<input type="time" name="to" required><input type="text" name="days" list="days-{{name}}" value="daily" size="10" aria-label="days: daily, weekdays, weekends or mon,tue,…"><datalist id="days-{{name}}"><option value="daily"><option value="weekdays"><option value="weekends"></datalist>
+<input type="text" name="entries" placeholder="entries, e.g. tiktok,instagram"><label style="display:inline"><input type="checkbox" name="curfew"> curfew</label><label style="display:inline"><input type="checkbox" name="strict"> strict (all but the allow list)</label><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Add schedule</button></form>
 {{#charts}}<h3>This week</h3>{{>charts}}{{/charts}}
 {{#adjusting}}<form method="post" action="/owner/adjust" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
-<select name="sign"><option value="+">Grant</option><option value="-">Take</option></select><input type="number" name="minutes" min="1" max="600" value="15"> min
+<select name="sign"><option value="+">Grant</option><option value="-">Take</option></select><input type="number" name="minutes" min="1" max="1440" value="15"> min
 <input type="text" name="note" placeholder="note" maxlength="200" required><button type="submit">Apply</button></form>{{/adjusting}}
 </section>{{/profiles}}
 {{/body}}{{/layout}}
