@@ -324,12 +324,16 @@ public struct HourRange: Hashable, Sendable, Codable {
         self.urges = urges
     }
 
-    /// The two neighbouring hours (wrapping at midnight) with the most urges; the earliest start on a tie.
+    /// The two neighbouring hours (wrapping at midnight) with the most urges. On a tie the stretch
+    /// that starts at the busier hour wins, then the earliest: urges only at 6 h read "6–8 h", not
+    /// "5–7 h", which would name an hour with none as where they start.
     static func peak(of hours: [Int]) -> HourRange? {
         var best: HourRange?
         for h in 0..<24 {
             let n = hours[h] + hours[(h + 1) % 24]
-            if n > 0, n > (best?.urges ?? 0) { best = HourRange(start: h, end: (h + 2) % 24 == 0 ? 24 : (h + 2) % 24, urges: n) }
+            guard n > 0 else { continue }
+            if let b = best, n < b.urges || (n == b.urges && hours[h] <= hours[b.start]) { continue }
+            best = HourRange(start: h, end: (h + 2) % 24 == 0 ? 24 : (h + 2) % 24, urges: n)
         }
         return best
     }
