@@ -134,7 +134,10 @@ public enum InsightSentences {
     public static func summary(_ r: StatsReport) -> [String] {
         var out: [String] = []
         let period = r.period.words
-        if r.urges > 0 {
+        if r.urges > 0, r.urgesResisted == 0 {
+            // "You resisted 0 of 5" would be a score of nothing: say what was noticed, and what helps.
+            out.append("You noticed \(r.urges) \(r.urges == 1 ? "urge" : "urges") \(period) — each one is a chance to try your plan.")
+        } else if r.urges > 0 {
             var s = "You resisted \(r.urgesResisted) of \(r.urges) \(r.urges == 1 ? "urge" : "urges") \(period)"
             if let c = r.change, c.previousUrges > 0 {
                 if c.resistedDelta > 0 { s += " — \(c.resistedDelta) more than \(r.period.previousWords)" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ScrollOffCore
 
 /// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7, issue 16): a compact dashboard, the
 /// numbers first, then sparklines and the hour heatmap. Every figure comes from the helper's one
@@ -44,28 +45,43 @@ enum StatsDashboard {
         line(Terminal.dim(String(repeating: " ", count: 11) + "\(s.trend.first?.day ?? "") → \(s.trend.last?.day ?? ""), \(unit)"))
         row("Credit", "earned \(TimeWords.balance(seconds: s.earnedSeconds)) · spent \(TimeWords.balance(seconds: s.spentSeconds)) · "
             + "\(Plural.count(s.peeks, "peek")) · \(Plural.count(s.tokens, "token")) · \(Plural.count(s.exercises, "exercise")) done")
-        if let c = s.change, s.period != .day || c.previousUrges > 0 {
-            row("Change", "vs \(s.period.previousWords): urges \(percent(c.urgesPercent)) · resisted \(percent(c.resistedPercent))"
-                + " · protected \(percent(c.protectedPercent))")
+        // The period against the one before, then always the last 7 and 30 days against the ones
+        // before them (issue 16: week-over-week and month-over-month), without saying one twice.
+        var changes: [String] = []
+        if let c = s.change, s.period == .year || (s.period == .day && c.previousUrges > 0) {
+            changes.append(change(c, against: s.period.previousWords))
         }
+        changes.append(change(s.weekOverWeek, against: StatsPeriod.week.previousWords))
+        changes.append(change(s.monthOverMonth, against: StatsPeriod.month.previousWords))
+        for (i, text) in changes.enumerated() { row(i == 0 ? "Change" : "", text) }
         row("Hours", Sparkline.line(s.heatmap) + (s.peakHours.map { "  most urges \($0.start)–\($0.end) h" } ?? "  no urges"))
         line(String(repeating: " ", count: 11) + Terminal.dim(Sparkline.hourAxis))
         if !s.topEntries.isEmpty {
             row("Top", s.topEntries.map { "\($0.entry) \($0.urges)" }.joined(separator: " · "))
         }
-        if let strong = s.strongestWeekday {
-            row("Weekdays", "strongest \(strong)" + (s.toughestWeekday.map { " · most urges on \($0)" } ?? ""))
-        }
+        let weekdays = [s.strongestWeekday.map { "strongest \($0)" }, s.toughestWeekday.map { "most urges on \($0)" }].compactMap { $0 }
+        if !weekdays.isEmpty { row("Weekdays", weekdays.joined(separator: " · ")) }
         var bests: [String] = []
         if let day = s.bests.mostResistedDay { bests.append("\(s.bests.mostResisted) resisted on \(day)") }
         if let day = s.bests.mostProtectedDay { bests.append("\(TimeWords.span(seconds: s.bests.mostProtectedSeconds)) protected on \(day)") }
         if s.bests.longestStreakDays > 0 { bests.append("longest streak \(Plural.count(s.bests.longestStreakDays, "day"))") }
         if !bests.isEmpty { row("Bests", bests.joined(separator: " · ")) }
         row("Streak", Plural.count(s.streakDays, "day"))
+        // Everything the books hold, rolled-up days included (SPEC §12).
+        let l = s.lifetime
+        row("Lifetime", "\(l.resisted) of \(l.urges) resisted" + (l.resistedPercent.map { " (\($0)%)" } ?? "")
+            + " · protected \(TimeWords.span(seconds: l.protectedSeconds)) · time spent \(TimeWords.span(seconds: l.openSeconds))")
+        row("", "earned \(TimeWords.balance(seconds: l.earnedSeconds)) · spent \(TimeWords.balance(seconds: l.spentSeconds)) · "
+            + "\(Plural.count(l.peeks, "peek")) · \(Plural.count(l.tokens, "token")) · \(Plural.count(l.exercises, "exercise")) done")
         // Milestones reached within the period; older ones stay in `--json` and `events`.
         for m in s.milestones where m.reachedOn >= s.firstDay { row("Milestone", Terminal.green(m.message)) }
         for note in s.notes { line(Terminal.dim(note)) }
         return out
+    }
+
+    /// "vs last week: urges +5% · resisted +5% · protected ±0%".
+    static func change(_ c: InsightChange, against words: String) -> String {
+        "vs \(words): urges \(percent(c.urgesPercent)) · resisted \(percent(c.resistedPercent)) · protected \(percent(c.protectedPercent))"
     }
 
     /// "+13%", "−5%", "—" when there is nothing to compare with.

@@ -42,6 +42,11 @@ struct StatsDashboardTests {
         "▁▁▁▁▁▁▁▁█▅▁▁▁▁▁▁▁▁▁▁▁█▅▁  most urges 8–10 h",
         "instagram 4 · reddit 1 · tiktok 1",
         "0     6     12    18   23",
+        // Week-over-week and month-over-month: nothing was recorded before, so no percentage.
+        "vs last week: urges — · resisted — · protected —",
+        "vs last month: urges — · resisted — · protected —",
+        // Lifetime: every day the books hold (here the same two days).
+        "5 of 6 resisted (83%) · protected ",
     ]
 
     @Test func week_dashboard_on_a_terminal_has_colour_sparklines_heatmap_and_sentences() async throws {
@@ -66,6 +71,64 @@ struct StatsDashboardTests {
         for line in Self.expectedLines { #expect(piped.stdout.contains(line)) }
     }
 
+    /// A digest as the helper's Sunday 19:00 timer writes it: the week Monday 11-09 to Sunday 11-15,
+    /// 4 urges on Thursday 11-12 (3 resisted) and 2 on Saturday 11-14 (both resisted).
+    static func seedDigest(_ server: EngineServer) throws {
+        let utc = try #require(LocalCalendar(identifier: "UTC"))
+        var thursday = InsightDay(day: LocalCalendar.Day(year: 2026, month: 11, day: 12))
+        thursday.urges = 4
+        thursday.resisted = 3
+        thursday.hourUrges[21] = 4
+        thursday.entryUrges = ["instagram": 4]
+        thursday.entryResisted = ["instagram": 3]
+        var saturday = InsightDay(day: LocalCalendar.Day(year: 2026, month: 11, day: 14))
+        saturday.urges = 2
+        saturday.resisted = 2
+        saturday.hourUrges[22] = 2
+        saturday.entryUrges = ["tiktok": 2]
+        saturday.entryResisted = ["tiktok": 2]
+        let sunday = LocalCalendar.Day(year: 2026, month: 11, day: 15)
+        let week = StatsReport(profile: "default", period: .week,
+                               insights: Insights(days: [thursday, saturday], today: sunday, periodDays: 7, calendar: utc),
+                               calendar: utc, notes: [])
+        let store = try Store(directory: server.directory + "/state")
+        let written = try store.recordOnce(key: WeeklyDigest.key(weekEnding: sunday),
+                                           event: StoredEvent(profile: "default", time: utc.instant(of: sunday, hour: 19), kind: .weeklyDigest,
+                                                              payload: String(decoding: ControlJSON.encode(week), as: UTF8.self)))
+        #expect(written)
+    }
+
+    static let digestLines = [
+        "Your week · 2026-11-09 to 2026-11-15",
+        "You resisted 5 of 6 urges this week.",
+        "▁▁▁█▁▅▁  5 of 6 resisted (83%)",
+        "most urges 21–23 h",
+        "instagram 4 · tiktok 2",
+        "Next digest: Sun 19:00.",
+    ]
+
+    @Test func digest_on_a_terminal_shows_last_sundays_week_with_and_without_colour() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        try Self.seedDigest(server)
+        let coloured = try await onTerminal(server, ["digest"], noColor: false)
+        #expect(coloured.status == 0, "\(coloured)")
+        #expect(coloured.stdout.contains("\u{1B}["), "a terminal without NO_COLOR gets colour")
+        let plain = coloured.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+        for line in Self.digestLines { #expect(plain.contains(line), "\(line) in \(plain)") }
+
+        let noColor = try await onTerminal(server, ["digest"], noColor: true)
+        #expect(noColor.status == 0, "\(noColor)")
+        #expect(!noColor.stdout.contains("\u{1B}"), "\(noColor.stdout)")
+        for line in Self.digestLines { #expect(noColor.stdout.contains(line), "\(line) in \(noColor.stdout)") }
+
+        let json = try await server.json(["digest"])
+        let digest = try #require(json["digest"] as? [String: Any])
+        #expect(digest["first_day"] as? String == "2026-11-09" && digest["last_day"] as? String == "2026-11-15")
+        #expect(digest["urges"] as? Int == 6 && digest["urges_resisted"] as? Int == 5)
+        #expect(json["written_at"] as? String == "2026-11-15T19:00:00Z" && json["next_at"] as? String == "2026-11-22T19:00:00Z")
+    }
+
     @Test func stats_json_has_every_figure() async throws {
         let server = try await EngineServer()
         defer { Task { await server.stop() } }
@@ -80,6 +143,10 @@ struct StatsDashboardTests {
         #expect(week["strongest_weekday"] as? String == "Wednesday" && week["toughest_weekday"] as? String == "Tuesday")
         #expect(Set(week.keys).isSuperset(of: ["week_over_week", "month_over_month", "lifetime", "bests", "milestones", "summary",
                                                "exercises", "open_seconds", "peeks", "tokens", "streak_days", "previous"]))
+        // The resisted share of every sum, lifetime included; none where there were no urges.
+        #expect((week["lifetime"] as? [String: Any])?["resisted_percent"] as? Int == 83)
+        #expect((week["lifetime"] as? [String: Any])?["urges"] as? Int == 6)
+        #expect((week["previous"] as? [String: Any]).map { $0["resisted_percent"] == nil } == true)
         let year = try await server.json(["stats", "--year"])
         #expect(year["period"] as? String == "year" && (year["trend"] as? [Any])?.count == 365 && year["urges"] as? Int == 6)
 

@@ -57,8 +57,8 @@ struct InsightChartsWebTests {
         #expect(page.contains(#"data-day="2026-11-18" data-urges="2" data-resisted="2""#))
         #expect(page.contains("Tue 2026-11-17: 2 of 2 urges resisted") && page.contains("Mon 2026-11-16: no urges"))
         #expect(page.contains(#"data-hour="21" data-urges="2""#) && page.contains(#"data-hour="8" data-urges="1""#))
-        // 8–9 h and 21 h hold two each: the earlier stretch is named.
-        #expect(page.contains("Most urges 8–10 h. Urges by hour: 8 h: 1, 9 h: 1, 21 h: 2"))
+        // 8–10 h and 21–23 h hold two each: the stretch that starts at the busier hour (21 h, both) is named.
+        #expect(page.contains("Most urges 21–23 h. Urges by hour: 8 h: 1, 9 h: 1, 21 h: 2"))
         #expect(page.contains(#"data-entry="instagram" data-urges="3""#))
         // An entry name is text in the chart, never markup.
         #expect(page.contains("reddit&lt;b&gt;: 1 urge, 1 resisted") && !page.contains("reddit<b>"))

@@ -166,6 +166,27 @@ struct InsightsSeededTests {
         #expect(!week.summary.joined().contains("fewer"))
     }
 
+    /// `--year` and the lifetime: the four weeks are all there is, so the year's figures are the
+    /// lifetime's, its heatmap the month's, and the year before holds nothing to compare with.
+    @Test(arguments: ["Europe/Berlin", "America/New_York"])
+    func year_and_lifetime_hold_all_four_weeks(zone: String) throws {
+        let s = zone == "Europe/Berlin" ? Self.berlin : Self.newYork
+        let dir = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try s.seed(dir)
+        let year = try s.report(store, .year), month = try s.report(store, .month)
+        #expect(year.firstDay == "2025-11-09" && year.lastDay == "2026-11-08" && year.trend.count == 365)
+        #expect(year.urges == 80 && year.urgesResisted == 76 && year.resistedPercent == 95)
+        #expect(year.protectedSeconds == 810_000 && year.openSeconds == 2400 && year.spentSeconds == 2400 && year.earnedSeconds == 16_500)
+        #expect(year.peeks == 6 && year.tokens == 1 && year.exercises == 5)
+        #expect(year.lifetime == month.lifetime && year.lifetime.urges == year.urges && year.lifetime.resistedPercent == 95)
+        #expect(year.heatmap == month.heatmap && year.topEntries == month.topEntries)
+        #expect(year.change?.urgesPercent == nil && year.previous.urges == 0)
+        // Week-over-week and month-over-month do not depend on the period asked.
+        #expect(year.weekOverWeek == month.weekOverWeek && year.monthOverMonth == month.monthOverMonth)
+        #expect(year.streakDays == 3 && year.bests.longestStreakDays == 16)
+    }
+
     @Test(arguments: ["Europe/Berlin", "America/New_York"])
     func figures_are_the_same_after_the_90_day_purge_rolls_the_rows_up(zone: String) throws {
         let s = zone == "Europe/Berlin" ? Self.berlin : Self.newYork

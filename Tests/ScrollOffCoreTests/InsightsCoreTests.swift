@@ -24,6 +24,21 @@ struct InsightsCoreTests {
         #expect(i.peakHours == HourRange(start: 23, end: 1, urges: 5))
     }
 
+    /// The household page once said "Most urges 5–7 h" of a single urge at 06:30.
+    @Test(arguments: [
+        ([6: 1], HourRange(start: 6, end: 8, urges: 1)),
+        ([23: 4], HourRange(start: 23, end: 1, urges: 4)),
+        ([0: 2], HourRange(start: 0, end: 2, urges: 2)),
+        ([8: 1, 9: 1, 21: 2], HourRange(start: 21, end: 23, urges: 2)),
+        ([8: 2, 9: 1, 21: 2, 22: 1], HourRange(start: 8, end: 10, urges: 3)),
+    ])
+    func peak_hours_start_at_the_busier_hour_then_the_earliest(urges: [Int: Int], expected: HourRange) {
+        var d = InsightDay(day: Self.day(2026, 11, 20))
+        for (h, n) in urges { d.hourUrges[h] = n; d.urges += n }
+        let i = Insights(days: [d], today: d.day, periodDays: 1, calendar: Self.berlin)
+        #expect(i.peakHours == expected)
+    }
+
     @Test func no_urges_means_no_peak_no_weekday_and_no_share() {
         let i = Insights(days: [], today: Self.day(2026, 11, 20), periodDays: 7, calendar: Self.berlin)
         #expect(i.peakHours == nil && i.strongestWeekday == nil && i.toughestWeekday == nil && i.totals.resistedPercent == nil)

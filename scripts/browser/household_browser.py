@@ -257,6 +257,18 @@ def parent_approves(driver, base, out):
         request = profile.find_element(By.CSS_SELECTOR, ".request")
         expect("15 min" in request.text and "science project" in request.text, "the owner sees the request", driver)
         driver.save_screenshot(os.path.join(out, "parent-request.png"))
+
+        # Issue 16: the owner sees each member's week as the same charts, in that member's section.
+        charts = profile.find_element(By.CSS_SELECTOR, ".charts")
+        days = charts.find_elements(By.CSS_SELECTOR, "svg.chart.trend g.day")
+        expect(len(days) == 7 and int(days[-1].get_attribute("data-urges")) >= 1, f"the owner sees the kid's 7 days and today's urge ({len(days)})", driver)
+        hours = charts.find_elements(By.CSS_SELECTOR, "svg.chart.heatmap rect.hour")
+        expect(len(hours) == 24 and sum(int(h.get_attribute("data-urges")) for h in hours) >= 1, "the owner sees the kid's heatmap", driver)
+        top = charts.find_element(By.CSS_SELECTOR, "svg.chart.top g.entry")
+        expect(top.get_attribute("data-entry") == "instagram", "the owner sees the kid's top entry", driver)
+        driver.execute_script("arguments[0].scrollIntoView()", charts)
+        driver.save_screenshot(os.path.join(out, "parent-charts.png"))
+        driver.execute_script("window.scrollTo(0, 0)")
         request.find_element(By.NAME, "note").send_keys("ok, until 07:00")
         navigate(driver, request.find_element(By.CSS_SELECTOR, "button[value=approve]"))
         profile = driver.find_element(By.ID, "profile-kid")

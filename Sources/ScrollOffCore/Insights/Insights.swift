@@ -26,7 +26,7 @@ public struct Insights: Hashable, Sendable, Codable {
     public var peakHours: HourRange?
     /// Urges by weekday over the period (at least the last 28 days, so each weekday is seen 4 times), Sunday first.
     public var weekdays: [WeekdayFigures]
-    /// The weekday with the best resisted share; the one with the most urges.
+    /// The weekday with the best resisted share (nil when nothing was resisted); the one with the most urges.
     public var strongestWeekday: Int?
     public var toughestWeekday: Int?
     /// Entries by urges over the period, at most 5, most first.
@@ -108,7 +108,8 @@ public struct Insights: Hashable, Sendable, Codable {
         self.weekdays = weekdays
         let seen = weekdays.filter { $0.urges > 0 }
         // Best share first (cross-multiplied, exact), then more resisted, then the earlier weekday.
-        strongestWeekday = seen.min { a, b in
+        // A weekday with nothing resisted is never called strong, even if it is the only one seen.
+        strongestWeekday = seen.filter { $0.resisted > 0 }.min { a, b in
             let l = a.resisted * b.urges, r = b.resisted * a.urges
             return l != r ? l > r : (a.resisted != b.resisted ? a.resisted > b.resisted : a.weekday < b.weekday)
         }?.weekday
@@ -201,6 +202,27 @@ public struct InsightTotals: Hashable, Sendable, Codable {
         case openSeconds = "open_seconds"
         case spentSeconds = "spent_seconds"
         case earnedSeconds = "earned_seconds"
+    }
+
+    /// Written beside the sums (`previous`, `lifetime`), so the resisted share of every period is
+    /// in `--json` without a script dividing; derived, so it is not read back.
+    private enum DerivedKeys: String, CodingKey {
+        case resistedPercent = "resisted_percent"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(urges, forKey: .urges)
+        try c.encode(resisted, forKey: .resisted)
+        try c.encode(protectedSeconds, forKey: .protectedSeconds)
+        try c.encode(openSeconds, forKey: .openSeconds)
+        try c.encode(spentSeconds, forKey: .spentSeconds)
+        try c.encode(earnedSeconds, forKey: .earnedSeconds)
+        try c.encode(peeks, forKey: .peeks)
+        try c.encode(tokens, forKey: .tokens)
+        try c.encode(exercises, forKey: .exercises)
+        var derived = encoder.container(keyedBy: DerivedKeys.self)
+        try derived.encodeIfPresent(resistedPercent, forKey: .resistedPercent)
     }
 }
 
@@ -302,12 +324,16 @@ public struct HourRange: Hashable, Sendable, Codable {
         self.urges = urges
     }
 
-    /// The two neighbouring hours (wrapping at midnight) with the most urges; the earliest start on a tie.
+    /// The two neighbouring hours (wrapping at midnight) with the most urges. On a tie the stretch
+    /// that starts at the busier hour wins, then the earliest: urges only at 6 h read "6–8 h", not
+    /// "5–7 h", which would name an hour with none as where they start.
     static func peak(of hours: [Int]) -> HourRange? {
         var best: HourRange?
         for h in 0..<24 {
             let n = hours[h] + hours[(h + 1) % 24]
-            if n > 0, n > (best?.urges ?? 0) { best = HourRange(start: h, end: (h + 2) % 24 == 0 ? 24 : (h + 2) % 24, urges: n) }
+            guard n > 0 else { continue }
+            if let b = best, n < b.urges || (n == b.urges && hours[h] <= hours[b.start]) { continue }
+            best = HourRange(start: h, end: (h + 2) % 24 == 0 ? 24 : (h + 2) % 24, urges: n)
         }
         return best
     }
