@@ -1,5 +1,3 @@
-import Foundation
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -14,57 +12,78 @@ import Musl
 /// shares the core evenly, so answers waited behind the build: p99 at 20,000 QPS went from 0.2 ms
 /// to 4.3 ms during a refresh (bench/dns.sh, issue 15 "a refresh never stalls answers"). At nice
 /// 10 the build weighs about a tenth of an event loop, which preempts it as soon as a query
-/// arrives; on an idle machine it runs as fast as before.
+/// arrives; on an idle machine it runs as fast as before. Not `SCHED_IDLE`: a flood of queries
+/// would then hold back a rule change for as long as it lasted, and an unprivileged thread can
+/// never leave that class again.
 ///
-/// A new thread for each call, not a pool: a call costs tens of microseconds against a build of
-/// milliseconds to seconds, and the nice value stays with a thread for good (lowering it back
-/// needs CAP_SYS_NICE, which the unit does not have), so a thread of the shared pool must not
-/// take it. Calls from that thread (a parse inside a build) run in place.
+/// A new thread for each call, joined before the call returns, not a pool: a call costs tens of
+/// microseconds against a build of milliseconds to seconds; the nice value stays with a thread for
+/// good (lowering it back needs CAP_SYS_NICE, which the unit does not have), so no thread of a
+/// shared pool may take it; and a joined thread has finished with everything it touched when the
+/// caller goes on. Calls made from the work itself (a parse inside a build) run in place; if no
+/// thread can be made (the task limit), the work runs in place at the caller's priority.
 enum LowPriorityWork {
     static let niceness: Int32 = 10
-    /// The worker threads' name (at most 15 octets: Linux keeps no more, pthread_setname_np(3)).
-    static let threadName = "scrolloff-lists"
-    /// Marks a worker thread, for calls made from it (the name alone could be anyone's).
-    private static let marker = "scrolloff.lowPriorityWork"
 
     /// `body`'s result, computed on a nice-10 thread while the caller waits.
     static func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        if Thread.current.threadDictionary[marker] != nil { return try body() }
+        if pthread_getspecific(workerKey) != nil { return try body() }
         return try withoutActuallyEscaping(body) { (escapable: @escaping () throws(E) -> T) throws(E) -> T in
             let job = Job(escapable)
-            let thread = Thread { job.perform() }
-            thread.name = threadName
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            defer { pthread_attr_destroy(&attributes) }
             // The parsers' and builders' own recursion is shallow; 8 MiB is the main thread's default.
-            thread.stackSize = 8 << 20
-            thread.start()
-            job.done.wait()
+            pthread_attr_setstacksize(&attributes, 8 << 20)
+            let context = Unmanaged.passRetained(job as AnyJob).toOpaque()
+            var thread = pthread_t()
+            let created = pthread_create(&thread, &attributes, { raw in
+                let job = Unmanaged<AnyJob>.fromOpaque(raw!).takeRetainedValue()
+                job.performAtLowPriority()
+                return nil
+            }, context)
+            if created == 0 {
+                pthread_join(thread, nil)
+            } else {
+                Unmanaged<AnyJob>.fromOpaque(context).release()
+                job.perform()
+            }
             return try job.result!.get()
         }
     }
 
-    /// One call: its closure and its result, handed between the caller and the worker thread,
-    /// which the semaphore orders (the caller reads the result only after the worker signals).
-    private final class Job<T, E: Error>: @unchecked Sendable {
-        /// Dropped before `done` is signalled: `withoutActuallyEscaping` checks, when the caller
-        /// returns, that nothing holds the closure any more (the thread may still hold the job).
+    /// Marks the worker threads, for calls made from the work itself.
+    private static let workerKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// What the thread's C entry point can call without knowing the result's type.
+    private class AnyJob {
+        func perform() {}
+
+        final func performAtLowPriority() {
+            // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
+            pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
+            perform()
+        }
+    }
+
+    /// One call: its closure and, once the thread is joined, its result.
+    private final class Job<T, E: Error>: AnyJob {
+        /// Dropped as soon as it has run: `withoutActuallyEscaping` checks, when the caller
+        /// returns, that nothing holds the closure any more.
         private var body: (() throws(E) -> T)?
         var result: Result<T, E>?
-        let done = DispatchSemaphore(value: 0)
 
         init(_ body: @escaping () throws(E) -> T) { self.body = body }
 
-        func perform() {
-            // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
-            Thread.current.threadDictionary[LowPriorityWork.marker] = true
-            result = compute()
-            done.signal()
-        }
-
-        private func compute() -> Result<T, E> {
+        override func perform() {
             let work = body!
             body = nil
-            do throws(E) { return .success(try work()) } catch { return .failure(error) }
+            do throws(E) { result = .success(try work()) } catch { result = .failure(error) }
         }
     }
 
