@@ -16,6 +16,11 @@ public struct PolicyLink: ResolverLink {
         let decision = policy.decide(
             lowercasedName: context.query.lowercasedName, type: context.query.type, client: context.client)
         context.policy = policy
+        // Not kept past this query: a context kept the policy of its last query until its next,
+        // so after a rule change or list refresh the old policy's last reference, and with it the
+        // free of a matcher of tens of MB, was an event loop's (issue 15: a refresh must not stall
+        // answers). A later reply reads the store again (`CacheLink.renderLater`).
+        defer { context.policy = AllowAllPolicy() }
         context.decision = decision
         if decision.isBlocked {
             context.route = .blocked

@@ -109,8 +109,12 @@ public final class PolicyStore: Sendable {
         current.withLock { $0 }
     }
 
+    /// The policy replaced is released after the lock is let go: if this is its last reference,
+    /// freeing it (a matcher of tens of MB) under the lock would hold up every query's read above.
     public func replace(with policy: any QueryPolicy) {
-        current.withLock { $0 = policy }
+        var replaced: any QueryPolicy = policy
+        current.withLock { swap(&$0, &replaced) }
         didReplace?(policy)
+        withExtendedLifetime(replaced) {}
     }
 }
