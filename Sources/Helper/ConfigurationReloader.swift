@@ -173,7 +173,6 @@ public actor ConfigurationReloader {
                 return refuse(error.description, report: &report)
             }
             report.applied.append("firewall")
-            if next.firewall.enabled { Task { await firewall.refreshAddresses() } }
         } else if next.firewall.enabled, let firewall = live.firewall {
             // The same settings, but the table may have been deleted by hand: a reload puts it
             // back (what `doctor` tells the administrator to do).
@@ -190,6 +189,9 @@ public actor ConfigurationReloader {
             if old.forwarder.perUpstream != next.forwarder.perUpstream { report.applied.append("dns.upstream_timeout") }
             if old.forwarder.unwantedReplyThreshold != next.forwarder.unwantedReplyThreshold { report.applied.append("dns.unwanted_reply_threshold") }
         }
+        // The DoH names again at every reload, after the upstreams above are in force (they may
+        // answer differently); not awaited, so the reload's answer does not wait for the lookups.
+        if next.firewall.enabled, let firewall = live.firewall { Task { await firewall.refreshAddresses() } }
         if old.blockingMode != next.blockingMode || old.blockedTTL != next.blockedTTL {
             live.blocking.replace(with: BlockingSettings(mode: next.blockingMode, blockedTTL: next.blockedTTL))
             if old.blockingMode != next.blockingMode { report.applied.append("dns.blocking_mode") }

@@ -180,7 +180,7 @@ public enum HelperMain {
             // After the server: at shutdown (reverse order) the table goes before the listeners do.
             helperServices.append(FirewallService(
                 controller: firewall, listenersBound: listenersBound,
-                refreshPeriod: { await reloader.configuration.listRefreshPeriod },
+                listsRefreshed: control.lists.refreshed,
                 record: { attempts, local in await engine.recordBypassAttempts(attempts, localAddresses: local) }, logger: logger))
         }
         if let hostsService { helperServices.append(hostsService) }

@@ -74,6 +74,42 @@ struct ListRefreshServiceTests {
         #expect(published.withLock { $0 } == 0)
     }
 
+    /// What follows the lists (the firewall's DoH addresses, issue 14) is told after each refresh,
+    /// the timer's and `lists update`'s, and not when the service merely starts or a list is added.
+    @Test func the_refreshed_signal_is_sent_after_a_timer_refresh_and_after_lists_update_only() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let timer = ManualTimer(now: start)
+        let plan = RefreshPlan(period: .hours(6), jitterWindow: .minutes(10))
+        let lists = ListsController(
+            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
+            clock: { timer.now() }, logger: Logger(label: "test")
+        )
+        let file = directory + "/list.txt"
+        try writeList(file, names: 3)
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let signals = Mutex(0)
+        let refreshed = lists.refreshed
+        let listening = Task {
+            while !Task.isCancelled {
+                await refreshed.wait()
+                if !Task.isCancelled { signals.withLock { $0 += 1 } }
+            }
+        }
+        defer { listening.cancel() }
+        let service = ListRefreshService(lists: lists, timer: timer, logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { timer.pendingDeadlines.count == 1 })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(signals.withLock { $0 } == 0, "starting with nothing due, and adding a list, is no refresh")
+
+        timer.advance(to: try #require(timer.pendingDeadlines.first))
+        #expect(await eventually { signals.withLock { $0 } == 1 }, "the timer's refresh")
+        _ = try await lists.update(name: nil)
+        #expect(await eventually { signals.withLock { $0 } == 2 }, "scrolloff lists update")
+    }
+
     @Test func wakes_early_when_a_list_is_added_and_replans() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -178,6 +178,49 @@ struct FirewallEndToEndTests {
         #expect(helper.child.isRunning)
     }
 
+    /// Issue 14: the DoH endpoint names are resolved again with the lists' refresh, so a provider
+    /// that moves to a new address is refused there too, without a restart: after
+    /// `scrolloff lists update` (the refresh a person starts; the timer's runs the same signal)
+    /// and after a reload with the file unchanged. As root and under the unit's capabilities.
+    @Test(arguments: [PrivilegeMode.root, .unitCapabilities])
+    func a_doh_provider_that_moves_is_refused_at_its_new_address_after_a_list_refresh_and_a_reload(_ mode: PrivilegeMode) throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        let (helper, _) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings, mode: mode)
+        try lab.waitForTable(in: lab.router, present: true)
+        let (first, moved, movedAgain) = (FirewallLab.dohNameAddresses[0], FirewallLab.dohNameAddresses[1], FirewallLab.dohNameAddresses[2])
+        try Self.waitUntil(lab.table(in: lab.router).contains(first))
+        #expect(try lab.connect(from: lab.device, to: first, port: 443) == "refused")
+        let resolvedLines = { helper.child.stderr.components(separatedBy: "addresses of DNS-over-HTTPS endpoints resolved").count - 1 }
+        let before = resolvedLines()
+        #expect(before >= 1, "\(helper.child.stderr)")
+
+        // The provider moves: the new address passes until the names are resolved again.
+        try lab.moveDoHName(to: moved)
+        #expect(try lab.connect(from: lab.device, to: moved, port: 443) == "connected")
+        let update = try helper.cli(["lists", "update"])
+        #expect(update.exitCode == 0, "\(update)")
+        try Self.waitUntil(lab.table(in: lab.router).contains(moved))
+        #expect(try lab.connect(from: lab.device, to: moved, port: 443) == "refused", "\(lab.table(in: lab.router))")
+        #expect(resolvedLines() > before, "\(helper.child.stderr)")
+        // An address no list names still passes.
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 443) == "connected")
+
+        // A reload with the file unchanged resolves them again as well.
+        try lab.moveDoHName(to: movedAgain)
+        helper.child.signal(SIGHUP)
+        try Self.waitUntil(lab.table(in: lab.router).contains(movedAgain))
+        #expect(try lab.connect(from: lab.device, to: movedAgain, port: 443) == "refused", "\(lab.table(in: lab.router))")
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 443) == "connected")
+        #expect(helper.child.isRunning)
+    }
+
+    /// Polls `condition` every 0.1 s for at most `seconds`; the caller's expectation says what failed.
+    static func waitUntil(_ condition: @autoclosure () throws -> Bool, seconds: Double = 5) rethrows {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try !condition(), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+    }
+
     /// SPEC §9b: a helper that dies leaves the table, so DNS fails closed (no answer at all, not the
     /// real one) until systemd starts it again, which puts the table back and answers again.
     @Test func when_the_helper_dies_dns_fails_closed_until_it_is_back() throws {

@@ -27,11 +27,16 @@ final class FirewallLab: @unchecked Sendable {
     static let dohAddress6 = "2001:4860:4860::8888"
     static let otherAddress6 = "2001:db8::7"
     static let device6 = "fd77:1::2"
+    /// Where dns.google (on the DoH endpoint list) points at the fake outside resolver: the first
+    /// at start, the others after `moveDoHName`. Each has the listeners on 443 and 853.
+    static let dohNameAddresses = ["203.0.113.9", "203.0.113.10", "203.0.113.11"]
 
     let scratch: Scratch
     let prefix = "so" + UUID().uuidString.prefix(6).lowercased()
     private(set) var namespaces: [String] = []
     private var children: [Child] = []
+    private var dnsmasq: Child?
+    private var dohHosts: String { "\(scratch.path)/doh-\(prefix).hosts" }
 
     var device: String { "\(prefix)-dev" }
     var router: String { "\(prefix)-rtr" }
@@ -100,15 +105,31 @@ final class FirewallLab: @unchecked Sendable {
         throw HarnessError("the fake outside resolver does not answer over IPv6 from \(namespace)")
     }
 
+    /// Moves dns.google to `address` (one of `dohNameAddresses`) at the fake outside resolver:
+    /// a DoH provider's address changing while the helper runs.
+    func moveDoHName(to address: String) throws {
+        try Data("\(address) dns.google\n".utf8).write(to: URL(fileURLWithPath: dohHosts))
+        dnsmasq?.signal(SIGHUP)
+        for _ in 0..<50 {
+            if try run("/usr/sbin/ip", ["netns", "exec", outside, "/usr/bin/dig", "@\(Self.upstream)", "+short", "+time=1", "+tries=1", "dns.google"])
+                .trimmingCharacters(in: .whitespacesAndNewlines) == address { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("the fake outside resolver does not answer \(address) for dns.google")
+    }
+
     /// The fake outside resolver and the TCP and UDP listeners on 443 and 853.
     private func startOutsideServers(in namespace: String) throws {
+        try Data("\(Self.dohNameAddresses[0]) dns.google\n".utf8).write(to: URL(fileURLWithPath: dohHosts))
         let dnsmasq = try Child("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null",
             "--port=53", "--listen-address=\(Self.upstream),\(Self.dohAddress),\(Self.dohAddress6)", "--bind-interfaces", "--no-resolv", "--no-hosts",
             "--pid-file=", "--host-record=instagram.com,\(Self.realAddress)", "--host-record=ready.test,10.0.0.1",
-            // A name of the DoH endpoint list: the helper resolves it and refuses HTTPS to its address.
-            "--host-record=dns.google,203.0.113.9"],
+            // A name of the DoH endpoint list: the helper resolves it and refuses HTTPS to its
+            // address. From a hosts file, which dnsmasq reads again at SIGHUP (`moveDoHName`).
+            "--addn-hosts=\(dohHosts)"],
             scratch: scratch, label: "\(namespace)-dnsmasq")
         children.append(dnsmasq)
+        self.dnsmasq = dnsmasq
         let script = try scratch.file("listeners.py", """
             import socket, threading, sys
             def family(address):
@@ -122,14 +143,14 @@ final class FirewallLab: @unchecked Sendable {
                 s = socket.socket(family(address), socket.SOCK_DGRAM); s.bind((address, port))
                 while True:
                     _, peer = s.recvfrom(512); s.sendto(b"hello\\n", peer)
-            for address in ["\(Self.dohAddress)", "\(Self.otherAddress)", "203.0.113.9", "\(Self.dohAddress6)", "\(Self.otherAddress6)"]:
+            for address in ["\(Self.dohAddress)", "\(Self.otherAddress)", "\(Self.dohAddress6)", "\(Self.otherAddress6)", \(Self.dohNameAddresses.map { "\"\($0)\"" }.joined(separator: ", "))]:
                 for port in [443, 853]:
                     threading.Thread(target=serve, args=(address, port), daemon=True).start()
                     threading.Thread(target=echo, args=(address, port), daemon=True).start()
             print("listening", flush=True)
             threading.Event().wait()
             """)
-        try inside(namespace, "ip addr add 203.0.113.9/32 dev lo")
+        for address in Self.dohNameAddresses { try inside(namespace, "ip addr add \(address)/32 dev lo") }
         let listeners = try Child("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/python3", script],
                                   scratch: scratch, label: "\(namespace)-listeners")
         children.append(listeners)
@@ -262,6 +283,7 @@ final class FirewallLab: @unchecked Sendable {
     }
 
     private func tearDown() {
+        dnsmasq = nil
         children.removeAll() // Child's deinit ends each process by its pid
         for name in namespaces { _ = try? runWithStatus("/usr/sbin/ip", ["netns", "del", name]) }
         namespaces.removeAll()

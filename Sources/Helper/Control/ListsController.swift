@@ -43,6 +43,10 @@ public actor ListsController {
     private var configurationFile = "the configuration file"
     /// Signalled when a list is added, updated or removed by a person.
     public nonisolated let changes = ChangeSignal()
+    /// Signalled after every list refresh (the timer's or `scrolloff lists update`), so what is
+    /// refreshed with the lists follows them: the firewall's DoH endpoint addresses (SPEC §9b).
+    /// A signal, not a call: the refresh never waits for those lookups.
+    public nonisolated let refreshed = ChangeSignal()
     private let clock: @Sendable () -> Instant
     private let logger: Logger
     private var observers: [@Sendable (ListsSnapshot) async -> Void] = []
@@ -374,6 +378,7 @@ public actor ListsController {
         }
         await publish()
         changes.notify()
+        refreshed.notify()
         return results
     }
 
@@ -406,20 +411,25 @@ public actor ListsController {
     func refreshDueLists() async -> Instant? {
         var changed = await releaseHeldURLs()
         if await releaseEndedHolds() { changed = true }
+        var fetched = false
         // File sources not in the store yet, or whose URL the file changed, are fetched now.
         let stored = Dictionary(await store.allMetadata().map { ($0.name, $0.url) }, uniquingKeysWith: { first, _ in first })
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
             if Task.isCancelled { break }
             _ = await refresh(name, from: url, trigger: "configuration")
             changed = true
+            fetched = true
         }
         // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
         for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
             if Task.isCancelled { break }
             let report = await refresh(source.name, from: source.url, trigger: "timer")
             if case .updated = report.outcome { changed = true }
+            fetched = true
         }
         if changed { await publish() }
+        // Only when something was fetched: this pass also runs when a person adds or removes a list.
+        if fetched { refreshed.notify() }
         let all = await store.allMetadata().filter { !$0.url.isEmpty }
         // A list that was never tried plans "now"; that only happens for lists added while offline.
         // Held names are released at their lock's end; a lock with no known end is asked again

@@ -5,7 +5,8 @@ import ServiceLifecycle
 
 /// Runs the firewall's life (SPEC §9b): the table goes in once the DNS listeners are bound (its
 /// redirect needs their ports, which `--listen …:0` only knows then), the DoH names are resolved
-/// again every list refresh period, and the table comes out when the helper stops.
+/// again with every list refresh (issue 14: "refreshed with the lists"), and the table comes out
+/// when the helper stops.
 ///
 /// It sits after the DNS server in the service group, so at shutdown (reverse order) the table goes
 /// before the listeners close: no moment where DNS is sent to a sinkhole that no longer answers.
@@ -13,8 +14,11 @@ struct FirewallService: Service {
     let controller: FirewallController
     /// Notified by the DNS server once every listener is bound (the LAN's target may be bound last).
     let listenersBound: ChangeSignal
-    /// The list refresh period in force (a reload may change it).
-    let refreshPeriod: @Sendable () async -> Span
+    /// `ListsController.refreshed`: the list refresh is the one clock the DoH addresses follow,
+    /// so there is no timer of the firewall's own (a second schedule that could drift from the
+    /// lists' period and could not be driven from outside). A reload resolves them as well
+    /// (`ConfigurationReloader`), which covers a helper with no downloaded list.
+    let listsRefreshed: ChangeSignal
     /// Makes events of caught attempts (the engine's `recordBypassAttempts`).
     let record: @Sendable ([BypassAttempt], Set<String>) async -> Void
     let logger: Logger
@@ -37,21 +41,29 @@ struct FirewallService: Service {
             throw HelperStartError(error.description)
         }
         let controller = self.controller
-        let refreshPeriod = self.refreshPeriod
+        let listsRefreshed = self.listsRefreshed
         let record = self.record
         await cancelWhenGracefulShutdown {
-            await controller.refreshAddresses()
-            var lastRefresh = ContinuousClock.now
-            while !Task.isCancelled {
-                // The attempt sets are read every few seconds, so an event says when it happened.
-                do { try await Task.sleep(for: Self.attemptsInterval) } catch { break }
-                let attempts = await controller.takeAttempts(now: Date())
-                if !attempts.isEmpty { await record(attempts, LocalAddresses.current()) }
-                let period = await refreshPeriod()
-                if ContinuousClock.now - lastRefresh >= .milliseconds(period.milliseconds) {
-                    lastRefresh = .now
+            await withTaskGroup(of: Void.self) { group in
+                // Lookups in a task of their own: a slow upstream must not hold the attempt events
+                // back. Refreshes signalled while one resolves are coalesced into one more.
+                group.addTask {
                     await controller.refreshAddresses()
+                    while !Task.isCancelled {
+                        await listsRefreshed.wait()
+                        if Task.isCancelled { break }
+                        await controller.refreshAddresses()
+                    }
                 }
+                group.addTask {
+                    while !Task.isCancelled {
+                        // The attempt sets are read every few seconds, so an event says when it happened.
+                        do { try await Task.sleep(for: Self.attemptsInterval) } catch { break }
+                        let attempts = await controller.takeAttempts(now: Date())
+                        if !attempts.isEmpty { await record(attempts, LocalAddresses.current()) }
+                    }
+                }
+                await group.waitForAll()
             }
         }
         do { try await controller.remove() } catch { logger.error("firewall: the table could not be removed: \(error)") }
