@@ -27,19 +27,24 @@ public enum DomainListValidator {
     /// The new copy's rules come from `copies` when the validator just parsed it.
     public static func dropper(budget: BadLineBudget = .default, reading copies: ParsedCopies? = nil) -> ListDropper {
         { kept, newCopy, output in
-            // Compared on the packed rules: a Set<ListRule> of a million names took seconds and
-            // hundreds of MB on every refresh of a held list (issue 15).
-            let now = try copies?.peek(newCopy) ?? parse(contentsOfFile: newCopy, budget: budget).rules
-            var dropped = Set<ListRule>()
-            for path in kept {
-                for rule in try parse(contentsOfFile: path, budget: budget).rules.subtracting(now) { dropped.insert(rule) }
+            // All of it at a low priority, not only the parses: the difference of two copies of a
+            // million names runs for as long as a parse, and on the event loops' core it held
+            // them up during a refresh (`perf sched`, issue 15).
+            try LowPriorityWork.run { () throws -> Int in
+                // Compared on the packed rules: a Set<ListRule> of a million names took seconds and
+                // hundreds of MB on every refresh of a held list (issue 15).
+                let now = try copies?.peek(newCopy) ?? parse(contentsOfFile: newCopy, budget: budget).rules
+                var dropped = Set<ListRule>()
+                for path in kept {
+                    for rule in try parse(contentsOfFile: path, budget: budget).rules.subtracting(now) { dropped.insert(rule) }
+                }
+                var text = "! Names a refresh dropped while a rule held this list; in force until the lock ends.\n"
+                for rule in dropped.sorted(by: { ($0.name, $0.scope.rawValue, $0.action.rawValue) < ($1.name, $1.scope.rawValue, $1.action.rawValue) }) {
+                    text += line(for: rule) + "\n"
+                }
+                try text.write(toFile: output, atomically: false, encoding: .utf8)
+                return dropped.count
             }
-            var text = "! Names a refresh dropped while a rule held this list; in force until the lock ends.\n"
-            for rule in dropped.sorted(by: { ($0.name, $0.scope.rawValue, $0.action.rawValue) < ($1.name, $1.scope.rawValue, $1.action.rawValue) }) {
-                text += line(for: rule) + "\n"
-            }
-            try text.write(toFile: output, atomically: false, encoding: .utf8)
-            return dropped.count
         }
     }
 
