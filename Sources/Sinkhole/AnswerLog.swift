@@ -202,18 +202,18 @@ final class AnswerLog: @unchecked Sendable {
     /// Evicts the oldest live answer, and every replaced record before it.
     private func evictOldest() {
         while used > 0 {
-            let (wasLive, _) = advanceTail()
-            if wasLive { return }
+            if advanceTail() { return }
         }
     }
 
     /// Moves the tail past the oldest record (or the wrap padding); says whether it was live.
-    private func advanceTail() -> (wasLive: Bool, length: Int) {
+    @discardableResult
+    private func advanceTail() -> Bool {
         if tail == region.count || u32(tail + Self.lengthAt) == 0 {
             used -= region.count - tail
             tail = 0
             if used == 0 { head = 0 }
-            return (false, 0)
+            return false
         }
         let length = Int(u32(tail + Self.lengthAt))
         let hash = u32(tail + Self.hashAt)
@@ -227,7 +227,7 @@ final class AnswerLog: @unchecked Sendable {
         tail += length
         if tail == region.count { tail = 0 }
         if used == 0 { (head, tail) = (0, 0) }
-        return (wasLive, length)
+        return wasLive
     }
 
     /// Room for a record of `length` octets at the head: dead records at the tail are passed,
@@ -251,7 +251,7 @@ final class AnswerLog: @unchecked Sendable {
             // Not enough room: pass replaced records at the tail; grow, or compact, while the live
             // answers need the room; past the region's maximum the oldest answer goes.
             if used > 0, !tailIsLive() {
-                _ = advanceTail()
+                advanceTail()
             } else if region.count < maximumRegion || length > region.count || recordBytes + length <= region.count * 3 / 4 {
                 grow(toHold: length, capacity: capacity)
             } else {
