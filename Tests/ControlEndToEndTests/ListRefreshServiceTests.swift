@@ -15,18 +15,28 @@ extension ControlEndToEnd {
 struct ListRefreshServiceTests {
     let start = Instant(millisecondsSince1970: 1_800_000_000_000)
 
+    /// The lists of a test: in `directory`, on `timer`'s clock.
+    static func controller(_ directory: String, _ timer: ManualTimer, _ plan: RefreshPlan) -> ListsController {
+        ListsController(
+            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
+            clock: { timer.now() }, logger: Logger(label: "test"))
+    }
+
+    /// `controller` with a three-name list "kids" added from a file, and that file's path.
+    static func controllerWithKidsList(_ directory: String, _ timer: ManualTimer, _ plan: RefreshPlan) async throws -> (ListsController, String) {
+        let lists = controller(directory, timer, plan)
+        let file = directory + "/list.txt"
+        try writeList(file, names: 3)
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        return (lists, file)
+    }
+
     @Test func refreshes_a_list_at_its_planned_instant_and_not_before() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let timer = ManualTimer(now: start)
         let plan = RefreshPlan(period: .hours(6), jitterWindow: .minutes(10))
-        let lists = ListsController(
-            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
-            clock: { timer.now() }, logger: Logger(label: "test")
-        )
-        let file = directory + "/list.txt"
-        try writeList(file, names: 3)
-        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let (lists, file) = try await Self.controllerWithKidsList(directory, timer, plan)
         let name = try ListName("kids")
         let planned = try #require(plan.nextRefresh(for: name, history: RefreshHistory(lastSuccess: start)))
         #expect(planned >= start + .hours(6) && planned < start + .hours(6) + .minutes(10))
@@ -57,13 +67,7 @@ struct ListRefreshServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let timer = ManualTimer(now: start)
         let plan = RefreshPlan(period: .hours(6), jitterWindow: .minutes(10))
-        let lists = ListsController(
-            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
-            clock: { timer.now() }, logger: Logger(label: "test")
-        )
-        let file = directory + "/list.txt"
-        try writeList(file, names: 3)
-        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let (lists, file) = try await Self.controllerWithKidsList(directory, timer, plan)
         let published = Mutex(0)
         await lists.onChange { _ in published.withLock { $0 += 1 } }
 
@@ -81,13 +85,7 @@ struct ListRefreshServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let timer = ManualTimer(now: start)
         let plan = RefreshPlan(period: .hours(6), jitterWindow: .minutes(10))
-        let lists = ListsController(
-            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
-            clock: { timer.now() }, logger: Logger(label: "test")
-        )
-        let file = directory + "/list.txt"
-        try writeList(file, names: 3)
-        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let (lists, file) = try await Self.controllerWithKidsList(directory, timer, plan)
         let signals = Mutex(0)
         let refreshed = lists.refreshed
         let listening = Task {
@@ -115,10 +113,7 @@ struct ListRefreshServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let timer = ManualTimer(now: start)
         let plan = RefreshPlan(period: .hours(24))
-        let lists = ListsController(
-            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
-            clock: { timer.now() }, logger: Logger(label: "test")
-        )
+        let lists = Self.controller(directory, timer, plan)
         let service = ListRefreshService(lists: lists, timer: timer, logger: Logger(label: "test"))
         let running = Task { try await service.run() }
         defer { running.cancel() }
@@ -139,10 +134,7 @@ struct ListRefreshServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let timer = ManualTimer(now: start)
         let plan = RefreshPlan(period: .hours(24), retryAfterFailure: .hours(1))
-        let lists = ListsController(
-            stateDirectory: directory, configuration: ListsConfiguration(refreshPlan: plan),
-            clock: { timer.now() }, logger: Logger(label: "test")
-        )
+        let lists = Self.controller(directory, timer, plan)
         let file = directory + "/b.txt"
         try writeList(file, names: 4)
         _ = try await lists.add(AddListRequest(url: "file://" + file, name: "b"))
