@@ -37,6 +37,8 @@ let package = Package(
         // libcurl through the Debian package; the shim wraps variadic curl_easy_setopt.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // sched_setattr(2), sched_getaffinity(2) and thread names, which Swift's Glibc module lacks.
+        .target(name: "CThreadShim"),
         .target(name: "ListFetch", dependencies: ["CCurlShim", "ScrollOffCore", "DomainLists"], swiftSettings: swiftSettings),
         // SQLite state through GRDB on the system libsqlite3: schema, ledger, events, rollups.
         .target(
@@ -84,6 +86,7 @@ let package = Package(
             name: "Helper",
             dependencies: [
                 "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
+                "CThreadShim",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -164,7 +167,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "ControlAPI", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
+                "Helper", "CThreadShim", "ControlAPI", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

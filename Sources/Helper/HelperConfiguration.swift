@@ -79,7 +79,7 @@ public struct HelperConfiguration: Sendable {
 
     public init(
         paths: RuntimePaths, listen: [HostPort], upstreams: [HostPort], blockingMode: BlockingMode = .null,
-        dohEndpointsPath: String? = nil, eventLoops: Int = System.coreCount,
+        dohEndpointsPath: String? = nil, eventLoops: Int = EventLoopScheduling.availableCores,
         forwarder: ForwarderTimeouts = ForwarderTimeouts(), cache: CacheConfiguration = CacheConfiguration()
     ) {
         self.paths = paths

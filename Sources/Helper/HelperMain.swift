@@ -145,6 +145,7 @@ public enum HelperMain {
         reloads?.attach(reloader)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        await EventLoopScheduling.prepare(group, logger: logger)
         // The forwarder's configuration already holds the firewall's mark (when it is on), so the
         // pooled sockets opened here carry it from the start; a reload re-marks them in place.
         if mode.servesDNS { await forwarder.openSockets(on: group) }

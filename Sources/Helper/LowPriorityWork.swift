@@ -66,6 +66,8 @@ enum LowPriorityWork {
         final func performAtLowPriority() {
             // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
+            // Its own name, so `top -H` and `perf sched` tell list work from the Swift pool's threads.
+            EventLoopScheduling.nameThread("scrolloff-lists")
             pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
             perform()
         }

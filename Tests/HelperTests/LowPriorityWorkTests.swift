@@ -41,4 +41,9 @@ import Testing
         #expect(results.count == 16)
         for (index, sum) in results { #expect(sum == index * (index + 1) / 2) }
     }
+
+    @Test func the_worker_thread_has_a_name_of_its_own_for_top_and_perf() {
+        let name = LowPriorityWork.run { try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) }
+        #expect(name == "scrolloff-lists\n")
+    }
 }

@@ -151,7 +151,7 @@ struct FileSections {
             }
         }
         if let threads = t.integer("threads", in: 0...64, allowed: "0 (one per core) to 64") {
-            configuration.eventLoops = threads == 0 ? System.coreCount : threads
+            configuration.eventLoops = threads == 0 ? EventLoopScheduling.availableCores : threads
         }
         let total = t.integer("control_connections", in: 1...4096, allowed: "1 to 4096 connections")
         let perUser = t.integer("control_connections_per_user", in: 1...4096, allowed: "1 to 4096 connections, at most control_connections")

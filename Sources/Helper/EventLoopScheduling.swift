@@ -1,0 +1,76 @@
+import CThreadShim
+import Logging
+import NIOCore
+import NIOPosix
+
+/// How many event loops answer DNS, and how the kernel schedules them.
+///
+/// Two things a resolver sharing its cores with list work needs (issue 15, "a list refresh never
+/// stalls answers"):
+///
+/// - **One event loop per core the helper may run on.** SwiftNIO's `System.coreCount` follows
+///   cgroup quotas and cpusets but not the affinity mask that `taskset` and systemd's
+///   `CPUAffinity=` set, so a helper confined to one core ran two loops that took turns on it:
+///   every query woke both, and each waited for the other's slice.
+/// - **A short time slice for each loop.** Linux's fair scheduler (EEVDF, 6.6 and later) lets a
+///   running thread finish its slice before a waking one may preempt it, unless the waking thread
+///   asks for a shorter slice than the running one's (the kernel's RUN_TO_PARITY and PREEMPT_SHORT
+///   rules). A list parse at nice 10 still got its whole slice, and the check after it came at the
+///   next timer tick: `perf sched` showed event loops runnable but waiting 4.0–4.7 ms (one tick at
+///   250 Hz) behind the list worker during a refresh. A loop's work between two waits is one
+///   batch of datagrams, tens of microseconds, so it asks for the shortest slice the kernel allows
+///   (`sched_setattr(2)`, 100 µs, honoured from Linux 6.12): a waking loop then preempts list work
+///   at once. Any user may shorten their own threads' slice; nothing else about the thread changes.
+public enum EventLoopScheduling {
+    /// The slice each event loop asks for: the kernel's minimum for a fair-class thread.
+    static let sliceNanoseconds: UInt64 = 100_000
+
+    /// Event loops for `threads = 0`: one per CPU the helper may run on, the fewer of NIO's count
+    /// (cgroup quota and cpuset) and the process's affinity mask.
+    public static var availableCores: Int {
+        let affinity = Int(scrolloff_affinity_cpu_count())
+        return max(1, affinity > 0 ? min(affinity, System.coreCount) : System.coreCount)
+    }
+
+    /// What `requestShortSlice` achieved on the calling thread.
+    enum SliceOutcome: Equatable, Sendable {
+        /// The kernel reports the requested slice.
+        case applied
+        /// The call succeeded but the kernel keeps no per-thread slice (before Linux 6.12).
+        case unsupported
+        /// The call failed with this errno (a real-time policy someone gave the thread, say).
+        case failed(Int32)
+    }
+
+    /// Asks for the short slice on the calling thread.
+    static func requestShortSlice() -> SliceOutcome {
+        let failure = scrolloff_set_fair_slice(sliceNanoseconds)
+        if failure != 0 { return .failed(failure) }
+        return scrolloff_fair_slice() == sliceNanoseconds ? .applied : .unsupported
+    }
+
+    /// Gives every loop of `group` the short slice, on the loop's own thread, and logs once what
+    /// the kernel did with it. A kernel without per-thread slices keeps its default scheduling:
+    /// answers are the same, only a refresh's effect on latency differs.
+    static func prepare(_ group: MultiThreadedEventLoopGroup, logger: Logger) async {
+        var outcomes: [SliceOutcome] = []
+        for loop in group.makeIterator() {
+            if let outcome = try? await loop.submit({ requestShortSlice() }).get() { outcomes.append(outcome) }
+        }
+        let failures = outcomes.compactMap { outcome -> Int32? in
+            if case .failed(let code) = outcome { return code } else { return nil }
+        }
+        if let code = failures.first {
+            logger.notice("event loops keep the kernel's default time slice (sched_setattr: errno \(code)); a list refresh may delay answers by a few milliseconds")
+        } else if outcomes.contains(.unsupported) {
+            logger.debug("this kernel has no per-thread time slice (Linux 6.12 and later have one); event loops keep the default")
+        } else {
+            logger.debug("\(outcomes.count) event loops answer DNS, each with a \(sliceNanoseconds / 1000) µs time slice")
+        }
+    }
+
+    /// Names the calling thread for `ps -L`, `top -H` and `perf sched` (15 bytes at most).
+    static func nameThread(_ name: String) {
+        _ = scrolloff_name_thread(name)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// The real helper's event loops as the kernel sees them (issue 15, "a list refresh never stalls
+/// answers"): one per core the helper may run on, each with the short time slice that lets a
+/// waking loop preempt list work, and a burst larger than one receive batch answered whole. In
+/// every privilege mode: the slice is asked for by the helper's own threads, without a capability.
+@Suite struct EventLoopSchedulingEndToEndTests {
+    @Test(arguments: PrivilegeMode.allCases)
+    func a_helper_pinned_to_one_core_runs_one_short_slice_event_loop_and_answers_a_burst(mode: PrivilegeMode) throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let server = try Sinkhole(
+            scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], mode: mode,
+            wrapper: ["/usr/bin/taskset", "-c", "0"])
+        mode.check(server.child.process.pid)
+        let loops = try EventLoopThread.all(of: server.child.process.pid)
+        // Two loops on one core only took turns: every query woke both.
+        #expect(loops.count == 1, "\(mode): \(loops)")
+        if KernelRelease.hasFairSlices {
+            #expect(loops.allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(mode): \(loops)")
+        }
+        // 300 datagrams sent before any reply is read: more than nine receive batches of 32, each
+        // read with one recvmmsg per wake-up; every one is answered, blocked or from the zone.
+        let burst = try python(server.port, Self.burst, scratch: scratch)
+        #expect(burst == "answered 300 wrong 0\n", "\(mode): \(burst)")
+        #expect(try dig(server.port, ["+tcp", "+short", "www.blocked.test"]).contains("0.0.0.0"))
+        #expect(server.child.isRunning, "\(mode): \(server.child.stderr)")
+    }
+
+    @Test func an_unpinned_helper_runs_one_short_slice_event_loop_per_allowed_core() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port])
+        let pid = server.child.process.pid
+        let loops = try EventLoopThread.all(of: pid)
+        #expect(loops.count == (try EventLoopThread.allowedCores(of: pid)), "\(loops)")
+        if KernelRelease.hasFairSlices {
+            #expect(loops.allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops)")
+        }
+        // The helper's other threads keep the kernel's default slice: only the loops are favoured.
+        let others = try EventLoopThread.threads(of: pid).filter { !$0.name.hasPrefix("NIO-ELT-") }
+        #expect(!others.isEmpty && others.allSatisfy { $0.sliceNanoseconds != 100_000 }, "\(others)")
+        #expect(try shortA(server.port, "host.test") == "10.0.0.7")
+    }
+
+    /// Sends 300 queries from one socket, then reads the replies; prints how many came and how
+    /// many did not match their question.
+    static let burst = """
+        import socket, dns.message, dns.rdatatype
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        expected = {}
+        for i in range(300):
+            name = "n%d.blocked.test" % i if i % 2 else "host.test"
+            q = dns.message.make_query(name, "A")
+            q.id = i
+            expected[i] = "0.0.0.0" if i % 2 else "10.0.0.7"
+            s.sendto(q.to_wire(), ("127.0.0.1", PORT))
+        s.settimeout(5)
+        answered = wrong = 0
+        try:
+            while answered < 300:
+                r = dns.message.from_wire(s.recv(4096))
+                answered += 1
+                got = [rd.address for rr in r.answer for rd in rr if rr.rdtype == dns.rdatatype.A]
+                if expected.pop(r.id, None) not in got: wrong += 1
+        except socket.timeout:
+            pass
+        print("answered %d wrong %d" % (answered, wrong))
+        """
+}
+
+/// One thread of a process, read from /proc/PID/task/TID: its name and its fair-class slice.
+struct EventLoopThread: CustomStringConvertible {
+    let name: String
+    let sliceNanoseconds: Int?
+
+    var description: String { "\(name) slice \(sliceNanoseconds.map(String.init) ?? "?")" }
+
+    static func threads(of pid: pid_t) throws -> [EventLoopThread] {
+        let tasks = "/proc/\(pid)/task"
+        return try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap { tid in
+            guard let name = try? String(contentsOfFile: "\(tasks)/\(tid)/comm", encoding: .utf8),
+                  let sched = try? String(contentsOfFile: "\(tasks)/\(tid)/sched", encoding: .utf8) else { return nil }
+            let slice = sched.split(separator: "\n").first { $0.hasPrefix("se.slice") }
+                .flatMap { $0.split(separator: ":").last }
+                .flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return EventLoopThread(name: name.trimmingCharacters(in: .newlines), sliceNanoseconds: slice)
+        }
+    }
+
+    /// The DNS event loops: NIO names its group threads `NIO-ELT-<group>-#<n>` (the helper's
+    /// control and page server run on NIO's singleton group, `NIO-SGLTN-…`).
+    static func all(of pid: pid_t) throws -> [EventLoopThread] {
+        try threads(of: pid).filter { $0.name.hasPrefix("NIO-ELT-") }
+    }
+
+    /// The CPUs in the process's affinity mask (`Cpus_allowed_list: 0-1,4`).
+    static func allowedCores(of pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else {
+            throw HarnessError("no Cpus_allowed_list in /proc/\(pid)/status")
+        }
+        return line.dropFirst("Cpus_allowed_list:".count).split(separator: ",").reduce(0) { count, range in
+            let bounds = range.trimmingCharacters(in: .whitespaces).split(separator: "-").compactMap { Int($0) }
+            return count + (bounds.count == 2 ? bounds[1] - bounds[0] + 1 : 1)
+        }
+    }
+}
+
+/// The running kernel's release, for what only newer kernels do.
+enum KernelRelease {
+    /// Linux 6.12 added a per-thread slice for fair-class threads (`sched_attr.sched_runtime`).
+    static var hasFairSlices: Bool {
+        var name = utsname()
+        uname(&name)
+        let release = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let parts = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        guard parts.count == 2 else { return false }
+        return (parts[0], parts[1]) >= (6, 12)
+    }
+}
