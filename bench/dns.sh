@@ -2,7 +2,7 @@
 # Side-by-side benchmark of scrolloff-dns, dnsmasq and unbound as blocking resolvers (issues 3, 15).
 #
 # The production path: scrolloff-dns is started as people start it (`scrolloff-dns start`, no
-# diagnostic flags; pinned to one core, so SwiftNIO runs one event loop), blocks two catalog
+# diagnostic flags; pinned to one core, so it runs one event loop), blocks two catalog
 # services (`scrolloff block instagram tiktok`), then a synthetic list is ADDED BY URL from a local
 # HTTP server (`scrolloff lists add http://127.0.0.1:PORT/…`) and blocked (`scrolloff block bench`),
 # all through the CLI and so through the one decision path users run. dnsmasq gets the same names
@@ -14,7 +14,7 @@
 # CLIENT_CPU; the servers take turns within each round. For each it prints: the time until the
 # list is in force (scrolloff: from `lists add` until a listed name answers 0.0.0.0, the CLI's
 # start-up included; peers: from start until a listed name answers), RSS and bytes per name over
-# the same server with no list, maximum QPS, latency at a fixed 20,000 QPS (mean, p50, p99 from
+# the same server with an empty list (see start_server), maximum QPS, latency at a fixed 20,000 QPS (mean, p50, p99 from
 # dnsperf -v), lost queries, and ratios against the better peer. For scrolloff at the largest size it
 # then measures a refresh: the served list changes (1% of the names dropped, 1% new), `scrolloff
 # lists update bench` runs while dnsperf sends 20,000 QPS, and the script prints the p99 during
@@ -125,6 +125,7 @@ with open(f"{d}/queries.txt", "w") as f:
             f.write(f"{'www.' if i % 2 else ''}{name} A\n")
 PY
     : > "$dir/empty.conf"
+    echo "baseline.bench" > "$dir/one-name.txt"
     : > "$dir/empty-zones.conf"
 }
 
@@ -152,8 +153,12 @@ forward-zone:
 EOF
 }
 
-# Starts one server; sets SERVER_PID, SERVER_PORT, LOAD_MS, ADD_MS.
-start_server() { # kind list-size(or "empty") dir
+# Starts one server; sets SERVER_PID, SERVER_PORT, LOAD_MS, ADD_MS. "empty" is the baseline the
+# bytes per name are counted over: each server set up as for the list, with no names in it
+# (scrolloff: a one-name list added by URL and blocked, so the code that adding a list touches once,
+# libcurl, the parser and the builder, is in the baseline as dnsmasq's and unbound's config
+# parsers are in theirs); "none" is scrolloff with no list added at all.
+start_server() { # kind full|empty|none dir
     local kind=$1 which=$2 dir=$3 port start
     port=$(free_port)
     start=$(now_ms)
@@ -186,7 +191,11 @@ start_server() { # kind list-size(or "empty") dir
     if [ "$kind" = scrolloff ]; then
         "$CLI" block instagram tiktok --socket "$SOCK" >/dev/null
         wait_answering "$port" www.instagram.com 0.0.0.0
-        if [ "$which" != empty ]; then
+        if [ "$which" = empty ]; then
+            "$CLI" lists add "http://127.0.0.1:$HTTP_PORT/$(basename "$dir")/one-name.txt" --name bench --socket "$SOCK" >/dev/null
+            "$CLI" block bench --socket "$SOCK" >/dev/null
+            wait_answering "$port" baseline.bench 0.0.0.0
+        elif [ "$which" = full ]; then
             local added cpu_before
             added=$(now_ms)
             cpu_before=$(cpu_ms "$SERVER_PID")
@@ -196,7 +205,7 @@ start_server() { # kind list-size(or "empty") dir
             ADD_MS=$(( $(now_ms) - added ))
             ADD_CPU_MS=$(( $(cpu_ms "$SERVER_PID") - cpu_before ))
         fi
-    elif [ "$which" != empty ]; then
+    elif [ "$which" = full ]; then
         wait_answering "$port" "$(head -1 "$dir/blocklist.txt")" 0.0.0.0
     fi
     LOAD_MS=$(( $(now_ms) - start ))
@@ -258,8 +267,8 @@ refresh_during_load() { # dir
     echo "$(basename "$dir") $done_ms $mean $p50 $p99 $answered" >>"$WORK/refresh"
 }
 
-baseline_rss() { # kind
-    start_server "$1" empty "$WORK/$(echo "$SIZES" | awk '{print $1}')"
+baseline_rss() { # kind empty|none
+    start_server "$1" "$2" "$WORK/$(echo "$SIZES" | awk '{print $1}')"
     sleep 1
     rss_kib "$SERVER_PID"
     stop_server
@@ -270,8 +279,13 @@ echo "scrolloff-dns $("$BIN" --version 2>/dev/null | head -1) vs dnsmasq $(dnsma
 echo "mix: ~90% blocked (names and subdomains), ~10% cached; QPS: dnsperf -c 4 -q 500 for ${QPS_SECONDS}s; latency: -Q $FIXED_QPS for ${LATENCY_SECONDS}s"
 for n in $SIZES; do make_inputs "$n"; done
 declare -A BASE
-for kind in $SERVERS; do BASE[$kind]=$(baseline_rss "$kind"); done
-echo "baseline RSS with no list: $(for k in $SERVERS; do printf '%s %s KiB  ' "$k" "${BASE[$k]}"; done)"
+for kind in $SERVERS; do BASE[$kind]=$(baseline_rss "$kind" empty); done
+echo "baseline RSS with an empty list: $(for k in $SERVERS; do printf '%s %s KiB  ' "$k" "${BASE[$k]}"; done)"
+NO_LIST=""
+if [[ " $SERVERS " == *" scrolloff "* ]]; then
+    NO_LIST=$(baseline_rss scrolloff none)
+    echo "scrolloff with no list added at all: $NO_LIST KiB (a one-name list by URL adds $(( BASE[scrolloff] - NO_LIST )) KiB)"
+fi
 for n in $SIZES; do
     for round in $(seq 1 "$ROUNDS"); do
         for kind in $SERVERS; do measure "$kind" "$n"; done
@@ -281,10 +295,11 @@ done
 echo
 echo "medians over $ROUNDS rounds (min–max in brackets); ratios are scrolloff / the better peer:"
 BASES=$(for k in $SERVERS; do printf '%s=%s ' "$k" "${BASE[$k]}"; done)
-/usr/bin/python3 - "$WORK/rows" "$BASES" <<'PY'
+/usr/bin/python3 - "$WORK/rows" "$BASES" "$NO_LIST" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 base = dict(kv.split("=") for kv in sys.argv[2].split())
+no_list = int(sys.argv[3]) if sys.argv[3] else None
 cols = {"load": 2, "rss": 3, "qps": 4, "mean": 5, "p50": 6, "p99": 7, "lost": 8, "add": 9}
 def vals(kind, n, col):
     return [float(r[cols[col]]) for r in rows if r[0] == kind and r[1] == n and r[cols[col]] not in ("nan", "")]
@@ -314,6 +329,9 @@ for n in sorted({r[1] for r in rows}, key=int):
         best_mem = min(peers, key=lambda k: per[k])
         print(f"  ratios: QPS {med(s, n, 'qps')/med(best_qps, n, 'qps'):.2f}x {best_qps} (goal >= 1.2)"
               f"; bytes/name {per[s]/per[best_mem]:.2f}x {best_mem}, {per[s]/per['dnsmasq']:.2f}x dnsmasq (goal <= 0.5)" if 'dnsmasq' in per else "")
+        if no_list is not None and "dnsmasq" in per:
+            over_none = (med(s, n, "rss") - no_list) * 1024 / size
+            print(f"          over no list at all: {over_none:.0f} B/name, {over_none/per['dnsmasq']:.2f}x dnsmasq")
         print(f"          p50 {med(s, n, 'p50')/med(best_p50, n, 'p50'):.2f}x {best_p50}, p99 {med(s, n, 'p99')/med(best_p99, n, 'p99'):.2f}x {best_p99} (goal <= 1)"
               f"; in force {med(s, n, 'add'):.0f} ms after `lists add` (goal <= 1500 ms at 1 M)")
 PY
