@@ -44,6 +44,16 @@ int scrolloff_set_fair_slice(unsigned long long nanoseconds) {
     return 0;
 }
 
+int scrolloff_set_idle_policy(void) {
+    struct sched_param param = { .sched_priority = 0 };
+    if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) return errno;
+    return 0;
+}
+
+int scrolloff_thread_is_idle_policy(void) {
+    return sched_getscheduler(0) == SCHED_IDLE ? 1 : 0;
+}
+
 unsigned long long scrolloff_fair_slice(void) {
     struct scrolloff_sched_attr attr;
     if (read_attr(&attr) != 0) return 0;

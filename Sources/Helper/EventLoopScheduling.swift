@@ -10,17 +10,18 @@ import NIOPosix
 ///
 /// - **One event loop per core the helper may run on.** SwiftNIO's `System.coreCount` follows
 ///   cgroup quotas and cpusets but not the affinity mask that `taskset` and systemd's
-///   `CPUAffinity=` set, so a helper confined to one core ran two loops that took turns on it:
-///   every query woke both, and each waited for the other's slice.
-/// - **A short time slice for each loop.** Linux's fair scheduler (EEVDF, 6.6 and later) lets a
-///   running thread finish its slice before a waking one may preempt it, unless the waking thread
-///   asks for a shorter slice than the running one's (the kernel's RUN_TO_PARITY and PREEMPT_SHORT
-///   rules). A list parse at nice 10 still got its whole slice, and the check after it came at the
-///   next timer tick: `perf sched` showed event loops runnable but waiting 4.0–4.7 ms (one tick at
-///   250 Hz) behind the list worker during a refresh. A loop's work between two waits is one
-///   batch of datagrams, tens of microseconds, so it asks for the shortest slice the kernel allows
-///   (`sched_setattr(2)`, 100 µs, honoured from Linux 6.12): a waking loop then preempts list work
-///   at once. Any user may shorten their own threads' slice; nothing else about the thread changes.
+///   `CPUAffinity=` set, so a helper confined to one core ran two loops that took turns on it,
+///   each waiting for the other to finish.
+/// - **A short time slice for each loop.** Under Linux's EEVDF scheduler (6.6 and later) a
+///   waking thread preempts the running one at once only if it asks for a shorter slice than the
+///   running one's (the kernel's PREEMPT_SHORT rule); otherwise the running thread keeps the CPU
+///   until its slice ends and the next timer tick comes (4 ms at 250 Hz). The list parse and build
+///   run under `SCHED_IDLE` (`LowPriorityWork`), which any waking thread preempts; the download,
+///   the database writes and the engine run on ordinary threads, and a loop that asks for the
+///   shortest slice the kernel allows (100 µs, `sched_setattr(2)`, honoured from Linux 6.12)
+///   preempts those when it wakes too. A loop's work between two waits is one batch of datagrams,
+///   tens of microseconds, so the short slice fits it. Any user may shorten their own threads'
+///   slice; nothing else about the thread changes.
 public enum EventLoopScheduling {
     /// The slice each event loop asks for: the kernel's minimum for a fair-class thread.
     static let sliceNanoseconds: UInt64 = 100_000
@@ -61,7 +62,7 @@ public enum EventLoopScheduling {
             if case .failed(let code) = outcome { return code } else { return nil }
         }
         if let code = failures.first {
-            logger.notice("event loops keep the kernel's default time slice (sched_setattr: errno \(code)); a list refresh may delay answers by a few milliseconds")
+            logger.info("event loops keep the kernel's default time slice (sched_setattr: errno \(code)); answers may wait a few milliseconds behind the helper's other threads")
         } else if outcomes.contains(.unsupported) {
             logger.debug("this kernel has no per-thread time slice (Linux 6.12 and later have one); event loops keep the default")
         } else {

@@ -1,31 +1,40 @@
+import CThreadShim
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
 
-/// Runs the heavy list work (parsing a list copy, building the matcher) on a thread of its own at
-/// nice 10, and waits for it.
+/// Runs the heavy list work (parsing a list copy, building the matcher) on a thread of its own
+/// under `SCHED_IDLE`, and waits for it.
 ///
 /// Why: a list refresh costs seconds of CPU (4 s for a 1,000,000-name list), and on a router or a
 /// helper pinned to one core that CPU is the event loops' too. At the same priority the scheduler
-/// shares the core evenly, so answers waited behind the build: p99 at 20,000 QPS went from 0.2 ms
-/// to 4.3 ms during a refresh (bench/dns.sh, issue 15 "a refresh never stalls answers"). At nice
-/// 10 the build weighs about a tenth of an event loop, which preempts it as soon as a query
-/// arrives; on an idle machine it runs as fast as before. Not `SCHED_IDLE`: a flood of queries
-/// would then hold back a rule change for as long as it lasted, and an unprivileged thread can
-/// never leave that class again.
+/// shared the core evenly, and p99 at 20,000 QPS went from 0.2 ms to 4.3 ms during a refresh
+/// (bench/dns.sh, issue 15 "a list refresh never stalls answers"). Nice 10 was not enough: under
+/// Linux's EEVDF scheduler a running thread keeps the CPU until its slice ends whatever its
+/// weight, and the check after that comes at the next timer tick, so `perf sched` showed the
+/// event loop runnable and waiting 4.2–5.5 ms behind this thread. A `SCHED_IDLE` thread is
+/// preempted the moment any ordinary thread wakes (sched(7)); measured the same way, the loop then
+/// waited at most 0.1 ms. On an idle core the work runs as fast as before; on a machine with more
+/// than one core the kernel moves it to a core the loops do not need.
+///
+/// The price: while a flood of queries keeps every core the helper may use busy, list work gets
+/// almost no CPU, so a refresh or a new block waits until the flood eases. A refresh keeps the
+/// rules in force until its build is done (nothing fails open), and answering comes first for a
+/// resolver. An unprivileged thread cannot leave `SCHED_IDLE` again, which is one more reason for
+/// a thread per call. If the kernel refuses the class, the thread stays at nice 10.
 ///
 /// A new thread for each call, joined before the call returns, not a pool: a call costs tens of
-/// microseconds against a build of milliseconds to seconds; the nice value stays with a thread for
-/// good (lowering it back needs CAP_SYS_NICE, which the unit does not have), so no thread of a
-/// shared pool may take it; and a joined thread has finished with everything it touched when the
-/// caller goes on. Calls made from the work itself (a parse inside a build) run in place; if no
-/// thread can be made (the task limit), the work runs in place at the caller's priority.
+/// microseconds against a build of milliseconds to seconds; the class stays with a thread for
+/// good, so no thread of a shared pool may take it; and a joined thread has finished with
+/// everything it touched when the caller goes on. Calls made from the work itself (a parse inside a
+/// build) run in place; if no thread can be made (the task limit), the work runs in place at the
+/// caller's priority.
 enum LowPriorityWork {
     static let niceness: Int32 = 10
 
-    /// `body`'s result, computed on a nice-10 thread while the caller waits.
+    /// `body`'s result, computed on a `SCHED_IDLE` thread while the caller waits.
     static func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         if pthread_getspecific(workerKey) != nil { return try body() }
         return try withoutActuallyEscaping(body) { (escapable: @escaping () throws(E) -> T) throws(E) -> T in
@@ -66,6 +75,8 @@ enum LowPriorityWork {
         final func performAtLowPriority() {
             // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
+            // The scheduling class is per thread too; nice 10 stays if the kernel refuses it.
+            _ = scrolloff_set_idle_policy()
             // Its own name, so `top -H` and `perf sched` tell list work from the Swift pool's threads.
             EventLoopScheduling.nameThread("scrolloff-lists")
             pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
@@ -87,6 +98,11 @@ enum LowPriorityWork {
             body = nil
             do throws(E) { result = .success(try work()) } catch { result = .failure(error) }
         }
+    }
+
+    /// Whether the calling thread runs under `SCHED_IDLE` (for tests).
+    static func currentPolicyIsIdle() -> Bool {
+        scrolloff_thread_is_idle_policy() != 0
     }
 
     /// The nice value of the calling thread (for tests).

@@ -2,15 +2,17 @@ import Foundation
 import Testing
 @testable import Helper
 
-/// Heavy list work runs at nice 10 so that event loops answer during a refresh (issue 15).
+/// Heavy list work runs under SCHED_IDLE (nice 10 if refused) so that event loops answer during a refresh (issue 15).
 @Suite struct LowPriorityWorkTests {
     struct Refused: Error, Equatable { var line: Int }
 
-    @Test func the_work_runs_at_nice_10_and_the_caller_keeps_its_priority() throws {
+    @Test func the_work_runs_under_sched_idle_at_nice_10_and_the_caller_keeps_its_priority() throws {
         let before = LowPriorityWork.currentNiceness()
-        let inside = LowPriorityWork.run { LowPriorityWork.currentNiceness() }
-        #expect(inside == max(before, LowPriorityWork.niceness))
+        let (nice, idle) = LowPriorityWork.run { (LowPriorityWork.currentNiceness(), LowPriorityWork.currentPolicyIsIdle()) }
+        #expect(nice == max(before, LowPriorityWork.niceness))
+        #expect(idle)
         #expect(LowPriorityWork.currentNiceness() == before)
+        #expect(!LowPriorityWork.currentPolicyIsIdle())
     }
 
     @Test func a_typed_error_reaches_the_caller_as_it_was_thrown() {

@@ -14,6 +14,13 @@ extern "C" {
 /// or the errno of the failed call.
 int scrolloff_set_fair_slice(unsigned long long nanoseconds);
 
+/// Moves the calling thread to SCHED_IDLE (sched(7)): it runs only when no other thread of the
+/// fair classes wants its CPU, and any of them preempts it on waking. Returns 0 or an errno.
+int scrolloff_set_idle_policy(void);
+
+/// 1 if the calling thread runs under SCHED_IDLE, else 0.
+int scrolloff_thread_is_idle_policy(void);
+
 /// The calling thread's fair-class time slice in nanoseconds as the kernel reports it
 /// (sched_getattr(2)); 0 when the kernel has no per-thread slice or the call fails.
 unsigned long long scrolloff_fair_slice(void);
