@@ -5,40 +5,50 @@ import Glibc
 import Musl
 #endif
 
-/// Runs the heavy list work (parsing a list copy, building the matcher) on a thread of its own
-/// under `SCHED_IDLE`, and waits for it.
+/// Runs the heavy list work (parsing a list copy, building the matcher) on a thread of its own at
+/// nice 10, or under `SCHED_IDLE` for a list refresh, and waits for it.
 ///
 /// Why: a list refresh costs seconds of CPU (4 s for a 1,000,000-name list), and on a router or a
 /// helper pinned to one core that CPU is the event loops' too. At the same priority the scheduler
 /// shared the core evenly, and p99 at 20,000 QPS went from 0.2 ms to 4.3 ms during a refresh
-/// (bench/dns.sh, issue 15 "a list refresh never stalls answers"). Nice 10 was not enough: under
-/// Linux's EEVDF scheduler a running thread keeps the CPU until its slice ends whatever its
-/// weight, and the check after that comes at the next timer tick, so `perf sched` showed the
-/// event loop runnable and waiting 4.2–5.5 ms behind this thread. A `SCHED_IDLE` thread is
-/// preempted the moment any ordinary thread wakes (sched(7)); measured the same way, the loop then
-/// waited at most 0.1 ms. On an idle core the work runs as fast as before; on a machine with more
-/// than one core the kernel moves it to a core the loops do not need.
+/// (bench/dns.sh, issue 15 "a list refresh never stalls answers").
 ///
-/// The price: while a flood of queries keeps every core the helper may use busy, list work gets
-/// almost no CPU, so a refresh or a new block waits until the flood eases. A refresh keeps the
-/// rules in force until its build is done (nothing fails open), and answering comes first for a
-/// resolver. An unprivileged thread cannot leave `SCHED_IDLE` again, which is one more reason for
-/// a thread per call. If the kernel refuses the class, the thread stays at nice 10.
+/// Nice 10 was not enough: under Linux's EEVDF scheduler a running thread keeps the CPU until its
+/// slice ends whatever its weight, and the check after that comes at the next timer tick, so
+/// `perf sched` showed the event loop runnable and waiting 4.2–5.5 ms behind this thread. A
+/// `SCHED_IDLE` thread is preempted the moment any ordinary thread wakes (sched(7)); in the same
+/// capture the loop then waited at most 0.1 ms. But a `SCHED_IDLE` thread also waits for as long
+/// as any other thread wants its CPU: on a workstation busy compiling, a person's `scrolloff block`
+/// would wait for the compiler. So the class follows who waits for the work (`forRefresh`):
+///
+/// - a refresh (the timer's, `scrolloff lists update`) runs under `SCHED_IDLE`: the copy in force
+///   keeps answering until the new one is built, so a refresh that waits fails nothing open, and
+///   answering comes first;
+/// - what a person asked for (a block, `lists add`, a custom domain, a reload) runs at nice 10, so
+///   it is done in seconds even on a busy machine.
+///
+/// An unprivileged thread cannot leave `SCHED_IDLE` or lower its nice value again, one more reason
+/// for a thread per call. If the kernel refuses `SCHED_IDLE`, the thread stays at nice 10.
 ///
 /// A new thread for each call, joined before the call returns, not a pool: a call costs tens of
-/// microseconds against a build of milliseconds to seconds; the class stays with a thread for
-/// good, so no thread of a shared pool may take it; and a joined thread has finished with
-/// everything it touched when the caller goes on. Calls made from the work itself (a parse inside a
-/// build) run in place; if no thread can be made (the task limit), the work runs in place at the
-/// caller's priority.
+/// microseconds against a build of milliseconds to seconds; no thread of a shared pool may keep
+/// a lowered priority; and a joined thread has finished with everything it touched when the
+/// caller goes on. Calls made from the work itself (a parse inside a build) run in place; if no
+/// thread can be made (the task limit), the work runs in place at the caller's priority.
 enum LowPriorityWork {
     static let niceness: Int32 = 10
 
-    /// `body`'s result, computed on a `SCHED_IDLE` thread while the caller waits.
+    /// Whether the work the current task starts serves a list refresh (`SCHED_IDLE`) rather than
+    /// something a person waits for (nice 10). Bound by `ListsController` around a refresh and
+    /// the publish after it, so the engine's matcher build for the new copy inherits it.
+    @TaskLocal static var forRefresh = false
+
+    /// `body`'s result, computed on a low-priority thread while the caller waits.
     static func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         if pthread_getspecific(workerKey) != nil { return try body() }
+        let idle = forRefresh
         return try withoutActuallyEscaping(body) { (escapable: @escaping () throws(E) -> T) throws(E) -> T in
-            let job = Job(escapable)
+            let job = Job(escapable, idle: idle)
             var attributes = pthread_attr_t()
             pthread_attr_init(&attributes)
             defer { pthread_attr_destroy(&attributes) }
@@ -70,13 +80,18 @@ enum LowPriorityWork {
 
     /// What the thread's C entry point can call without knowing the result's type.
     private class AnyJob {
+        /// Whether the thread goes to `SCHED_IDLE` (a refresh's work).
+        let idle: Bool
+
+        init(idle: Bool) { self.idle = idle }
+
         func perform() {}
 
         final func performAtLowPriority() {
             // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
             // The scheduling class is per thread too; nice 10 stays if the kernel refuses it.
-            _ = scrolloff_set_idle_policy()
+            if idle { _ = scrolloff_set_idle_policy() }
             // Its own name, so `top -H` and `perf sched` tell list work from the Swift pool's threads.
             EventLoopScheduling.nameThread("scrolloff-lists")
             pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
@@ -91,7 +106,10 @@ enum LowPriorityWork {
         private var body: (() throws(E) -> T)?
         var result: Result<T, E>?
 
-        init(_ body: @escaping () throws(E) -> T) { self.body = body }
+        init(_ body: @escaping () throws(E) -> T, idle: Bool) {
+            self.body = body
+            super.init(idle: idle)
+        }
 
         override func perform() {
             let work = body!

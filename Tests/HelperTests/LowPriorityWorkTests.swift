@@ -1,16 +1,19 @@
+import ControlAPI
 import Foundation
+import Logging
+import ScrollOffCore
+import Synchronization
 import Testing
 @testable import Helper
 
-/// Heavy list work runs under SCHED_IDLE (nice 10 if refused) so that event loops answer during a refresh (issue 15).
+/// Heavy list work runs at nice 10, and a refresh's under SCHED_IDLE, so that event loops answer meanwhile (issue 15).
 @Suite struct LowPriorityWorkTests {
     struct Refused: Error, Equatable { var line: Int }
 
-    @Test func the_work_runs_under_sched_idle_at_nice_10_and_the_caller_keeps_its_priority() throws {
+    @Test func the_work_runs_at_nice_10_and_the_caller_keeps_its_priority_and_class() throws {
         let before = LowPriorityWork.currentNiceness()
-        let (nice, idle) = LowPriorityWork.run { (LowPriorityWork.currentNiceness(), LowPriorityWork.currentPolicyIsIdle()) }
-        #expect(nice == max(before, LowPriorityWork.niceness))
-        #expect(idle)
+        let inside = LowPriorityWork.$forRefresh.withValue(true) { LowPriorityWork.run { LowPriorityWork.currentNiceness() } }
+        #expect(inside == max(before, LowPriorityWork.niceness))
         #expect(LowPriorityWork.currentNiceness() == before)
         #expect(!LowPriorityWork.currentPolicyIsIdle())
     }
@@ -47,5 +50,34 @@ import Testing
     @Test func the_worker_thread_has_a_name_of_its_own_for_top_and_perf() {
         let name = LowPriorityWork.run { try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) }
         #expect(name == "scrolloff-lists\n")
+    }
+
+    @Test func work_bound_to_a_refresh_runs_under_sched_idle_and_other_work_at_nice_10() {
+        let refresh = LowPriorityWork.$forRefresh.withValue(true) { LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() } }
+        let asked = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
+        #expect(refresh)
+        #expect(!asked)
+    }
+
+    /// The lists' observers (the engine's parse and matcher build) run inside `lists update`'s
+    /// task: its work is a refresh's, and a list a person adds is not.
+    @Test func lists_update_hands_its_observers_refresh_work_and_lists_add_does_not() async throws {
+        let directory = NSTemporaryDirectory() + "lowprio-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lists = ListsController(stateDirectory: directory, clock: { Instant(date: Date()) }, logger: Logger(label: "test"))
+        let seen = Mutex<[Bool]>([])
+        await lists.onChange { _ in
+            let idle = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
+            seen.withLock { $0.append(idle) }
+        }
+        let file = directory + "/list.txt"
+        try "a.example\nb.example\n".write(toFile: file, atomically: true, encoding: .utf8)
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
+        let added = seen.withLock { $0 }
+        _ = try await lists.update(name: "kids")
+        let updated = seen.withLock { Array($0.dropFirst(added.count)) }
+        #expect(!added.isEmpty && added.allSatisfy { !$0 }, "\(added)")
+        #expect(!updated.isEmpty && updated.allSatisfy { $0 }, "\(updated)")
     }
 }

@@ -73,8 +73,12 @@ public struct HelperControl: Sendable {
             if let path = list.heldPath { held[list.name] = path }
         }
         // Parsing a large list takes a while: not on the lists actor, not on the engine.
+        // A detached task does not inherit task-locals: a refresh's parse stays a refresh's.
+        let forRefresh = LowPriorityWork.forRefresh
         let parsed = await Task.detached {
-            HelperEngine.parseLists(files: files, held: held, budget: budget, reusing: parsedCopies)
+            LowPriorityWork.$forRefresh.withValue(forRefresh) {
+                HelperEngine.parseLists(files: files, held: held, budget: budget, reusing: parsedCopies)
+            }
         }.value
         for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
             // The engine keeps lists as their files (issue 15), so the rules in force now go at

@@ -354,8 +354,16 @@ public actor ListsController {
         name: String?, progress: (@Sendable (ListName, FetchProgress) -> Void)? = nil
     ) async throws(ControlFailure) -> [RefreshResult] {
         _ = await releaseEndedHolds()
+        let selected = try await sources(named: name)
+        // A refresh's parse and build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
+        return await LowPriorityWork.$forRefresh.withValue(true) { await refreshNow(selected, progress: progress) }
+    }
+
+    private func refreshNow(
+        _ selected: [ListMetadata], progress: (@Sendable (ListName, FetchProgress) -> Void)?
+    ) async -> [RefreshResult] {
         var results: [RefreshResult] = []
-        for source in try await sources(named: name) {
+        for source in selected {
             guard !source.url.isEmpty else {
                 results.append(RefreshResult(
                     outcome: RefreshOutcome.failed, name: source.name.rawValue,
@@ -409,6 +417,11 @@ public actor ListsController {
     /// Refreshes every list whose planned instant has come and returns the next planned instant
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
+        // A refresh's parse and build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
+        await LowPriorityWork.$forRefresh.withValue(true) { await refreshDueListsNow() }
+    }
+
+    private func refreshDueListsNow() async -> Instant? {
         var changed = await releaseHeldURLs()
         if await releaseEndedHolds() { changed = true }
         var fetched = false
