@@ -167,7 +167,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "CThreadShim", "ControlAPI", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
+                "Helper", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

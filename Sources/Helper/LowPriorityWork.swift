@@ -1,4 +1,5 @@
 import CThreadShim
+import ListFetch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -19,7 +20,7 @@ import Musl
 /// `SCHED_IDLE` thread is preempted the moment any ordinary thread wakes (sched(7)); in the same
 /// capture the loop then waited at most 0.1 ms. But a `SCHED_IDLE` thread also waits for as long
 /// as any other thread wants its CPU: on a workstation busy compiling, a person's `scrolloff block`
-/// would wait for the compiler. So the class follows who waits for the work (`forRefresh`):
+/// would wait for the compiler. So the class follows who waits for the work (`ListRefreshContext`):
 ///
 /// - a refresh (the timer's, `scrolloff lists update`) runs under `SCHED_IDLE`: the copy in force
 ///   keeps answering until the new one is built, so a refresh that waits fails nothing open, and
@@ -38,15 +39,10 @@ import Musl
 enum LowPriorityWork {
     static let niceness: Int32 = 10
 
-    /// Whether the work the current task starts serves a list refresh (`SCHED_IDLE`) rather than
-    /// something a person waits for (nice 10). Bound by `ListsController` around a refresh and
-    /// the publish after it, so the engine's matcher build for the new copy inherits it.
-    @TaskLocal static var forRefresh = false
-
     /// `body`'s result, computed on a low-priority thread while the caller waits.
     static func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         if pthread_getspecific(workerKey) != nil { return try body() }
-        let idle = forRefresh
+        let idle = ListRefreshContext.isRefresh
         return try withoutActuallyEscaping(body) { (escapable: @escaping () throws(E) -> T) throws(E) -> T in
             let job = Job(escapable, idle: idle)
             var attributes = pthread_attr_t()

@@ -4,12 +4,24 @@ import Foundation
 /// awaits its result, so the cooperative thread pool of Swift concurrency never blocks on I/O.
 enum DedicatedThread {
     static func run<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
+        // A thread of its own does not see the task's task-locals: the one that says whose work
+        // this is goes along.
+        let refresh = ListRefreshContext.isRefresh
+        return await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: body())
+                continuation.resume(returning: ListRefreshContext.$isRefresh.withValue(refresh) { body() })
             }
             thread.name = name
             thread.start()
         }
     }
+}
+
+/// Whether the list work the current task starts serves a refresh of lists already in force,
+/// which nobody waits for (the copies in force answer meanwhile), rather than something a person
+/// asked for and waits on. The helper runs a refresh's parse and build at the lowest priority
+/// (`LowPriorityWork`, issue 15). Bound around a whole refresh, its publish included, so every
+/// step of it inherits the value, on the store's own threads too.
+public enum ListRefreshContext {
+    @TaskLocal public static var isRefresh = false
 }

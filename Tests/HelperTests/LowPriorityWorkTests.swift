@@ -1,5 +1,6 @@
 import ControlAPI
 import Foundation
+import ListFetch
 import Logging
 import ScrollOffCore
 import Synchronization
@@ -12,7 +13,7 @@ import Testing
 
     @Test func the_work_runs_at_nice_10_and_the_caller_keeps_its_priority_and_class() throws {
         let before = LowPriorityWork.currentNiceness()
-        let inside = LowPriorityWork.$forRefresh.withValue(true) { LowPriorityWork.run { LowPriorityWork.currentNiceness() } }
+        let inside = ListRefreshContext.$isRefresh.withValue(true) { LowPriorityWork.run { LowPriorityWork.currentNiceness() } }
         #expect(inside == max(before, LowPriorityWork.niceness))
         #expect(LowPriorityWork.currentNiceness() == before)
         #expect(!LowPriorityWork.currentPolicyIsIdle())
@@ -53,7 +54,7 @@ import Testing
     }
 
     @Test func work_bound_to_a_refresh_runs_under_sched_idle_and_other_work_at_nice_10() {
-        let refresh = LowPriorityWork.$forRefresh.withValue(true) { LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() } }
+        let refresh = ListRefreshContext.$isRefresh.withValue(true) { LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() } }
         let asked = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
         #expect(refresh)
         #expect(!asked)

@@ -74,9 +74,9 @@ public struct HelperControl: Sendable {
         }
         // Parsing a large list takes a while: not on the lists actor, not on the engine.
         // A detached task does not inherit task-locals: a refresh's parse stays a refresh's.
-        let forRefresh = LowPriorityWork.forRefresh
+        let forRefresh = ListRefreshContext.isRefresh
         let parsed = await Task.detached {
-            LowPriorityWork.$forRefresh.withValue(forRefresh) {
+            ListRefreshContext.$isRefresh.withValue(forRefresh) {
                 HelperEngine.parseLists(files: files, held: held, budget: budget, reusing: parsedCopies)
             }
         }.value

@@ -356,7 +356,7 @@ public actor ListsController {
         _ = await releaseEndedHolds()
         let selected = try await sources(named: name)
         // A refresh's parse and build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
-        return await LowPriorityWork.$forRefresh.withValue(true) { await refreshNow(selected, progress: progress) }
+        return await ListRefreshContext.$isRefresh.withValue(true) { await refreshNow(selected, progress: progress) }
     }
 
     private func refreshNow(
@@ -418,7 +418,7 @@ public actor ListsController {
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
         // A refresh's parse and build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
-        await LowPriorityWork.$forRefresh.withValue(true) { await refreshDueListsNow() }
+        await ListRefreshContext.$isRefresh.withValue(true) { await refreshDueListsNow() }
     }
 
     private func refreshDueListsNow() async -> Instant? {
