@@ -1,13 +1,14 @@
 /// An immutable map from a DNS name to the entries that block it, built by `MatcherBuilder`.
 ///
 /// Layout: a trie of labels read right to left (`com` → `example` → `www`). Each node is one
-/// variable-length record in a single byte table, native byte order. Records follow one another
-/// with no padding, so their multi-byte fields are read with unaligned loads:
+/// variable-length record in a single byte table. Records follow one another with no padding, so
+/// their multi-byte fields are read with unaligned loads:
 ///
-///     +0        parent record (UInt32 byte offset in the table; UInt32.max for a top-level label)
+///     +0        parent record (UInt32 byte offset in the table, native byte order; UInt32.max
+///               for a top-level label)
 ///     +4        label length in bits 0–5 (1…63, RFC 1035 §2.3.4), answer form in bits 6–7
 ///     +5        the label bytes, lowercase
-///     +5+length the answers the form stores, `answerWidth` bytes each
+///     +5+length the answers the form stores, `answerWidth` bytes each, little-endian
 ///
 /// A node has two answers: "self" for a query equal to its name and "below" for a query under
 /// it. An answer is an entry-set id with the allowed bit on top: bit 15 of a 2-byte answer, bit 31
@@ -21,9 +22,10 @@
 ///     3  both       the self answer, then the below answer (below only: self is stored as 0)
 ///
 /// `answerWidth` is chosen per matcher at build time: 2 bytes when every entry-set id is below
-/// 32,768 (so it fits beside the allowed bit), else 4. A lookup reads an answer as a 4-byte load at
-/// the place the form gives, masked to the width, or to zero where the form stores none; the table
-/// ends with four spare zero bytes, so that the load never reads past its end.
+/// 32,768 (so it fits beside the allowed bit), else 4. A lookup reads an answer as a 4-byte
+/// little-endian load at the place the form gives (so a 2-byte answer is its low half), masked to
+/// the width, or to zero where the form stores none; the table ends with four spare zero bytes, so
+/// that the load never reads past its end.
 ///
 /// What a probe verifies and the answers sit side by side, so verifying a probe and reading the
 /// answer touch one cache line (occasionally two). Nodes are found through one open-addressing
@@ -94,7 +96,7 @@ public final class DomainMatcher: @unchecked Sendable {
     }
 
     /// - Parameters:
-    ///   - records: the record table in native byte order, without the spare bytes (added here).
+    ///   - records: the record table, without the spare bytes (added here).
     ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeOffsets`.
     ///   - nodeOffsets: each node's record offset in bytes.
     ///   - answerWidth: 2 or 4, the bytes per stored answer (`MatcherBuilder` chooses).
@@ -269,7 +271,8 @@ public final class DomainMatcher: @unchecked Sendable {
         // bytes): the masks drop what is not the answer, and the spare bytes at the table's end
         // keep the load inside it.
         let isStored = UInt32(truncatingIfNeeded: Self.storedAnswers >> formAndSide) & 1
-        let raw = record.loadUnaligned(fromByteOffset: offset, as: UInt32.self) & answerMask & (0 &- isStored)
+        let raw = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            & answerMask & (0 &- isStored)
         return MatchResult(entrySet: EntrySetID(rawValue: raw & ~storedAllowBit), isAllowed: raw & storedAllowBit != 0)
     }
 

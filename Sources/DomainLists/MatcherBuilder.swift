@@ -138,7 +138,7 @@ public struct MatcherBuilder {
         )
     }
 
-    /// Writes the record layout documented on `DomainMatcher`, in native byte order.
+    /// Writes the record layout documented on `DomainMatcher`.
     private struct RecordWriter {
         private(set) var bytes: [UInt8] = []
         private let answerWidth: Int
@@ -187,14 +187,10 @@ public struct MatcherBuilder {
             let id = answer & ~DomainMatcher.allowBit
             let allowed = answer & DomainMatcher.allowBit != 0
             if answerWidth == 2 {
-                append16(UInt16(id) | (allowed ? 1 << 15 : 0))
+                withUnsafeBytes(of: (UInt16(id) | (allowed ? 1 << 15 : 0)).littleEndian) { bytes.append(contentsOf: $0) }
             } else {
-                withUnsafeBytes(of: answer) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: answer.littleEndian) { bytes.append(contentsOf: $0) }
             }
-        }
-
-        private mutating func append16(_ value: UInt16) {
-            withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
         }
     }
 
