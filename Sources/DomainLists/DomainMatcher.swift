@@ -1,16 +1,36 @@
 /// An immutable map from a DNS name to the entries that block it, built by `MatcherBuilder`.
 ///
 /// Layout: a trie of labels read right to left (`com` → `example` → `www`). Each node is one
-/// variable-length record, 4-byte aligned, in a single byte table:
+/// variable-length record in a single byte table. Records follow one another with no padding, so
+/// their multi-byte fields are read with unaligned loads:
 ///
-///     +0  parent record (UInt32, in 4-byte words; UInt32.max for a top-level label)
-///     +4  self answer   (UInt32: entry-set id, bit 31 = allowed) for a query equal to this name
-///     +8  below answer  (UInt32: entry-set id, bit 31 = allowed) for a query under this name
-///     +12 label length (UInt8), then the label bytes, padded to a multiple of 4
+///     +0        parent record (UInt32 byte offset in the table, native byte order; UInt32.max
+///               for a top-level label)
+///     +4        label length in bits 0–5 (1…63, RFC 1035 §2.3.4), answer form in bits 6–7
+///     +5        the label bytes, lowercase
+///     +5+length the answers the form stores, `answerWidth` bytes each, little-endian
 ///
-/// so verifying a probe and reading the answer touch one cache line (occasionally two). Nodes are
-/// found through one open-addressing table keyed by the hash of the whole suffix (`SuffixHash`).
-/// Each slot is 32 bits: the low bits hold the record's word offset + 1 (0 = empty), the high
+/// A node has two answers: "self" for a query equal to its name and "below" for a query under
+/// it. An answer is an entry-set id with the allowed bit on top: bit 15 of a 2-byte answer, bit 31
+/// of a 4-byte one. The form says which answers are stored (issue 15: most nodes store none or one):
+///
+///     0  none       nothing stored; self and below are 0 (no entry, not allowed). Most
+///                   parents a listed name passes through (`com`, `example.com` of `ads.example.com`).
+///     1  same       one answer, both self and below: a rule covering a name and its subdomains
+///     2  self only  one answer for self; below is 0: an exact-name rule (`|example.com^`) with
+///                   no rule above it
+///     3  both       the self answer, then the below answer (below only: self is stored as 0)
+///
+/// `answerWidth` is chosen per matcher at build time: 2 bytes when every entry-set id is below
+/// 32,768 (so it fits beside the allowed bit), else 4. A lookup reads an answer as a 4-byte
+/// little-endian load at the place the form gives (so a 2-byte answer is its low half), masked to
+/// the width, or to zero where the form stores none; the table ends with four spare zero bytes, so
+/// that the load never reads past its end.
+///
+/// What a probe verifies and the answers sit side by side, so verifying a probe and reading the
+/// answer touch one cache line (occasionally two). Nodes are found through one open-addressing
+/// table keyed by the hash of the whole suffix (`SuffixHash`).
+/// Each slot is 32 bits: the low bits hold the record's byte offset + 1 (0 = empty), the high
 /// bits a tag from the hash that rejects most wrong slots without touching the records. A hit is
 /// verified exactly (the parent is the node the previous label found, and the label bytes are
 /// equal), so no hash collision can give a wrong answer.
@@ -32,8 +52,8 @@ public final class DomainMatcher: @unchecked Sendable {
     private let slots: TableMemory.Buffer<UInt32>
     private let slotMask: Int
     private let indexMask: UInt32
-    /// Node records, addressed in 4-byte words.
-    private let records: TableMemory.Buffer<UInt32>
+    /// Node records, addressed in bytes.
+    private let records: TableMemory.Buffer<UInt8>
     private let recordBase: UnsafeRawPointer
 
     /// The distinct entry sets; `entrySets[Int(id.rawValue)]` lists the entries of a result, sorted.
@@ -44,32 +64,60 @@ public final class DomainMatcher: @unchecked Sendable {
     /// Names (trie nodes) stored, including the parents that the rules' names pass through.
     public let nodeCount: Int
 
+    /// Bytes per stored answer, 2 or 4.
+    let answerWidth: Int
+    /// Keeps the `answerWidth` low bytes of a 4-byte load.
+    private let answerMask: UInt32
+    /// The allowed bit of a stored answer: bit 15 or bit 31.
+    private let storedAllowBit: UInt32
+
     static let noNode = UInt32.max
     static let rootParent = UInt32.max
+    /// The allowed bit in the builder's 32-bit answers, and in 4-byte stored ones.
     static let allowBit: UInt32 = 1 << 31
-    static let labelFieldOffset = 12
+    /// Offset of the length-and-form byte; the label bytes follow it.
+    static let lengthFieldOffset = 4
+    /// Zero bytes after the last record: a 4-byte answer load reads up to 4 past it.
+    static let spareRecordBytes = 4
+    static let labelLengthMask: UInt8 = 63
+    /// Entry-set ids up to this fit a 2-byte answer beside its allowed bit (bit 15).
+    static let maxNarrowSetID: UInt32 = 0x7FFF
+
+    /// The answer forms of the layout above: which answers a record stores.
+    enum AnswerForm: UInt8 {
+        case none = 0, same = 1, selfOnly = 2, both = 3
+    }
     /// Labels per name: a name has at most 127 (255 octets on the wire, RFC 1035 §3.1).
     static let maxLabels = 128
 
     /// An empty matcher: every name is `noMatch`.
     public convenience init() {
-        self.init(records: [], nodeHashes: [], nodeWords: [], entrySets: [[]], ruleCount: 0)
+        self.init(records: [], nodeHashes: [], nodeOffsets: [], entrySets: [[]], ruleCount: 0, answerWidth: 2)
     }
 
     /// - Parameters:
-    ///   - records: the record table in native byte order, a whole number of 4-byte words.
-    ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeWords`.
-    ///   - nodeWords: each node's record offset in words.
-    init(records: [UInt32], nodeHashes: [UInt64], nodeWords: [UInt32], entrySets: [[EntryIndex]], ruleCount: Int) {
-        let recordTable = TableMemory.allocate(UInt32.self, count: records.count)
+    ///   - records: the record table, without the spare bytes (added here).
+    ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeOffsets`.
+    ///   - nodeOffsets: each node's record offset in bytes.
+    ///   - answerWidth: 2 or 4, the bytes per stored answer (`MatcherBuilder` chooses).
+    init(
+        records: [UInt8], nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]], ruleCount: Int,
+        answerWidth: Int
+    ) {
+        precondition(answerWidth == 2 || answerWidth == 4, "answers are 2 or 4 bytes")
+        // The spare bytes at the end stay as allocated: zero.
+        let recordTable = TableMemory.allocate(UInt8.self, count: records.count + Self.spareRecordBytes)
         records.withUnsafeBufferPointer { source in
             if let from = source.baseAddress { recordTable.base.update(from: from, count: source.count) }
         }
         self.records = recordTable
         recordBase = UnsafeRawPointer(recordTable.base)
+        self.answerWidth = answerWidth
+        answerMask = answerWidth == 2 ? 0xFFFF : UInt32.max
+        storedAllowBit = answerWidth == 2 ? 1 << 15 : Self.allowBit
         self.entrySets = entrySets
         self.ruleCount = ruleCount
-        nodeCount = nodeWords.count
+        nodeCount = nodeOffsets.count
 
         // Load factor between 1/3 and 2/3: short probe runs, 4 to 12 bytes of table per node.
         var capacity = 16
@@ -79,10 +127,10 @@ public final class DomainMatcher: @unchecked Sendable {
         while (UInt64(1) << indexBits) <= UInt64(records.count) + 1 { indexBits += 1 }
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
-        for (hash, word) in zip(nodeHashes, nodeWords) {
+        for (hash, offset) in zip(nodeHashes, nodeOffsets) {
             var slot = Int(truncatingIfNeeded: hash) & slotMask
             while slots[slot] != 0 { slot = (slot &+ 1) & slotMask }
-            slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (word + 1)
+            slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (offset + 1)
         }
     }
 
@@ -206,10 +254,31 @@ public final class DomainMatcher: @unchecked Sendable {
             reached += 1
         }
         guard reached > 0 else { return .noMatch }
-        let record = recordBase + Int(parent) &* 4
-        let raw = record.load(fromByteOffset: reached == count ? 4 : 8, as: UInt32.self)
-        return MatchResult(entrySet: EntrySetID(rawValue: raw & ~Self.allowBit), isAllowed: raw & Self.allowBit != 0)
+        return answer(record: recordBase + Int(parent), below: reached < count)
     }
+
+    /// The self or below answer of a record, decoded from its form (layout above) without a
+    /// branch: whether a node stores an answer differs from one query to the next, so a branch
+    /// on it would be mispredicted often.
+    @inline(__always)
+    private func answer(record: UnsafeRawPointer, below: Bool) -> MatchResult {
+        let lengthAndForm = record.load(fromByteOffset: Self.lengthFieldOffset, as: UInt8.self)
+        let formAndSide = Int(lengthAndForm >> 6) &<< 1 | (below ? 1 : 0)
+        // Only the below answer of a `both` record is not the first one stored.
+        let offset = Self.lengthFieldOffset + 1 + Int(lengthAndForm & Self.labelLengthMask)
+            + (formAndSide == Int(AnswerForm.both.rawValue) &<< 1 | 1 ? answerWidth : 0)
+        // Four bytes even for a 2-byte answer, or where nothing is stored (the next record's
+        // bytes): the masks drop what is not the answer, and the spare bytes at the table's end
+        // keep the load inside it.
+        let isStored = UInt32(truncatingIfNeeded: Self.storedAnswers >> formAndSide) & 1
+        let raw = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            & answerMask & (0 &- isStored)
+        return MatchResult(entrySet: EntrySetID(rawValue: raw & ~storedAllowBit), isAllowed: raw & storedAllowBit != 0)
+    }
+
+    /// Bit `form * 2 + (below ? 1 : 0)` is set when a record of that form stores that answer:
+    /// `none` stores neither, `selfOnly` only self (bit 4), `same` and `both` both (bits 2, 3, 6, 7).
+    private static let storedAnswers = 0b1101_1100
 
     @inline(__always)
     private func find(hash: UInt64, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
@@ -228,10 +297,11 @@ public final class DomainMatcher: @unchecked Sendable {
 
     @inline(__always)
     private func matches(node: UInt32, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> Bool {
-        let record = recordBase + Int(node) &* 4
-        guard record.load(as: UInt32.self) == parent,
-              Int(record.load(fromByteOffset: Self.labelFieldOffset, as: UInt8.self)) == count else { return false }
-        let stored = (record + Self.labelFieldOffset + 1).assumingMemoryBound(to: UInt8.self)
+        let record = recordBase + Int(node)
+        guard record.loadUnaligned(as: UInt32.self) == parent,
+              Int(record.load(fromByteOffset: Self.lengthFieldOffset, as: UInt8.self) & Self.labelLengthMask) == count
+        else { return false }
+        let stored = (record + Self.lengthFieldOffset + 1).assumingMemoryBound(to: UInt8.self)
         var index = 0
         while index < count {
             if stored[index] != DomainNormalizer.lowercased(label[index]) { return false }
@@ -242,11 +312,15 @@ public final class DomainMatcher: @unchecked Sendable {
 
     // MARK: figures
 
-    /// Bytes of every table a lookup reads: hash slots and node records (labels included), plus
+    /// Bytes of the record table, the spare bytes included.
+    var recordBytes: Int { records.count }
+
+    /// Bytes of every table a lookup reads: hash slots and node records (labels, answers and the
+    /// spare bytes included), plus
     /// the entry-set table counted by element (16 bytes per set for its array, 4 per entry).
     /// Allocator overhead is not included.
     public var tableBytes: Int {
-        slots.count * MemoryLayout<UInt32>.stride + records.count * MemoryLayout<UInt32>.stride
+        slots.count * MemoryLayout<UInt32>.stride + recordBytes
             + entrySets.reduce(0) { $0 + 16 + $1.count * MemoryLayout<EntryIndex>.stride }
     }
 }

@@ -75,7 +75,11 @@ public struct MatcherBuilder {
     }
 
     /// Folds ancestors into every node's answers and lays out the immutable tables.
-    public consuming func build() -> DomainMatcher {
+    public consuming func build() -> DomainMatcher { build(wideAnswers: false) }
+
+    /// `wideAnswers` stores 4-byte answers even when 2 would do, so that tests can run the wide
+    /// layout on small rule sets; `build()` never asks for it.
+    consuming func build(wideAnswers: Bool) -> DomainMatcher {
         let nodeCount = parents.count
         // Effective sets are computed in the builder's interner, then renumbered so that the
         // published table holds only the sets some answer uses.
@@ -96,8 +100,10 @@ public struct MatcherBuilder {
             return renumber[Int(id)]
         }
 
-        var records = RecordWriter(expectedBytes: nodeCount * 24 + arena.count)
-        var nodeWords = [UInt32](repeating: 0, count: nodeCount)
+        // First pass: every node's answers (32-bit, allowed in bit 31). Their width in the
+        // table depends on how many sets get published, known only once all are.
+        var selfAnswers = [UInt32](repeating: 0, count: nodeCount)
+        var belowAnswers = [UInt32](repeating: 0, count: nodeCount)
         for node in 0..<nodeCount {
             // Parents are created before their children, so theirs are already final here.
             let parent = parents[node]
@@ -109,43 +115,81 @@ public struct MatcherBuilder {
             effectiveBelow[node] = belowSet
             allowBelow[node] = inheritedAllow || ownAllow[node] & 2 != 0
             let selfAllowed = inheritedAllow || ownAllow[node] & 1 != 0
+            selfAnswers[node] = publish(selfSet) | (selfAllowed ? DomainMatcher.allowBit : 0)
+            belowAnswers[node] = publish(belowSet) | (allowBelow[node] ? DomainMatcher.allowBit : 0)
+        }
 
-            nodeWords[node] = records.wordCount
-            records.append(isTopLevel ? DomainMatcher.rootParent : nodeWords[Int(parent)])
-            records.append(publish(selfSet) | (selfAllowed ? DomainMatcher.allowBit : 0))
-            records.append(publish(belowSet) | (allowBelow[node] ? DomainMatcher.allowBit : 0))
+        // Second pass: the records, with the narrowest answer width that holds every id.
+        let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
+        var records = RecordWriter(expectedBytes: nodeCount * 8 + arena.count, answerWidth: answerWidth)
+        var nodeOffsets = [UInt32](repeating: 0, count: nodeCount)
+        for node in 0..<nodeCount {
+            let parent = parents[node]
+            nodeOffsets[node] = records.byteCount
+            records.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : nodeOffsets[Int(parent)])
             let offset = Int(labelOffsets[node])
-            records.appendLabel(arena[offset...(offset + Int(arena[offset]))])
+            records.appendLabel(
+                arena[offset...(offset + Int(arena[offset]))], self: selfAnswers[node], below: belowAnswers[node]
+            )
         }
         return DomainMatcher(
-            records: records.finished, nodeHashes: hashes, nodeWords: nodeWords, entrySets: published, ruleCount: ruleCount
+            records: records.bytes, nodeHashes: hashes, nodeOffsets: nodeOffsets, entrySets: published,
+            ruleCount: ruleCount, answerWidth: answerWidth
         )
     }
 
-    /// Writes the record layout documented on `DomainMatcher`, in native byte order.
+    /// Writes the record layout documented on `DomainMatcher`.
     private struct RecordWriter {
-        private var bytes: [UInt8] = []
+        private(set) var bytes: [UInt8] = []
+        private let answerWidth: Int
 
-        init(expectedBytes: Int) { bytes.reserveCapacity(expectedBytes) }
+        init(expectedBytes: Int, answerWidth: Int) {
+            bytes.reserveCapacity(expectedBytes)
+            self.answerWidth = answerWidth
+        }
 
-        var wordCount: UInt32 { UInt32(bytes.count / 4) }
+        var byteCount: UInt32 {
+            // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
+            precondition(bytes.count < Int(UInt32.max), "the record table is limited to 4 GiB")
+            return UInt32(bytes.count)
+        }
 
         mutating func append(_ value: UInt32) {
             withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
         }
 
-        /// The length byte and the label, padded to a whole word.
-        mutating func appendLabel(_ lengthAndLabel: ArraySlice<UInt8>) {
-            bytes.append(contentsOf: lengthAndLabel)
-            while bytes.count % 4 != 0 { bytes.append(0) }
+        /// The length-and-form byte, the label and the answers the form stores. `selfAnswer` and
+        /// `belowAnswer` carry the allowed bit in bit 31.
+        mutating func appendLabel(
+            _ lengthAndLabel: ArraySlice<UInt8>, self selfAnswer: UInt32, below belowAnswer: UInt32
+        ) {
+            let form: DomainMatcher.AnswerForm =
+                selfAnswer == 0 && belowAnswer == 0 ? .none
+                : selfAnswer == belowAnswer ? .same
+                : belowAnswer == 0 ? .selfOnly
+                : .both
+            var label = lengthAndLabel
+            let length = label.removeFirst()
+            precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
+            bytes.append(length | form.rawValue << 6)
+            bytes.append(contentsOf: label)
+            switch form {
+            case .none: break
+            case .same, .selfOnly: appendAnswer(selfAnswer)
+            case .both:
+                appendAnswer(selfAnswer)
+                appendAnswer(belowAnswer)
+            }
         }
 
-        var finished: [UInt32] {
-            bytes.withUnsafeBytes { source in
-                [UInt32](unsafeUninitializedCapacity: source.count / 4) { words, initialized in
-                    UnsafeMutableRawBufferPointer(words).copyMemory(from: source)
-                    initialized = source.count / 4
-                }
+        /// One answer in `answerWidth` bytes, its allowed bit moved to the top bit of that width.
+        private mutating func appendAnswer(_ answer: UInt32) {
+            let id = answer & ~DomainMatcher.allowBit
+            let allowed = answer & DomainMatcher.allowBit != 0
+            if answerWidth == 2 {
+                withUnsafeBytes(of: (UInt16(id) | (allowed ? 1 << 15 : 0)).littleEndian) { bytes.append(contentsOf: $0) }
+            } else {
+                withUnsafeBytes(of: answer.littleEndian) { bytes.append(contentsOf: $0) }
             }
         }
     }
@@ -157,9 +201,17 @@ public struct MatcherBuilder {
         text.withUTF8 { body($0) }
     }
 
-    /// The node for `name`, created with its missing ancestors. Nil for an empty name.
+    /// The node for `name`, created with its missing ancestors. Nil for an empty name or one with
+    /// a label longer than 63 bytes.
     private mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> UInt32? {
         guard let base = name.baseAddress, !name.isEmpty else { return nil }
+        // No DNS name has a label over 63 bytes (RFC 1035 §2.3.4), and a record's length field
+        // holds no more: such a name is not stored (no query could match it), nor its parents.
+        var run = 0
+        for byte in name {
+            run = byte == UInt8(ascii: ".") ? 0 : run + 1
+            if run > Int(DomainMatcher.labelLengthMask) { return nil }
+        }
         var parent = DomainMatcher.rootParent
         var hash = SuffixHash.root
         var end = name.count
@@ -194,7 +246,7 @@ public struct MatcherBuilder {
         parents.append(parent)
         hashes.append(hash)
         labelOffsets.append(UInt32(arena.count))
-        arena.append(UInt8(min(count, 255)))
+        arena.append(UInt8(count))
         // Lowercased here too, so that a caller's uppercase slip cannot store an unmatchable label.
         for index in 0..<count { arena.append(DomainNormalizer.lowercased(label[index])) }
         ownSelf.append(0)

@@ -2,8 +2,9 @@ import Testing
 @testable import DomainLists
 
 /// Builds a matcher from compact rule strings: `name` (name and subdomains, for entry `entry`),
-/// `=name` (exact), `*.name` (subdomains only); a leading `+` makes an allow rule.
-func matcher(_ rules: [(String, EntryIndex)]) throws -> DomainMatcher {
+/// `=name` (exact), `*.name` (subdomains only); a leading `+` makes an allow rule. `wideAnswers`
+/// stores 4-byte answers, which the builder otherwise chooses only past 32,768 entry sets.
+func matcher(_ rules: [(String, EntryIndex)], wideAnswers: Bool = false) throws -> DomainMatcher {
     var builder = MatcherBuilder()
     for (rule, entry) in rules {
         var text = Substring(rule)
@@ -20,7 +21,7 @@ func matcher(_ rules: [(String, EntryIndex)]) throws -> DomainMatcher {
         let name = try DomainName(text)
         if allow { builder.allow(name, scope: scope) } else { builder.add(name, scope: scope, entry: entry) }
     }
-    return builder.build()
+    return builder.build(wideAnswers: wideAnswers)
 }
 
 struct MatcherSemanticsTests {
@@ -185,14 +186,20 @@ struct MatcherSemanticsTests {
 
 struct MatcherAgainstReferenceTests {
     /// Random rules over a small alphabet of labels (so names collide and nest often), checked
-    /// query by query against the slow reference model.
-    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
-    func random_rules_match_the_reference_model(seed: UInt64) throws {
+    /// query by query against the slow reference model, with 2-byte answers and with 4-byte ones.
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64], [false, true])
+    func random_rules_match_the_reference_model(seed: UInt64, wideAnswers: Bool) throws {
         var random = SplitMix64(state: seed)
-        // Short labels collide and nest often; 8- and 14-byte ones take the word-at-a-time hash path.
-        let labels = ["a", "b", "ab", "www", "cdn", "x-y", "_t", "com", "net", "example", "abcdefgh", "cdn-edge-cache"]
+        // Short labels collide and nest often; 8- and 14-byte ones take the word-at-a-time hash
+        // path; 63 bytes is the longest a record holds.
+        let labels = ["a", "b", "ab", "www", "cdn", "x-y", "_t", "com", "net", "example", "abcdefgh", "cdn-edge-cache",
+                      String(repeating: "l", count: 63)]
         func name(_ depth: Int) -> String {
-            (0..<depth).map { _ in labels.randomElement(using: &random) ?? "a" }.joined(separator: ".")
+            while true {
+                let name = (0..<depth).map { _ in labels.randomElement(using: &random) ?? "a" }.joined(separator: ".")
+                // Within a DNS name's 253 characters (RFC 1035 §2.3.4), which `DomainName` enforces.
+                if name.utf8.count <= 253 { return name }
+            }
         }
         var reference = ReferenceMatcher()
         var builder = MatcherBuilder()
@@ -209,7 +216,8 @@ struct MatcherAgainstReferenceTests {
                 reference.blocks.append((domain.text, scope, entry))
             }
         }
-        let matcher = builder.build()
+        let matcher = builder.build(wideAnswers: wideAnswers)
+        #expect(matcher.answerWidth == (wideAnswers ? 4 : 2))
         for _ in 0..<3000 {
             var query = name(Int.random(in: 1...6, using: &random))
             if Bool.random(using: &random) { query = query.uppercased() }
