@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // sched_setattr(2), sched_getaffinity(2) and thread names, which Swift's Glibc module lacks.
         .target(name: "CThreadShim"),
-        .target(name: "ListFetch", dependencies: ["CCurlShim", "ScrollOffCore", "DomainLists"], swiftSettings: swiftSettings),
+        .target(name: "ListFetch", dependencies: ["CCurlShim", "CThreadShim", "ScrollOffCore", "DomainLists"], swiftSettings: swiftSettings),
         // SQLite state through GRDB on the system libsqlite3: schema, ledger, events, rollups.
         .target(
             name: "Store",
@@ -151,7 +151,7 @@ let package = Package(
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
         .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
+        .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "CThreadShim", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(
             name: "SinkholeTests",
             dependencies: [

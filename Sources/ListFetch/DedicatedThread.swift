@@ -1,3 +1,4 @@
+import CThreadShim
 import Foundation
 
 /// Runs blocking work (a libcurl transfer, fsync, parsing a large list) on a fresh thread and
@@ -9,6 +10,9 @@ enum DedicatedThread {
         let refresh = ListRefreshContext.isRefresh
         return await withCheckedContinuation { continuation in
             let thread = Thread {
+                // A refresh's download and file writes yield to any other thread, as its parse and
+                // build do (`ListRefreshContext`): a fresh thread per call, so the class ends with it.
+                if refresh { _ = scrolloff_set_idle_policy() }
                 continuation.resume(returning: ListRefreshContext.$isRefresh.withValue(refresh) { body() })
             }
             thread.name = name
@@ -19,8 +23,9 @@ enum DedicatedThread {
 
 /// Whether the list work the current task starts serves a refresh of lists already in force,
 /// which nobody waits for (the copies in force answer meanwhile), rather than something a person
-/// asked for and waits on. The helper runs a refresh's parse and build at the lowest priority
-/// (`LowPriorityWork`, issue 15). Bound around a whole refresh, its publish included, so every
+/// asked for and waits on. A refresh's download, file writes, parse and build run under
+/// `SCHED_IDLE` (here and in the helper's `LowPriorityWork`, issue 15), so they never hold a core
+/// an event loop wants. Bound around a whole refresh, its publish included, so every
 /// step of it inherits the value, on the store's own threads too.
 public enum ListRefreshContext {
     @TaskLocal public static var isRefresh = false

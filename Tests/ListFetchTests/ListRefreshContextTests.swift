@@ -1,3 +1,4 @@
+import CThreadShim
 import Foundation
 import ListFetch
 import ScrollOffCore
@@ -5,23 +6,24 @@ import Synchronization
 import Testing
 
 /// `ListRefreshContext` reaches the store's validator and dropper, which run on threads of their
-/// own, so the helper can run a refresh's parse at the lowest priority and a person's at nice 10
-/// (issue 15).
+/// own, and puts those threads under SCHED_IDLE for a refresh only, so the helper can run a
+/// refresh's work at the lowest priority and a person's at nice 10 (issue 15).
 @Suite struct ListRefreshContextTests {
     @Test func the_validator_and_dropper_see_a_refresh_bound_by_the_caller_and_nothing_else() async throws {
         let directory = try Scratch.directory("refresh-context")
         defer { Scratch.remove(directory) }
-        let seenByValidator = Mutex<[Bool]>([])
-        let seenByDropper = Mutex<[Bool]>([])
+        // (bound to a refresh, the thread under SCHED_IDLE), as each callback saw it.
+        let seenByValidator = Mutex<[[Bool]]>([])
+        let seenByDropper = Mutex<[[Bool]]>([])
         let names = HostnameValidator(maxBadLines: 0).asValidator
         let store = ListStore(
             stateDirectory: directory + "/state",
             validator: { path in
-                seenByValidator.withLock { $0.append(ListRefreshContext.isRefresh) }
+                seenByValidator.withLock { $0.append([ListRefreshContext.isRefresh, scrolloff_thread_is_idle_policy() == 1]) }
                 return try names(path)
             },
             dropper: { kept, newCopy, output in
-                seenByDropper.withLock { $0.append(ListRefreshContext.isRefresh) }
+                seenByDropper.withLock { $0.append([ListRefreshContext.isRefresh, scrolloff_thread_is_idle_policy() == 1]) }
                 return try HeldNamesTests.lineDropper(kept, newCopy, output)
             },
             clock: ManualClock().reading)
@@ -37,7 +39,7 @@ import Testing
             await store.refresh(name, from: "file://" + source, hold: ListHold(until: nil, reason: "a test lock"))
         }
         #expect(report.metadata.held?.count == 1)
-        #expect(seenByValidator.withLock { $0 } == [false, true])
-        #expect(seenByDropper.withLock { $0 } == [true])
+        #expect(seenByValidator.withLock { $0 } == [[false, false], [true, true]])
+        #expect(seenByDropper.withLock { $0 } == [[true, true]])
     }
 }
