@@ -18,13 +18,14 @@ import Musl
 /// slice ends whatever its weight, and the check after that comes at the next timer tick, so
 /// `perf sched` showed the event loop runnable and waiting 4.2–5.5 ms behind this thread. A
 /// `SCHED_IDLE` thread is preempted the moment any ordinary thread wakes (sched(7)); in the same
-/// capture the loop then waited at most 0.1 ms. But a `SCHED_IDLE` thread also waits for as long
+/// kind of capture the loop's longest wait fell to 0.1–0.9 ms. But a `SCHED_IDLE` thread also waits for as long
 /// as any other thread wants its CPU: on a workstation busy compiling, a person's `scrolloff block`
 /// would wait for the compiler. So the class follows who waits for the work (`ListRefreshContext`):
 ///
-/// - a refresh (the timer's, `scrolloff lists update`) runs under `SCHED_IDLE`: the copy in force
-///   keeps answering until the new one is built, so a refresh that waits fails nothing open, and
-///   answering comes first;
+/// - a refresh (the timer's pass, `scrolloff lists update`) runs under `SCHED_IDLE`, its download
+///   and file writes too (`DedicatedThread`): the copy in force keeps answering until the new one
+///   is built, so a refresh that waits fails nothing open, and answering comes first. The timer's
+///   pass also fetches a list newly named in the configuration file, which so waits the same way;
 /// - what a person asked for (a block, `lists add`, a custom domain, a reload) runs at nice 10, so
 ///   it is done in seconds even on a busy machine.
 ///
