@@ -24,6 +24,9 @@ struct scrolloff_sched_attr {
     uint32_t sched_util_max;
 };
 
+// include/uapi/linux/sched.h
+#define SCROLLOFF_SCHED_FLAG_RESET_ON_FORK 0x01ULL
+
 static int read_attr(struct scrolloff_sched_attr *attr) {
     memset(attr, 0, sizeof *attr);
     if (syscall(SYS_sched_getattr, 0, attr, (unsigned int)sizeof *attr, 0u) != 0) return errno;
@@ -37,8 +40,11 @@ int scrolloff_set_fair_slice(unsigned long long nanoseconds) {
     // Only the fair classes have a slice; a thread someone made real-time is left as it is.
     if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) return EINVAL;
     attr.size = sizeof attr;
-    // No flags: the utilization clamps read back are not set again (SCHED_FLAG_UTIL_CLAMP unset).
-    attr.sched_flags = 0;
+    // The utilization clamps read back are not set again (SCHED_FLAG_UTIL_CLAMP unset).
+    // SCHED_FLAG_RESET_ON_FORK: a thread this one creates (a libdispatch worker started while a
+    // loop resumes a continuation, say) would otherwise inherit the short slice, and list work
+    // on it would be favoured like a loop. Setting the flag needs no privilege; clearing it does.
+    attr.sched_flags = SCROLLOFF_SCHED_FLAG_RESET_ON_FORK;
     attr.sched_runtime = nanoseconds;
     if (syscall(SYS_sched_setattr, 0, &attr, 0u) != 0) return errno;
     return 0;

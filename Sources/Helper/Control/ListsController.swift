@@ -417,30 +417,32 @@ public actor ListsController {
     /// Refreshes every list whose planned instant has come and returns the next planned instant
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
-        // A refresh's parse and build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
-        await ListRefreshContext.$isRefresh.withValue(true) { await refreshDueListsNow() }
-    }
-
-    private func refreshDueListsNow() async -> Instant? {
         var changed = await releaseHeldURLs()
         if await releaseEndedHolds() { changed = true }
         var fetched = false
         // File sources not in the store yet, or whose URL the file changed, are fetched now.
         let stored = Dictionary(await store.allMetadata().map { ($0.name, $0.url) }, uniquingKeysWith: { first, _ in first })
+        // Not a refresh: nothing of a new source is in force yet, and the person who started the
+        // helper or reloaded the file waits for it, so its parse and build stay at nice 10.
+        var asked = false
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
             if Task.isCancelled { break }
             _ = await refresh(name, from: url, trigger: "configuration")
             changed = true
             fetched = true
+            asked = true
         }
         // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
         for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
             if Task.isCancelled { break }
-            let report = await refresh(source.name, from: source.url, trigger: "timer")
+            // A refresh's parse and build wait for idle CPU (`LowPriorityWork`): the copy in force answers meanwhile.
+            let report = await ListRefreshContext.$isRefresh.withValue(true) {
+                await refresh(source.name, from: source.url, trigger: "timer")
+            }
             if case .updated = report.outcome { changed = true }
             fetched = true
         }
-        if changed { await publish() }
+        if changed { await ListRefreshContext.$isRefresh.withValue(!asked) { await publish() } }
         // Only when something was fetched: this pass also runs when a person adds or removes a list.
         if fetched { refreshed.notify() }
         let all = await store.allMetadata().filter { !$0.url.isEmpty }

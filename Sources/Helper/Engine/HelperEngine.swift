@@ -1,6 +1,7 @@
 import ControlAPI
 import DomainLists
 import Foundation
+import ListFetch
 import Logging
 import ScrollOffCore
 import Store
@@ -379,9 +380,14 @@ public actor HelperEngine {
         let inputs = matcherInputs(now: now)
         var rebuilt = inputs != tables.inputs && inputs != unbuildableInputs
         if rebuilt {
-            // At a low priority, so the event loops answer while it runs (`LowPriorityWork`).
+            // At a low priority, so the event loops answer while it runs (`LowPriorityWork`). Never
+            // SCHED_IDLE, even for a refresh: the build holds the engine, so every engine call (a
+            // person's block, status, a reload, a window edge) waits for it, and on busy cores an
+            // idle thread gets a fraction of a percent of one.
             let (catalog, lists, fresh) = (catalog, lists, freshListRules)
-            let built = LowPriorityWork.run { MatcherTables.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs) }
+            let built = ListRefreshContext.$isRefresh.withValue(false) {
+                LowPriorityWork.run { MatcherTables.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs) }
+            }
             freshListRules = [:]
             // A list in force whose copy no longer reads (changed on disk behind the store's back)
             // would block nothing in the new matcher: keep the one in force, which still has its
