@@ -8,17 +8,17 @@ import NIOPosix
 /// Two things a resolver sharing its cores with list work needs (issue 15, "a list refresh never
 /// stalls answers"):
 ///
-/// - **One event loop per core the helper may run on.** SwiftNIO's `System.coreCount` follows
-///   cgroup quotas and cpusets but not the affinity mask that `taskset` and systemd's
-///   `CPUAffinity=` set, so a helper confined to one core ran two loops that took turns on it,
-///   each waiting for the other to finish.
+/// - **One event loop per core the helper may run on.** SwiftNIO's `System.coreCount` reads the
+///   cgroup files at the cgroup mount's root (`cpu.max`, `cpuset.cpus`), not the affinity mask
+///   that `taskset` and systemd's `CPUAffinity=` and `AllowedCPUs=` set, so a helper confined to
+///   one core ran two loops that took turns on it, each waiting for the other to finish.
 /// - **A short time slice for each loop.** Under Linux's EEVDF scheduler (6.6 and later) a
 ///   waking thread preempts the running one at once only if it asks for a shorter slice than the
 ///   running one's (the kernel's PREEMPT_SHORT rule); otherwise the running thread keeps the CPU
-///   until its slice ends and the next timer tick comes (4 ms at 250 Hz). A refresh's download,
-///   parse and build run under `SCHED_IDLE` (`LowPriorityWork`), which any waking thread preempts;
-///   the engine, the database and what a person asks for run on ordinary threads, and a loop that
-///   asks for the shortest slice the kernel allows (100 µs, `sched_setattr(2)`, honoured from Linux 6.12)
+///   until its slice ends and the next timer tick comes (4 ms at 250 Hz). A refresh's download
+///   and parse run under `SCHED_IDLE` (`LowPriorityWork`), which any waking thread preempts; the
+///   matcher build (nice 10), the engine, the database and what a person asks for run on ordinary
+///   threads, and a loop that asks for the shortest slice the kernel allows (100 µs, `sched_setattr(2)`, honoured from Linux 6.12)
 ///   preempts those when it wakes too. A loop's work between two waits is one batch of datagrams,
 ///   tens of microseconds, so the short slice fits it. Any user may shorten their own threads'
 ///   slice; nothing else about the thread changes.

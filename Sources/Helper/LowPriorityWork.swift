@@ -7,7 +7,7 @@ import Musl
 #endif
 
 /// Runs the heavy list work (parsing a list copy, building the matcher) on a thread of its own at
-/// nice 10, or under `SCHED_IDLE` for a list refresh, and waits for it.
+/// nice 10, or under `SCHED_IDLE` for a list refresh's parse, and waits for it.
 ///
 /// Why: a list refresh costs seconds of CPU (4 s for a 1,000,000-name list), and on a router or a
 /// helper pinned to one core that CPU is the event loops' too. At the same priority the scheduler
@@ -16,18 +16,21 @@ import Musl
 ///
 /// Nice 10 was not enough: under Linux's EEVDF scheduler a running thread keeps the CPU until its
 /// slice ends whatever its weight, and the check after that comes at the next timer tick, so
-/// `perf sched` showed the event loop runnable and waiting 4.2–5.5 ms behind this thread. A
-/// `SCHED_IDLE` thread is preempted the moment any ordinary thread wakes (sched(7)); in the same
-/// kind of capture the loop's longest wait fell to 0.1–0.9 ms. But a `SCHED_IDLE` thread also waits for as long
-/// as any other thread wants its CPU: on a workstation busy compiling, a person's `scrolloff block`
-/// would wait for the compiler. So the class follows who waits for the work (`ListRefreshContext`):
+/// `perf sched` showed the event loop runnable and waiting 4.2–5.5 ms behind this thread. A waking
+/// ordinary thread preempts a `SCHED_IDLE` one at once, and a `SCHED_IDLE` thread weighs 3 against
+/// nice 0's 1024 (the kernel's fair scheduler); in the same kind of capture the loop's longest
+/// wait fell to 0.1–0.9 ms. But on cores other threads keep busy a `SCHED_IDLE` thread gets a
+/// fraction of a percent of one: a person's `scrolloff block` would wait for the compiler. So the
+/// class follows who waits for the work (`ListRefreshContext`):
 ///
-/// - a refresh (the timer's pass, `scrolloff lists update`) runs under `SCHED_IDLE`, its download
-///   and file writes too (`DedicatedThread`): the copy in force keeps answering until the new one
-///   is built, so a refresh that waits fails nothing open, and answering comes first. The timer's
-///   pass also fetches a list newly named in the configuration file, which so waits the same way;
-/// - what a person asked for (a block, `lists add`, a custom domain, a reload) runs at nice 10, so
-///   it is done in seconds even on a busy machine.
+/// - a refresh's download, file writes, parse and held-names diff (the timer's due lists,
+///   `scrolloff lists update`) run under `SCHED_IDLE`: the copy in force keeps answering meanwhile,
+///   so a refresh that waits fails nothing open, and answering comes first;
+/// - everything else runs at nice 10: what a person asked for (a block, `lists add`, a custom
+///   domain, a reload, the first fetch of a list the configuration file names), and the engine's
+///   matcher build even for a refresh, because the build holds the engine and every engine call
+///   (a person's block, `status`, a window edge) waits for it. For that build the event loops' short
+///   slice (`EventLoopScheduling`) is what lets a waking loop preempt it.
 ///
 /// An unprivileged thread cannot leave `SCHED_IDLE` or lower its nice value again, one more reason
 /// for a thread per call. If the kernel refuses `SCHED_IDLE`, the thread stays at nice 10.

@@ -81,4 +81,27 @@ import Testing
         #expect(!added.isEmpty && added.allSatisfy { !$0 }, "\(added)")
         #expect(!updated.isEmpty && updated.allSatisfy { $0 }, "\(updated)")
     }
+
+    /// A source the configuration file names is fetched for the first time by the refresh
+    /// service's pass: nothing of it is in force yet, and the person who started the helper or
+    /// reloaded the file waits for it, so it is not a refresh's work.
+    @Test func a_configured_sources_first_fetch_is_not_refresh_work() async throws {
+        let directory = NSTemporaryDirectory() + "lowprio-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lists = ListsController(stateDirectory: directory, clock: { Instant(date: Date()) }, logger: Logger(label: "test"))
+        let seen = Mutex<[Bool]>([])
+        await lists.onChange { _ in
+            let idle = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
+            seen.withLock { $0.append(idle) }
+        }
+        let file = directory + "/list.txt"
+        try "a.example\nb.example\n".write(toFile: file, atomically: true, encoding: .utf8)
+        _ = await lists.setConfiguredSources(
+            [ConfiguredListSource(name: "kids", url: "file://" + file)], refreshPeriod: .hours(6), definedIn: "scrolloff.toml")
+        let before = seen.withLock { $0.count }
+        _ = await lists.refreshDueLists()
+        let fetched = seen.withLock { Array($0.dropFirst(before)) }
+        #expect(!fetched.isEmpty && fetched.allSatisfy { !$0 }, "\(fetched)")
+    }
 }

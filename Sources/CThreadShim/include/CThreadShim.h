@@ -14,8 +14,9 @@ extern "C" {
 /// or the errno of the failed call.
 int scrolloff_set_fair_slice(unsigned long long nanoseconds);
 
-/// Moves the calling thread to SCHED_IDLE (sched(7)): it runs only when no other thread of the
-/// fair classes wants its CPU, and any of them preempts it on waking. Returns 0 or an errno.
+/// Moves the calling thread to SCHED_IDLE (sched(7)): it weighs 3 against a nice-0 thread's 1024,
+/// so it gets a sliver of a core other threads keep busy, and a waking ordinary thread preempts it
+/// at once (the kernel's fair scheduler). Returns 0 or an errno.
 int scrolloff_set_idle_policy(void);
 
 /// 1 if the calling thread runs under SCHED_IDLE, else 0.
