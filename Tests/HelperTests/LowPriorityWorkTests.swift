@@ -63,21 +63,12 @@ import Testing
     /// The lists' observers (the engine's parse and matcher build) run inside `lists update`'s
     /// task: its work is a refresh's, and a list a person adds is not.
     @Test func lists_update_hands_its_observers_refresh_work_and_lists_add_does_not() async throws {
-        let directory = NSTemporaryDirectory() + "lowprio-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let lists = ListsController(stateDirectory: directory, clock: { Instant(date: Date()) }, logger: Logger(label: "test"))
-        let seen = Mutex<[Bool]>([])
-        await lists.onChange { _ in
-            let idle = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
-            seen.withLock { $0.append(idle) }
-        }
-        let file = directory + "/list.txt"
-        try "a.example\nb.example\n".write(toFile: file, atomically: true, encoding: .utf8)
-        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "kids"))
-        let added = seen.withLock { $0 }
-        _ = try await lists.update(name: "kids")
-        let updated = seen.withLock { Array($0.dropFirst(added.count)) }
+        let observed = try await ObservedLists()
+        defer { observed.remove() }
+        _ = try await observed.lists.add(AddListRequest(url: "file://" + observed.file, name: "kids"))
+        let added = observed.seen.withLock { $0 }
+        _ = try await observed.lists.update(name: "kids")
+        let updated = observed.seen.withLock { Array($0.dropFirst(added.count)) }
         #expect(!added.isEmpty && added.allSatisfy { !$0 }, "\(added)")
         #expect(!updated.isEmpty && updated.allSatisfy { $0 }, "\(updated)")
     }
@@ -86,22 +77,34 @@ import Testing
     /// service's pass: nothing of it is in force yet, and the person who started the helper or
     /// reloaded the file waits for it, so it is not a refresh's work.
     @Test func a_configured_sources_first_fetch_is_not_refresh_work() async throws {
-        let directory = NSTemporaryDirectory() + "lowprio-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let lists = ListsController(stateDirectory: directory, clock: { Instant(date: Date()) }, logger: Logger(label: "test"))
-        let seen = Mutex<[Bool]>([])
-        await lists.onChange { _ in
-            let idle = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
-            seen.withLock { $0.append(idle) }
-        }
-        let file = directory + "/list.txt"
-        try "a.example\nb.example\n".write(toFile: file, atomically: true, encoding: .utf8)
-        _ = await lists.setConfiguredSources(
-            [ConfiguredListSource(name: "kids", url: "file://" + file)], refreshPeriod: .hours(6), definedIn: "scrolloff.toml")
-        let before = seen.withLock { $0.count }
-        _ = await lists.refreshDueLists()
-        let fetched = seen.withLock { Array($0.dropFirst(before)) }
+        let observed = try await ObservedLists()
+        defer { observed.remove() }
+        _ = await observed.lists.setConfiguredSources(
+            [ConfiguredListSource(name: "kids", url: "file://" + observed.file)], refreshPeriod: .hours(6), definedIn: "scrolloff.toml")
+        let before = observed.seen.withLock { $0.count }
+        _ = await observed.lists.refreshDueLists()
+        let fetched = observed.seen.withLock { Array($0.dropFirst(before)) }
         #expect(!fetched.isEmpty && fetched.allSatisfy { !$0 }, "\(fetched)")
+    }
+
+    /// A lists controller in a folder of its own, a two-name list file, and, per publish, whether
+    /// the list work an observer starts runs under SCHED_IDLE.
+    private final class ObservedLists: Sendable {
+        let directory = NSTemporaryDirectory() + "lowprio-" + UUID().uuidString
+        let lists: ListsController
+        let seen = Mutex<[Bool]>([])
+        var file: String { directory + "/list.txt" }
+
+        init() async throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try "a.example\nb.example\n".write(toFile: directory + "/list.txt", atomically: true, encoding: .utf8)
+            lists = ListsController(stateDirectory: directory, clock: { Instant(date: Date()) }, logger: Logger(label: "test"))
+            await lists.onChange { [weak self] _ in
+                let idle = LowPriorityWork.run { LowPriorityWork.currentPolicyIsIdle() }
+                self?.seen.withLock { $0.append(idle) }
+            }
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
