@@ -10,8 +10,9 @@ extern "C" {
 
 /// Asks the kernel to give the calling thread a time slice of `nanoseconds` under the fair class
 /// (sched_setattr(2), `sched_runtime` of a SCHED_OTHER thread; Linux 6.12 and later honour it,
-/// from 100 µs to 100 ms). The thread's policy and nice value are read first and kept. Returns 0,
-/// or the errno of the failed call.
+/// from 100 µs to 100 ms). The thread's policy and nice value are read first and kept; threads it
+/// creates start with the default slice (SCHED_FLAG_RESET_ON_FORK). Returns 0, or the errno of the
+/// failed call.
 int scrolloff_set_fair_slice(unsigned long long nanoseconds);
 
 /// Moves the calling thread to SCHED_IDLE (sched(7)): it weighs 3 against a nice-0 thread's 1024,
