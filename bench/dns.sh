@@ -278,6 +278,9 @@ baseline_rss() { # kind empty|none
     start_server "$1" "$2" "$WORK/$(echo "$SIZES" | awk '{print $1}')"
     sleep 1
     rss_kib "$SERVER_PID"
+    # What the baseline is made of, on standard error so the value above stays one number.
+    awk -v kind="$1" -v which="$2" '/^Rss(Anon|File|Shmem):/ {parts = parts " " $1 " " $2 " KiB"} END {print kind " baseline (" which "):" parts}' \
+        "/proc/$SERVER_PID/status" >&2
     stop_server
 }
 
