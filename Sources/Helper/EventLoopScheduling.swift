@@ -69,9 +69,4 @@ public enum EventLoopScheduling {
             logger.debug("\(outcomes.count) event loops answer DNS, each with a \(sliceNanoseconds / 1000) µs time slice")
         }
     }
-
-    /// Names the calling thread for `ps -L`, `top -H` and `perf sched` (15 bytes at most).
-    static func nameThread(_ name: String) {
-        _ = scrolloff_name_thread(name)
-    }
 }

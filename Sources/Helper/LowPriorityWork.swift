@@ -93,7 +93,7 @@ enum LowPriorityWork {
             // The scheduling class is per thread too; nice 10 stays if the kernel refuses it.
             if idle { _ = scrolloff_set_idle_policy() }
             // Its own name, so `top -H` and `perf sched` tell list work from the Swift pool's threads.
-            EventLoopScheduling.nameThread("scrolloff-lists")
+            _ = scrolloff_name_thread("scrolloff-lists")
             pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
             perform()
         }

@@ -14,7 +14,7 @@ import Testing
             scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], mode: mode,
             wrapper: ["/usr/bin/taskset", "-c", "0"])
         mode.check(server.child.process.pid)
-        let loops = try EventLoopThread.all(of: server.child.process.pid)
+        let loops = try HelperThread.eventLoops(of: server.child.process.pid)
         // Two loops on one core only took turns: every query woke both.
         #expect(loops.count == 1, "\(mode): \(loops)")
         if KernelRelease.hasFairSlices {
@@ -33,15 +33,15 @@ import Testing
         let upstream = try Dnsmasq(scratch: scratch)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port])
         let pid = server.child.process.pid
-        let loops = try EventLoopThread.all(of: pid)
+        let loops = try HelperThread.eventLoops(of: pid)
         // NIO also counts a CPU quota (`cpu.max` of a container); the helper takes the fewer.
-        let expected = min(try EventLoopThread.allowedCores(of: pid), EventLoopThread.quotaCores ?? .max)
+        let expected = min(try HelperThread.allowedCores(of: pid), HelperThread.quotaCores ?? .max)
         #expect(loops.count == expected, "\(loops)")
         if KernelRelease.hasFairSlices {
             #expect(loops.allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops)")
         }
         // The helper's other threads keep the kernel's default slice: only the loops are favoured.
-        let others = try EventLoopThread.threads(of: pid).filter { !$0.name.hasPrefix("NIO-ELT-") }
+        let others = try HelperThread.threads(of: pid).filter { !$0.name.hasPrefix("NIO-ELT-") }
         #expect(!others.isEmpty && others.allSatisfy { $0.sliceNanoseconds != 100_000 }, "\(others)")
         #expect(try shortA(server.port, "host.test") == "10.0.0.7")
     }
@@ -74,13 +74,13 @@ import Testing
 }
 
 /// One thread of a process, read from /proc/PID/task/TID: its name and its fair-class slice.
-struct EventLoopThread: CustomStringConvertible {
+struct HelperThread: CustomStringConvertible {
     let name: String
     let sliceNanoseconds: Int?
 
     var description: String { "\(name) slice \(sliceNanoseconds.map(String.init) ?? "?")" }
 
-    static func threads(of pid: pid_t) throws -> [EventLoopThread] {
+    static func threads(of pid: pid_t) throws -> [HelperThread] {
         let tasks = "/proc/\(pid)/task"
         return try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap { tid in
             guard let name = try? String(contentsOfFile: "\(tasks)/\(tid)/comm", encoding: .utf8),
@@ -88,13 +88,13 @@ struct EventLoopThread: CustomStringConvertible {
             let slice = sched.split(separator: "\n").first { $0.hasPrefix("se.slice") }
                 .flatMap { $0.split(separator: ":").last }
                 .flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            return EventLoopThread(name: name.trimmingCharacters(in: .newlines), sliceNanoseconds: slice)
+            return HelperThread(name: name.trimmingCharacters(in: .newlines), sliceNanoseconds: slice)
         }
     }
 
     /// The DNS event loops: NIO names its group threads `NIO-ELT-<group>-#<n>` (the helper's
     /// control and page server run on NIO's singleton group, `NIO-SGLTN-…`).
-    static func all(of pid: pid_t) throws -> [EventLoopThread] {
+    static func eventLoops(of pid: pid_t) throws -> [HelperThread] {
         try threads(of: pid).filter { $0.name.hasPrefix("NIO-ELT-") }
     }
 
