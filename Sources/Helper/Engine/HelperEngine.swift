@@ -52,6 +52,8 @@ public actor HelperEngine {
     public nonisolated let box: EnforcementBox
     /// Where the DNS side reports blocked queries on managed names.
     public nonisolated let urges: UrgeRecorder
+    /// Wakes the engine's timer from the DNS path (a snapshot due for a rebuild) and from `urges`.
+    nonisolated let wakeTarget = WakeTarget()
     /// Client address → MAC, for profiles that name devices by MAC (SPEC §9).
     public nonisolated let neighbours = NeighbourCache()
     /// The profile clients no rule claims follow (`[dns] unknown_devices`); the default profile
@@ -150,7 +152,7 @@ public actor HelperEngine {
                  timeSource: any TimeSource, logger: Logger) throws(EngineError) {
         let box = EnforcementBox(.empty(clock: clock))
         self.box = box
-        let wakeTarget = WakeTarget()
+        let wakeTarget = self.wakeTarget
         urges = UrgeRecorder(wake: { wakeTarget.wake() })
         self.store = store
         self.timeSource = timeSource
@@ -514,7 +516,7 @@ struct Work {
     var change: StateChange
 }
 
-/// Lets the urge recorder, created before the engine exists, wake the engine's timer.
+/// Lets the urge recorder, created before the engine exists, and the DNS path wake the engine's timer.
 final class WakeTarget: @unchecked Sendable {
     // @unchecked: written once in the engine's init before any urge can be recorded, read after.
     weak var engine: HelperEngine?
