@@ -45,6 +45,11 @@ import Musl
 /// on; `perform`'s thread is detached, drops the work's closure before it resumes the caller and
 /// then only exits. Calls made from the work itself (a parse inside a build) run in place; if no
 /// thread can be made (the task limit), the work runs in place at the caller's priority.
+///
+/// ListFetch's `DedicatedThread` is the same shape (a thread per call, a continuation) but not the
+/// same thing: it carries the list store's blocking I/O (a download, file writes, fsync) at the
+/// caller's priority, not nice 10, and its threads must not count as workers here, or the
+/// validator's parse it calls would run in place at that priority instead of at nice 10.
 enum LowPriorityWork {
     static let niceness: Int32 = 10
 
