@@ -15,10 +15,10 @@ import NIOPosix
 /// - **A short time slice for each loop.** Under Linux's EEVDF scheduler (6.6 and later) a
 ///   waking thread preempts the running one at once only if it asks for a shorter slice than the
 ///   running one's (the kernel's PREEMPT_SHORT rule); otherwise the running thread keeps the CPU
-///   until its slice ends and the next timer tick comes (4 ms at 250 Hz). A refresh's download
-///   and parse run under `SCHED_IDLE` (`LowPriorityWork`), which any waking thread preempts; the
-///   matcher build (nice 10), the engine, the database and what a person asks for run on ordinary
-///   threads, and a loop that asks for the shortest slice the kernel allows (100 µs, `sched_setattr(2)`, honoured from Linux 6.12)
+///   until its slice ends and the next timer tick comes (4 ms at 250 Hz). A refresh's download,
+///   parse and matcher build run under `SCHED_IDLE` (`LowPriorityWork`), which any waking thread
+///   preempts; what a person asks for (its parse and matcher build at nice 10), the engine and
+///   the database run on ordinary threads, and a loop that asks for the shortest slice the kernel allows (100 µs, `sched_setattr(2)`, honoured from Linux 6.12)
 ///   preempts those when it wakes too. A loop's work between two waits is one batch of datagrams,
 ///   tens of microseconds, so the short slice fits it. Any user may shorten their own threads'
 ///   slice; nothing else about the thread changes.

@@ -7,7 +7,9 @@ import Musl
 #endif
 
 /// Runs the heavy list work (parsing a list copy, building the matcher) on a thread of its own at
-/// nice 10, or under `SCHED_IDLE` for a list refresh's parse, and waits for it.
+/// nice 10, or under `SCHED_IDLE` for a list refresh's work, and waits for it: `perform` suspends
+/// the calling task (no thread of Swift's pool waits, and an actor that awaits it is free
+/// meanwhile); `run` blocks the calling thread, for callers that are not async.
 ///
 /// Why: a list refresh costs seconds of CPU (4 s for a 1,000,000-name list), and on a router or a
 /// helper pinned to one core that CPU is the event loops' too. At the same priority the scheduler
@@ -23,23 +25,31 @@ import Musl
 /// fraction of a percent of one: a person's `scrolloff block` would wait for the compiler. So the
 /// class follows who waits for the work (`ListRefreshContext`):
 ///
-/// - a refresh's download, file writes, parse and held-names diff (the timer's due lists,
-///   `scrolloff lists update`) run under `SCHED_IDLE`: the copy in force keeps answering meanwhile,
-///   so a refresh that waits fails nothing open, and answering comes first;
+/// - a refresh's download, file writes, parse, held-names diff and matcher build (the timer's due
+///   lists, `scrolloff lists update`) run under `SCHED_IDLE`: the copy in force keeps answering
+///   meanwhile, so a refresh that waits fails nothing open, and answering comes first. The build
+///   runs off the engine actor (`HelperEngine.setLists` awaits `perform`), so a person's block,
+///   `status` or a window edge does not wait for it either, however long it waits for idle CPU;
 /// - everything else runs at nice 10: what a person asked for (a block, `lists add`, a custom
-///   domain, a reload, the first fetch of a list the configuration file names), and the engine's
-///   matcher build even for a refresh, because the build holds the engine and every engine call
-///   (a person's block, `status`, a window edge) waits for it. For that build the event loops' short
-///   slice (`EventLoopScheduling`) is what lets a waking loop preempt it.
+///   domain, a reload, the first fetch of a list the configuration file names), and the matcher
+///   builds the engine still makes in place (a custom domain, a reload's allowed hosts), which hold
+///   the engine while they run. For those the event loops' short slice (`EventLoopScheduling`) is
+///   what lets a waking loop preempt them.
 ///
 /// An unprivileged thread cannot leave `SCHED_IDLE` or lower its nice value again, one more reason
 /// for a thread per call. If the kernel refuses `SCHED_IDLE`, the thread stays at nice 10.
 ///
-/// A new thread for each call, joined before the call returns, not a pool: a call costs tens of
-/// microseconds against a build of milliseconds to seconds; no thread of a shared pool may keep
-/// a lowered priority; and a joined thread has finished with everything it touched when the
-/// caller goes on. Calls made from the work itself (a parse inside a build) run in place; if no
+/// A new thread for each call, not a pool: a call costs tens of microseconds against a build of
+/// milliseconds to seconds, and no thread of a shared pool may keep a lowered priority. `run`
+/// joins its thread, so the thread has finished with everything it touched when the caller goes
+/// on; `perform`'s thread is detached, drops the work's closure before it resumes the caller and
+/// then only exits. Calls made from the work itself (a parse inside a build) run in place; if no
 /// thread can be made (the task limit), the work runs in place at the caller's priority.
+///
+/// ListFetch's `DedicatedThread` is the same shape (a thread per call, a continuation) but not the
+/// same thing: it carries the list store's blocking I/O (a download, file writes, fsync) at the
+/// caller's priority, not nice 10, and its threads must not count as workers here, or the
+/// validator's parse it calls would run in place at that priority instead of at nice 10.
 enum LowPriorityWork {
     static let niceness: Int32 = 10
 
@@ -49,26 +59,48 @@ enum LowPriorityWork {
         let idle = ListRefreshContext.isRefresh
         return try withoutActuallyEscaping(body) { (escapable: @escaping () throws(E) -> T) throws(E) -> T in
             let job = Job(escapable, idle: idle)
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            defer { pthread_attr_destroy(&attributes) }
-            // The parsers' and builders' own recursion is shallow; 8 MiB is the main thread's default.
-            pthread_attr_setstacksize(&attributes, 8 << 20)
-            let context = Unmanaged.passRetained(job as AnyJob).toOpaque()
-            var thread = pthread_t()
-            let created = pthread_create(&thread, &attributes, { raw in
-                let job = Unmanaged<AnyJob>.fromOpaque(raw!).takeRetainedValue()
-                job.performAtLowPriority()
-                return nil
-            }, context)
-            if created == 0 {
+            if let thread = start(job, detached: false) {
                 pthread_join(thread, nil)
             } else {
-                Unmanaged<AnyJob>.fromOpaque(context).release()
                 job.perform()
             }
             return try job.result!.get()
         }
+    }
+
+    /// `body`'s result, computed on a low-priority thread while the calling task is suspended;
+    /// the worker thread resumes it. The class follows the task's `ListRefreshContext`.
+    static func perform<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        if pthread_getspecific(workerKey) != nil { return try body() }
+        let idle = ListRefreshContext.isRefresh
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+            let job = Job(body, idle: idle) { continuation.resume(returning: $0) }
+            if start(job, detached: true) == nil { job.perform() }
+        }
+        return try result.get()
+    }
+
+    /// Starts `job` on a thread of its own (8 MiB of stack), detached or to be joined; nil when
+    /// no thread can be made, and then the caller runs the job itself.
+    private static func start(_ job: AnyJob, detached: Bool) -> pthread_t? {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        // The parsers' and builders' own recursion is shallow; 8 MiB is the main thread's default.
+        pthread_attr_setstacksize(&attributes, 8 << 20)
+        if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
+        let context = Unmanaged.passRetained(job).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, &attributes, { raw in
+            let job = Unmanaged<AnyJob>.fromOpaque(raw!).takeRetainedValue()
+            job.performAtLowPriority()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<AnyJob>.fromOpaque(context).release()
+            return nil
+        }
+        return thread
     }
 
     /// Marks the worker threads, for calls made from the work itself.
@@ -99,22 +131,32 @@ enum LowPriorityWork {
         }
     }
 
-    /// One call: its closure and, once the thread is joined, its result.
+    /// One call: its closure and, once it has run, its result, kept for `run` or handed to
+    /// `perform`'s continuation.
     private final class Job<T, E: Error>: AnyJob {
         /// Dropped as soon as it has run: `withoutActuallyEscaping` checks, when the caller
-        /// returns, that nothing holds the closure any more.
+        /// returns, that nothing holds the closure any more, and `perform`'s caller goes on with
+        /// nothing of the work's captures left on the worker.
         private var body: (() throws(E) -> T)?
+        private let finish: ((Result<T, E>) -> Void)?
         var result: Result<T, E>?
 
-        init(_ body: @escaping () throws(E) -> T, idle: Bool) {
+        init(_ body: @escaping () throws(E) -> T, idle: Bool, finish: ((Result<T, E>) -> Void)? = nil) {
             self.body = body
+            self.finish = finish
             super.init(idle: idle)
         }
 
         override func perform() {
+            let outcome = compute()
+            if let finish { finish(outcome) } else { result = outcome }
+        }
+
+        /// The closure is released when this returns, before `finish` resumes the caller.
+        private func compute() -> Result<T, E> {
             let work = body!
             body = nil
-            do throws(E) { result = .success(try work()) } catch { result = .failure(error) }
+            do throws(E) { return .success(try work()) } catch { return .failure(error) }
         }
     }
 

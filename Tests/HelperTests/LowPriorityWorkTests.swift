@@ -60,6 +60,60 @@ import Testing
         #expect(!asked)
     }
 
+    @Test func perform_runs_the_work_on_a_named_thread_at_nice_10_or_under_sched_idle_for_a_refresh() async {
+        let asked = await LowPriorityWork.perform {
+            (LowPriorityWork.currentNiceness(), LowPriorityWork.currentPolicyIsIdle(),
+             try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))
+        }
+        let refresh = await ListRefreshContext.$isRefresh.withValue(true) {
+            await LowPriorityWork.perform { LowPriorityWork.currentPolicyIsIdle() }
+        }
+        #expect(asked.0 >= LowPriorityWork.niceness)
+        #expect(!asked.1)
+        #expect(asked.2 == "scrolloff-lists\n")
+        #expect(refresh)
+        #expect(!LowPriorityWork.currentPolicyIsIdle())
+    }
+
+    @Test func perform_hands_a_typed_error_to_the_caller_as_it_was_thrown() async {
+        await #expect(throws: Refused(line: 9)) {
+            try await LowPriorityWork.perform { () throws(Refused) -> Int in throw Refused(line: 9) }
+        }
+    }
+
+    /// `perform` suspends its caller rather than blocking a thread of Swift's pool: more calls than
+    /// the pool has threads all run at once (each waits on a gate released only when all have
+    /// started). With a pool thread blocked per call, no more than the pool's width could start.
+    @Test(.timeLimit(.minutes(1)))
+    func perform_holds_no_pool_thread_while_the_work_runs() async throws {
+        let calls = ProcessInfo.processInfo.activeProcessorCount + 4
+        final class Started: Sendable { let count = Mutex(0) }
+        let started = Started()
+        let gate = DispatchSemaphore(value: 0)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<calls {
+                group.addTask {
+                    await LowPriorityWork.perform {
+                        started.count.withLock { $0 += 1 }
+                        // Bounded, so a failing run fails rather than hangs.
+                        _ = gate.wait(timeout: .now() + 30)
+                        return index
+                    }
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while started.count.withLock({ $0 }) < calls, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let all = started.count.withLock { $0 }
+            for _ in 0..<calls { gate.signal() }
+            #expect(all == calls, "only \(all) of \(calls) calls started while the others waited")
+            var seen = Set<Int>()
+            for try await index in group { seen.insert(index) }
+            #expect(seen == Set(0..<calls))
+        }
+    }
+
     /// The lists' observers (the engine's parse and matcher build) run inside `lists update`'s
     /// task: its work is a refresh's, and a list a person adds is not.
     @Test func lists_update_hands_its_observers_refresh_work_and_lists_add_does_not() async throws {

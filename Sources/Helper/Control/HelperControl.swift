@@ -72,14 +72,13 @@ public struct HelperControl: Sendable {
             if let path = list.copyPath { files[list.name] = path }
             if let path = list.heldPath { held[list.name] = path }
         }
-        // Parsing a large list takes a while: not on the lists actor, not on the engine.
-        // A detached task does not inherit task-locals: a refresh's parse stays a refresh's.
-        let forRefresh = ListRefreshContext.isRefresh
-        let parsed = await Task.detached {
-            ListRefreshContext.$isRefresh.withValue(forRefresh) {
-                HelperEngine.parseLists(files: files, held: held, budget: budget, reusing: parsedCopies)
-            }
-        }.value
+        // Parsing a large list takes a while: not on the lists actor, not on the engine, and no
+        // thread of Swift's pool waits for it. A refresh's parse runs under SCHED_IDLE, anything
+        // else at nice 10 (`LowPriorityWork` reads this task's `ListRefreshContext`).
+        let (copyFiles, heldFiles) = (files, held)
+        let parsed = await LowPriorityWork.perform {
+            HelperEngine.parseLists(files: copyFiles, held: heldFiles, budget: budget, reusing: parsedCopies)
+        }
         for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
             // The engine keeps lists as their files (issue 15), so the rules in force now go at
             // the rebuild this causes; before, a packed copy of the previous rules stayed.

@@ -355,7 +355,7 @@ public actor ListsController {
     ) async throws(ControlFailure) -> [RefreshResult] {
         _ = await releaseEndedHolds()
         let selected = try await sources(named: name)
-        // A refresh's download and parse wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
+        // A refresh's download, parse and matcher build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
         return await ListRefreshContext.$isRefresh.withValue(true) { await refreshNow(selected, progress: progress) }
     }
 
@@ -435,7 +435,7 @@ public actor ListsController {
         // A record that could not be read has no URL to fetch; `lists list` shows it with the reason.
         for source in await store.allMetadata() where !source.url.isEmpty && plan.isDue(source.name, history: source.history, now: clock()) {
             if Task.isCancelled { break }
-            // A refresh's download and parse wait for idle CPU (`LowPriorityWork`): the copy in force answers meanwhile.
+            // A refresh's download, parse and matcher build wait for idle CPU (`LowPriorityWork`): the copy in force answers meanwhile.
             let report = await ListRefreshContext.$isRefresh.withValue(true) {
                 await refresh(source.name, from: source.url, trigger: "timer")
             }

@@ -68,19 +68,29 @@ public actor HelperEngine {
     let logger: Logger
     /// Always-allowed hosts from the configuration; the hosts of list URLs are added to them.
     var configuredAllowed: [String]
-    /// Fetched lists in force (`setLists`), by name: each is an entry people can block by name.
+    /// Fetched lists in force (`setLists`): their copies, every configured name and the hosts
+    /// of their URLs.
+    var listsInForce = FetchedLists()
+    /// Fetched lists in force, by name: each is an entry people can block by name.
     /// A stored copy is kept as its file, not its rules (`ListRules`, issue 15).
-    var lists: [String: ListRules] = [:]
-    /// Rules `setLists` was handed, for the one matcher build it starts; dropped after it.
+    var lists: [String: ListRules] { listsInForce.lists }
+    /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
+    var listNames: Set<String> { listsInForce.names }
+    /// Rules `setLists` was handed, for an in-place matcher build it falls back to; dropped after it.
     var freshListRules: [String: RuleList] = [:]
     /// Matcher inputs whose build was refused because a list in force could not be read again;
     /// not tried again until the inputs change (a new list generation brings a new copy).
     var unbuildableInputs: MatcherInputs?
-    /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
-    var listNames: Set<String> = []
-    /// Hosts of the configured list URLs, always allowed (SPEC §1), from `setLists`.
-    var listHosts: [String] = []
-    var listGeneration = 0
+    /// The lists of the latest `setLists` while its matcher is built off the engine.
+    var pendingLists: FetchedLists?
+    /// `setLists` calls so far; the latest call's lists win over an earlier call still building.
+    var listTicket = 0
+    /// The latest `setLists` call whose lists are in force.
+    var listTicketInForce = 0
+    /// Earlier `setLists` calls waiting for a later call's lists to be in force.
+    var listWaiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Tests: runs on the worker thread before each matcher build of `setLists`.
+    var listBuildProbe: (@Sendable (MatcherInputs) -> Void)?
     var clock: TrustedClock
     /// Index 0 is the default profile; the others follow by name.
     var profiles: [ProfileRuntime]
@@ -376,40 +386,56 @@ public actor HelperEngine {
     /// (a spend cut short by a midnight expiry) is enforced by every publish, not only by the
     /// commit that records it: while writes fail the held state lags, and a list refresh or a
     /// reload republishing it as it was would reopen the spend until its old end.
+    ///
+    /// A matcher built here holds the engine while it runs: a custom domain, a reload's allowed
+    /// hosts, or a list change whose inputs moved while `setLists` built off the engine.
     func rebuild(now: Instant) {
-        var profiles = self.profiles
-        for i in profiles.indices { _ = profiles[i].account.advance(to: now, blockInForce: profiles[i].blockInForce(at: now)) }
         let inputs = matcherInputs(now: now)
-        var rebuilt = inputs != tables.inputs && inputs != unbuildableInputs
-        if rebuilt {
+        var rebuilt = false
+        if inputs != tables.inputs && inputs != unbuildableInputs {
             // At a low priority, so the event loops answer while it runs (`LowPriorityWork`). Never
-            // SCHED_IDLE, even for a refresh: the build holds the engine, so every engine call (a
-            // person's block, status, a reload, a window edge) waits for it, and on busy cores an
-            // idle thread gets a fraction of a percent of one.
+            // SCHED_IDLE, even within a refresh: this build holds the engine, so every engine call
+            // (a person's block, status, a window edge) waits for it, and on busy cores an idle
+            // thread gets a fraction of a percent of one.
             let (catalog, lists, fresh) = (catalog, lists, freshListRules)
             let built = ListRefreshContext.$isRefresh.withValue(false) {
                 LowPriorityWork.run { MatcherTables.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs) }
             }
             freshListRules = [:]
-            // A list in force whose copy no longer reads (changed on disk behind the store's back)
-            // would block nothing in the new matcher: keep the one in force, which still has its
-            // names (fail closed), until a new copy of the list arrives.
-            let lost = built.unreadable.keys.filter { tables.inputs.listNames.contains($0) }.sorted()
-            if lost.isEmpty {
-                tables = built.tables
-                unbuildableInputs = nil
-            } else {
-                rebuilt = false
-                unbuildableInputs = inputs
-            }
-            for (name, failure) in built.unreadable.sorted(by: { $0.key < $1.key }) {
-                logger.warning(
-                    lost.contains(name)
-                        ? "a stored list copy could not be read again to rebuild the matcher; the matcher in force stays, with its names, and the change that needed the rebuild waits for a good copy (scrolloff lists update NAME)"
-                        : "a stored list copy could not be read; it blocks nothing until a good copy arrives (scrolloff lists update NAME)",
-                    metadata: ["list.name": "\(name)", "error": "\(failure)"])
-            }
+            rebuilt = install(built, inputs: inputs)
         }
+        publish(now: now, trimming: rebuilt)
+    }
+
+    /// Puts a matcher built for `inputs` in force, unless a list in force could not be read for
+    /// it; true when it was put in force.
+    ///
+    /// A list in force whose copy no longer reads (changed on disk behind the store's back) would
+    /// block nothing in the new matcher: the one in force stays, which still has its names (fail
+    /// closed), until a new copy of the list arrives.
+    func install(_ built: (tables: MatcherTables, unreadable: [String: String]), inputs: MatcherInputs) -> Bool {
+        let lost = built.unreadable.keys.filter { tables.inputs.listNames.contains($0) }.sorted()
+        if lost.isEmpty {
+            tables = built.tables
+            unbuildableInputs = nil
+        } else {
+            unbuildableInputs = inputs
+        }
+        for (name, failure) in built.unreadable.sorted(by: { $0.key < $1.key }) {
+            logger.warning(
+                lost.contains(name)
+                    ? "a stored list copy could not be read again to rebuild the matcher; the matcher in force stays, with its names, and the change that needed the rebuild waits for a good copy (scrolloff lists update NAME)"
+                    : "a stored list copy could not be read; it blocks nothing until a good copy arrives (scrolloff lists update NAME)",
+                metadata: ["list.name": "\(name)", "error": "\(failure)"])
+        }
+        return lost.isEmpty
+    }
+
+    /// Builds the snapshot for the matcher in force and publishes the enforcement.
+    /// - Parameter trimming: a new matcher was just put in force, so the build's garbage goes back.
+    func publish(now: Instant, trimming: Bool) {
+        var profiles = self.profiles
+        for i in profiles.indices { _ = profiles[i].account.advance(to: now, blockInForce: profiles[i].blockInForce(at: now)) }
         let rules = profiles.map(\.rules)
         let states = rules.map { tables.evaluate($0, at: now) }
         let snapshot = tables.snapshot(rules, at: now)
@@ -422,7 +448,7 @@ public actor HelperEngine {
         // Parsing and building a large list free tens of MB of short-lived blocks that glibc
         // would keep resident until the next periodic trim (MemoryTrimService); hand them back
         // now that the new matcher is published (issue 15: memory per name).
-        if rebuilt { MemoryTrimService.trimNow() }
+        if trimming { MemoryTrimService.trimNow() }
     }
 
     /// Calls `handler` with every enforcement published from now on, and once with the current one:
@@ -441,7 +467,16 @@ public actor HelperEngine {
 
     /// Puts freshly fetched lists in force (`HelperControl` calls this after every change of the
     /// `ListsController`, with the copies parsed by `parseLists`). Each list is an entry named like
-    /// its source, blocked like a service.
+    /// its source, blocked like a service. When this returns, these lists (or those of a later
+    /// call) are in force.
+    ///
+    /// The matcher for them is built off the engine (`LowPriorityWork.perform`, under `SCHED_IDLE`
+    /// within a refresh, issue 15): every other engine call (a person's block, `status`, a window
+    /// edge) runs meanwhile against the lists and matcher in force, which stay until the new
+    /// matcher is installed. It is installed only if the matcher inputs it was built for are still
+    /// the inputs then; if something changed them meanwhile (a custom domain, a reload's allowed
+    /// hosts) it is built once more off the engine, then in place. Calls that overlap end with the
+    /// latest call's lists in force: an earlier call's build is dropped and it waits for the latest.
     ///
     /// - Parameters:
     ///   - names: every configured list, fetched or not; nil = the names of `lists`. A configured
@@ -450,13 +485,17 @@ public actor HelperEngine {
     ///     list updates (SPEC §1); nil = keep the hosts set before.
     ///   - keeping: lists whose new copy failed to parse: their previous copy stays in force
     ///     (ARCHITECTURE principle 5) when it is in memory; a list kept as its stored copy is read
-    ///     again at the rebuild this causes; if that copy no longer reads, the matcher in force
-    ///     stays (fail closed, `rebuild(now:)`).
+    ///     again at the build this causes; if that copy no longer reads, the matcher in force
+    ///     stays (fail closed, `install`).
     ///   - copies: where the stored copies of `lists` lie (`parseLists`). A list with a copy is
     ///     kept as that file and read again when a later rebuild needs it; its rules here serve
     ///     this build only. A list without one (tests, in-memory rules) is kept as rules.
     public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
-                         copies: [String: ListCopy] = [:]) {
+                         copies: [String: ListCopy] = [:]) async {
+        listTicket += 1
+        let ticket = listTicket
+        // What an earlier call still building asked for is the previous state for this one.
+        let previous = pendingLists ?? listsInForce
         var fresh: [String: RuleList] = [:]
         var next: [String: ListRules] = [:]
         for (name, rules) in lists {
@@ -465,24 +504,77 @@ public actor HelperEngine {
             fresh[key] = rules
             next[key] = copies[name].map(ListRules.copy) ?? .rules(rules)
         }
-        for name in keeping { if next[name.lowercased()] == nil, let old = self.lists[name.lowercased()] { next[name.lowercased()] = old } }
-        self.lists = next
-        freshListRules = fresh
-        listNames = Set((names ?? Array(next.keys)).map { $0.lowercased() }).union(next.keys)
-        if let hosts { listHosts = hosts }
-        listGeneration += 1
-        rebuild(now: advanceClock())
-        freshListRules = [:]
+        for name in keeping { if next[name.lowercased()] == nil, let old = previous.lists[name.lowercased()] { next[name.lowercased()] = old } }
+        let state = FetchedLists(lists: next, names: Set((names ?? Array(next.keys)).map { $0.lowercased() }).union(next.keys),
+                                 hosts: hosts ?? previous.hosts, generation: ticket)
+        pendingLists = state
+        let (nextLists, freshRules) = (next, fresh)
+        var inputs = matcherInputs(now: advanceClock(), lists: state)
+        for attempt in 1...2 {
+            let (catalog, probe, wanted) = (catalog, listBuildProbe, inputs)
+            let built = await LowPriorityWork.perform {
+                probe?(wanted)
+                return MatcherTables.build(catalog: catalog, lists: nextLists, fresh: freshRules, inputs: wanted)
+            }
+            guard ticket == listTicket else {
+                // A later call asked for other lists meanwhile: its lists go in force, not these.
+                await waitForListsInForce(ticket)
+                return
+            }
+            let now = advanceClock()
+            let current = matcherInputs(now: now, lists: state)
+            if current == inputs {
+                listsInForce = state
+                publish(now: now, trimming: install(built, inputs: inputs))
+                break
+            }
+            if attempt == 2 {
+                // Still moving: build in place, holding the engine, as for any other change.
+                listsInForce = state
+                freshListRules = freshRules
+                rebuild(now: now)
+                freshListRules = [:]
+                break
+            }
+            inputs = current
+        }
+        pendingLists = nil
+        listsPutInForce(ticket)
+    }
+
+    /// Returns once the lists of call `ticket` or of a later one are in force.
+    private func waitForListsInForce(_ ticket: Int) async {
+        guard listTicketInForce < ticket else { return }
+        await withCheckedContinuation { listWaiters.append((ticket, $0)) }
+    }
+
+    /// Call `ticket`'s lists are in force: every earlier call waiting for that goes on.
+    private func listsPutInForce(_ ticket: Int) {
+        listTicketInForce = max(listTicketInForce, ticket)
+        let ready = listWaiters.filter { $0.ticket <= listTicketInForce }
+        listWaiters.removeAll { $0.ticket <= listTicketInForce }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Runs `probe` on the worker thread before each list build of `setLists`, with the inputs
+    /// it builds for (tests: hold a build to prove that the engine answers meanwhile).
+    func setListBuildProbe(_ probe: (@Sendable (MatcherInputs) -> Void)?) {
+        listBuildProbe = probe
     }
 
     func matcherInputs(now: Instant) -> MatcherInputs {
+        matcherInputs(now: now, lists: listsInForce)
+    }
+
+    /// The inputs of a matcher for `lists` and everything else as it is now.
+    func matcherInputs(now: Instant, lists fetched: FetchedLists) -> MatcherInputs {
         var named = Set<EntryID>()
         for p in profiles { named.formUnion(p.namedEntries(at: now)) }
         // A configured source not fetched yet is still an entry (with no names), never a custom domain.
-        let listNames = Set(lists.keys).union(self.listNames)
+        let listNames = Set(fetched.lists.keys).union(fetched.names)
         let custom = named.filter { catalog.service(id: $0.rawValue) == nil && !listNames.contains($0.rawValue) }.sorted()
-        return MatcherInputs(listNames: listNames.sorted(), listGeneration: listGeneration, customDomains: custom,
-                             extraAllowed: Array(Set(configuredAllowed)).sorted(), listHosts: Array(Set(listHosts)).sorted())
+        return MatcherInputs(listNames: listNames.sorted(), listGeneration: fetched.generation, customDomains: custom,
+                             extraAllowed: Array(Set(configuredAllowed)).sorted(), listHosts: Array(Set(fetched.hosts)).sorted())
     }
 
     /// The default profile first, then the others by name (profile index = position).
@@ -507,6 +599,18 @@ public actor HelperEngine {
     public nonisolated func recordUrge(_ decision: EnforcementDecision, enforcement: Enforcement, client: ClientIP, now: Instant) {
         urges.record(set: decision.entrySet, client: client, profile: decision.profile, now: now, enforcement: enforcement)
     }
+}
+
+/// Fetched lists as `setLists` puts them in force: what the matcher inputs take from them.
+struct FetchedLists: Sendable {
+    /// By lowercased name.
+    var lists: [String: ListRules] = [:]
+    /// Every configured list, fetched or not.
+    var names: Set<String> = []
+    /// Hosts of the configured list URLs, always allowed (SPEC §1).
+    var hosts: [String] = []
+    /// Changes with every `setLists` (its ticket), so a matcher is rebuilt for new rules.
+    var generation = 0
 }
 
 /// A command's working copy.
