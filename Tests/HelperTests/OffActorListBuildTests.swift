@@ -196,6 +196,34 @@ struct OffActorListBuildTests {
         #expect(await engine.decision("handed-in.example").blocked == false)
     }
 
+    /// A person's list change (`lists add`) overlapped by a later refresh's ends only when the
+    /// refresh's lists are in force: that build is what the person waits for, so it runs at nice 10,
+    /// not under SCHED_IDLE (on busy cores a person would wait for the compiler).
+    @Test(.timeLimit(.minutes(1)))
+    func a_refreshs_build_that_a_persons_list_change_waits_for_runs_at_nice_10() async throws {
+        let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
+        let gate = BuildGate(holding: "first")
+        await engine.setListBuildProbe { gate.probe($0) }
+        let returned = Returned()
+        let person = Task {
+            await engine.setLists(["first": try Self.rules("first.example\n")])
+            returned.set()
+        }
+        try await gate.waitUntilHeld()
+        await ListRefreshContext.$isRefresh.withValue(true) {
+            await engine.setLists(["first": try! Self.rules("first.example\n"), "second": try! Self.rules("second.example\n")])
+        }
+        gate.open()
+        try await person.value
+        let seen = gate.seen.withLock { $0 }
+        #expect(seen.count == 2, "\(seen.map(\.inputs))")
+        #expect(seen.last?.inputs.listNames == ["first", "second"])
+        #expect(seen.last?.idle == false, "the person's call waited for a build under SCHED_IDLE")
+        // A refresh no person waits for still waits for idle CPU.
+        await ListRefreshContext.$isRefresh.withValue(true) { await engine.setLists(["third": try! Self.rules("third.example\n")]) }
+        #expect(gate.seen.withLock { $0.last?.idle } == true)
+    }
+
     /// A refresh's build waits for idle CPU (the engine is free meanwhile); a person's runs at nice 10.
     @Test func a_refreshs_build_runs_under_sched_idle_and_a_persons_at_nice_10() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))

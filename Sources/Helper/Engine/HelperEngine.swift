@@ -89,6 +89,10 @@ public actor HelperEngine {
     var listTicketInForce = 0
     /// Earlier `setLists` calls waiting for a later call's lists to be in force.
     var listWaiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    /// `setLists` calls under way that are not a refresh's (a person's `lists add`, a configured
+    /// source's first fetch): each ends with the latest call's lists, so while one is under way a
+    /// refresh's build is waited for and runs at nice 10, not under `SCHED_IDLE`.
+    var listCallsAsked = 0
     /// Tests: runs on the worker thread before each matcher build of `setLists`.
     var listBuildProbe: (@Sendable (MatcherInputs) -> Void)?
     var clock: TrustedClock
@@ -494,6 +498,9 @@ public actor HelperEngine {
                          copies: [String: ListCopy] = [:]) async {
         listTicket += 1
         let ticket = listTicket
+        let asked = !ListRefreshContext.isRefresh
+        if asked { listCallsAsked += 1 }
+        defer { if asked { listCallsAsked -= 1 } }
         // What an earlier call still building asked for is the previous state for this one.
         let previous = pendingLists ?? listsInForce
         var fresh: [String: RuleList] = [:]
@@ -512,9 +519,14 @@ public actor HelperEngine {
         var inputs = matcherInputs(now: advanceClock(), lists: state)
         for attempt in 1...2 {
             let (catalog, probe, wanted) = (catalog, listBuildProbe, inputs)
-            let built = await LowPriorityWork.perform {
-                probe?(wanted)
-                return MatcherTables.build(catalog: catalog, lists: nextLists, fresh: freshRules, inputs: wanted)
+            // A refresh's build waits for idle CPU unless an earlier call a person waits for now
+            // ends with it (`listCallsAsked`): on busy cores that person would wait for the compiler.
+            let idle = ListRefreshContext.isRefresh && listCallsAsked == 0
+            let built = await ListRefreshContext.$isRefresh.withValue(idle) {
+                await LowPriorityWork.perform {
+                    probe?(wanted)
+                    return MatcherTables.build(catalog: catalog, lists: nextLists, fresh: freshRules, inputs: wanted)
+                }
             }
             guard ticket == listTicket else {
                 // A later call asked for other lists meanwhile: its lists go in force, not these.
