@@ -1,6 +1,8 @@
+import ControlAPI
 import DomainLists
 import Foundation
 import ListFetch
+import Logging
 import ScrollOffCore
 import Synchronization
 import Testing
@@ -222,6 +224,48 @@ struct OffActorListBuildTests {
         // A refresh no person waits for still waits for idle CPU.
         await ListRefreshContext.$isRefresh.withValue(true) { await engine.setLists(["third": try! Self.rules("third.example\n")]) }
         #expect(gate.seen.withLock { $0.last?.idle } == true)
+    }
+
+    /// A refresh that drops names while a block's cooldown holds the list writes them to the held
+    /// file before it replaces the copy (SPEC §3); the copy in force is read again from that same
+    /// path while the refresh's build is under way (a custom domain's rebuild in place, hosts
+    /// mode's names at every publish), so it must read the held names too, or they open until the
+    /// refresh's matcher is installed.
+    @Test(.timeLimit(.minutes(1)))
+    func names_a_refresh_holds_stay_blocked_while_its_build_is_under_way() async throws {
+        let dir = Fixture.temporaryDirectory()
+        let engine = try await Fixture.start(dir, TestTimeSource(wall: Fixture.noon))
+        let file = dir + "/doom.txt"
+        try "a.doom.test\nb.doom.test\nc.doom.test\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let lists = ListsController(stateDirectory: dir + "/lists", clock: { Instant(date: Date()) }, logger: logger)
+        await lists.setGuard(.rules(of: engine))
+        let budget = ListsConfiguration().badLineBudget
+        await lists.onChange { [logger] snapshot in await HelperControl.apply(snapshot, to: engine, budget: budget, logger: logger) }
+        _ = try await lists.add(AddListRequest(url: "file://" + file, name: "doom"))
+        _ = try await engine.block(["doom"])
+        #expect(await engine.decision("b.doom.test").blocked)
+
+        // The new copy drops b and c; dated ahead so the refresh takes it.
+        try "a.doom.test\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(10)], ofItemAtPath: file)
+        let gate = BuildGate(holding: "doom")
+        await engine.setListBuildProbe { gate.probe($0) }
+        let update = Task { try await lists.update(name: "doom") }
+        try await gate.waitUntilHeld()
+        // The refresh has written its held names and its copy; its matcher is not built yet.
+        #expect(FileManager.default.fileExists(atPath: dir + "/lists/lists/doom.held"))
+        let enforcement = engine.box.enforcement
+        #expect(enforcement.hostsNames(profile: 0, at: enforcement.now()).contains("b.doom.test"),
+                "hosts mode dropped a held name while the refresh's build was under way")
+        _ = try await engine.block(["news.example.com"]) // a rebuild in place, from the copy in force
+        #expect(await engine.decision("b.doom.test").blocked, "a held name opened while the refresh's build was under way")
+        gate.open()
+        let results = try await update.value
+        #expect(results.first?.outcome == RefreshOutcome.updated, "\(results)")
+        #expect(await engine.decision("b.doom.test").blocked)
+        #expect(await engine.decision("news.example.com").blocked)
     }
 
     /// A refresh's build waits for idle CPU (the engine is free meanwhile); a person's runs at nice 10.

@@ -30,7 +30,8 @@ public struct ListsSnapshot: Sendable, Equatable {
         /// The copy in force (absent until the first good download).
         public var copyPath: String?
         public var entryCount: Int?
-        /// Names a refresh dropped while a rule held the list: in force with the copy (SPEC §3).
+        /// Where names a refresh dropped while a rule held the list lie: in force with the copy
+        /// whenever the file exists (SPEC §3). Given with every copy, the file there or not.
         public var heldPath: String?
     }
 

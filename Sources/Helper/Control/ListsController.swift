@@ -212,7 +212,11 @@ public actor ListsController {
             ListsSnapshot.ActiveList(
                 name: meta.name.rawValue, url: meta.url,
                 copyPath: meta.hasCopy ? store.copyPath(for: meta.name) : nil, entryCount: meta.entryCount,
-                heldPath: store.hasHeldNames(meta.name) ? store.heldPath(for: meta.name) : nil
+                // Named whether or not names are held now: a refresh replaces the copy at the same
+                // path, after writing the names it drops under a lock to this file, and the copy in
+                // force is read again from its path while the refresh's matcher is built (a rebuild
+                // in place, hosts mode) — it must read those held names too (`ListCopy.rules`).
+                heldPath: meta.hasCopy ? store.heldPath(for: meta.name) : nil
             )
         }
         // A file source not fetched yet is already an entry (blocking it blocks nothing until it
