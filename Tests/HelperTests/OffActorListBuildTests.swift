@@ -268,6 +268,31 @@ struct OffActorListBuildTests {
         #expect(await engine.decision("news.example.com").blocked)
     }
 
+    /// Snapshots reach the engine in the order their parses finish: a refresh's (under SCHED_IDLE)
+    /// can finish after a later `lists add`'s. The older snapshot, handed in last, must not drop
+    /// the added list (until the next change, blocking it would say it is no list at all).
+    @Test(.timeLimit(.minutes(1)))
+    func an_older_lists_snapshot_handed_in_after_a_newer_one_changes_nothing() async throws {
+        let dir = Fixture.temporaryDirectory()
+        let engine = try await Fixture.start(dir, TestTimeSource(wall: Fixture.noon))
+        try "kept.example\n".write(toFile: dir + "/kept.list", atomically: true, encoding: .utf8)
+        try "added.example\n".write(toFile: dir + "/added.list", atomically: true, encoding: .utf8)
+        let kept = ListsSnapshot.ActiveList(name: "kept", url: "file://\(dir)/kept.txt", copyPath: dir + "/kept.list", entryCount: 1)
+        let added = ListsSnapshot.ActiveList(name: "added", url: "file://\(dir)/added.txt", copyPath: dir + "/added.list", entryCount: 1)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let budget = ListsConfiguration().badLineBudget
+        await HelperControl.apply(ListsSnapshot(lists: [kept, added], allowedHosts: [], sequence: 2), to: engine, budget: budget, logger: logger)
+        await HelperControl.apply(ListsSnapshot(lists: [kept], allowedHosts: [], sequence: 1), to: engine, budget: budget, logger: logger)
+        _ = try await engine.block(["added", "kept"])
+        #expect(await engine.decision("added.example").blocked)
+        #expect(await engine.decision("kept.example").blocked)
+        // A newer snapshot still goes through.
+        await HelperControl.apply(ListsSnapshot(lists: [added], allowedHosts: [], sequence: 3), to: engine, budget: budget, logger: logger)
+        #expect(await engine.decision("kept.example").blocked == false)
+        #expect(await engine.decision("added.example").blocked)
+    }
+
     /// A refresh's build waits for idle CPU (the engine is free meanwhile); a person's runs at nice 10.
     @Test func a_refreshs_build_runs_under_sched_idle_and_a_persons_at_nice_10() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))

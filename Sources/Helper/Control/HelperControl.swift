@@ -86,6 +86,6 @@ public struct HelperControl: Sendable {
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])
         }
         await engine.setLists(parsed.lists, names: snapshot.lists.map(\.name), hosts: snapshot.allowedHosts,
-                              keeping: Set(parsed.failures.keys), copies: parsed.copies)
+                              keeping: Set(parsed.failures.keys), copies: parsed.copies, order: snapshot.sequence)
     }
 }

@@ -39,4 +39,8 @@ public struct ListsSnapshot: Sendable, Equatable {
     /// Hosts of the configured list URLs (and of a URL being added right now): always allowed, so
     /// the helper never blocks its own updates (SPEC §1).
     public var allowedHosts: [String]
+    /// The snapshot's place in the controller's order (later = newer). Observers may finish out of
+    /// order (a refresh's parse waits for idle CPU, a person's does not), so the engine drops a
+    /// snapshot older than one it was already handed (`HelperEngine.setLists(order:)`).
+    public var sequence = 0
 }

@@ -50,6 +50,8 @@ public actor ListsController {
     private let clock: @Sendable () -> Instant
     private let logger: Logger
     private var observers: [@Sendable (ListsSnapshot) async -> Void] = []
+    /// Snapshots taken so far (`ListsSnapshot.sequence`).
+    private var snapshots = 0
     /// Names being added right now, so two adds of one name cannot race.
     private var adding: [ListName: String] = [:]
     /// The rules' say on list changes (`HelperControl` wires the engine in); nil allows everything.
@@ -208,6 +210,8 @@ public actor ListsController {
 
     public func snapshot() async -> ListsSnapshot {
         let all = await store.allMetadata()
+        snapshots += 1
+        let sequence = snapshots
         var lists = all.map { meta in
             ListsSnapshot.ActiveList(
                 name: meta.name.rawValue, url: meta.url,
@@ -227,7 +231,7 @@ public actor ListsController {
         }
         // libcurl's own URL parser (`ListSourceURL`) names the host, so the allowed host is the one fetched.
         let hosts = (all.map(\.url) + adding.values + configured.values).compactMap(ListFetcher.host(of:))
-        return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted())
+        return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted(), sequence: sequence)
     }
 
     /// Hosts of every configured list URL, for the always-allow policy (SPEC §1).

@@ -93,6 +93,8 @@ public actor HelperEngine {
     /// source's first fetch): each ends with the latest call's lists, so while one is under way a
     /// refresh's build is waited for and runs at nice 10, not under `SCHED_IDLE`.
     var listCallsAsked = 0
+    /// The newest lists snapshot handed to `setLists` (`ListsSnapshot.sequence`).
+    var listOrder = 0
     /// Tests: runs on the worker thread before each matcher build of `setLists`.
     var listBuildProbe: (@Sendable (MatcherInputs) -> Void)?
     var clock: TrustedClock
@@ -494,8 +496,21 @@ public actor HelperEngine {
     ///   - copies: where the stored copies of `lists` lie (`parseLists`). A list with a copy is
     ///     kept as that file and read again when a later rebuild needs it; its rules here serve
     ///     this build only. A list without one (tests, in-memory rules) is kept as rules.
+    ///   - order: the lists snapshot's place (`ListsSnapshot.sequence`): a call for a snapshot older
+    ///     than one already handed in (its parse finished later) changes nothing and returns once
+    ///     the newer one's lists are in force. nil = not from a snapshot (tests).
     public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
-                         copies: [String: ListCopy] = [:]) async {
+                         copies: [String: ListCopy] = [:], order: Int? = nil) async {
+        if let order {
+            // Calls are ordered by when they reach the engine, snapshots by when they were taken:
+            // a refresh's parse under SCHED_IDLE can finish after a later `lists add`'s, and its
+            // older snapshot would then drop the added list until the next change.
+            guard order > listOrder else {
+                await waitForListsInForce(listTicket)
+                return
+            }
+            listOrder = order
+        }
         listTicket += 1
         let ticket = listTicket
         let asked = !ListRefreshContext.isRefresh
