@@ -501,6 +501,9 @@ public actor HelperEngine {
     ///     the newer one's lists are in force. nil = not from a snapshot (tests).
     public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
                          copies: [String: ListCopy] = [:], order: Int? = nil) async {
+        let asked = !ListRefreshContext.isRefresh
+        if asked { listCallsAsked += 1 }
+        defer { if asked { listCallsAsked -= 1 } }
         if let order {
             // Calls are ordered by when they reach the engine, snapshots by when they were taken:
             // a refresh's parse under SCHED_IDLE can finish after a later `lists add`'s, and its
@@ -513,9 +516,6 @@ public actor HelperEngine {
         }
         listTicket += 1
         let ticket = listTicket
-        let asked = !ListRefreshContext.isRefresh
-        if asked { listCallsAsked += 1 }
-        defer { if asked { listCallsAsked -= 1 } }
         // What an earlier call still building asked for is the previous state for this one.
         let previous = pendingLists ?? listsInForce
         var fresh: [String: RuleList] = [:]
