@@ -14,8 +14,8 @@ extension HelperEngine {
     ///
     /// `held` (name → file) are the names a refresh dropped while a rule held the list (SPEC §3):
     /// they stay in force with the copy, so a list under a lock never shrinks. A held file that is
-    /// not there holds nothing; one a later refresh writes is read with the copy it goes with. A held file that
-    /// does not parse fails its list as a whole, keeping the previous rules in force.
+    /// not there holds nothing; one a later refresh writes is read with the copy it goes with. A
+    /// held file that does not parse fails its list as a whole, keeping the previous rules in force.
     ///
     /// `reusing` holds the rules the store's validator parsed from a copy it just accepted: that
     /// copy is taken from there instead of being parsed again (issue 15). `copies` says where each
