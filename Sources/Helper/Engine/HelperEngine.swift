@@ -537,7 +537,7 @@ public actor HelperEngine {
             // A refresh's build waits for idle CPU unless an earlier call a person waits for now
             // ends with it (`listCallsAsked`): on busy cores that person would wait for the compiler.
             let idle = ListRefreshContext.isRefresh && listCallsAsked == 0
-            let built = await ListRefreshContext.$isRefresh.withValue(idle) {
+            var built: (tables: MatcherTables, unreadable: [String: String])? = await ListRefreshContext.$isRefresh.withValue(idle) {
                 await LowPriorityWork.perform {
                     probe?(wanted)
                     return MatcherTables.build(catalog: catalog, lists: nextLists, fresh: freshRules, inputs: wanted)
@@ -545,6 +545,9 @@ public actor HelperEngine {
             }
             guard ticket == listTicket else {
                 // A later call asked for other lists meanwhile: its lists go in force, not these.
+                // This matcher goes now, not after the wait: with the one in force and the later
+                // call's, three matchers of a large list would be held at once.
+                built = nil
                 await waitForListsInForce(ticket)
                 return
             }
@@ -552,7 +555,7 @@ public actor HelperEngine {
             let current = matcherInputs(now: now, lists: state)
             if current == inputs {
                 listsInForce = state
-                publish(now: now, trimming: install(built, inputs: inputs))
+                publish(now: now, trimming: install(built!, inputs: inputs))
                 break
             }
             if attempt == 2 {
