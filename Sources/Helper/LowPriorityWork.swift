@@ -43,7 +43,8 @@ import Musl
 /// milliseconds to seconds, and no thread of a shared pool may keep a lowered priority. `run`
 /// joins its thread, so the thread has finished with everything it touched when the caller goes
 /// on; `perform`'s thread is detached, drops the work's closure before it resumes the caller and
-/// then only exits. Calls made from the work itself (a parse inside a build) run in place; if no
+/// then only exits, releasing its reference to the result on the way (a result the caller has
+/// already dropped, such as a superseded matcher, is then freed there, at low priority). Calls made from the work itself (a parse inside a build) run in place; if no
 /// thread can be made (the task limit), the work runs in place at the caller's priority.
 ///
 /// ListFetch's `DedicatedThread` is the same shape (a thread per call, a continuation) but not the
