@@ -66,8 +66,26 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         )
     }
 
-    public func scope(at position: Int) -> MatchScope { MatchScope(rawValue: kinds[position] & 0x0F) ?? .nameAndSubdomains }
-    public func action(at position: Int) -> RuleAction { RuleAction(rawValue: kinds[position] >> 4) ?? .block }
+    public func scope(at position: Int) -> MatchScope { Self.scope(ofKind: kinds[position]) }
+    public func action(at position: Int) -> RuleAction { Self.action(ofKind: kinds[position]) }
+
+    static func scope(ofKind kind: UInt8) -> MatchScope { MatchScope(rawValue: kind & 0x0F) ?? .nameAndSubdomains }
+    static func action(ofKind kind: UInt8) -> RuleAction { RuleAction(rawValue: kind >> 4) ?? .block }
+
+    /// Bytes of all the names together.
+    var nameByteCount: Int { bytes.count }
+
+    /// The packed storage itself, for a reader that walks every rule (`MatcherBuilder`): the
+    /// names end to end, each name's end offset, each rule's kind (scope | action << 4).
+    func withPackedStorage<R>(
+        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt32>, UnsafeBufferPointer<UInt8>) throws -> R
+    ) rethrows -> R {
+        try bytes.withUnsafeBufferPointer { bytes in
+            try ends.withUnsafeBufferPointer { ends in
+                try kinds.withUnsafeBufferPointer { kinds in try body(bytes, ends, kinds) }
+            }
+        }
+    }
 
     /// The normalized name bytes of one rule, without copying.
     public func withName<R>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
@@ -85,6 +103,75 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         bytes.append(contentsOf: normalizedName)
         ends.append(UInt32(bytes.count))
         kinds.append(scope.rawValue | action.rawValue << 4)
+    }
+
+    /// Appends `token` as a block rule on the name and its subdomains if it is a name the full
+    /// normalization would take unchanged apart from ASCII case: labels of 1…63 bytes of letters,
+    /// digits, `-` and `_`, at least two of them, at most 253 bytes, no `xn--` label, a last label
+    /// that is not all digits, and not `localhost.localdomain`. Anything else (a trailing dot,
+    /// non-ASCII, an A-label to check, a name to reject or set aside) returns false with nothing
+    /// appended, and the caller takes the full path (`LineClassifier.addName`), which decides the
+    /// same for what this takes (issue 15: one pass over the bytes, written where they are kept,
+    /// instead of copy, lowercase, validate, look up, copy again).
+    mutating func appendIfSimpleName(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = token.count
+        guard count > 0, count <= DomainNormalizer.maxNameLength else { return false }
+        let start = bytes.count
+        bytes.append(contentsOf: token)
+        let simple = bytes.withUnsafeMutableBufferPointer { name -> Bool in
+            var labelStart = start
+            var dots = 0
+            var allDigits = true
+            for index in start...name.count {
+                let byte = index < name.count ? name[index] : UInt8(ascii: ".")
+                if byte == UInt8(ascii: ".") {
+                    let length = index - labelStart
+                    guard length > 0, length <= DomainNormalizer.maxLabelLength else { return false }
+                    if length >= 4, name[labelStart] == UInt8(ascii: "x"), name[labelStart + 1] == UInt8(ascii: "n"),
+                       name[labelStart + 2] == UInt8(ascii: "-"), name[labelStart + 3] == UInt8(ascii: "-") {
+                        return false
+                    }
+                    if index < name.count {
+                        dots += 1
+                        allDigits = true
+                    }
+                    labelStart = index + 1
+                    continue
+                }
+                let lower = DomainNormalizer.lowercased(byte)
+                switch lower {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    break
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    allDigits = false
+                    name[index] = lower
+                default:
+                    return false
+                }
+            }
+            guard dots > 0, !allDigits else { return false }
+            if count == Self.localDomainName.count {
+                return !UnsafeBufferPointer(rebasing: name[start...]).elementsEqual(Self.localDomainName)
+            }
+            return true
+        }
+        guard simple else {
+            bytes.removeSubrange(start...)
+            return false
+        }
+        ends.append(UInt32(bytes.count))
+        kinds.append(MatchScope.nameAndSubdomains.rawValue | RuleAction.block.rawValue << 4)
+        return true
+    }
+
+    /// The one name with a dot that hosts files give the machine itself (`LineClassifier.localNames`).
+    private static let localDomainName = Array("localhost.localdomain".utf8)
+
+    /// Room for `nameBytes` bytes of names and `rules` rules, so the storage is not copied as it grows.
+    mutating func reserveCapacity(nameBytes: Int, rules: Int) {
+        bytes.reserveCapacity(nameBytes)
+        ends.reserveCapacity(rules)
+        kinds.reserveCapacity(rules)
     }
 
     /// Appends every rule of `other`, copying its packed bytes (no `ListRule` per rule).
