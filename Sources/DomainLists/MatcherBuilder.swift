@@ -96,51 +96,61 @@ public struct MatcherBuilder {
         }
     }
 
-    /// One batch's suffixes, top-level label first within each name.
+    /// One batch's suffixes, top-level label first within each name. The arrays only grow;
+    /// `count` says how much of them the batch uses.
     private struct Batch {
         var hashes: [UInt64] = []
         var spans: [(start: UInt32, count: UInt32)] = []
         /// Labels per name; 0 for a name that is not stored.
         var labelCounts: [UInt32] = []
+        var count = 0
     }
     private var batch = Batch()
 
     /// Fills `batch` with the suffix hashes and label spans of the names `range`, found as `insert`
     /// finds them: right to left, empty labels skipped, a name with a label over 63 bytes left out.
     private mutating func hashBatch(_ base: UnsafePointer<UInt8>, _ ends: UnsafeBufferPointer<UInt32>, _ range: Range<Int>) {
-        batch.hashes.removeAll(keepingCapacity: true)
-        batch.spans.removeAll(keepingCapacity: true)
-        batch.labelCounts.removeAll(keepingCapacity: true)
-        for index in range {
-            let first = batch.hashes.count
-            let nameStart = index == 0 ? 0 : Int(ends[index - 1])
-            var end = Int(ends[index])
-            var hash = SuffixHash.root
-            var stored = true
-            while true {
-                var start = end
-                while start > nameStart, base[start - 1] != UInt8(ascii: ".") { start -= 1 }
-                if end - start > Int(DomainMatcher.labelLengthMask) {
-                    stored = false
-                    break
+        // A stored label takes at least one byte and its dot, so this bounds the batch's labels.
+        let firstByte = range.lowerBound == 0 ? 0 : Int(ends[range.lowerBound - 1])
+        let bound = Int(ends[range.upperBound - 1]) - firstByte + range.count
+        if batch.hashes.count < bound {
+            batch.hashes = [UInt64](repeating: 0, count: bound)
+            batch.spans = Array(repeating: (0, 0), count: bound)
+        }
+        if batch.labelCounts.count < range.count { batch.labelCounts = [UInt32](repeating: 0, count: range.count) }
+        var used = 0
+        batch.hashes.withUnsafeMutableBufferPointer { hashes in
+            batch.spans.withUnsafeMutableBufferPointer { spans in
+                batch.labelCounts.withUnsafeMutableBufferPointer { labelCounts in
+                    for index in range {
+                        let first = used
+                        let nameStart = index == 0 ? 0 : Int(ends[index - 1])
+                        var end = Int(ends[index])
+                        var hash = SuffixHash.root
+                        var stored = true
+                        while true {
+                            var start = end
+                            while start > nameStart, base[start - 1] != UInt8(ascii: ".") { start -= 1 }
+                            if end - start > Int(DomainMatcher.labelLengthMask) {
+                                stored = false
+                                break
+                            }
+                            if start < end {
+                                hash = SuffixHash.extend(hash, label: base + start, count: end - start)
+                                hashes[used] = hash
+                                spans[used] = (UInt32(start), UInt32(end - start))
+                                used += 1
+                            }
+                            if start == nameStart { break }
+                            end = start - 1
+                        }
+                        if !stored { used = first }
+                        labelCounts[index - range.lowerBound] = UInt32(used - first)
+                    }
                 }
-                if start < end {
-                    hash = SuffixHash.extend(hash, label: base + start, count: end - start)
-                    batch.hashes.append(hash)
-                    batch.spans.append((UInt32(start), UInt32(end - start)))
-                }
-                if start == nameStart { break }
-                end = start - 1
-            }
-            let labels = batch.hashes.count - first
-            if !stored {
-                batch.hashes.removeSubrange(first...)
-                batch.spans.removeSubrange(first...)
-                batch.labelCounts.append(0)
-            } else {
-                batch.labelCounts.append(UInt32(labels))
             }
         }
+        batch.count = used
     }
 
     /// Loads the slots, then the records, that inserting the batch will probe first.
@@ -148,12 +158,12 @@ public struct MatcherBuilder {
         var sink: UInt64 = 0
         table.withUnsafeBufferPointer { table in
             let mask = table.count - 1
-            for hash in batch.hashes { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
+            for hash in batch.hashes[..<batch.count] { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
         }
         records.withUnsafeBufferPointer { records in
             table.withUnsafeBufferPointer { table in
                 let mask = table.count - 1
-                for hash in batch.hashes {
+                for hash in batch.hashes[..<batch.count] {
                     let value = table[Int(truncatingIfNeeded: hash) & mask]
                     guard value & 0xFFFF_FFFF_0000_0000 == hash & 0xFFFF_FFFF_0000_0000 else { continue }
                     let offset = Int(value & 0xFFFF_FFFF) - 1
@@ -254,78 +264,82 @@ public struct MatcherBuilder {
             belowAnswers[node] = publish(belowSet) | (allowBelow[node] ? DomainMatcher.allowBit : 0)
         }
 
-        // Second pass: the records, with the narrowest answer width that holds every id.
+        // Second pass: the records, with the narrowest answer width that holds every id, written
+        // in place into a table sized first (issue 15: appending field by field was a tenth of a
+        // 1,000,000-name build).
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
-        var writer = RecordWriter(expectedBytes: records.count, answerWidth: answerWidth)
-        var publishedOffsets = [UInt32](repeating: 0, count: nodeCount)
+        var total = 0
         for node in 0..<nodeCount {
-            let parent = parents[node]
-            publishedOffsets[node] = writer.byteCount
-            writer.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)])
-            let offset = Int(nodeOffsets[node]) + Self.lengthField
-            writer.appendLabel(
-                records[offset...(offset + Int(records[offset]))], self: selfAnswers[node], below: belowAnswers[node]
-            )
+            let form = Self.form(self: selfAnswers[node], below: belowAnswers[node])
+            total += DomainMatcher.lengthFieldOffset + 1 + Int(records[Int(nodeOffsets[node]) + Self.lengthField])
+                + Self.storedAnswerCount(form) * answerWidth
+        }
+        // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
+        precondition(total < Int(UInt32.max), "the record table is limited to 4 GiB")
+        var publishedOffsets = [UInt32](repeating: 0, count: nodeCount)
+        let table = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            guard let out = UnsafeMutableRawPointer(buffer.baseAddress) else { return }
+            records.withUnsafeBufferPointer { source in
+                var position = 0
+                for node in 0..<nodeCount {
+                    let parent = parents[node]
+                    publishedOffsets[node] = UInt32(position)
+                    let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
+                    out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
+                    let labelAt = Int(nodeOffsets[node]) + Self.lengthField
+                    let length = source[labelAt]
+                    precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
+                    let selfAnswer = selfAnswers[node], belowAnswer = belowAnswers[node]
+                    let form = Self.form(self: selfAnswer, below: belowAnswer)
+                    out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
+                    (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
+                    position += 5 + Int(length)
+                    switch form {
+                    case .none: break
+                    case .same, .selfOnly:
+                        Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
+                        position += answerWidth
+                    case .both:
+                        Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
+                        Self.storeAnswer(belowAnswer, width: answerWidth, at: out + position + answerWidth)
+                        position += 2 * answerWidth
+                    }
+                }
+                precondition(position == total, "the record table was sized for its records")
+            }
+            initialized = total
         }
         return DomainMatcher(
-            records: writer.bytes, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
+            records: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
             ruleCount: ruleCount, answerWidth: answerWidth
         )
     }
 
-    /// Writes the record layout documented on `DomainMatcher`.
-    private struct RecordWriter {
-        private(set) var bytes: [UInt8] = []
-        private let answerWidth: Int
+    /// Which answers a record stores (`DomainMatcher`'s layout). `selfAnswer` and `belowAnswer`
+    /// carry the allowed bit in bit 31.
+    private static func form(self selfAnswer: UInt32, below belowAnswer: UInt32) -> DomainMatcher.AnswerForm {
+        selfAnswer == 0 && belowAnswer == 0 ? .none
+            : selfAnswer == belowAnswer ? .same
+            : belowAnswer == 0 ? .selfOnly
+            : .both
+    }
 
-        init(expectedBytes: Int, answerWidth: Int) {
-            bytes.reserveCapacity(expectedBytes)
-            self.answerWidth = answerWidth
+    private static func storedAnswerCount(_ form: DomainMatcher.AnswerForm) -> Int {
+        switch form {
+        case .none: 0
+        case .same, .selfOnly: 1
+        case .both: 2
         }
+    }
 
-        var byteCount: UInt32 {
-            // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
-            precondition(bytes.count < Int(UInt32.max), "the record table is limited to 4 GiB")
-            return UInt32(bytes.count)
-        }
-
-        mutating func append(_ value: UInt32) {
-            withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
-        }
-
-        /// The length-and-form byte, the label and the answers the form stores. `selfAnswer` and
-        /// `belowAnswer` carry the allowed bit in bit 31.
-        mutating func appendLabel(
-            _ lengthAndLabel: ArraySlice<UInt8>, self selfAnswer: UInt32, below belowAnswer: UInt32
-        ) {
-            let form: DomainMatcher.AnswerForm =
-                selfAnswer == 0 && belowAnswer == 0 ? .none
-                : selfAnswer == belowAnswer ? .same
-                : belowAnswer == 0 ? .selfOnly
-                : .both
-            var label = lengthAndLabel
-            let length = label.removeFirst()
-            precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
-            bytes.append(length | form.rawValue << 6)
-            bytes.append(contentsOf: label)
-            switch form {
-            case .none: break
-            case .same, .selfOnly: appendAnswer(selfAnswer)
-            case .both:
-                appendAnswer(selfAnswer)
-                appendAnswer(belowAnswer)
-            }
-        }
-
-        /// One answer in `answerWidth` bytes, its allowed bit moved to the top bit of that width.
-        private mutating func appendAnswer(_ answer: UInt32) {
-            let id = answer & ~DomainMatcher.allowBit
-            let allowed = answer & DomainMatcher.allowBit != 0
-            if answerWidth == 2 {
-                withUnsafeBytes(of: (UInt16(id) | (allowed ? 1 << 15 : 0)).littleEndian) { bytes.append(contentsOf: $0) }
-            } else {
-                withUnsafeBytes(of: answer.littleEndian) { bytes.append(contentsOf: $0) }
-            }
+    /// One answer in `width` bytes, little-endian, its allowed bit moved to the top bit of that width.
+    private static func storeAnswer(_ answer: UInt32, width: Int, at place: UnsafeMutableRawPointer) {
+        let id = answer & ~DomainMatcher.allowBit
+        let allowed = answer & DomainMatcher.allowBit != 0
+        if width == 2 {
+            place.storeBytes(of: (UInt16(id) | (allowed ? 1 << 15 : 0)).littleEndian, as: UInt16.self)
+        } else {
+            place.storeBytes(of: answer.littleEndian, as: UInt32.self)
         }
     }
 
