@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Which names a rule covers, relative to the name it was written with.
 public enum MatchScope: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The name and every name under it: `example.com`, `0.0.0.0 example.com`, `||example.com^`.
@@ -208,21 +214,34 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     fileprivate func span(_ index: Int) -> Range<Int> { (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index]) }
 
     fileprivate func hash(_ index: Int) -> UInt64 {
-        // FNV-1a over the name bytes and the kind byte.
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes[span(index)] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return (hash ^ UInt64(kinds[index])) &* 0x100_0000_01B3
+        // The matcher's word-at-a-time hash over the name (names here are already lowercase, so
+        // its case folding changes nothing), with the kind mixed in.
+        let range = span(index)
+        let name = range.isEmpty ? SuffixHash.root : bytes.withUnsafeBufferPointer {
+            SuffixHash.extend(SuffixHash.root, label: $0.baseAddress! + range.lowerBound, count: range.count)
+        }
+        return name ^ ((UInt64(kinds[index]) &+ 1) &* 0x9E37_79B9_7F4A_7C15)
     }
 
     fileprivate func same(_ index: Int, as otherIndex: Int, in other: RuleList) -> Bool {
-        kinds[index] == other.kinds[otherIndex] && bytes[span(index)].elementsEqual(other.bytes[other.span(otherIndex)])
+        let mine = span(index), theirs = other.span(otherIndex)
+        guard kinds[index] == other.kinds[otherIndex], mine.count == theirs.count else { return false }
+        if mine.isEmpty { return true }
+        return bytes.withUnsafeBufferPointer { a in
+            other.bytes.withUnsafeBufferPointer { b in
+                memcmp(a.baseAddress! + mine.lowerBound, b.baseAddress! + theirs.lowerBound, mine.count) == 0
+            }
+        }
     }
 }
 
 /// Rule positions of one `RuleList` by hash, for `RuleList.subtracting`. Grows at half full.
+/// Each slot keeps the top 32 bits of its rule's hash beside the position, so a probe compares
+/// names only when those agree (issue 15: comparing at every probe read the other list's storage
+/// at random, a miss each, and made the held-names difference of a refresh as slow as a parse).
 private struct RuleTable {
-    /// Position + 1 in the list the table is over; 0 is empty.
-    private var slots: [UInt32]
+    /// Hash high 32 bits << 32 | position + 1 in the list the table is over; 0 is empty.
+    private var slots: [UInt64]
     private var used = 0
 
     init(capacityFor count: Int) {
@@ -232,23 +251,32 @@ private struct RuleTable {
     }
 
     mutating func insert(_ index: Int, of list: RuleList) {
+        insert(index, hash: list.hash(index), of: list)
+    }
+
+    private mutating func insert(_ index: Int, hash: UInt64, of list: RuleList) {
         if (used + 1) * 2 > slots.count { grow(list) }
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: list.hash(index)) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
+        var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 {
-            if list.same(Int(slots[slot]) - 1, as: index, in: list) { return }
+            if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag,
+               list.same(Int(slots[slot] & 0xFFFF_FFFF) - 1, as: index, in: list) { return }
             slot = (slot &+ 1) & mask
         }
-        slots[slot] = UInt32(index + 1)
+        slots[slot] = tag | UInt64(index + 1)
         used += 1
     }
 
     /// Whether `list`'s rule at `index` is in the table over `tableList`.
     func contains(_ index: Int, of list: RuleList, in tableList: RuleList) -> Bool {
+        let hash = list.hash(index)
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: list.hash(index)) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
+        var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 {
-            if list.same(index, as: Int(slots[slot]) - 1, in: tableList) { return true }
+            if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag,
+               list.same(index, as: Int(slots[slot] & 0xFFFF_FFFF) - 1, in: tableList) { return true }
             slot = (slot &+ 1) & mask
         }
         return false
@@ -258,6 +286,6 @@ private struct RuleTable {
         let old = slots
         slots = Array(repeating: 0, count: old.count * 2)
         used = 0
-        for value in old where value != 0 { insert(Int(value) - 1, of: list) }
+        for value in old where value != 0 { insert(Int(value & 0xFFFF_FFFF) - 1, hash: list.hash(Int(value & 0xFFFF_FFFF) - 1), of: list) }
     }
 }
