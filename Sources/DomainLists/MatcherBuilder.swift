@@ -225,6 +225,10 @@ public struct MatcherBuilder {
     /// `wideAnswers` stores 4-byte answers even when 2 would do, so that tests can run the wide
     /// layout on small rule sets; `build()` never asks for it.
     consuming func build(wideAnswers: Bool) -> DomainMatcher {
+        // The probe table and the batch buffers are done with: freed before the matcher's tables
+        // are made, so the build's peak holds neither twice.
+        table = []
+        batch = Batch()
         let nodeCount = parents.count
         // Effective sets are computed in the builder's interner, then renumbered so that the
         // published table holds only the sets some answer uses.
@@ -277,40 +281,39 @@ public struct MatcherBuilder {
         // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
         precondition(total < Int(UInt32.max), "the record table is limited to 4 GiB")
         var publishedOffsets = [UInt32](repeating: 0, count: nodeCount)
-        let table = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            guard let out = UnsafeMutableRawPointer(buffer.baseAddress) else { return }
-            records.withUnsafeBufferPointer { source in
-                var position = 0
-                for node in 0..<nodeCount {
-                    let parent = parents[node]
-                    publishedOffsets[node] = UInt32(position)
-                    let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
-                    out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
-                    let labelAt = Int(nodeOffsets[node]) + Self.lengthField
-                    let length = source[labelAt]
-                    precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
-                    let selfAnswer = selfAnswers[node], belowAnswer = belowAnswers[node]
-                    let form = Self.form(self: selfAnswer, below: belowAnswer)
-                    out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
-                    (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
-                    position += 5 + Int(length)
-                    switch form {
-                    case .none: break
-                    case .same, .selfOnly:
-                        Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
-                        position += answerWidth
-                    case .both:
-                        Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
-                        Self.storeAnswer(belowAnswer, width: answerWidth, at: out + position + answerWidth)
-                        position += 2 * answerWidth
-                    }
+        // Written straight into the matcher's own table (zero-filled, spare bytes included).
+        let table = TableMemory.allocate(UInt8.self, count: total + DomainMatcher.spareRecordBytes)
+        let out = UnsafeMutableRawPointer(table.base)
+        records.withUnsafeBufferPointer { source in
+            var position = 0
+            for node in 0..<nodeCount {
+                let parent = parents[node]
+                publishedOffsets[node] = UInt32(position)
+                let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
+                out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
+                let labelAt = Int(nodeOffsets[node]) + Self.lengthField
+                let length = source[labelAt]
+                precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
+                let selfAnswer = selfAnswers[node], belowAnswer = belowAnswers[node]
+                let form = Self.form(self: selfAnswer, below: belowAnswer)
+                out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
+                (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
+                position += 5 + Int(length)
+                switch form {
+                case .none: break
+                case .same, .selfOnly:
+                    Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
+                    position += answerWidth
+                case .both:
+                    Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
+                    Self.storeAnswer(belowAnswer, width: answerWidth, at: out + position + answerWidth)
+                    position += 2 * answerWidth
                 }
-                precondition(position == total, "the record table was sized for its records")
             }
-            initialized = total
+            precondition(position == total, "the record table was sized for its records")
         }
         return DomainMatcher(
-            records: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
+            recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
             ruleCount: ruleCount, answerWidth: answerWidth
         )
     }
