@@ -183,13 +183,19 @@ public struct MatcherBuilder {
         var capacity = table.count
         while capacity < nodes * 2 { capacity <<= 1 }
         if capacity > table.count { rehash(capacity: capacity) }
-        parents.reserveCapacity(nodes)
-        nodeOffsets.reserveCapacity(nodes)
-        hashes.reserveCapacity(nodes)
-        ownSelf.reserveCapacity(nodes)
-        ownBelow.reserveCapacity(nodes)
-        ownAllow.reserveCapacity(nodes)
-        records.reserveCapacity(records.count + nameBytes + rules * Self.labelField)
+        // At least doubling, so that many lists added one after the other (each reserving its
+        // own size) still copy each array only a logarithmic number of times.
+        func reserve<T>(_ array: inout [T], _ count: Int) {
+            if array.capacity < count { array.reserveCapacity(max(count, array.capacity * 2)) }
+        }
+        reserve(&parents, nodes)
+        reserve(&nodeOffsets, nodes)
+        reserve(&hashes, nodes)
+        reserve(&ownSelf, nodes)
+        reserve(&ownBelow, nodes)
+        reserve(&ownAllow, nodes)
+        let recordBytes = records.count + nameBytes + rules * Self.labelField
+        reserve(&records, recordBytes)
     }
 
     /// Blocks a name already in normalized form (lowercase ASCII, A-labels, no trailing dot), such as
