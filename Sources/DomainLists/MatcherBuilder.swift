@@ -409,13 +409,14 @@ public struct MatcherBuilder {
         parents.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : readUInt32(at: Int(parent) + Self.nodeField))
         nodeOffsets.append(offset)
         hashes.append(hash)
-        withUnsafeBytes(of: parent) { records.append(contentsOf: $0) }
-        withUnsafeBytes(of: node) { records.append(contentsOf: $0) }
-        records.append(UInt8(count))
-        // Lowercased here too, so that a caller's uppercase slip cannot store an unmatchable label.
-        records.append(contentsOf: UnsafeBufferPointer(start: label, count: count))
-        records.withUnsafeMutableBufferPointer { bytes in
-            for index in (Int(offset) + Self.labelField)..<bytes.count { bytes[index] = DomainNormalizer.lowercased(bytes[index]) }
+        // The record is put together on the stack and appended in one copy. Lowercased here too,
+        // so that a caller's uppercase slip cannot store an unmatchable label.
+        withUnsafeTemporaryAllocation(byteCount: Self.labelField + count, alignment: 1) { record in
+            record.storeBytes(of: parent, toByteOffset: 0, as: UInt32.self)
+            record.storeBytes(of: node, toByteOffset: Self.nodeField, as: UInt32.self)
+            record[Self.lengthField] = UInt8(count)
+            for index in 0..<count { record[Self.labelField + index] = DomainNormalizer.lowercased(label[index]) }
+            records.append(contentsOf: UnsafeRawBufferPointer(record))
         }
         ownSelf.append(0)
         ownBelow.append(0)
