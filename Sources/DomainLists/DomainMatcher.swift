@@ -100,16 +100,29 @@ public final class DomainMatcher: @unchecked Sendable {
     ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeOffsets`.
     ///   - nodeOffsets: each node's record offset in bytes.
     ///   - answerWidth: 2 or 4, the bytes per stored answer (`MatcherBuilder` chooses).
-    init(
+    convenience init(
         records: [UInt8], nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]], ruleCount: Int,
         answerWidth: Int
     ) {
-        precondition(answerWidth == 2 || answerWidth == 4, "answers are 2 or 4 bytes")
         // The spare bytes at the end stay as allocated: zero.
         let recordTable = TableMemory.allocate(UInt8.self, count: records.count + Self.spareRecordBytes)
         records.withUnsafeBufferPointer { source in
             if let from = source.baseAddress { recordTable.base.update(from: from, count: source.count) }
         }
+        self.init(recordTable: recordTable, nodeHashes: nodeHashes, nodeOffsets: nodeOffsets, entrySets: entrySets,
+                  ruleCount: ruleCount, answerWidth: answerWidth)
+    }
+
+    /// - Parameter recordTable: the records, written in place by the caller (`MatcherBuilder`
+    ///   writes them straight into it, so a large table is not made twice), followed by
+    ///   `spareRecordBytes` zero bytes. The matcher owns and frees it.
+    init(
+        recordTable: TableMemory.Buffer<UInt8>, nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]],
+        ruleCount: Int, answerWidth: Int
+    ) {
+        precondition(answerWidth == 2 || answerWidth == 4, "answers are 2 or 4 bytes")
+        precondition(recordTable.count >= Self.spareRecordBytes, "the record table ends with its spare bytes")
+        let recordCount = recordTable.count - Self.spareRecordBytes
         self.records = recordTable
         recordBase = UnsafeRawPointer(recordTable.base)
         self.answerWidth = answerWidth
@@ -124,7 +137,7 @@ public final class DomainMatcher: @unchecked Sendable {
         while capacity < nodeCount + nodeCount / 2 { capacity <<= 1 }
         slotMask = capacity - 1
         var indexBits: UInt32 = 1
-        while (UInt64(1) << indexBits) <= UInt64(records.count) + 1 { indexBits += 1 }
+        while (UInt64(1) << indexBits) <= UInt64(recordCount) + 1 { indexBits += 1 }
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
         for (hash, offset) in zip(nodeHashes, nodeOffsets) {

@@ -50,6 +50,9 @@ struct EntrySetInterner {
     private var ids: [[EntryIndex]: UInt32] = [[]: 0]
     private var addMemo: [UInt64: UInt32] = [:]
     private var unionMemo: [UInt64: UInt32] = [:]
+    /// The last `adding` asked and answered: a list's names mostly make new nodes, so the same
+    /// question (entry into the empty set) comes a million times in a row; this skips the hashing.
+    private var lastAdd: (key: UInt64, result: UInt32) = (UInt64.max, 0)
 
     mutating func intern(_ set: [EntryIndex]) -> UInt32 {
         if let id = ids[set] { return id }
@@ -62,7 +65,11 @@ struct EntrySetInterner {
     /// The id of `sets[id] ∪ {entry}`.
     mutating func adding(_ entry: EntryIndex, to id: UInt32) -> UInt32 {
         let key = UInt64(id) << 32 | UInt64(entry.rawValue)
-        if let known = addMemo[key] { return known }
+        if key == lastAdd.key { return lastAdd.result }
+        if let known = addMemo[key] {
+            lastAdd = (key, known)
+            return known
+        }
         var set = sets[Int(id)]
         if let position = set.firstIndex(where: { $0 >= entry }) {
             if set[position] != entry { set.insert(entry, at: position) }
@@ -71,6 +78,7 @@ struct EntrySetInterner {
         }
         let result = intern(set)
         addMemo[key] = result
+        lastAdd = (key, result)
         return result
     }
 

@@ -93,6 +93,12 @@ public struct ListParser {
         guard descriptor >= 0 else { throw .unreadable(path: path, errno: errno) }
         defer { close(descriptor) }
         var parser = ListParser(options: options)
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_size > 0 {
+            // Names take at most the file's bytes; a list line is rarely under 16 bytes.
+            let size = Int(info.st_size)
+            parser.classifier.rules.reserveCapacity(nameBytes: size, rules: size / 16)
+        }
         let chunkSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }

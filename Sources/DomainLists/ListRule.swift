@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Which names a rule covers, relative to the name it was written with.
 public enum MatchScope: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The name and every name under it: `example.com`, `0.0.0.0 example.com`, `||example.com^`.
@@ -66,8 +72,26 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         )
     }
 
-    public func scope(at position: Int) -> MatchScope { MatchScope(rawValue: kinds[position] & 0x0F) ?? .nameAndSubdomains }
-    public func action(at position: Int) -> RuleAction { RuleAction(rawValue: kinds[position] >> 4) ?? .block }
+    public func scope(at position: Int) -> MatchScope { Self.scope(ofKind: kinds[position]) }
+    public func action(at position: Int) -> RuleAction { Self.action(ofKind: kinds[position]) }
+
+    static func scope(ofKind kind: UInt8) -> MatchScope { MatchScope(rawValue: kind & 0x0F) ?? .nameAndSubdomains }
+    static func action(ofKind kind: UInt8) -> RuleAction { RuleAction(rawValue: kind >> 4) ?? .block }
+
+    /// Bytes of all the names together.
+    var nameByteCount: Int { bytes.count }
+
+    /// The packed storage itself, for a reader that walks every rule (`MatcherBuilder`): the
+    /// names end to end, each name's end offset, each rule's kind (scope | action << 4).
+    func withPackedStorage<R>(
+        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt32>, UnsafeBufferPointer<UInt8>) throws -> R
+    ) rethrows -> R {
+        try bytes.withUnsafeBufferPointer { bytes in
+            try ends.withUnsafeBufferPointer { ends in
+                try kinds.withUnsafeBufferPointer { kinds in try body(bytes, ends, kinds) }
+            }
+        }
+    }
 
     /// The normalized name bytes of one rule, without copying.
     public func withName<R>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
@@ -85,6 +109,75 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         bytes.append(contentsOf: normalizedName)
         ends.append(UInt32(bytes.count))
         kinds.append(scope.rawValue | action.rawValue << 4)
+    }
+
+    /// Appends `token` as a block rule on the name and its subdomains if it is a name the full
+    /// normalization would take unchanged apart from ASCII case: labels of 1…63 bytes of letters,
+    /// digits, `-` and `_`, at least two of them, at most 253 bytes, no `xn--` label, a last label
+    /// that is not all digits, and not `localhost.localdomain`. Anything else (a trailing dot,
+    /// non-ASCII, an A-label to check, a name to reject or set aside) returns false with nothing
+    /// appended, and the caller takes the full path (`LineClassifier.addName`), which decides the
+    /// same for what this takes (issue 15: one pass over the bytes, written where they are kept,
+    /// instead of copy, lowercase, validate, look up, copy again).
+    mutating func appendIfSimpleName(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = token.count
+        guard count > 0, count <= DomainNormalizer.maxNameLength else { return false }
+        let start = bytes.count
+        bytes.append(contentsOf: token)
+        let simple = bytes.withUnsafeMutableBufferPointer { name -> Bool in
+            var labelStart = start
+            var dots = 0
+            var allDigits = true
+            for index in start...name.count {
+                let byte = index < name.count ? name[index] : UInt8(ascii: ".")
+                if byte == UInt8(ascii: ".") {
+                    let length = index - labelStart
+                    guard length > 0, length <= DomainNormalizer.maxLabelLength else { return false }
+                    if length >= 4, name[labelStart] == UInt8(ascii: "x"), name[labelStart + 1] == UInt8(ascii: "n"),
+                       name[labelStart + 2] == UInt8(ascii: "-"), name[labelStart + 3] == UInt8(ascii: "-") {
+                        return false
+                    }
+                    if index < name.count {
+                        dots += 1
+                        allDigits = true
+                    }
+                    labelStart = index + 1
+                    continue
+                }
+                let lower = DomainNormalizer.lowercased(byte)
+                switch lower {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    break
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    allDigits = false
+                    name[index] = lower
+                default:
+                    return false
+                }
+            }
+            guard dots > 0, !allDigits else { return false }
+            if count == Self.localDomainName.count {
+                return !UnsafeBufferPointer(rebasing: name[start...]).elementsEqual(Self.localDomainName)
+            }
+            return true
+        }
+        guard simple else {
+            bytes.removeSubrange(start...)
+            return false
+        }
+        ends.append(UInt32(bytes.count))
+        kinds.append(MatchScope.nameAndSubdomains.rawValue | RuleAction.block.rawValue << 4)
+        return true
+    }
+
+    /// The one name with a dot that hosts files give the machine itself (`LineClassifier.localNames`).
+    private static let localDomainName = Array("localhost.localdomain".utf8)
+
+    /// Room for `nameBytes` bytes of names and `rules` rules, so the storage is not copied as it grows.
+    mutating func reserveCapacity(nameBytes: Int, rules: Int) {
+        bytes.reserveCapacity(nameBytes)
+        ends.reserveCapacity(rules)
+        kinds.reserveCapacity(rules)
     }
 
     /// Appends every rule of `other`, copying its packed bytes (no `ListRule` per rule).
@@ -121,21 +214,34 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     fileprivate func span(_ index: Int) -> Range<Int> { (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index]) }
 
     fileprivate func hash(_ index: Int) -> UInt64 {
-        // FNV-1a over the name bytes and the kind byte.
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes[span(index)] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return (hash ^ UInt64(kinds[index])) &* 0x100_0000_01B3
+        // The matcher's word-at-a-time hash over the name (names here are already lowercase, so
+        // its case folding changes nothing), with the kind mixed in.
+        let range = span(index)
+        let name = range.isEmpty ? SuffixHash.root : bytes.withUnsafeBufferPointer {
+            SuffixHash.extend(SuffixHash.root, label: $0.baseAddress! + range.lowerBound, count: range.count)
+        }
+        return name ^ ((UInt64(kinds[index]) &+ 1) &* 0x9E37_79B9_7F4A_7C15)
     }
 
     fileprivate func same(_ index: Int, as otherIndex: Int, in other: RuleList) -> Bool {
-        kinds[index] == other.kinds[otherIndex] && bytes[span(index)].elementsEqual(other.bytes[other.span(otherIndex)])
+        let mine = span(index), theirs = other.span(otherIndex)
+        guard kinds[index] == other.kinds[otherIndex], mine.count == theirs.count else { return false }
+        if mine.isEmpty { return true }
+        return bytes.withUnsafeBufferPointer { a in
+            other.bytes.withUnsafeBufferPointer { b in
+                memcmp(a.baseAddress! + mine.lowerBound, b.baseAddress! + theirs.lowerBound, mine.count) == 0
+            }
+        }
     }
 }
 
 /// Rule positions of one `RuleList` by hash, for `RuleList.subtracting`. Grows at half full.
+/// Each slot keeps the top 32 bits of its rule's hash beside the position, so a probe compares
+/// names only when those agree (issue 15: comparing at every probe read the other list's storage
+/// at random, a miss each, and made the held-names difference of a refresh as slow as a parse).
 private struct RuleTable {
-    /// Position + 1 in the list the table is over; 0 is empty.
-    private var slots: [UInt32]
+    /// Hash high 32 bits << 32 | position + 1 in the list the table is over; 0 is empty.
+    private var slots: [UInt64]
     private var used = 0
 
     init(capacityFor count: Int) {
@@ -145,23 +251,32 @@ private struct RuleTable {
     }
 
     mutating func insert(_ index: Int, of list: RuleList) {
+        insert(index, hash: list.hash(index), of: list)
+    }
+
+    private mutating func insert(_ index: Int, hash: UInt64, of list: RuleList) {
         if (used + 1) * 2 > slots.count { grow(list) }
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: list.hash(index)) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
+        var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 {
-            if list.same(Int(slots[slot]) - 1, as: index, in: list) { return }
+            if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag,
+               list.same(Int(slots[slot] & 0xFFFF_FFFF) - 1, as: index, in: list) { return }
             slot = (slot &+ 1) & mask
         }
-        slots[slot] = UInt32(index + 1)
+        slots[slot] = tag | UInt64(index + 1)
         used += 1
     }
 
     /// Whether `list`'s rule at `index` is in the table over `tableList`.
     func contains(_ index: Int, of list: RuleList, in tableList: RuleList) -> Bool {
+        let hash = list.hash(index)
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: list.hash(index)) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
+        var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 {
-            if list.same(index, as: Int(slots[slot]) - 1, in: tableList) { return true }
+            if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag,
+               list.same(index, as: Int(slots[slot] & 0xFFFF_FFFF) - 1, in: tableList) { return true }
             slot = (slot &+ 1) & mask
         }
         return false
@@ -171,6 +286,6 @@ private struct RuleTable {
         let old = slots
         slots = Array(repeating: 0, count: old.count * 2)
         used = 0
-        for value in old where value != 0 { insert(Int(value) - 1, of: list) }
+        for value in old where value != 0 { insert(Int(value & 0xFFFF_FFFF) - 1, hash: list.hash(Int(value & 0xFFFF_FFFF) - 1), of: list) }
     }
 }

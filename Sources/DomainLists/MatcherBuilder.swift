@@ -5,20 +5,32 @@
 /// then one pass over the nodes in creation order (parents always come before their children)
 /// folds each ancestor's rules into its descendants' answers.
 public struct MatcherBuilder {
+    /// Each node's parent node (`DomainMatcher.rootParent` for a top-level label).
     private var parents: [UInt32] = []
-    /// Offset of each node's label (length byte, then bytes) in `arena`.
-    private var labelOffsets: [UInt32] = []
+    /// Offset of each node's record in `records`.
+    private var nodeOffsets: [UInt32] = []
     /// `SuffixHash` of each node's whole name, kept to rehash without rereading labels.
     private var hashes: [UInt64] = []
-    private var arena: [UInt8] = []
+    /// One record per node: the parent's record offset (UInt32, `rootParent` at the top), the
+    /// node's index (UInt32), the label length, the lowercase label. What a probe verifies lies in
+    /// one place, so a probe that finds a node costs one cache miss, not one per array
+    /// (issue 15: three dependent misses per label were most of a 1,000,000-name build).
+    private var records: [UInt8] = []
     private var ownSelf: [UInt32] = []
     private var ownBelow: [UInt32] = []
     /// Bit 0: allow the name itself; bit 1: allow the names under it.
     private var ownAllow: [UInt8] = []
-    /// Slot = edge-hash high 32 bits << 32 | node + 1; 0 is empty.
+    /// Slot = edge-hash high 32 bits << 32 | record offset + 1; 0 is empty.
     private var table: [UInt64] = Array(repeating: 0, count: 1024)
     private var interner = EntrySetInterner()
     private var ruleCount = 0
+    /// Read from the loads that warm a batch's slots and records, so they are not optimized away.
+    private var warmed: UInt64 = 0
+
+    /// Record field offsets (see `records`).
+    private static let nodeField = 4
+    private static let lengthField = 8
+    private static let labelField = 9
 
     public init() {}
 
@@ -34,31 +46,166 @@ public struct MatcherBuilder {
 
     /// Adds a parsed list: its block rules block for `entry`, its allow rules (`@@||name^`) allow.
     public mutating func add(_ rules: RuleList, entry: EntryIndex) {
-        for index in rules.indices {
-            let scope = rules.scope(at: index)
-            let action = rules.action(at: index)
-            rules.withName(at: index) { name in
-                if action == .allow {
-                    allow(normalizedName: name, scope: scope)
-                } else {
-                    add(normalizedName: name, scope: scope, entry: entry)
-                }
-            }
-        }
+        addAll(rules, entry: entry, allowingAll: false)
     }
 
     /// Adds every rule of a list as an allow rule, whatever its action (an always-allow list).
     public mutating func allowAll(_ rules: RuleList) {
-        for index in rules.indices {
-            let scope = rules.scope(at: index)
-            rules.withName(at: index) { allow(normalizedName: $0, scope: scope) }
+        addAll(rules, entry: EntryIndex(0), allowingAll: true)
+    }
+
+    /// Rules per batch whose table slots and records are loaded before any of them is inserted.
+    private static let batchSize = 32
+
+    /// The rules of a list, in order, a batch at a time. The result is what adding them one by
+    /// one gives; only the memory is touched in a different order: each batch first hashes every
+    /// suffix of its names, then loads the table slot of each, then the record a tag-matching slot
+    /// points at, and only then inserts. Those loads do not depend on one another, so their cache
+    /// misses overlap, and the inserts find what they read in cache (issue 15: a 1,000,000-name
+    /// build was mostly misses taken one after the other).
+    private mutating func addAll(_ rules: RuleList, entry: EntryIndex, allowingAll: Bool) {
+        reserve(rules: rules.count, nameBytes: rules.nameByteCount)
+        rules.withPackedStorage { bytes, ends, kinds in
+            guard let base = bytes.baseAddress else { return }
+            var batchStart = 0
+            while batchStart < ends.count {
+                let batchEnd = min(batchStart + Self.batchSize, ends.count)
+                hashBatch(base, ends, batchStart..<batchEnd)
+                warmBatch()
+                var label = 0
+                for index in batchStart..<batchEnd {
+                    let labels = Int(batch.labelCounts[index - batchStart])
+                    defer { label += labels }
+                    // A name with a label over 63 bytes, or of dots only, is not stored (`insert`).
+                    guard labels > 0 else { continue }
+                    var parent = DomainMatcher.rootParent
+                    for level in label..<(label + labels) {
+                        let span = batch.spans[level]
+                        parent = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
+                    }
+                    let node = readUInt32(at: Int(parent) + Self.nodeField)
+                    let scope = RuleList.scope(ofKind: kinds[index])
+                    if allowingAll || RuleList.action(ofKind: kinds[index]) == .allow {
+                        allow(node: node, scope: scope)
+                    } else {
+                        add(node: node, scope: scope, entry: entry)
+                    }
+                }
+                batchStart = batchEnd
+            }
         }
+    }
+
+    /// One batch's suffixes, top-level label first within each name. The arrays only grow;
+    /// `count` says how much of them the batch uses.
+    private struct Batch {
+        var hashes: [UInt64] = []
+        var spans: [(start: UInt32, count: UInt32)] = []
+        /// Labels per name; 0 for a name that is not stored.
+        var labelCounts: [UInt32] = []
+        var count = 0
+    }
+    private var batch = Batch()
+
+    /// Fills `batch` with the suffix hashes and label spans of the names `range`, found as `insert`
+    /// finds them: right to left, empty labels skipped, a name with a label over 63 bytes left out.
+    private mutating func hashBatch(_ base: UnsafePointer<UInt8>, _ ends: UnsafeBufferPointer<UInt32>, _ range: Range<Int>) {
+        // A stored label takes at least one byte and its dot, so this bounds the batch's labels.
+        let firstByte = range.lowerBound == 0 ? 0 : Int(ends[range.lowerBound - 1])
+        let bound = Int(ends[range.upperBound - 1]) - firstByte + range.count
+        if batch.hashes.count < bound {
+            batch.hashes = [UInt64](repeating: 0, count: bound)
+            batch.spans = Array(repeating: (0, 0), count: bound)
+        }
+        if batch.labelCounts.count < range.count { batch.labelCounts = [UInt32](repeating: 0, count: range.count) }
+        var used = 0
+        batch.hashes.withUnsafeMutableBufferPointer { hashes in
+            batch.spans.withUnsafeMutableBufferPointer { spans in
+                batch.labelCounts.withUnsafeMutableBufferPointer { labelCounts in
+                    for index in range {
+                        let first = used
+                        let nameStart = index == 0 ? 0 : Int(ends[index - 1])
+                        var end = Int(ends[index])
+                        var hash = SuffixHash.root
+                        var stored = true
+                        while true {
+                            var start = end
+                            while start > nameStart, base[start - 1] != UInt8(ascii: ".") { start -= 1 }
+                            if end - start > Int(DomainMatcher.labelLengthMask) {
+                                stored = false
+                                break
+                            }
+                            if start < end {
+                                hash = SuffixHash.extend(hash, label: base + start, count: end - start)
+                                hashes[used] = hash
+                                spans[used] = (UInt32(start), UInt32(end - start))
+                                used += 1
+                            }
+                            if start == nameStart { break }
+                            end = start - 1
+                        }
+                        if !stored { used = first }
+                        labelCounts[index - range.lowerBound] = UInt32(used - first)
+                    }
+                }
+            }
+        }
+        batch.count = used
+    }
+
+    /// Loads the slots, then the records, that inserting the batch will probe first.
+    private mutating func warmBatch() {
+        var sink: UInt64 = 0
+        table.withUnsafeBufferPointer { table in
+            let mask = table.count - 1
+            for hash in batch.hashes[..<batch.count] { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
+        }
+        records.withUnsafeBufferPointer { records in
+            table.withUnsafeBufferPointer { table in
+                let mask = table.count - 1
+                for hash in batch.hashes[..<batch.count] {
+                    let value = table[Int(truncatingIfNeeded: hash) & mask]
+                    guard value & 0xFFFF_FFFF_0000_0000 == hash & 0xFFFF_FFFF_0000_0000 else { continue }
+                    let offset = Int(value & 0xFFFF_FFFF) - 1
+                    if offset >= 0, offset < records.count { sink |= UInt64(records[offset]) }
+                }
+            }
+        }
+        warmed ^= sink
+    }
+
+    /// Makes room for `rules` more names of `nameBytes` bytes in all, so that the table is not
+    /// rehashed and the arrays not copied while they go in. Most names of a list add one node,
+    /// so that is the estimate; a list of repeated names only reserves more than it uses.
+    private mutating func reserve(rules: Int, nameBytes: Int) {
+        guard rules > 0 else { return }
+        let nodes = parents.count + rules
+        var capacity = table.count
+        while capacity < nodes * 2 { capacity <<= 1 }
+        if capacity > table.count { rehash(capacity: capacity) }
+        // At least doubling, so that many lists added one after the other (each reserving its
+        // own size) still copy each array only a logarithmic number of times.
+        func reserve<T>(_ array: inout [T], _ count: Int) {
+            if array.capacity < count { array.reserveCapacity(max(count, array.capacity * 2)) }
+        }
+        reserve(&parents, nodes)
+        reserve(&nodeOffsets, nodes)
+        reserve(&hashes, nodes)
+        reserve(&ownSelf, nodes)
+        reserve(&ownBelow, nodes)
+        reserve(&ownAllow, nodes)
+        let recordBytes = records.count + nameBytes + rules * Self.labelField
+        reserve(&records, recordBytes)
     }
 
     /// Blocks a name already in normalized form (lowercase ASCII, A-labels, no trailing dot), such as
     /// a `RuleList` name. ASCII case is folded anyway; an empty name is ignored.
     public mutating func add(normalizedName name: UnsafeBufferPointer<UInt8>, scope: MatchScope, entry: EntryIndex) {
         guard let node = insert(name) else { return }
+        add(node: node, scope: scope, entry: entry)
+    }
+
+    private mutating func add(node: UInt32, scope: MatchScope, entry: EntryIndex) {
         ruleCount += 1
         let index = Int(node)
         if scope != .subdomainsOnly { ownSelf[index] = interner.adding(entry, to: ownSelf[index]) }
@@ -68,6 +215,10 @@ public struct MatcherBuilder {
     /// Allows a name that is already normalized.
     public mutating func allow(normalizedName name: UnsafeBufferPointer<UInt8>, scope: MatchScope) {
         guard let node = insert(name) else { return }
+        allow(node: node, scope: scope)
+    }
+
+    private mutating func allow(node: UInt32, scope: MatchScope) {
         ruleCount += 1
         let index = Int(node)
         if scope != .subdomainsOnly { ownAllow[index] |= 1 }
@@ -80,6 +231,10 @@ public struct MatcherBuilder {
     /// `wideAnswers` stores 4-byte answers even when 2 would do, so that tests can run the wide
     /// layout on small rule sets; `build()` never asks for it.
     consuming func build(wideAnswers: Bool) -> DomainMatcher {
+        // The probe table and the batch buffers are done with: freed before the matcher's tables
+        // are made, so the build's peak holds neither twice.
+        table = []
+        batch = Batch()
         let nodeCount = parents.count
         // Effective sets are computed in the builder's interner, then renumbered so that the
         // published table holds only the sets some answer uses.
@@ -119,78 +274,81 @@ public struct MatcherBuilder {
             belowAnswers[node] = publish(belowSet) | (allowBelow[node] ? DomainMatcher.allowBit : 0)
         }
 
-        // Second pass: the records, with the narrowest answer width that holds every id.
+        // Second pass: the records, with the narrowest answer width that holds every id, written
+        // in place into a table sized first (issue 15: appending field by field was a tenth of a
+        // 1,000,000-name build).
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
-        var records = RecordWriter(expectedBytes: nodeCount * 8 + arena.count, answerWidth: answerWidth)
-        var nodeOffsets = [UInt32](repeating: 0, count: nodeCount)
+        var total = 0
         for node in 0..<nodeCount {
-            let parent = parents[node]
-            nodeOffsets[node] = records.byteCount
-            records.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : nodeOffsets[Int(parent)])
-            let offset = Int(labelOffsets[node])
-            records.appendLabel(
-                arena[offset...(offset + Int(arena[offset]))], self: selfAnswers[node], below: belowAnswers[node]
-            )
+            let form = Self.form(self: selfAnswers[node], below: belowAnswers[node])
+            total += DomainMatcher.lengthFieldOffset + 1 + Int(records[Int(nodeOffsets[node]) + Self.lengthField])
+                + Self.storedAnswerCount(form) * answerWidth
+        }
+        // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
+        precondition(total < Int(UInt32.max), "the record table is limited to 4 GiB")
+        var publishedOffsets = [UInt32](repeating: 0, count: nodeCount)
+        // Written straight into the matcher's own table (zero-filled, spare bytes included).
+        let table = TableMemory.allocate(UInt8.self, count: total + DomainMatcher.spareRecordBytes)
+        let out = UnsafeMutableRawPointer(table.base)
+        records.withUnsafeBufferPointer { source in
+            var position = 0
+            for node in 0..<nodeCount {
+                let parent = parents[node]
+                publishedOffsets[node] = UInt32(position)
+                let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
+                out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
+                let labelAt = Int(nodeOffsets[node]) + Self.lengthField
+                let length = source[labelAt]
+                precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
+                let selfAnswer = selfAnswers[node], belowAnswer = belowAnswers[node]
+                let form = Self.form(self: selfAnswer, below: belowAnswer)
+                out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
+                (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
+                position += 5 + Int(length)
+                switch form {
+                case .none: break
+                case .same, .selfOnly:
+                    Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
+                    position += answerWidth
+                case .both:
+                    Self.storeAnswer(selfAnswer, width: answerWidth, at: out + position)
+                    Self.storeAnswer(belowAnswer, width: answerWidth, at: out + position + answerWidth)
+                    position += 2 * answerWidth
+                }
+            }
+            precondition(position == total, "the record table was sized for its records")
         }
         return DomainMatcher(
-            records: records.bytes, nodeHashes: hashes, nodeOffsets: nodeOffsets, entrySets: published,
+            recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
             ruleCount: ruleCount, answerWidth: answerWidth
         )
     }
 
-    /// Writes the record layout documented on `DomainMatcher`.
-    private struct RecordWriter {
-        private(set) var bytes: [UInt8] = []
-        private let answerWidth: Int
+    /// Which answers a record stores (`DomainMatcher`'s layout). `selfAnswer` and `belowAnswer`
+    /// carry the allowed bit in bit 31.
+    private static func form(self selfAnswer: UInt32, below belowAnswer: UInt32) -> DomainMatcher.AnswerForm {
+        selfAnswer == 0 && belowAnswer == 0 ? .none
+            : selfAnswer == belowAnswer ? .same
+            : belowAnswer == 0 ? .selfOnly
+            : .both
+    }
 
-        init(expectedBytes: Int, answerWidth: Int) {
-            bytes.reserveCapacity(expectedBytes)
-            self.answerWidth = answerWidth
+    private static func storedAnswerCount(_ form: DomainMatcher.AnswerForm) -> Int {
+        switch form {
+        case .none: 0
+        case .same, .selfOnly: 1
+        case .both: 2
         }
+    }
 
-        var byteCount: UInt32 {
-            // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
-            precondition(bytes.count < Int(UInt32.max), "the record table is limited to 4 GiB")
-            return UInt32(bytes.count)
-        }
-
-        mutating func append(_ value: UInt32) {
-            withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
-        }
-
-        /// The length-and-form byte, the label and the answers the form stores. `selfAnswer` and
-        /// `belowAnswer` carry the allowed bit in bit 31.
-        mutating func appendLabel(
-            _ lengthAndLabel: ArraySlice<UInt8>, self selfAnswer: UInt32, below belowAnswer: UInt32
-        ) {
-            let form: DomainMatcher.AnswerForm =
-                selfAnswer == 0 && belowAnswer == 0 ? .none
-                : selfAnswer == belowAnswer ? .same
-                : belowAnswer == 0 ? .selfOnly
-                : .both
-            var label = lengthAndLabel
-            let length = label.removeFirst()
-            precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
-            bytes.append(length | form.rawValue << 6)
-            bytes.append(contentsOf: label)
-            switch form {
-            case .none: break
-            case .same, .selfOnly: appendAnswer(selfAnswer)
-            case .both:
-                appendAnswer(selfAnswer)
-                appendAnswer(belowAnswer)
-            }
-        }
-
-        /// One answer in `answerWidth` bytes, its allowed bit moved to the top bit of that width.
-        private mutating func appendAnswer(_ answer: UInt32) {
-            let id = answer & ~DomainMatcher.allowBit
-            let allowed = answer & DomainMatcher.allowBit != 0
-            if answerWidth == 2 {
-                withUnsafeBytes(of: (UInt16(id) | (allowed ? 1 << 15 : 0)).littleEndian) { bytes.append(contentsOf: $0) }
-            } else {
-                withUnsafeBytes(of: answer.littleEndian) { bytes.append(contentsOf: $0) }
-            }
+    /// One answer in `width` bytes, little-endian, its allowed bit moved to the top bit of that width.
+    private static func storeAnswer(_ answer: UInt32, width: Int, at place: UnsafeMutableRawPointer) {
+        let id = answer & ~DomainMatcher.allowBit
+        let allowed = answer & DomainMatcher.allowBit != 0
+        if width == 2 {
+            place.storeBytes(of: (UInt16(id) | (allowed ? 1 << 15 : 0)).littleEndian, as: UInt16.self)
+        } else {
+            place.storeBytes(of: answer.littleEndian, as: UInt32.self)
         }
     }
 
@@ -212,6 +370,8 @@ public struct MatcherBuilder {
             run = byte == UInt8(ascii: ".") ? 0 : run + 1
             if run > Int(DomainMatcher.labelLengthMask) { return nil }
         }
+        // Parents are known by their record offset while walking down; the node index is read
+        // from the last record only.
         var parent = DomainMatcher.rootParent
         var hash = SuffixHash.root
         var end = name.count
@@ -226,9 +386,10 @@ public struct MatcherBuilder {
             if start == 0 { break }
             end = start - 1
         }
-        return parent == DomainMatcher.rootParent ? nil : parent
+        return parent == DomainMatcher.rootParent ? nil : readUInt32(at: Int(parent) + Self.nodeField)
     }
 
+    /// The record offset of `parent`'s child labelled `label`, created if missing.
     private mutating func child(of parent: UInt32, hash: UInt64, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
         let tag = hash & 0xFFFF_FFFF_0000_0000
         let mask = table.count - 1
@@ -237,40 +398,58 @@ public struct MatcherBuilder {
             let value = table[slot]
             if value == 0 { break }
             if value & 0xFFFF_FFFF_0000_0000 == tag {
-                let node = Int(value & 0xFFFF_FFFF) - 1
-                if parents[node] == parent, labelEquals(node, label, count) { return UInt32(node) }
+                let offset = UInt32(truncatingIfNeeded: value) &- 1
+                if recordMatches(offset, parent: parent, label: label, count: count) { return offset }
             }
             slot = (slot &+ 1) & mask
         }
         let node = UInt32(parents.count)
-        parents.append(parent)
+        let offset = UInt32(records.count)
+        precondition(records.count + Self.labelField + count < Int(UInt32.max), "the builder's records are limited to 4 GiB")
+        parents.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : readUInt32(at: Int(parent) + Self.nodeField))
+        nodeOffsets.append(offset)
         hashes.append(hash)
-        labelOffsets.append(UInt32(arena.count))
-        arena.append(UInt8(count))
-        // Lowercased here too, so that a caller's uppercase slip cannot store an unmatchable label.
-        for index in 0..<count { arena.append(DomainNormalizer.lowercased(label[index])) }
+        // The record is put together on the stack and appended in one copy. Lowercased here too,
+        // so that a caller's uppercase slip cannot store an unmatchable label.
+        withUnsafeTemporaryAllocation(byteCount: Self.labelField + count, alignment: 1) { record in
+            record.storeBytes(of: parent, toByteOffset: 0, as: UInt32.self)
+            record.storeBytes(of: node, toByteOffset: Self.nodeField, as: UInt32.self)
+            record[Self.lengthField] = UInt8(count)
+            for index in 0..<count { record[Self.labelField + index] = DomainNormalizer.lowercased(label[index]) }
+            records.append(contentsOf: UnsafeRawBufferPointer(record))
+        }
         ownSelf.append(0)
         ownBelow.append(0)
         ownAllow.append(0)
-        table[slot] = tag | (UInt64(node) + 1)
-        if parents.count * 2 > table.count { grow() }
-        return node
+        table[slot] = tag | (UInt64(offset) + 1)
+        if parents.count * 2 > table.count { rehash(capacity: table.count * 2) }
+        return offset
     }
 
-    private func labelEquals(_ node: Int, _ label: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-        let start = Int(labelOffsets[node])
-        guard Int(arena[start]) == count else { return false }
-        for index in 0..<count where arena[start + 1 + index] != DomainNormalizer.lowercased(label[index]) { return false }
-        return true
+    private func readUInt32(at offset: Int) -> UInt32 {
+        records.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
     }
 
-    private mutating func grow() {
-        var bigger = [UInt64](repeating: 0, count: table.count * 2)
-        let mask = bigger.count - 1
-        for (node, hash) in hashes.enumerated() {
+    /// Whether the record at `offset` is `parent`'s child labelled `label` (any case).
+    private func recordMatches(_ offset: UInt32, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> Bool {
+        records.withUnsafeBytes { bytes in
+            let start = Int(offset)
+            guard bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self) == parent,
+                  Int(bytes[start + Self.lengthField]) == count else { return false }
+            for index in 0..<count where bytes[start + Self.labelField + index] != DomainNormalizer.lowercased(label[index]) {
+                return false
+            }
+            return true
+        }
+    }
+
+    private mutating func rehash(capacity: Int) {
+        var bigger = [UInt64](repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for (hash, offset) in zip(hashes, nodeOffsets) {
             var slot = Int(truncatingIfNeeded: hash) & mask
             while bigger[slot] != 0 { slot = (slot &+ 1) & mask }
-            bigger[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(node) + 1)
+            bigger[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
         }
         table = bigger
     }

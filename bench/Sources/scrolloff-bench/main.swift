@@ -6,6 +6,7 @@ let benches: [String: ([String]) -> Void] = [
     "matcher": MatcherBench.run,
     "hosts": HostsBench.run,
     "reply": ReplyBench.run,
+    "listload": ListLoadBench.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
