@@ -87,6 +87,11 @@ public struct ListParser {
         return try parser.finish()
     }
 
+    /// The most of a file's size `parse(contentsOfFile:)` reserves for names up front: the
+    /// download limit (`FetchPolicy.defaultMaxBytes`), which every fetched copy is within. A bigger
+    /// file still parses; its storage grows as names are kept.
+    static let maxReservedBytes = 64 << 20
+
     /// Reads and parses a file in 1 MiB chunks, so the file is never held whole in memory.
     public static func parse(contentsOfFile path: String, options: ListParseOptions = ListParseOptions()) throws(ListParseError) -> ParsedList {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -95,8 +100,10 @@ public struct ListParser {
         var parser = ListParser(options: options)
         var info = stat()
         if fstat(descriptor, &info) == 0, info.st_size > 0 {
-            // Names take at most the file's bytes; a list line is rarely under 16 bytes.
-            let size = Int(info.st_size)
+            // Names take at most the file's bytes; a list line is rarely under 16 bytes. The size
+            // is only a hint, so it is capped: a file larger than memory (sparse, or junk) must be
+            // read and reported as a bad list, not abort the process in one huge allocation.
+            let size = min(Int(info.st_size), Self.maxReservedBytes)
             parser.classifier.rules.reserveCapacity(nameBytes: size, rules: size / 16)
         }
         let chunkSize = 1 << 20
