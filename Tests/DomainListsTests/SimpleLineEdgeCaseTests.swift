@@ -34,12 +34,7 @@ struct SimpleLineEdgeCaseTests {
     }
 
     static func expectSame(_ fast: ParsedList, _ full: ParsedList, _ comment: Comment) {
-        #expect(Array(fast.rules) == Array(full.rules), comment)
-        #expect(fast.formats == full.formats, comment)
-        #expect(fast.skipped == full.skipped, comment)
-        #expect(fast.badLines == full.badLines, comment)
-        #expect(fast.badLineCount == full.badLineCount, comment)
-        #expect(fast.lineCount == full.lineCount, comment)
+        SimpleLinePathTests.expectSame(fast, full, comment)
     }
 
     @Test func each_awkward_line_alone_with_lf_crlf_or_no_newline_parses_as_the_full_path_does() throws {
