@@ -76,14 +76,7 @@ public struct MatcherBuilder {
                 for index in batchStart..<batchEnd {
                     let labels = Int(batch.labelCounts[index - batchStart])
                     defer { label += labels }
-                    // A name with a label over 63 bytes, or of dots only, is not stored (`insert`).
-                    guard labels > 0 else { continue }
-                    var parent = DomainMatcher.rootParent
-                    for level in label..<(label + labels) {
-                        let span = batch.spans[level]
-                        parent = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
-                    }
-                    let node = readUInt32(at: Int(parent) + Self.nodeField)
+                    guard let node = batchNode(firstLabel: label, labels: labels, base: base) else { continue }
                     let scope = RuleList.scope(ofKind: kinds[index])
                     if allowingAll || RuleList.action(ofKind: kinds[index]) == .allow {
                         allow(node: node, scope: scope)
@@ -107,8 +100,10 @@ public struct MatcherBuilder {
     }
     private var batch = Batch()
 
-    /// Fills `batch` with the suffix hashes and label spans of the names `range`, found as `insert`
-    /// finds them: right to left, empty labels skipped, a name with a label over 63 bytes left out.
+    /// Fills `batch` with the suffix hashes and label spans of the names `range`, the one walk every
+    /// name added takes (`addAll`, `insert`): right to left, empty labels skipped (normalized names
+    /// have none; skipping one keeps a caller's slip harmless), a name with a label over 63 bytes
+    /// left out.
     private mutating func hashBatch(_ base: UnsafePointer<UInt8>, _ ends: UnsafeBufferPointer<UInt32>, _ range: Range<Int>) {
         // A stored label takes at least one byte and its dot, so this bounds the batch's labels.
         let firstByte = range.lowerBound == 0 ? 0 : Int(ends[range.lowerBound - 1])
@@ -359,34 +354,28 @@ public struct MatcherBuilder {
         text.withUTF8 { body($0) }
     }
 
-    /// The node for `name`, created with its missing ancestors. Nil for an empty name or one with
-    /// a label longer than 63 bytes.
+    /// The node for `name`, created with its missing ancestors: a batch of one, so a single name
+    /// and a list's names are split and hashed by the same walk (`hashBatch`). Nil for an empty
+    /// name, one of dots only, or one with a label longer than 63 bytes.
     private mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> UInt32? {
         guard let base = name.baseAddress, !name.isEmpty else { return nil }
-        // No DNS name has a label over 63 bytes (RFC 1035 §2.3.4), and a record's length field
-        // holds no more: such a name is not stored (no query could match it), nor its parents.
-        var run = 0
-        for byte in name {
-            run = byte == UInt8(ascii: ".") ? 0 : run + 1
-            if run > Int(DomainMatcher.labelLengthMask) { return nil }
-        }
-        // Parents are known by their record offset while walking down; the node index is read
-        // from the last record only.
+        withUnsafePointer(to: UInt32(name.count)) { end in hashBatch(base, UnsafeBufferPointer(start: end, count: 1), 0..<1) }
+        return batchNode(firstLabel: 0, labels: Int(batch.labelCounts[0]), base: base)
+    }
+
+    /// The node of a name `hashBatch` split into `labels` labels from `firstLabel` on (top-level
+    /// label first), created with its missing ancestors. Nil for a name not stored (no label: dots
+    /// only, or a label over 63 bytes, which no DNS name has, RFC 1035 §2.3.4, and a record's
+    /// length field cannot hold). Parents are known by their record offset while walking down;
+    /// the node index is read from the last record only.
+    private mutating func batchNode(firstLabel: Int, labels: Int, base: UnsafePointer<UInt8>) -> UInt32? {
+        guard labels > 0 else { return nil }
         var parent = DomainMatcher.rootParent
-        var hash = SuffixHash.root
-        var end = name.count
-        while true {
-            var start = end
-            while start > 0, base[start - 1] != UInt8(ascii: ".") { start -= 1 }
-            // Normalized names have no empty label; skipping one keeps a caller's slip harmless.
-            if start < end {
-                hash = SuffixHash.extend(hash, label: base + start, count: end - start)
-                parent = child(of: parent, hash: hash, label: base + start, count: end - start)
-            }
-            if start == 0 { break }
-            end = start - 1
+        for level in firstLabel..<(firstLabel + labels) {
+            let span = batch.spans[level]
+            parent = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
         }
-        return parent == DomainMatcher.rootParent ? nil : readUInt32(at: Int(parent) + Self.nodeField)
+        return readUInt32(at: Int(parent) + Self.nodeField)
     }
 
     /// The record offset of `parent`'s child labelled `label`, created if missing.
