@@ -48,21 +48,32 @@ import Testing
     static func truncatingUpstream(
         _ group: any EventLoopGroup, tcp handler: @escaping @Sendable () -> any ChannelHandler
     ) async throws -> (udp: any Channel, tcp: any Channel, port: Int) {
-        let udp = try await DatagramBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TruncatingUpstream()) }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(udp.localAddress?.port)
-        let tcp = try await ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(handler())
+        // The UDP port is the kernel's pick; the same number over TCP can be another test's
+        // connection's local port at that moment (a clean-clone CI run failed once with EADDRINUSE),
+        // so a pair that cannot be had is given back and another tried.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let udp = try await DatagramBootstrap(group: group)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TruncatingUpstream()) }
                 }
+                .bind(host: "127.0.0.1", port: 0).get()
+            let port = try #require(udp.localAddress?.port)
+            do {
+                let tcp = try await ServerBootstrap(group: group)
+                    .childChannelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
+                            try channel.pipeline.syncOperations.addHandler(handler())
+                        }
+                    }
+                    .bind(host: "127.0.0.1", port: port).get()
+                return (udp, tcp, port)
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && attempt < 20 {
+                try? await udp.close()
             }
-            .bind(host: "127.0.0.1", port: port).get()
-        return (udp, tcp, port)
+        }
     }
 
     @Test func a_truncated_udp_reply_is_retried_over_tcp() async throws {
