@@ -69,7 +69,11 @@ rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 # CPU time (user + system) a process has used, in ms: what a step cost the server whatever the
 # machine's load, beside the wall time that a shared machine stretches.
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}' "/proc/$1/stat"; }
-answers() { dig @127.0.0.1 -p "$1" +time=1 +tries=1 +short "$2" A 2>/dev/null | grep -q "$3"; }
+# The bench's own helpers (these polling digs, the list server) run on the client's core under
+# SCHED_IDLE: they stand for other machines (a remote list server) or for nothing a user runs (a dig
+# every 5 ms), and on the server's core each dig's start-up (a few ms of CPU at normal priority)
+# delayed the event loop and the list build it was timing.
+answers() { taskset -c "$CLIENT_CPU" chrt --idle 0 dig @127.0.0.1 -p "$1" +time=1 +tries=1 +short "$2" A 2>/dev/null | grep -q "$3"; }
 wait_answering() { # port name expected
     for _ in $(seq 1 6000); do
         if answers "$@"; then return 0; fi
@@ -90,7 +94,7 @@ wait_answering "$UP_PORT" x.cache.bench 10.0.0.1
 
 # The list server: lists are added by URL, as people add them.
 HTTP_PORT=$(free_port)
-/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$WORK" "$HTTP_PORT" >/dev/null 2>&1 &
+taskset -c "$CLIENT_CPU" chrt --idle 0 /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$WORK" "$HTTP_PORT" >/dev/null 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 500); do curl -fsS "http://127.0.0.1:$HTTP_PORT/" >/dev/null 2>&1 && break; sleep 0.01; done
 
