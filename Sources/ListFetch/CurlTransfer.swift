@@ -35,6 +35,8 @@ enum CurlTransfer {
             return .failure(AttemptFailure(error: .curlUnavailable(detail: "curl_global_init: \(describe(initCode))")))
         }
         // O_TRUNC: a retry starts from an empty file, never appends to a failed attempt's bytes.
+        // Those bytes (up to the size cap) are dropped in steps first, not in the one open call.
+        StepwiseIO.shrink(request.destinationPath)
         let fd = open(request.destinationPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             return .failure(AttemptFailure(error: .localFile(path: request.destinationPath, operation: "open for writing", errno: lastErrno())))

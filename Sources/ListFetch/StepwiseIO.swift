@@ -89,23 +89,27 @@ enum StepwiseIO {
         }
     }
 
-    /// Deletes a temporary file nobody else reads: truncated from the end a step at a time (each
-    /// ftruncate frees that step's pages, dirty or not, and its blocks), then unlinked. Only for
-    /// files of this process that no reader has open: a copy in force is never truncated.
+    /// Deletes a temporary file nobody else reads: emptied in steps (`shrink`), then unlinked.
+    /// Only for files of this process that no reader has open: a copy in force is never truncated.
     static func discard(_ path: String) {
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        if fd >= 0 {
-            var info = stat()
-            if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-                var size = Int64(info.st_size)
-                while size > 0 {
-                    size = max(0, size - Int64(step))
-                    if ftruncate(fd, off_t(size)) != 0 { break }
-                }
-            }
-            close(fd)
-        }
+        shrink(path)
         unlink(path)
+    }
+
+    /// Truncates a file nobody else reads to nothing from the end, a step at a time: each
+    /// ftruncate frees that step's pages, dirty or not, and its blocks, where one O_TRUNC or
+    /// unlink would free them all in one call. Missing or not a regular file: nothing to do.
+    static func shrink(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        var size = Int64(info.st_size)
+        while size > 0 {
+            size = max(0, size - Int64(step))
+            if ftruncate(fd, off_t(size)) != 0 { return }
+        }
     }
 
     static let flagWaitBefore: UInt32 = 1 // SYNC_FILE_RANGE_WAIT_BEFORE (linux/fs.h, stable ABI)

@@ -28,6 +28,19 @@ struct StepwiseIOTests {
         #expect(Hostnames.same(Scratch.bytes(destination), Hostnames.text(bytes: size)))
     }
 
+    /// A retry's destination still holds the failed attempt's bytes; they are truncated away in
+    /// steps before the new body is written.
+    @Test func a_download_over_a_larger_leftover_file_keeps_only_the_new_bytes() async throws {
+        let server = try ListServer.start()
+        defer { server.stop() }
+        let destination = Scratch.uniquePath("leftover")
+        defer { Scratch.remove(destination) }
+        try StepwiseFile.write(Hostnames.text(bytes: 3 * Self.mebibyte + 3), to: destination)
+        let result = try await ListFetcher(policy: Fixtures.quickPolicy).fetch(server.url("/etag"), into: destination)
+        #expect(result.bytesWritten == Int64(Fixtures.goodList.count))
+        #expect(Scratch.bytes(destination) == Fixtures.goodList)
+    }
+
     @Test func writing_a_file_in_steps_keeps_every_byte_and_replaces_the_old_one() throws {
         let directory = try Scratch.directory("durable")
         defer { Scratch.remove(directory) }
