@@ -12,7 +12,8 @@ import Darwin
 /// core waits as long. Measured per call in thread CPU time on a 30 MB copy (ext4): one fsync
 /// 3.3–5.4 ms, a rename over the cached old copy 2.9–3.8 ms (the old inode's page cache freed in
 /// one go). In steps of 512 KiB each call took 70–250 µs, and every return to user space is a
-/// point where the woken loop takes the core (wakeup preemption).
+/// point where the woken loop takes the core: at once from a refresh's SCHED_IDLE thread, and from
+/// a normal-priority caller (`lists add`) when the scheduler's wakeup preemption picks the loop.
 enum StepwiseIO {
     /// 512 KiB: within the 256 KiB–1 MiB the wake-up probe showed to keep a woken thread's delay
     /// near its floor (`bench/wakeup.sh`), and still few calls for a 30 MB copy (60).
