@@ -16,7 +16,8 @@ struct AttemptFailure: Error, Sendable {
 
 /// One blocking libcurl transfer into a file. Runs on its own thread (see `ListFetcher`): the easy
 /// handle and the callback context are created, used and destroyed there, so they never cross
-/// threads and need not be Sendable.
+/// threads and need not be Sendable. libcurl calls the write callback on that same thread, inside
+/// curl_easy_perform; for a refresh it runs under SCHED_IDLE (`DedicatedThread`).
 enum CurlTransfer {
     struct Request: Sendable {
         var url: String
@@ -34,6 +35,8 @@ enum CurlTransfer {
             return .failure(AttemptFailure(error: .curlUnavailable(detail: "curl_global_init: \(describe(initCode))")))
         }
         // O_TRUNC: a retry starts from an empty file, never appends to a failed attempt's bytes.
+        // Those bytes (up to the size cap) are dropped in steps first, not in the one open call.
+        StepwiseIO.shrink(request.destinationPath)
         let fd = open(request.destinationPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             return .failure(AttemptFailure(error: .localFile(path: request.destinationPath, operation: "open for writing", errno: lastErrno())))
@@ -108,7 +111,9 @@ enum CurlTransfer {
         } else {
             kind = .downloaded
         }
-        // The store renames this file into place; it must be on disk before the rename is.
+        // The store renames this file into place; it must be on disk before the rename is. The
+        // write callback started the writeback step by step (`StepwiseIO.Writeback`), so this
+        // fsync writes at most the last steps and commits the journal: durability is unchanged.
         if kind == .downloaded, fsync(fd) != 0 {
             return .failure(AttemptFailure(error: .localFile(path: request.destinationPath, operation: "flush", errno: lastErrno())))
         }

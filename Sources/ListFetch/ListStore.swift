@@ -153,12 +153,17 @@ public actor ListStore {
         let kept = [copyPath(for: name), heldPath(for: name)].filter(DurableFile.exists)
         guard !kept.isEmpty else { return }
         let output = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
-        defer { DurableFile.remove(output) }
+        defer { DurableFile.discard(output) }
         let heldPath = heldPath(for: name)
         let count = try await DedicatedThread.run(name: "scrolloff-list-hold") { () -> Result<Int, ListFetchError> in
             do {
                 let count = try dropper(kept, newCopy, output)
-                if count > 0 { try DurableFile.replace(heldPath, with: output) }
+                // Flushed here whatever the dropper did: the rename must not reach the disk before
+                // the names do (a crash would leave an empty held file).
+                if count > 0 {
+                    try DurableFile.flush(output)
+                    try DurableFile.replace(heldPath, with: output)
+                }
                 return .success(count)
             } catch let error as ListFetchError {
                 return .failure(error)
@@ -195,7 +200,7 @@ public actor ListStore {
     private func dropHeldFile(_ name: ListName) throws(ListFetchError) {
         let path = heldPath(for: name)
         guard DurableFile.exists(path) else { return }
-        if unlink(path) != 0 { throw .localFile(path: path, operation: "delete", errno: lastErrno()) }
+        try DurableFile.delete(path)
         try DurableFile.flushDirectory(of: path)
     }
 
@@ -203,7 +208,7 @@ public actor ListStore {
     public func remove(_ name: ListName) throws(ListFetchError) {
         inFlight[name]?.task.cancel()
         for path in [copyPath(for: name), heldPath(for: name), metadataPath(for: name)] where DurableFile.exists(path) {
-            if unlink(path) != 0 { throw .localFile(path: path, operation: "delete", errno: lastErrno()) }
+            try DurableFile.delete(path)
         }
         if DurableFile.exists(listsDirectory) { try DurableFile.flushDirectory(of: copyPath(for: name)) }
     }
@@ -229,7 +234,7 @@ public actor ListStore {
             removeLeftoverTemporaries(of: name)
             let temporary = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
             // After a successful rename this unlink finds nothing, which is fine.
-            defer { DurableFile.remove(temporary) }
+            defer { DurableFile.discard(temporary) }
             let result = try await fetcher.fetch(url, into: temporary, conditional: validators, progress: progress)
             fetchResult = result
             switch result.kind {
@@ -300,7 +305,7 @@ public actor ListStore {
         let prefix = ".\(name.rawValue)."
         for entry in DurableFile.entries(of: listsDirectory)
         where entry.hasPrefix(prefix) && entry.hasSuffix(".part") && entry.utf8.count == prefix.utf8.count + 6 + 5 {
-            DurableFile.remove("\(listsDirectory)/\(entry)")
+            DurableFile.discard("\(listsDirectory)/\(entry)")
         }
     }
 }

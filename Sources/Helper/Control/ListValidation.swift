@@ -42,7 +42,7 @@ public enum DomainListValidator {
                 for rule in dropped.sorted(by: { ($0.name, $0.scope.rawValue, $0.action.rawValue) < ($1.name, $1.scope.rawValue, $1.action.rawValue) }) {
                     text += line(for: rule) + "\n"
                 }
-                try text.write(toFile: output, atomically: false, encoding: .utf8)
+                try StepwiseFile.write(text, to: output)
                 return dropped.count
             }
         }
