@@ -179,9 +179,15 @@ public struct MatcherBuilder {
         while capacity < nodes * 2 { capacity <<= 1 }
         if capacity > table.count { rehash(capacity: capacity) }
         // At least doubling, so that many lists added one after the other (each reserving its
-        // own size) still copy each array only a logarithmic number of times.
-        func reserve<T>(_ array: inout [T], _ count: Int) {
-            if array.capacity < count { array.reserveCapacity(max(count, array.capacity * 2)) }
+        // own size) still copy each array only a logarithmic number of times. The old storage
+        // goes back in steps (`PageRelease`), not in the one free `reserveCapacity` would make.
+        func reserve<T: BitwiseCopyable>(_ array: inout [T], _ count: Int) {
+            guard array.capacity < count else { return }
+            var bigger: [T] = []
+            bigger.reserveCapacity(max(count, array.capacity * 2))
+            bigger.append(contentsOf: array)
+            swap(&bigger, &array)
+            PageRelease.release(&bigger)
         }
         reserve(&parents, nodes)
         reserve(&nodeOffsets, nodes)
@@ -227,8 +233,10 @@ public struct MatcherBuilder {
     /// layout on small rule sets; `build()` never asks for it.
     consuming func build(wideAnswers: Bool) -> DomainMatcher {
         // The probe table and the batch buffers are done with: freed before the matcher's tables
-        // are made, so the build's peak holds neither twice.
-        table = []
+        // are made, so the build's peak holds neither twice. Every large scratch array goes back
+        // in steps (`PageRelease`): a 1,000,000-name build's scratch is tens of MB, and freeing it
+        // in one call held a woken event loop off the core for milliseconds (issue 15).
+        PageRelease.release(&table)
         batch = Batch()
         let nodeCount = parents.count
         // Effective sets are computed in the builder's interner, then renumbered so that the
@@ -313,10 +321,24 @@ public struct MatcherBuilder {
             }
             precondition(position == total, "the record table was sized for its records")
         }
-        return DomainMatcher(
+        PageRelease.release(&effectiveBelow)
+        PageRelease.release(&allowBelow)
+        PageRelease.release(&renumber)
+        PageRelease.release(&selfAnswers)
+        PageRelease.release(&belowAnswers)
+        PageRelease.release(&records)
+        PageRelease.release(&parents)
+        PageRelease.release(&ownSelf)
+        PageRelease.release(&ownBelow)
+        PageRelease.release(&ownAllow)
+        let matcher = DomainMatcher(
             recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
             ruleCount: ruleCount, answerWidth: answerWidth
         )
+        PageRelease.release(&hashes)
+        PageRelease.release(&nodeOffsets)
+        PageRelease.release(&publishedOffsets)
+        return matcher
     }
 
     /// Which answers a record stores (`DomainMatcher`'s layout). `selfAnswer` and `belowAnswer`
@@ -440,6 +462,7 @@ public struct MatcherBuilder {
             while bigger[slot] != 0 { slot = (slot &+ 1) & mask }
             bigger[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
         }
-        table = bigger
+        swap(&table, &bigger)
+        PageRelease.release(&bigger)
     }
 }

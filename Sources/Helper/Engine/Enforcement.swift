@@ -250,12 +250,15 @@ public final class EnforcementBox: Sendable {
     /// The enforcement in force; hold it for the whole of one query.
     public var enforcement: Enforcement { current.withLock { $0 } }
 
+    /// The previous enforcement goes to the releaser thread (`Retirement`), which frees it once
+    /// no query holds it: dropped here it was freed on the engine, or on an event loop when a
+    /// query still held it, a 30 MB matcher freed at once (issue 15).
     func publish(_ enforcement: Enforcement) {
         let previous = current.withLock { held -> Enforcement in
             let previous = held
             held = enforcement
             return previous
         }
-        _ = previous
+        if previous !== enforcement { Retirement.shared.retire(previous) }
     }
 }
