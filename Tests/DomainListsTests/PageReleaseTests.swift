@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import DomainLists
+
+/// `PageRelease`: a region about to be freed goes back to the kernel in steps, its whole pages
+/// only (issue 15: one large free kept a woken event loop off its core for milliseconds).
+@Suite struct PageReleaseTests {
+    /// Whether each page of `bytes` bytes at the page-aligned `base` is resident, from `mincore`.
+    static func residency(_ base: UnsafeMutableRawPointer, bytes: Int) -> [Bool] {
+        let pages = (bytes + PageRelease.pageSize - 1) / PageRelease.pageSize
+        var vector = [UInt8](repeating: 0, count: pages)
+        #expect(mincore(base, bytes, &vector) == 0)
+        return vector.map { $0 & 1 != 0 }
+    }
+
+    static func mapAnonymous(_ bytes: Int) throws -> UnsafeMutableRawPointer {
+        let mapped = try #require(mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        try #require(mapped != MAP_FAILED)
+        return mapped
+    }
+
+    @Test func discarding_frees_the_whole_pages_inside_in_steps_and_leaves_the_partial_pages_at_the_edges() throws {
+        let page = PageRelease.pageSize
+        let size = 2 << 20
+        let base = try Self.mapAnonymous(size)
+        defer { munmap(base, size) }
+        base.initializeMemory(as: UInt8.self, repeating: 0xAB, count: size)
+        #expect(Self.residency(base, bytes: size).allSatisfy { $0 })
+
+        // From 100 bytes into the first page to 300 bytes before the end: the first and the
+        // last page are partly outside, so both stay.
+        let from = 100, to = size - 300
+        let calls = PageRelease.discard(base + from, bytes: to - from)
+        let resident = Self.residency(base, bytes: size)
+        #expect(resident.first == true)
+        #expect(resident.last == true)
+        #expect(resident.dropFirst().dropLast().allSatisfy { !$0 }, "every whole page inside is handed back")
+        // About 2 MiB at 256 KiB a call: one call per step, never one for all.
+        #expect(calls >= (size - 2 * page) / PageRelease.step)
+        #expect(calls <= (size - 2 * page) / PageRelease.step + 2)
+
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        #expect((0..<page).allSatisfy { bytes[$0] == 0xAB }, "the partial first page keeps its bytes")
+        #expect(((size - page)..<size).allSatisfy { bytes[$0] == 0xAB }, "the partial last page keeps its bytes")
+        #expect((page..<(size - page)).allSatisfy { bytes[$0] == 0 }, "the discarded pages read as zero")
+    }
+
+    @Test func a_huge_page_step_cuts_only_on_2_mib_boundaries() throws {
+        let huge = 2 << 20
+        let mapped = try Self.mapAnonymous(3 * huge)
+        defer { munmap(mapped, 3 * huge) }
+        let aligned = UnsafeMutableRawPointer(bitPattern: (UInt(bitPattern: mapped) + UInt(huge - 1)) & ~UInt(huge - 1))!
+        aligned.initializeMemory(as: UInt8.self, repeating: 1, count: 2 * huge)
+        #expect(PageRelease.discard(aligned, bytes: 2 * huge, step: huge) == 2)
+        #expect(Self.residency(aligned, bytes: 2 * huge).allSatisfy { !$0 })
+        // The same range in the default steps takes one call per 256 KiB.
+        #expect(PageRelease.discard(aligned, bytes: 2 * huge) == 2 * huge / PageRelease.step)
+    }
+
+    @Test func a_region_smaller_than_a_page_is_left_alone() throws {
+        let base = try Self.mapAnonymous(PageRelease.pageSize)
+        defer { munmap(base, PageRelease.pageSize) }
+        base.initializeMemory(as: UInt8.self, repeating: 7, count: PageRelease.pageSize)
+        #expect(PageRelease.discard(base + 1, bytes: PageRelease.pageSize - 2) == 0)
+        #expect(base.load(fromByteOffset: 1, as: UInt8.self) == 7)
+    }
+
+    @Test func releasing_an_array_whose_storage_another_copy_shares_leaves_that_copy_whole() {
+        let count = PageRelease.step // 2 MiB of UInt64, well past one step
+        var array = [UInt64](repeating: 0x5A5A, count: count)
+        let other = array
+        PageRelease.release(&array)
+        #expect(array.isEmpty)
+        #expect(other.count == count)
+        #expect(other.allSatisfy { $0 == 0x5A5A })
+    }
+}
