@@ -58,10 +58,11 @@ public enum PageRelease {
         releaseToAllocator(base)
     }
 
-    /// Empties `array`, handing its pages back in steps first when they are many. Call it where the
-    /// array's storage is about to be freed anyway (a builder's scratch arrays): if another copy
-    /// still shares the storage, the copy-on-write of `withUnsafeMutableBufferPointer` gives this one
-    /// its own storage first, so the other copy's elements are never touched.
+    /// Empties `array`, handing its pages back in steps first when they are many. Call it where
+    /// the array's storage is about to be freed anyway (a builder's scratch arrays), and only when
+    /// no other copy shares that storage (`MatcherBuilder` checks that its value is the only copy):
+    /// if one does after all, the copy-on-write of `withUnsafeMutableBytes` gives this array its
+    /// own storage first, so the other copy's elements are never touched, at the cost of a copy.
     static func release<T: BitwiseCopyable>(_ array: inout [T]) {
         var taken: [T] = []
         swap(&taken, &array)

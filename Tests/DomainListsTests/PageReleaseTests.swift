@@ -73,7 +73,7 @@ import Testing
         let other = array
         PageRelease.release(&array)
         #expect(array.isEmpty)
-        #expect(other.count == count)
-        #expect(other.allSatisfy { $0 == 0x5A5A })
+        let intact = other.count == count && other.allSatisfy { $0 == 0x5A5A }
+        #expect(intact)
     }
 }
