@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// Hands the pages of a large region that is about to be freed back to the kernel a step at a
 /// time, each step its own `madvise(MADV_DONTNEED)` call, so that the `free`/`munmap` that follows
@@ -26,6 +27,9 @@ public enum PageRelease {
     /// The kernel's page size (4 KiB on x86-64, up to 64 KiB on some arm64 kernels).
     public static let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
 
+    /// `madvise` calls made by this process so far (for tests: whether a path steps at all).
+    static let stepsTaken = Atomic<Int>(0)
+
     /// Discards the whole pages inside the `bytes` bytes at `base`, in steps that end on multiples
     /// of `step` (a power of two, at least a page) in the address space. The bytes before the first
     /// page boundary and after the last one are left as they are, since the allocator may keep its
@@ -45,6 +49,7 @@ public enum PageRelease {
             let to = min(end, (from | UInt(step - 1)) + 1)
             _ = madvise(UnsafeMutableRawPointer(bitPattern: from), Int(to - from), MADV_DONTNEED)
             calls += 1
+            stepsTaken.add(1, ordering: .relaxed)
             from = to
         }
         return calls

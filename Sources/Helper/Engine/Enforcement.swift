@@ -112,7 +112,9 @@ public struct MatcherTables: Sendable {
         for host in inputs.listHosts {
             if let name = try? DomainName(host) { builder.allow(name, scope: .exactName) }
         }
-        let matcher = builder.build()
+        // Consumed, not copied: the build hands the builder's scratch back in steps only when it
+        // holds the one copy (`MatcherBuilder.soleCopy`).
+        let matcher = (consume builder).build()
         let tables = MatcherTables(
             matcher: matcher, entries: entries,
             entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs, entryRules: entryRules)
