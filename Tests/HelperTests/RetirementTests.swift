@@ -22,7 +22,7 @@ import Testing
     }
 
     /// Waits up to `seconds` for `condition`.
-    static func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             if condition() { return true }
