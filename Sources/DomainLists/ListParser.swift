@@ -108,7 +108,11 @@ public struct ListParser {
         }
         let chunkSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
+        defer {
+            // In steps, like every large buffer a refresh frees (`PageRelease`, issue 15).
+            PageRelease.discard(buffer.baseAddress!, bytes: chunkSize)
+            buffer.deallocate()
+        }
         while true {
             let got = read(descriptor, buffer.baseAddress, chunkSize)
             if got == 0 { break }

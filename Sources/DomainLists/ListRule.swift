@@ -48,19 +48,33 @@ public struct ListRule: Hashable, Sendable, CustomStringConvertible {
 
 /// The rules of a list, packed into one byte buffer so a million rules cost a few arrays rather
 /// than a million strings. Reading an element builds a `ListRule`; the matcher reads the bytes.
+///
+/// A value type: copies share one `PackedRules` until one of them is changed, which first takes a
+/// storage of its own (copy on write), so no copy ever sees another's change. The storage hands
+/// its pages back to the kernel in steps when the last copy goes (`PagedBuffer`, issue 15).
 public struct RuleList: RandomAccessCollection, Sendable, Equatable {
-    private var bytes: [UInt8] = []
-    private var ends: [UInt32] = []
-    private var kinds: [UInt8] = []
+    private var storage: PackedRules
 
-    public init() {}
+    public init() { storage = PackedRules.empty }
 
     public init(_ rules: some Sequence<ListRule>) {
+        self.init()
         for rule in rules { append(rule) }
     }
 
+    /// The storage, made this list's own first if another copy shares it.
+    @inline(__always)
+    private mutating func unique() -> PackedRules {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    private var bytes: UnsafeBufferPointer<UInt8> { storage.bytes.values }
+    private var ends: UnsafeBufferPointer<UInt32> { storage.ends.values }
+    private var kinds: UnsafeBufferPointer<UInt8> { storage.kinds.values }
+
     public var startIndex: Int { 0 }
-    public var endIndex: Int { ends.count }
+    public var endIndex: Int { storage.ends.count }
 
     public subscript(position: Int) -> ListRule {
         let text = withName(at: position) { String(decoding: $0, as: UTF8.self) }
@@ -78,26 +92,32 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     static func scope(ofKind kind: UInt8) -> MatchScope { MatchScope(rawValue: kind & 0x0F) ?? .nameAndSubdomains }
     static func action(ofKind kind: UInt8) -> RuleAction { RuleAction(rawValue: kind >> 4) ?? .block }
 
+    /// The object that owns the packed storage, the same for copies that share it: for a caller
+    /// that hands the last reference to another thread to be freed there (the helper's
+    /// `Retirement`). Holding it keeps the storage alive; it offers nothing to read or write.
+    public var storageOwner: AnyObject { storage }
+
     /// Bytes of all the names together.
-    var nameByteCount: Int { bytes.count }
+    var nameByteCount: Int { storage.bytes.count }
+
+    /// Same rules in the same order: the packed bytes compared.
+    public static func == (lhs: RuleList, rhs: RuleList) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        return lhs.bytes.elementsEqual(rhs.bytes) && lhs.ends.elementsEqual(rhs.ends) && lhs.kinds.elementsEqual(rhs.kinds)
+    }
 
     /// The packed storage itself, for a reader that walks every rule (`MatcherBuilder`): the
     /// names end to end, each name's end offset, each rule's kind (scope | action << 4).
     func withPackedStorage<R>(
         _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt32>, UnsafeBufferPointer<UInt8>) throws -> R
     ) rethrows -> R {
-        try bytes.withUnsafeBufferPointer { bytes in
-            try ends.withUnsafeBufferPointer { ends in
-                try kinds.withUnsafeBufferPointer { kinds in try body(bytes, ends, kinds) }
-            }
-        }
+        try withExtendedLifetime(storage) { try body(bytes, ends, kinds) }
     }
 
     /// The normalized name bytes of one rule, without copying.
     public func withName<R>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        let start = position == 0 ? 0 : Int(ends[position - 1])
-        let end = Int(ends[position])
-        return try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+        let range = span(position)
+        return try withExtendedLifetime(storage) { try body(UnsafeBufferPointer(rebasing: bytes[range])) }
     }
 
     public mutating func append(_ rule: ListRule) {
@@ -106,9 +126,10 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
 
     /// Appends a name that has already been through `DomainNormalizer`.
     mutating func append(normalizedName: [UInt8], scope: MatchScope, action: RuleAction) {
-        bytes.append(contentsOf: normalizedName)
-        ends.append(UInt32(bytes.count))
-        kinds.append(scope.rawValue | action.rawValue << 4)
+        let storage = unique()
+        normalizedName.withUnsafeBufferPointer { storage.bytes.append(contentsOf: $0) }
+        storage.ends.append(UInt32(storage.bytes.count))
+        storage.kinds.append(scope.rawValue | action.rawValue << 4)
     }
 
     /// Appends `token` as a block rule on the name and its subdomains if it is a name the full
@@ -122,51 +143,56 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     mutating func appendIfSimpleName(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = token.count
         guard count > 0, count <= DomainNormalizer.maxNameLength else { return false }
-        let start = bytes.count
-        bytes.append(contentsOf: token)
-        let simple = bytes.withUnsafeMutableBufferPointer { name -> Bool in
-            var labelStart = start
-            var dots = 0
-            var allDigits = true
-            for index in start...name.count {
-                let byte = index < name.count ? name[index] : UInt8(ascii: ".")
-                if byte == UInt8(ascii: ".") {
-                    let length = index - labelStart
-                    guard length > 0, length <= DomainNormalizer.maxLabelLength else { return false }
-                    if length >= 4, name[labelStart] == UInt8(ascii: "x"), name[labelStart + 1] == UInt8(ascii: "n"),
-                       name[labelStart + 2] == UInt8(ascii: "-"), name[labelStart + 3] == UInt8(ascii: "-") {
-                        return false
-                    }
-                    if index < name.count {
-                        dots += 1
-                        allDigits = true
-                    }
-                    labelStart = index + 1
-                    continue
-                }
-                let lower = DomainNormalizer.lowercased(byte)
-                switch lower {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    break
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    allDigits = false
-                    name[index] = lower
-                default:
-                    return false
-                }
-            }
-            guard dots > 0, !allDigits else { return false }
-            if count == Self.localDomainName.count {
-                return !UnsafeBufferPointer(rebasing: name[start...]).elementsEqual(Self.localDomainName)
-            }
-            return true
-        }
+        let storage = unique()
+        let start = storage.bytes.count
+        storage.bytes.append(contentsOf: token)
+        let name = UnsafeMutableBufferPointer(start: storage.bytes.base! + start, count: count)
+        let simple = Self.lowercaseIfSimple(name)
         guard simple else {
-            bytes.removeSubrange(start...)
+            storage.bytes.truncate(to: start)
             return false
         }
-        ends.append(UInt32(bytes.count))
-        kinds.append(MatchScope.nameAndSubdomains.rawValue | RuleAction.block.rawValue << 4)
+        storage.ends.append(UInt32(storage.bytes.count))
+        storage.kinds.append(MatchScope.nameAndSubdomains.rawValue | RuleAction.block.rawValue << 4)
+        return true
+    }
+
+    /// Lowercases `name` in place and says whether it is simple (`appendIfSimpleName`).
+    private static func lowercaseIfSimple(_ name: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        var labelStart = 0
+        var dots = 0
+        var allDigits = true
+        for index in 0...name.count {
+            let byte = index < name.count ? name[index] : UInt8(ascii: ".")
+            if byte == UInt8(ascii: ".") {
+                let length = index - labelStart
+                guard length > 0, length <= DomainNormalizer.maxLabelLength else { return false }
+                if length >= 4, name[labelStart] == UInt8(ascii: "x"), name[labelStart + 1] == UInt8(ascii: "n"),
+                   name[labelStart + 2] == UInt8(ascii: "-"), name[labelStart + 3] == UInt8(ascii: "-") {
+                    return false
+                }
+                if index < name.count {
+                    dots += 1
+                    allDigits = true
+                }
+                labelStart = index + 1
+                continue
+            }
+            let lower = DomainNormalizer.lowercased(byte)
+            switch lower {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                break
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                allDigits = false
+                name[index] = lower
+            default:
+                return false
+            }
+        }
+        guard dots > 0, !allDigits else { return false }
+        if name.count == localDomainName.count {
+            return !UnsafeBufferPointer(name).elementsEqual(localDomainName)
+        }
         return true
     }
 
@@ -175,21 +201,28 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
 
     /// Room for `nameBytes` bytes of names and `rules` rules, so the storage is not copied as it grows.
     mutating func reserveCapacity(nameBytes: Int, rules: Int) {
-        bytes.reserveCapacity(nameBytes)
-        ends.reserveCapacity(rules)
-        kinds.reserveCapacity(rules)
+        let storage = unique()
+        storage.bytes.reserve(nameBytes)
+        storage.ends.reserve(rules)
+        storage.kinds.reserve(rules)
     }
 
     /// Appends every rule of `other`, copying its packed bytes (no `ListRule` per rule).
     public mutating func append(contentsOf other: RuleList) {
-        let base = UInt32(bytes.count)
-        bytes.append(contentsOf: other.bytes)
-        ends.append(contentsOf: other.ends.lazy.map { $0 + base })
-        kinds.append(contentsOf: other.kinds)
+        // `other` may be this list itself: its storage is kept alive, and read, through `source`.
+        let source = other.storage
+        let storage = unique()
+        let base = UInt32(storage.bytes.count)
+        let (bytes, ends, kinds, rules) = (source.bytes.values, source.ends.values, source.kinds.values, source.ends.count)
+        storage.bytes.append(contentsOf: bytes)
+        storage.ends.reserveMore(rules)
+        for end in ends { storage.ends.append(end + base) }
+        storage.kinds.append(contentsOf: kinds)
+        withExtendedLifetime(source) {}
     }
 
     /// Bytes held by the packed storage, for reports.
-    public var storageBytes: Int { bytes.capacity + ends.capacity * 4 + kinds.capacity }
+    public var storageBytes: Int { storage.bytes.capacity + storage.ends.capacity * 4 + storage.kinds.capacity }
 
     /// The rules of this list that `other` lacks (same name, scope and action), each once, in this
     /// list's order. Compared on the packed bytes through one open-addressing table over `other`,
@@ -203,12 +236,13 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         var taken = RuleTable(capacityFor: 16)
         for index in indices where !present.contains(index, of: self, in: other) {
             if taken.contains(index, of: self, in: result) { continue }
-            result.bytes.append(contentsOf: bytes[span(index)])
-            result.ends.append(UInt32(result.bytes.count))
-            result.kinds.append(kinds[index])
+            let storage = result.unique()
+            storage.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[span(index)]))
+            storage.ends.append(UInt32(storage.bytes.count))
+            storage.kinds.append(kinds[index])
             taken.insert(result.count - 1, of: result)
         }
-        return result
+        return withExtendedLifetime((self, other)) { result }
     }
 
     fileprivate func span(_ index: Int) -> Range<Int> { (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index]) }
@@ -217,8 +251,8 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         // The matcher's word-at-a-time hash over the name (names here are already lowercase, so
         // its case folding changes nothing), with the kind mixed in.
         let range = span(index)
-        let name = range.isEmpty ? SuffixHash.root : bytes.withUnsafeBufferPointer {
-            SuffixHash.extend(SuffixHash.root, label: $0.baseAddress! + range.lowerBound, count: range.count)
+        let name = range.isEmpty ? SuffixHash.root : withExtendedLifetime(storage) {
+            SuffixHash.extend(SuffixHash.root, label: bytes.baseAddress! + range.lowerBound, count: range.count)
         }
         return name ^ ((UInt64(kinds[index]) &+ 1) &* 0x9E37_79B9_7F4A_7C15)
     }
@@ -227,10 +261,8 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         let mine = span(index), theirs = other.span(otherIndex)
         guard kinds[index] == other.kinds[otherIndex], mine.count == theirs.count else { return false }
         if mine.isEmpty { return true }
-        return bytes.withUnsafeBufferPointer { a in
-            other.bytes.withUnsafeBufferPointer { b in
-                memcmp(a.baseAddress! + mine.lowerBound, b.baseAddress! + theirs.lowerBound, mine.count) == 0
-            }
+        return withExtendedLifetime((storage, other.storage)) {
+            memcmp(bytes.baseAddress! + mine.lowerBound, other.bytes.baseAddress! + theirs.lowerBound, mine.count) == 0
         }
     }
 }
@@ -239,15 +271,16 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
 /// Each slot keeps the top 32 bits of its rule's hash beside the position, so a probe compares
 /// names only when those agree (issue 15: comparing at every probe read the other list's storage
 /// at random, a miss each, and made the held-names difference of a refresh as slow as a parse).
-private struct RuleTable {
+/// The slots are a `PagedBuffer`: 16 MiB for a 1,000,000-name list, handed back in steps.
+private struct RuleTable: ~Copyable {
     /// Hash high 32 bits << 32 | position + 1 in the list the table is over; 0 is empty.
-    private var slots: [UInt64]
+    private var slots: PagedBuffer<UInt64>
     private var used = 0
 
     init(capacityFor count: Int) {
         var capacity = 16
         while capacity < count * 2 { capacity <<= 1 }
-        slots = Array(repeating: 0, count: capacity)
+        slots = PagedBuffer(zeroed: capacity)
     }
 
     mutating func insert(_ index: Int, of list: RuleList) {
@@ -283,9 +316,35 @@ private struct RuleTable {
     }
 
     private mutating func grow(_ list: RuleList) {
-        let old = slots
-        slots = Array(repeating: 0, count: old.count * 2)
+        var old = PagedBuffer<UInt64>(zeroed: slots.count * 2)
+        swap(&old, &slots)
         used = 0
-        for value in old where value != 0 { insert(Int(value & 0xFFFF_FFFF) - 1, hash: list.hash(Int(value & 0xFFFF_FFFF) - 1), of: list) }
+        for value in old.values where value != 0 {
+            insert(Int(value & 0xFFFF_FFFF) - 1, hash: list.hash(Int(value & 0xFFFF_FFFF) - 1), of: list)
+        }
+    }
+}
+
+/// `RuleList`'s storage: the names end to end, each name's end offset, each rule's kind
+/// (scope | action << 4). Shared by copies of a list and written only through a list that holds
+/// the one reference (`RuleList.unique`); its buffers hand their pages back in steps when the last
+/// copy goes.
+final class PackedRules: @unchecked Sendable {
+    // @unchecked: written only while uniquely referenced, by the one list that holds it.
+    @exclusivity(unchecked) var bytes = PagedBuffer<UInt8>()
+    @exclusivity(unchecked) var ends = PagedBuffer<UInt32>()
+    @exclusivity(unchecked) var kinds = PagedBuffer<UInt8>()
+
+    /// The storage of every empty list until it is written (never written itself: its static
+    /// reference means no list holds it uniquely).
+    static let empty = PackedRules()
+
+    /// A storage of its own with the same rules.
+    func copy() -> PackedRules {
+        let other = PackedRules()
+        other.bytes = bytes.copy()
+        other.ends = ends.copy()
+        other.kinds = kinds.copy()
+        return other
     }
 }

@@ -26,6 +26,17 @@ public struct MatcherBuilder {
     private var ruleCount = 0
     /// Read from the loads that warm a batch's slots and records, so they are not optimized away.
     private var warmed: UInt64 = 0
+    /// Held by every copy of this builder: uniquely referenced only when no other copy exists, so
+    /// only then do the scratch arrays go back in steps (`release`); a copy (a caller that keeps
+    /// the builder it builds from) shares them, and they are then only let go.
+    private var soleCopy = SoleCopy()
+    private final class SoleCopy {}
+
+    /// Empties a scratch array: its pages handed back in steps (`PageRelease`) when no other copy
+    /// of this builder can share it (`sole`, from `soleCopy`), else only let go.
+    private static func release<T: BitwiseCopyable>(_ array: inout [T], sole: Bool) {
+        if sole { PageRelease.release(&array) } else { array = [] }
+    }
 
     /// Record field offsets (see `records`).
     private static let nodeField = 4
@@ -178,10 +189,17 @@ public struct MatcherBuilder {
         var capacity = table.count
         while capacity < nodes * 2 { capacity <<= 1 }
         if capacity > table.count { rehash(capacity: capacity) }
+        let sole = isKnownUniquelyReferenced(&soleCopy)
         // At least doubling, so that many lists added one after the other (each reserving its
-        // own size) still copy each array only a logarithmic number of times.
-        func reserve<T>(_ array: inout [T], _ count: Int) {
-            if array.capacity < count { array.reserveCapacity(max(count, array.capacity * 2)) }
+        // own size) still copy each array only a logarithmic number of times. The old storage
+        // goes back in steps (`PageRelease`), not in the one free `reserveCapacity` would make.
+        func reserve<T: BitwiseCopyable>(_ array: inout [T], _ count: Int) {
+            guard array.capacity < count else { return }
+            var bigger: [T] = []
+            bigger.reserveCapacity(max(count, array.capacity * 2))
+            bigger.append(contentsOf: array)
+            swap(&bigger, &array)
+            if sole { PageRelease.release(&bigger) }
         }
         reserve(&parents, nodes)
         reserve(&nodeOffsets, nodes)
@@ -227,8 +245,11 @@ public struct MatcherBuilder {
     /// layout on small rule sets; `build()` never asks for it.
     consuming func build(wideAnswers: Bool) -> DomainMatcher {
         // The probe table and the batch buffers are done with: freed before the matcher's tables
-        // are made, so the build's peak holds neither twice.
-        table = []
+        // are made, so the build's peak holds neither twice. Every large scratch array goes back
+        // in steps (`PageRelease`): a 1,000,000-name build's scratch is tens of MB, and freeing it
+        // in one call held a woken event loop off the core for milliseconds (issue 15).
+        let sole = isKnownUniquelyReferenced(&soleCopy)
+        Self.release(&table, sole: sole)
         batch = Batch()
         let nodeCount = parents.count
         // Effective sets are computed in the builder's interner, then renumbered so that the
@@ -313,10 +334,24 @@ public struct MatcherBuilder {
             }
             precondition(position == total, "the record table was sized for its records")
         }
-        return DomainMatcher(
+        PageRelease.release(&effectiveBelow)
+        PageRelease.release(&allowBelow)
+        PageRelease.release(&renumber)
+        PageRelease.release(&selfAnswers)
+        PageRelease.release(&belowAnswers)
+        Self.release(&records, sole: sole)
+        Self.release(&parents, sole: sole)
+        Self.release(&ownSelf, sole: sole)
+        Self.release(&ownBelow, sole: sole)
+        Self.release(&ownAllow, sole: sole)
+        let matcher = DomainMatcher(
             recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
             ruleCount: ruleCount, answerWidth: answerWidth
         )
+        Self.release(&hashes, sole: sole)
+        Self.release(&nodeOffsets, sole: sole)
+        PageRelease.release(&publishedOffsets)
+        return matcher
     }
 
     /// Which answers a record stores (`DomainMatcher`'s layout). `selfAnswer` and `belowAnswer`
@@ -440,6 +475,7 @@ public struct MatcherBuilder {
             while bigger[slot] != 0 { slot = (slot &+ 1) & mask }
             bigger[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
         }
-        table = bigger
+        swap(&table, &bigger)
+        Self.release(&bigger, sole: isKnownUniquelyReferenced(&soleCopy))
     }
 }

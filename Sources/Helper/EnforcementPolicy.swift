@@ -57,7 +57,10 @@ final class PolicyComposer: Sendable {
     func enforcementPublished(_ enforcement: Enforcement) {
         // Replacing under this lock keeps an older publication from overwriting a newer one when
         // two publish at the same moment. The target's lock never calls out.
-        published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, engine: engine)) }
+        let replaced = published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, engine: engine)) }
+        // The enforcement replaced is freed on the releaser thread once no query holds it, not
+        // here on the engine nor on the event loop whose query drops it last (issue 15).
+        if let old = (replaced as? EnforcementPolicy)?.enforcement, old !== enforcement { Retirement.shared.retire(old) }
     }
 }
 

@@ -111,10 +111,13 @@ public final class PolicyStore: Sendable {
 
     /// The policy replaced is released after the lock is let go: if this is its last reference,
     /// freeing it (a matcher of tens of MB) under the lock would hold up every query's read above.
-    public func replace(with policy: any QueryPolicy) {
+    /// - Returns: the policy replaced, for a caller that frees it elsewhere (the helper hands it
+    ///   to a low-priority thread, so that neither it nor an event loop frees a matcher).
+    @discardableResult
+    public func replace(with policy: any QueryPolicy) -> any QueryPolicy {
         var replaced: any QueryPolicy = policy
         current.withLock { swap(&$0, &replaced) }
         didReplace?(policy)
-        withExtendedLifetime(replaced) {}
+        return replaced
     }
 }

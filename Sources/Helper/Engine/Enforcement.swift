@@ -112,7 +112,9 @@ public struct MatcherTables: Sendable {
         for host in inputs.listHosts {
             if let name = try? DomainName(host) { builder.allow(name, scope: .exactName) }
         }
-        let matcher = builder.build()
+        // Consumed, not copied: the build hands the builder's scratch back in steps only when it
+        // holds the one copy (`MatcherBuilder.soleCopy`).
+        let matcher = (consume builder).build()
         let tables = MatcherTables(
             matcher: matcher, entries: entries,
             entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs, entryRules: entryRules)
@@ -250,12 +252,15 @@ public final class EnforcementBox: Sendable {
     /// The enforcement in force; hold it for the whole of one query.
     public var enforcement: Enforcement { current.withLock { $0 } }
 
+    /// The previous enforcement goes to the releaser thread (`Retirement`), which frees it once
+    /// no query holds it: dropped here it was freed on the engine, or on an event loop when a
+    /// query still held it, a 30 MB matcher freed at once (issue 15).
     func publish(_ enforcement: Enforcement) {
         let previous = current.withLock { held -> Enforcement in
             let previous = held
             held = enforcement
             return previous
         }
-        _ = previous
+        if previous !== enforcement { Retirement.shared.retire(previous) }
     }
 }

@@ -421,6 +421,9 @@ public actor HelperEngine {
     /// closed), until a new copy of the list arrives.
     func install(_ built: (tables: MatcherTables, unreadable: [String: String]), inputs: MatcherInputs) -> Bool {
         let lost = built.unreadable.keys.filter { tables.inputs.listNames.contains($0) }.sorted()
+        // The matcher that goes is freed on the releaser thread once no enforcement holds it
+        // (`Retirement`), not on the engine.
+        Retirement.shared.retire(lost.isEmpty ? tables.matcher : built.tables.matcher)
         if lost.isEmpty {
             tables = built.tables
             unbuildableInputs = nil
@@ -546,8 +549,11 @@ public actor HelperEngine {
             guard ticket == listTicket else {
                 // A later call asked for other lists meanwhile: its lists go in force, not these.
                 // This matcher goes now, not after the wait: with the one in force and the later
-                // call's, three matchers of a large list would be held at once.
+                // call's, three matchers of a large list would be held at once. It is freed on
+                // the releaser thread, not on the engine (`Retirement`).
+                if let matcher = built?.tables.matcher { Retirement.shared.retire(matcher) }
                 built = nil
+                retire(lists)
                 await waitForListsInForce(ticket)
                 return
             }
@@ -570,6 +576,14 @@ public actor HelperEngine {
         }
         pendingLists = nil
         listsPutInForce(ticket)
+        retire(lists)
+    }
+
+    /// Hands the parsed lists of a `setLists` call to the releaser thread, which frees each
+    /// storage when the caller's copies have gone too: tens of MB at 1,000,000 names that were
+    /// otherwise freed on the engine or a task of the caller (`Retirement`, issue 15).
+    private nonisolated func retire(_ lists: [String: RuleList]) {
+        for rules in lists.values where rules.storageBytes >= PageRelease.step { Retirement.shared.retire(rules.storageOwner) }
     }
 
     /// Returns once the lists of call `ticket` or of a later one are in force.
