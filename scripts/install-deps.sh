@@ -7,6 +7,7 @@ build_pkgs=(libsqlite3-dev libcurl4-openssl-dev pkg-config)
 # Real DNS clients, peers and tools the tests drive (DEVELOPERS.md lists why each is here).
 test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime python3-dnspython
            python3 iproute2 util-linux procps curl sqlite3 binutils
+           e2fsprogs  # mkfs.ext2: WritebackErrorTests' failing disk
            nftables  # the [firewall] table, applied in test namespaces
            systemd  # systemd-analyze verify checks the unit (etc/systemd/)
            chromium chromium-driver python3-selenium)  # the household page in a real browser

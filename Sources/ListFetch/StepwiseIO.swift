@@ -26,10 +26,17 @@ enum StepwiseIO {
     /// Each full step is handed to writeback (`SYNC_FILE_RANGE_WRITE`) and the step before it is
     /// waited for, so at most two steps and the partly written one are dirty or under writeback at
     /// any time, whatever the download's speed against the disk's. The wait sleeps off the CPU.
+    ///
+    /// A wait reports a write error of the disk and uses it up: Linux advances the descriptor's
+    /// error cursor (`file_fdatawait_range`), so a later fsync on it returns 0 for that error.
+    /// The first such error is kept in `error`, and every caller fails the file on it, or a copy
+    /// whose bytes never reached the disk would be renamed into place as if durable.
     struct Writeback {
         let fileDescriptor: Int32
         /// `[0, started)` has been handed to writeback.
         private(set) var started: Int64 = 0
+        /// The first write error a wait reported (an errno), else 0.
+        private(set) var error: Int32 = 0
 
         init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
 
@@ -38,7 +45,8 @@ enum StepwiseIO {
             let step = Int64(StepwiseIO.step)
             while end - started >= step {
                 if started >= step {
-                    syncRange(fileDescriptor, offset: started - step, length: step, flags: flagWaitBefore | flagWrite | flagWaitAfter)
+                    let failed = syncRange(fileDescriptor, offset: started - step, length: step, flags: flagWaitBefore | flagWrite | flagWaitAfter)
+                    if error == 0, failed != 0 { error = failed }
                 }
                 syncRange(fileDescriptor, offset: started, length: step, flags: flagWrite)
                 started += step
@@ -60,18 +68,18 @@ enum StepwiseIO {
             offset += n
             writeback.wrote(upTo: Int64(offset))
         }
-        return 0
+        return writeback.error
     }
 
     /// fsync(2) of a file whose pages may all still be dirty (written by someone else), after
-    /// handing them to writeback in steps. Returns 0 or the errno of fsync.
+    /// handing them to writeback in steps. Returns 0 or the errno of a write error (`Writeback`)
+    /// or of fsync.
     static func flush(_ fd: Int32) -> Int32 {
         var info = stat()
-        if fstat(fd, &info) == 0 {
-            var writeback = Writeback(fileDescriptor: fd)
-            writeback.wrote(upTo: Int64(info.st_size))
-        }
-        return fsync(fd) == 0 ? 0 : lastErrno()
+        var writeback = Writeback(fileDescriptor: fd)
+        if fstat(fd, &info) == 0 { writeback.wrote(upTo: Int64(info.st_size)) }
+        let synced = fsync(fd) == 0 ? 0 : lastErrno()
+        return writeback.error != 0 ? writeback.error : synced
     }
 
     /// Drops the clean cached pages of `path` a step at a time (`POSIX_FADV_DONTNEED`), so the
@@ -118,12 +126,19 @@ enum StepwiseIO {
     static let flagWaitAfter: UInt32 = 4 // SYNC_FILE_RANGE_WAIT_AFTER
 
     /// sync_file_range(2), looked up at run time because Glibc's Swift module does not export it.
-    /// Errors are ignored on purpose: starting writeback early only spreads the work, and the
-    /// fsync that follows reports any write error. Elsewhere than Linux it does nothing.
-    static func syncRange(_ fd: Int32, offset: Int64, length: Int64, flags: UInt32) {
+    /// Returns 0 or the errno of a write error. A file that cannot take it (EINVAL, ESPIPE, no
+    /// such call) is no error: starting writeback early only spreads the work. A write error must
+    /// not be dropped when the flags wait: the wait used it up, and the fsync that follows will
+    /// not report it again (`Writeback`). Elsewhere than Linux it does nothing.
+    @discardableResult
+    static func syncRange(_ fd: Int32, offset: Int64, length: Int64, flags: UInt32) -> Int32 {
         #if os(Linux)
-        guard let call = syncFileRange.function else { return }
-        _ = call(fd, offset, length, flags)
+        guard let call = syncFileRange.function else { return 0 }
+        guard call(fd, offset, length, flags) != 0 else { return 0 }
+        let code = lastErrno()
+        return code == EINVAL || code == ESPIPE || code == ENOSYS || code == EINTR ? 0 : code
+        #else
+        return 0
         #endif
     }
 

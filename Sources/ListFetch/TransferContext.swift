@@ -146,6 +146,12 @@ final class TransferContext {
         }
         bytesWritten += Int64(chunk.count)
         writeback.wrote(upTo: bytesWritten)
+        // A write error the disk reported to the writeback's wait: the final fsync would not
+        // report it again, so the transfer fails here (`StepwiseIO.Writeback`).
+        if writeback.error != 0 {
+            writeErrno = writeback.error
+            return 0
+        }
         return chunk.count
     }
 }
