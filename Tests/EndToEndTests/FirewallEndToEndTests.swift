@@ -164,6 +164,37 @@ struct FirewallEndToEndTests {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
     }
 
+    /// Attempts to one address and port are one element of the attempt set, read every 2 s: the
+    /// helper counts what the element gained since its last read, so attempts spread over several
+    /// reads are each counted once, none lost between a read and a delete, none counted twice.
+    @Test func attempts_to_one_server_spread_over_several_reads_are_each_counted_once() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        let (helper, _) = try lab.startHelper(
+            in: lab.router, firewall: Self.routerSettings + "\n[metrics]\nlisten = \"127.0.0.1:9153\"", mode: .root,
+            listen: ["[::1]:0"], lanListen: "[::]:53")
+        try lab.waitForTable(in: lab.router, present: true)
+        let attempts = 6
+        for attempt in 0..<attempts {
+            // Alternately over UDP (QUIC) and TCP: both land in the one element for port 443.
+            #expect(try lab.connect(from: lab.device, to: FirewallLab.dohAddress6, port: 443, udp: attempt % 2 == 0) == "refused")
+            Thread.sleep(forTimeInterval: 0.9)
+        }
+        let series = "scrolloff_firewall_client_attempts_total{client=\"\(FirewallLab.device6)\",kind=\"doh\"}"
+        var metrics = ""
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.5)
+            metrics = try run("/usr/sbin/ip", ["netns", "exec", lab.router, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        } while (Self.value(of: series, in: metrics) ?? 0) < Double(attempts) && Date() < deadline
+        // Two more reads, so a count that would go on growing (an element counted twice) shows.
+        Thread.sleep(forTimeInterval: 4.5)
+        metrics = try run("/usr/sbin/ip", ["netns", "exec", lab.router, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        #expect(Self.value(of: series, in: metrics) == Double(attempts), "\(series)\n\(metrics)")
+        helper.child.signal(SIGTERM)
+        try lab.waitForTable(in: lab.router, present: false)
+    }
+
     @Test func a_reload_that_turns_the_firewall_off_removes_the_table_and_on_again_restores_it() throws {
         let scratch = try Scratch()
         let lab = try FirewallLab(scratch: scratch, routed: true)

@@ -36,6 +36,9 @@ public actor FirewallController {
     private var pending: [BypassAttempt] = []
     /// Attempts per device since start (every read, before the event limiter thins them).
     private var tally = ClientAttemptTally()
+    /// What each attempt-set element had counted at the last read (`NFTables.takeAttempts`);
+    /// emptied whenever the table, and so its sets, is made anew.
+    private var attemptCounts: [BypassAttempt: UInt64] = [:]
     /// Whether the sinkhole's `::` sockets take IPv4 too (`net.ipv6.bindv6only` 0, per network
     /// namespace; read once, as the sockets were bound with it).
     private let dualStackWildcard = FirewallController.readSysctl("/proc/sys/net/ipv6/bindv6only") != "1"
@@ -91,9 +94,10 @@ public actor FirewallController {
         // Replacing the table starts its counters from zero: what they held is kept here first.
         if applied != nil {
             carry(nft.counters())
-            take(nft.takeAttempts())
+            takeAttempts(from: nft)
         }
         try nft.apply(next.text)
+        attemptCounts = [:]
         logger.notice("firewall: table inet scrolloff in place", metadata: [
             "firewall.mode": "\(settings.mode.rawValue)",
             "firewall.doh_addresses": "\(next.dohIPv4.count + next.dohIPv6.count)",
@@ -106,8 +110,9 @@ public actor FirewallController {
         guard applied != nil else { return }
         guard let nft else { throw .notInstalled }
         carry(nft.counters())
-        take(nft.takeAttempts())
+        takeAttempts(from: nft)
         try nft.apply(FirewallRuleset.removal)
+        attemptCounts = [:]
         applied = nil
         logger.notice("firewall: table inet scrolloff removed")
     }
@@ -119,6 +124,7 @@ public actor FirewallController {
         guard settings.enabled, applied != nil, let nft, !nft.tableExists() else { return false }
         let next = ruleset()
         try nft.apply(next.text)
+        attemptCounts = [:]
         applied = next
         logger.notice("firewall: table inet scrolloff was gone from the kernel; put back")
         return true
@@ -184,7 +190,7 @@ public actor FirewallController {
 
     /// The attempts caught since the last call that may become events now (`BypassEventLimiter`).
     func takeAttempts(now: Date) -> [BypassAttempt] {
-        if applied != nil, let nft { take(nft.takeAttempts()) }
+        if applied != nil, let nft { takeAttempts(from: nft) }
         let taken = pending
         pending = []
         return limiter.admit(taken, now: now)
@@ -193,6 +199,13 @@ public actor FirewallController {
     /// Attempts per device and kind (`dns`, `dot`, `doh`) since the helper started, as of the last
     /// read of the attempt sets (every 2 s).
     func clientAttempts() -> [String: [String: UInt64]] { tally.counts }
+
+    /// Reads the attempt sets; what each element counted since the last read is taken.
+    private func takeAttempts(from nft: NFTables) {
+        let (caught, seen) = nft.takeAttempts(previous: attemptCounts)
+        attemptCounts = seen
+        take(caught)
+    }
 
     private func take(_ caught: [CaughtAttempt]) {
         tally.add(caught)

@@ -139,8 +139,8 @@ struct FirewallRuleset: Equatable {
         if !dohIPv6.isEmpty { lines.append("\t\telements = { \(dohIPv6.joined(separator: ", ")) }") }
         lines.append("\t}")
         for counter in Counter.allCases { lines.append("\tcounter \(counter.rawValue) { }") }
-        // Who tried what (client, server, port), for the events: the helper reads and empties these
-        // sets every few seconds. Bounded; when full, an attempt is still redirected or refused by
+        // Who tried what (client, server, port), for the events: the helper reads these sets every
+        // few seconds and deletes the elements that counted nothing since (`NFTables.takeAttempts`). Bounded; when full, an attempt is still redirected or refused by
         // the rule after the one that records it, only not recorded.
         for (name, type) in [("attempts_ipv4", "ipv4_addr"), ("attempts_ipv6", "ipv6_addr")] {
             lines.append("\tset \(name) {")

@@ -49,12 +49,19 @@ struct NFTables: Sendable {
         return counts
     }
 
-    /// Takes what the attempt sets hold (`attempts_ipv4`, `attempts_ipv6`), each with the packets
-    /// its element counted, and deletes exactly those elements, so an attempt made between the
-    /// read and the delete is read next time (a packet counted into an element in that moment is
-    /// not).
-    func takeAttempts() -> [CaughtAttempt] {
+    /// Reads the attempt sets (`attempts_ipv4`, `attempts_ipv6`) and returns what each element
+    /// counted since the last read, given what the last read saw (`previous`), with what this
+    /// read saw for the next call.
+    ///
+    /// Elements are not deleted as they are read: a packet counted into an element between the
+    /// read and a delete was lost (a device's DoH attempt over TCP and then UDP to one address is
+    /// one element, and a full test run read it as 1). Only elements that counted nothing since the
+    /// last read are deleted, so the sets stay as small as the attempts of the last few seconds;
+    /// a packet lost now must hit an element idle for a whole interval in the moment between its
+    /// read and its delete.
+    func takeAttempts(previous: [BypassAttempt: UInt64]) -> (caught: [CaughtAttempt], seen: [BypassAttempt: UInt64]) {
         var found: [CaughtAttempt] = []
+        var seen: [BypassAttempt: UInt64] = [:]
         for set in ["attempts_ipv4", "attempts_ipv6"] {
             let (status, output) = run(["-j", "list", "set", FirewallRuleset.family, FirewallRuleset.table, set])
             guard status == 0, let data = output.data(using: .utf8),
@@ -79,12 +86,26 @@ struct NFTables: Sendable {
                     taken.append(CaughtAttempt(attempt: BypassAttempt(client: client, server: server, port: port), packets: packets))
                 }
             }
-            guard !taken.isEmpty else { continue }
-            let elements = taken.map { "\($0.attempt.client) . \($0.attempt.server) . \($0.attempt.port)" }.joined(separator: ", ")
-            _ = run(["delete", "element", FirewallRuleset.family, FirewallRuleset.table, set, "{ \(elements) }"])
-            found += taken
+            var idle: [BypassAttempt] = []
+            for element in taken {
+                let before = previous[element.attempt] ?? 0
+                // Fewer than before: the element went (its timeout) and came back, counting anew.
+                let counted = element.packets >= before ? element.packets - before : element.packets
+                if counted > 0 {
+                    found.append(CaughtAttempt(attempt: element.attempt, packets: counted))
+                    seen[element.attempt] = element.packets
+                } else {
+                    idle.append(element.attempt)
+                }
+            }
+            guard !idle.isEmpty else { continue }
+            let elements = idle.map { "\($0.client) . \($0.server) . \($0.port)" }.joined(separator: ", ")
+            if run(["delete", "element", FirewallRuleset.family, FirewallRuleset.table, set, "{ \(elements) }"]).status != 0 {
+                // Still there: remembered with their counts, so they are not counted twice.
+                for attempt in idle { seen[attempt] = previous[attempt] }
+            }
         }
-        return found
+        return (found, seen)
     }
 
     /// A port as nft's JSON gives it: a number, or a service name without `-S`… in some versions.
