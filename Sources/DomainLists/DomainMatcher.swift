@@ -140,7 +140,9 @@ public final class DomainMatcher: @unchecked Sendable {
         while (UInt64(1) << indexBits) <= UInt64(recordCount) + 1 { indexBits += 1 }
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
-        for (hash, offset) in zip(nodeHashes, nodeOffsets) {
+        for (index, (hash, offset)) in zip(nodeHashes, nodeOffsets).enumerated() {
+            // A build's last loop: a million nodes' random writes yield on the way (issue 15).
+            if index & 1023 == 0 { CooperativeYield.point() }
             var slot = Int(truncatingIfNeeded: hash) & slotMask
             while slots[slot] != 0 { slot = (slot &+ 1) & slotMask }
             slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (offset + 1)

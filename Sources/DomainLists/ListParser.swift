@@ -32,7 +32,11 @@ public struct ListParser {
         guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let count = chunk.count
         var lineStart = 0
+        var lines = 0
         while lineStart < count {
+            // A 1 MiB chunk is 30,000 lines or more: its parse yields on the way (issue 15).
+            lines &+= 1
+            if lines & 255 == 0 { CooperativeYield.point() }
             guard let found = memchr(base + lineStart, 0x0A, count - lineStart) else { break }
             let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             let piece = UnsafeBufferPointer(start: base + lineStart, count: newline - lineStart)

@@ -230,11 +230,17 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     /// without a `String` or a `Set<ListRule>` per rule.
     public func subtracting(_ other: RuleList) -> RuleList {
         var present = RuleTable(capacityFor: other.count)
-        for index in other.indices { present.insert(index, of: other) }
+        // A held list's refresh compares a million names each way: both loops yield on the way (issue 15).
+        for index in other.indices {
+            if index & 1023 == 0 { CooperativeYield.point() }
+            present.insert(index, of: other)
+        }
         var result = RuleList()
         // Rules already taken into the result are added to a second table, so repeats stay out.
         var taken = RuleTable(capacityFor: 16)
-        for index in indices where !present.contains(index, of: self, in: other) {
+        for index in indices {
+            if index & 1023 == 0 { CooperativeYield.point() }
+            guard !present.contains(index, of: self, in: other) else { continue }
             if taken.contains(index, of: self, in: result) { continue }
             let storage = result.unique()
             storage.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[span(index)]))
@@ -319,7 +325,9 @@ private struct RuleTable: ~Copyable {
         var old = PagedBuffer<UInt64>(zeroed: slots.count * 2)
         swap(&old, &slots)
         used = 0
-        for value in old.values where value != 0 {
+        for (index, value) in old.values.enumerated() {
+            if index & 1023 == 0 { CooperativeYield.point() }
+            guard value != 0 else { continue }
             insert(Int(value & 0xFFFF_FFFF) - 1, hash: list.hash(Int(value & 0xFFFF_FFFF) - 1), of: list)
         }
     }

@@ -80,6 +80,8 @@ public struct MatcherBuilder {
             guard let base = bytes.baseAddress else { return }
             var batchStart = 0
             while batchStart < ends.count {
+                // A million-name list is 30,000 batches of ~10 µs: a refresh yields between them (issue 15).
+                CooperativeYield.point()
                 let batchEnd = min(batchStart + Self.batchSize, ends.count)
                 hashBatch(base, ends, batchStart..<batchEnd)
                 warmBatch()
@@ -276,6 +278,8 @@ public struct MatcherBuilder {
         var selfAnswers = [UInt32](repeating: 0, count: nodeCount)
         var belowAnswers = [UInt32](repeating: 0, count: nodeCount)
         for node in 0..<nodeCount {
+            // Each pass over the nodes yields on the way (`CooperativeYield`, issue 15).
+            if node & 1023 == 0 { CooperativeYield.point() }
             // Parents are created before their children, so theirs are already final here.
             let parent = parents[node]
             let isTopLevel = parent == DomainMatcher.rootParent
@@ -296,6 +300,7 @@ public struct MatcherBuilder {
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
         var total = 0
         for node in 0..<nodeCount {
+            if node & 4095 == 0 { CooperativeYield.point() }  // a few reads per node: points further apart
             let form = Self.form(self: selfAnswers[node], below: belowAnswers[node])
             total += DomainMatcher.lengthFieldOffset + 1 + Int(records[Int(nodeOffsets[node]) + Self.lengthField])
                 + Self.storedAnswerCount(form) * answerWidth
@@ -309,6 +314,7 @@ public struct MatcherBuilder {
         records.withUnsafeBufferPointer { source in
             var position = 0
             for node in 0..<nodeCount {
+                if node & 1023 == 0 { CooperativeYield.point() }
                 let parent = parents[node]
                 publishedOffsets[node] = UInt32(position)
                 let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
@@ -470,7 +476,9 @@ public struct MatcherBuilder {
     private mutating func rehash(capacity: Int) {
         var bigger = [UInt64](repeating: 0, count: capacity)
         let mask = capacity - 1
-        for (hash, offset) in zip(hashes, nodeOffsets) {
+        for (index, (hash, offset)) in zip(hashes, nodeOffsets).enumerated() {
+            // A rehash moves every node made so far: it yields on the way.
+            if index & 1023 == 0 { CooperativeYield.point() }
             var slot = Int(truncatingIfNeeded: hash) & mask
             while bigger[slot] != 0 { slot = (slot &+ 1) & mask }
             bigger[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)

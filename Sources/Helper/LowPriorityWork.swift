@@ -81,27 +81,13 @@ enum LowPriorityWork {
         return try result.get()
     }
 
-    /// Starts `job` on a thread of its own (8 MiB of stack), detached or to be joined; nil when
-    /// no thread can be made, and then the caller runs the job itself.
+    /// Starts `job` on a thread of its own, detached or to be joined; nil when no thread can be
+    /// made, and then the caller runs the job itself.
     private static func start(_ job: AnyJob, detached: Bool) -> pthread_t? {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        // The parsers' and builders' own recursion is shallow; 8 MiB is the main thread's default.
-        pthread_attr_setstacksize(&attributes, 8 << 20)
-        if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
-        let context = Unmanaged.passRetained(job).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, &attributes, { raw in
-            let job = Unmanaged<AnyJob>.fromOpaque(raw!).takeRetainedValue()
-            job.performAtLowPriority()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<AnyJob>.fromOpaque(context).release()
-            return nil
+        LowPriorityThread.start(name: "scrolloff-lists", idle: job.idle, detached: detached) {
+            pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
+            job.perform()
         }
-        return thread
     }
 
     /// Marks the worker threads, for calls made from the work itself.
@@ -119,17 +105,6 @@ enum LowPriorityWork {
         init(idle: Bool) { self.idle = idle }
 
         func perform() {}
-
-        final func performAtLowPriority() {
-            // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
-            // The scheduling class is per thread too; nice 10 stays if the kernel refuses it.
-            if idle { _ = scrolloff_set_idle_policy() }
-            // Its own name, so `top -H` and `perf sched` tell list work from the Swift pool's threads.
-            _ = scrolloff_name_thread("scrolloff-lists")
-            pthread_setspecific(LowPriorityWork.workerKey, UnsafeRawPointer(bitPattern: 1))
-            perform()
-        }
     }
 
     /// One call: its closure and, once it has run, its result, kept for `run` or handed to

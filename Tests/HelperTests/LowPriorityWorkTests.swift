@@ -1,4 +1,5 @@
 import ControlAPI
+import DomainLists
 import Foundation
 import ListFetch
 import Logging
@@ -17,6 +18,18 @@ import Testing
         #expect(inside == max(before, LowPriorityWork.niceness))
         #expect(LowPriorityWork.currentNiceness() == before)
         #expect(!LowPriorityWork.currentPolicyIsIdle())
+    }
+
+    @Test func refresh_work_has_yield_points_on_and_work_a_person_waits_for_and_the_caller_do_not() async {
+        let refresh = ListRefreshContext.$isRefresh.withValue(true) { LowPriorityWork.run { CooperativeYield.isEnabledOnThisThread } }
+        let performed = await ListRefreshContext.$isRefresh.withValue(true) {
+            await LowPriorityWork.perform { CooperativeYield.isEnabledOnThisThread }
+        }
+        let asked = LowPriorityWork.run { CooperativeYield.isEnabledOnThisThread }
+        #expect(refresh)
+        #expect(performed)
+        #expect(!asked, "nice-10 work a person waits for keeps its whole slice")
+        #expect(!CooperativeYield.isEnabledOnThisThread)
     }
 
     @Test func a_typed_error_reaches_the_caller_as_it_was_thrown() {

@@ -35,11 +35,16 @@ public enum DomainListValidator {
                 // hundreds of MB on every refresh of a held list (issue 15).
                 let now = try copies?.peek(newCopy) ?? parse(contentsOfFile: newCopy, budget: budget).rules
                 var dropped = Set<ListRule>()
+                // A copy that lost most of its names drops up to a million: these loops yield too.
                 for path in kept {
-                    for rule in try parse(contentsOfFile: path, budget: budget).rules.subtracting(now) { dropped.insert(rule) }
+                    for rule in try parse(contentsOfFile: path, budget: budget).rules.subtracting(now) {
+                        CooperativeYield.point()
+                        dropped.insert(rule)
+                    }
                 }
                 var text = "! Names a refresh dropped while a rule held this list; in force until the lock ends.\n"
                 for rule in dropped.sorted(by: { ($0.name, $0.scope.rawValue, $0.action.rawValue) < ($1.name, $1.scope.rawValue, $1.action.rawValue) }) {
+                    CooperativeYield.point()
                     text += line(for: rule) + "\n"
                 }
                 try StepwiseFile.write(text, to: output)

@@ -1,4 +1,3 @@
-import CThreadShim
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -87,26 +86,10 @@ final class Retirement: Sendable {
     }()
 
     private func startThread() -> Bool {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, &attributes, { raw in
-            let retirement = Unmanaged<Retirement>.fromOpaque(raw!).takeRetainedValue()
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
-            _ = scrolloff_set_idle_policy()
-            _ = scrolloff_name_thread("scrolloff-retire")
+        LowPriorityThread.start(name: "scrolloff-free", idle: true, detached: true) { [self] in
             pthread_setspecific(Retirement.releaserKey, UnsafeRawPointer(bitPattern: 1))
-            retirement.release()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<Retirement>.fromOpaque(context).release()
-            return false
-        }
-        return true
+            release()
+        } != nil
     }
 
     /// The releaser thread: drops whatever it holds alone, every `pollInterval`, until nothing waits.
