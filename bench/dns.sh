@@ -11,7 +11,8 @@
 #
 # The query mix is ~90% blocked names (half the listed names, half a subdomain of one) and ~10%
 # names answered from the server's cache. The server is pinned to SERVER_CPU and dnsperf to
-# CLIENT_CPU; the servers take turns within each round. For each it prints: the time until the
+# CLIENT_CPU; in each round every server is started, then they are measured by turns, REPS passes
+# each (measure_round says why). For each it prints: the time until the
 # list is in force (scrolloff: from `lists add` until a listed name answers 0.0.0.0, the CLI's
 # start-up included; peers: from start until a listed name answers), RSS and bytes per name over
 # the same server with an empty list (see start_server), maximum QPS, latency at a fixed 20,000 QPS (mean, p50, p99 from
@@ -22,6 +23,7 @@
 #
 # Usage: bench/dns.sh [SIZES] [ROUNDS]     e.g. bench/dns.sh "200000 1000000" 3
 #   SERVERS="scrolloff dnsmasq unbound"  QPS_SECONDS=8  LATENCY_SECONDS=5  FIXED_QPS=20000  REFRESH=1
+#   REPS=3: passes per round, the servers measured by turns within each (see measure_round).
 #   REFRESH_CLI=idle|normal: the scheduling class of the `lists update` that starts the refresh.
 #   SCROLLOFF_BIN=… SCROLLOFF_CLI=… measure other binaries (no build).
 #   QPS_SECONDS=2 LATENCY_SECONDS=1 bench/dns.sh 20000 1 is a quick check.
@@ -31,6 +33,7 @@ set -euo pipefail
 
 SIZES=${1:-"200000 1000000"}
 ROUNDS=${2:-2}
+REPS=${REPS:-3}
 SERVERS=${SERVERS:-"scrolloff dnsmasq unbound"}
 QPS_SECONDS=${QPS_SECONDS:-8}
 LATENCY_SECONDS=${LATENCY_SECONDS:-5}
@@ -231,25 +234,55 @@ latency_of() {
         | awk '{a[NR]=$1; s+=$1} END {if (NR==0) {print "nan nan nan 0"; exit} printf "%.0f %.0f %.0f %d\n", s/NR, a[int(NR*0.5)+1], a[int(NR*0.99)], NR}'
 }
 
-# One measurement; prints a row and appends "kind size load rss qps mean p50 p99 lost add" to $WORK/rows.
-measure() { # kind size
-    local kind=$1 n=$2 dir="$WORK/$2" out qps lost rss lat
-    start_server "$kind" full "$dir"
-    rss=$(rss_kib "$SERVER_PID")
-    dnsperf_run "$dir/queries.txt" -l 2 -c 4 -q 200 >/dev/null               # warm the cache
-    out=$(dnsperf_run "$dir/queries.txt" -l "$QPS_SECONDS" -c 4 -q 500)
-    qps=$(awk '/Queries per second/ {print $4}' <<<"$out")
-    lost=$(awk '/Queries lost/ {print $3}' <<<"$out")
-    lat=$(dnsperf_run "$dir/queries.txt" -l "$LATENCY_SECONDS" -c 4 -Q "$FIXED_QPS" -v | latency_of)
-    read -r mean p50 p99 answered <<<"$lat"
-    local expected=$(( FIXED_QPS * LATENCY_SECONDS ))
-    local after; after=$(rss_kib "$SERVER_PID")
-    rss=$(( after > rss ? after : rss ))
-    if [ "$kind" = scrolloff ] && [ "$REFRESH" = 1 ] && [ "$n" = "$LARGEST" ]; then refresh_during_load "$dir"; fi
-    stop_server
-    printf "%-9s %8s  in force %6s ms, server CPU %5s ms (start %6s ms)  %8s KiB %8s qps  @%dk: mean %5s µs p50 %5s µs p99 %6s µs answered %s/%s  lost %s\n" \
-        "$kind" "$n" "$ADD_MS" "$ADD_CPU_MS" "$LOAD_MS" "$rss" "$qps" $((FIXED_QPS / 1000)) "$mean" "$p50" "$p99" "$answered" "$expected" "$lost"
-    echo "$kind $n $LOAD_MS $rss $qps $mean $p50 $p99 $lost $ADD_MS" >>"$WORK/rows"
+# One round at one size. Every server is started (one after the other, each timed as above), then
+# they are measured by turns: REPS passes of a QPS run on each, then REPS passes of a latency run on
+# each, so that all of them meet the same phases of a shared machine. On this VM the same server's
+# max QPS moves by 15-20% from one minute to the next; measured one server after another, that
+# drift landed on whichever server ran in a slow minute and swung the ratios by as much. An idle
+# server waiting for its turn costs the one measured nothing (they all sit blocked in their poll).
+# Prints a row per server and pass and appends "kind size load rss qps mean p50 p99 lost add" to
+# $WORK/rows.
+measure_round() { # size
+    local n=$1 dir="$WORK/$1" kind rep out lat
+    declare -A pid port load add add_cpu rss qps lost lats
+    for kind in $SERVERS; do
+        start_server "$kind" full "$dir"
+        pid[$kind]=$SERVER_PID; port[$kind]=$SERVER_PORT; load[$kind]=$LOAD_MS; add[$kind]=$ADD_MS; add_cpu[$kind]=$ADD_CPU_MS
+        rss[$kind]=$(rss_kib "$SERVER_PID")
+        [ "$kind" = scrolloff ] && SCROLLOFF_SOCK=$SOCK
+        dnsperf_run "$dir/queries.txt" -l 2 -c 4 -q 200 >/dev/null           # warm the cache
+    done
+    for rep in $(seq 1 "$REPS"); do
+        for kind in $SERVERS; do
+            SERVER_PID=${pid[$kind]}; SERVER_PORT=${port[$kind]}
+            out=$(dnsperf_run "$dir/queries.txt" -l "$QPS_SECONDS" -c 4 -q 500)
+            qps[$kind,$rep]=$(awk '/Queries per second/ {print $4}' <<<"$out")
+            lost[$kind,$rep]=$(awk '/Queries lost/ {print $3}' <<<"$out")
+        done
+    done
+    for rep in $(seq 1 "$REPS"); do
+        for kind in $SERVERS; do
+            SERVER_PID=${pid[$kind]}; SERVER_PORT=${port[$kind]}
+            lats[$kind,$rep]=$(dnsperf_run "$dir/queries.txt" -l "$LATENCY_SECONDS" -c 4 -Q "$FIXED_QPS" -v | latency_of)
+        done
+    done
+    local expected=$(( FIXED_QPS * LATENCY_SECONDS )) after mean p50 p99 answered
+    for kind in $SERVERS; do
+        after=$(rss_kib "${pid[$kind]}")
+        [ "$after" -gt "${rss[$kind]}" ] && rss[$kind]=$after
+        for rep in $(seq 1 "$REPS"); do
+            read -r mean p50 p99 answered <<<"${lats[$kind,$rep]}"
+            printf "%-9s %8s  in force %6s ms, server CPU %5s ms (start %6s ms)  %8s KiB %8s qps  @%dk: mean %5s µs p50 %5s µs p99 %6s µs answered %s/%s  lost %s\n" \
+                "$kind" "$n" "${add[$kind]}" "${add_cpu[$kind]}" "${load[$kind]}" "${rss[$kind]}" "${qps[$kind,$rep]}" $((FIXED_QPS / 1000)) \
+                "$mean" "$p50" "$p99" "$answered" "$expected" "${lost[$kind,$rep]}"
+            echo "$kind $n ${load[$kind]} ${rss[$kind]} ${qps[$kind,$rep]} $mean $p50 $p99 ${lost[$kind,$rep]} ${add[$kind]}" >>"$WORK/rows"
+        done
+    done
+    if [[ " $SERVERS " == *" scrolloff "* ]] && [ "$REFRESH" = 1 ] && [ "$n" = "$LARGEST" ]; then
+        SERVER_PID=${pid[scrolloff]}; SERVER_PORT=${port[scrolloff]}; SOCK=$SCROLLOFF_SOCK
+        refresh_during_load "$dir"
+    fi
+    for kind in $SERVERS; do SERVER_PID=${pid[$kind]}; stop_server; done
 }
 
 # p99 while the list is refreshed under load, and the time until a new name is in force.
@@ -325,12 +358,12 @@ if [[ " $SERVERS " == *" scrolloff "* ]]; then
 fi
 for n in $SIZES; do
     for round in $(seq 1 "$ROUNDS"); do
-        for kind in $SERVERS; do measure "$kind" "$n"; done
+        measure_round "$n"
     done
 done
 
 echo
-echo "medians over $ROUNDS rounds (min–max in brackets); ratios are scrolloff / the better peer:"
+echo "medians over $ROUNDS rounds of $REPS passes each (min–max in brackets); ratios are scrolloff / the better peer:"
 BASES=$(for k in $SERVERS; do printf '%s=%s ' "$k" "${BASE[$k]}"; done)
 /usr/bin/python3 - "$WORK/rows" "$BASES" "$NO_LIST" <<'PY'
 import statistics, sys
