@@ -33,11 +33,11 @@ enum LowPriorityThread {
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
             // Linux keeps the nice value per thread (setpriority(2) NOTES): this one only.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LowPriorityWork.niceness)
-            // The scheduling class is per thread too; nice 10 stays if the kernel refuses it.
-            if start.idle { _ = scrolloff_set_idle_policy() }
+            // The scheduling class is per thread too; nice 10 stays if the kernel refuses it, and
+            // then so does the whole slice (no yield points).
+            if start.idle, scrolloff_set_idle_policy() == 0 { CooperativeYield.enableOnThisThread() }
             // Its own name, so `top -H` and `perf sched` tell this work from the Swift pool's threads.
             _ = scrolloff_name_thread(start.name)
-            if start.idle { CooperativeYield.enableOnThisThread() }
             start.run()
             return nil
         }, context)
