@@ -139,6 +139,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Helpers shared by test targets (which cannot import one another): a capturing log handler.
+        // Only test targets depend on it; no product links it.
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ScrollOffCoreTests",
             dependencies: ["ScrollOffCore", .product(name: "PropertyBased", package: "swift-property-based")],
@@ -155,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "DNSFraming", "Helper", "DNSWire", "DomainLists",
+                "Sinkhole", "DNSFraming", "Helper", "DNSWire", "DomainLists", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -167,7 +175,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole",
+                "Helper", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -186,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [
-                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store",
+                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -17,7 +17,7 @@ struct ControlShutdownTests {
         #expect(status.status == 0, "\(status)")
         await helper.stop()
         #expect(!FileManager.default.fileExists(atPath: socket))
-        let errors = helper.log.all.filter { $0.hasPrefix("error") || $0.hasPrefix("critical") }
+        let errors = helper.log.lines.filter { $0.hasPrefix("error") || $0.hasPrefix("critical") }
         #expect(errors.isEmpty, "\(errors)")
     }
 }
@@ -44,7 +44,7 @@ struct WebShutdownTests {
         let scrape = try await run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(metrics)/metrics"])
         #expect(scrape.stdout.contains("scrolloff_dns_queries_total"), "\(scrape)")
         await helper.stop()
-        let errors = helper.log.all.filter { $0.hasPrefix("error") || $0.hasPrefix("critical") }
+        let errors = helper.log.lines.filter { $0.hasPrefix("error") || $0.hasPrefix("critical") }
         #expect(errors.isEmpty, "\(errors)")
         // Both listeners are closed: the ports can be bound again at once.
         for port in [web, metrics] {

@@ -3,11 +3,11 @@ import Glibc
 #endif
 import Foundation
 import Helper
-import Logging
 import ScrollOffCore
 import Sinkhole
 import Store
 import Synchronization
+import TestSupport
 
 /// A free port on 127.0.0.1 for both UDP and TCP, found by binding port 0 (then released).
 func freeLoopbackPort() throws -> Int {
@@ -99,38 +99,13 @@ func dig(port: Int, _ name: String, source: String? = nil, _ extra: [String] = [
     return try await run("/usr/bin/dig", arguments).stdout
 }
 
-/// Keeps every log line, so a test can read what the helper said about a reload.
-final class LogLines: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    var all: [String] { lines.withLock { $0 } }
-
-    func logger() -> Logger {
-        var logger = Logger(label: "reload-test") { _ in Handler(sink: self) }
-        logger.logLevel = .info
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let sink: LogLines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            sink.lines.withLock { $0.append("\(event.level) \(event.message)") }
-        }
-    }
-}
-
 /// The whole helper (`HelperMain.run`) in this process, on a free port, with a configuration the
 /// test changes and reloads (as SIGHUP would, through a `ReloadHandle`).
 final class ReloadableHelper: Sendable {
     let directory: String
     let port: Int
-    let log = LogLines()
+    /// What the helper said (about a reload, a shutdown), as "level message".
+    let log = CapturedLog()
     let handle = ReloadHandle()
     /// What the next reload reads: a configuration, or an error as a bad file gives.
     let next: NextConfiguration
@@ -173,7 +148,7 @@ final class ReloadableHelper: Sendable {
               await eventually({ (try? await dig(port: port, "ready.probe"))?.contains(upstream.address) == true })
         else {
             task.cancel()
-            throw POSIXFailure(operation: "start the helper: \(log.all.joined(separator: "\n"))", code: 0)
+            throw POSIXFailure(operation: "start the helper: \(log.lines.joined(separator: "\n"))", code: 0)
         }
     }
 

@@ -5,6 +5,7 @@ import ScrollOffCore
 import Sinkhole
 import Store
 import Testing
+import TestSupport
 
 extension ControlEndToEnd {
 /// The running helper takes a new configuration (issue 6): real sockets, real dig, a real dnsmasq
@@ -52,7 +53,7 @@ struct ReloadTests {
         #expect(report.failure == nil)
         #expect(Set(report.applied) == ["dns.upstreams", "dns.blocking_mode", "dns.blocked_ttl", "dns.cache"])
         #expect(report.needsRestart == ["dns.listen", "helper.threads"])
-        #expect(helper.log.all.contains { $0.contains("configuration reloaded") && $0.contains("dns.listen, helper.threads take effect at the next restart") })
+        #expect(helper.log.lines.contains { $0.contains("configuration reloaded") && $0.contains("dns.listen, helper.threads take effect at the next restart") })
 
         // Still on the old port (listen waits for a restart), now asking the new upstream.
         #expect(try await helper.query("two.test") == "198.51.100.2\n")
@@ -76,9 +77,9 @@ struct ReloadTests {
         // The file does not parse: the loader's error, one line, with what to fix.
         let unreadable = try #require(await helper.reloadFailing("scrolloff.toml line 4: upstreams: “9.9.9” is not an address"))
         #expect(unreadable.failure?.contains("line 4") == true)
-        #expect(helper.log.all.contains {
+        #expect(helper.log.lines.contains {
             $0.hasPrefix("error configuration not reloaded") && $0.contains("line 4") && $0.contains("reload again")
-        }, "\(helper.log.all)")
+        }, "\(helper.log.lines)")
 
         // The file parses but one value is out of range: nothing of it applies, not even the valid parts.
         let invalid = try #require(await helper.reload { c in
@@ -225,9 +226,9 @@ struct ReloadTests {
         configuration.catalogPath = ReloadableHelper.catalog
         configuration.defaultProfile = ProfileSettings(name: "default", timeZoneID: "UTC")
         configuration.listSources = [ConfiguredListSource(name: "reels", url: "https://www.instagram.com/x")]
-        let lines = LogLines()
+        let log = CapturedLog()
         await #expect {
-            try await HelperMain.run(configuration, logger: lines.logger())
+            try await HelperMain.run(configuration, logger: log.logger())
         } throws: { error in
             let text = "\(error)"
             return text.contains("lists.source[1].url") && text.contains("www.instagram.com") && text.contains("another host")
@@ -326,9 +327,9 @@ struct ReloadTests {
 @Suite
 struct LiveLogLevelTests {
     @Test func a_new_level_applies_to_every_copy_of_the_logger() {
-        let lines = LogLines()
+        let log = CapturedLog()
         let level = LiveLogLevel(.info)
-        let logger = level.logger(over: lines.logger())
+        let logger = level.logger(over: log.logger())
         let copy = logger // as a service holds it
         copy.debug("hidden at info")
         copy.info("shown at info", metadata: ["list.name": "x"])
@@ -336,7 +337,7 @@ struct LiveLogLevelTests {
         copy.debug("shown at debug")
         level.set(.error)
         logger.warning("hidden at error")
-        #expect(lines.all == ["info shown at info", "debug shown at debug"])
+        #expect(log.lines == ["info shown at info", "debug shown at debug"])
     }
 }
 }

@@ -1,11 +1,10 @@
 import ControlAPI
 import Foundation
 @testable import Helper
-import Logging
 import ScrollOffCore
 @testable import Store
-import Synchronization
 import Testing
+import TestSupport
 
 /// Issue 16: milestones and the weekly digest are written once, whatever restarts and
 /// recomputations follow; a digest missed while the helper was down comes at the next start.
@@ -101,7 +100,7 @@ struct InsightMarksTests {
         chmod(script, 0o755)
         var settings = DigestHookSettings()
         settings.command = [script, out]
-        let log = CollectedLog()
+        let log = CapturedLog()
         await DigestHook.deliver(try Self.sampleReport(), settings: settings, logger: log.logger())
         let text = try String(contentsOfFile: out, encoding: .utf8)
         #expect(text.contains("\"urges_resisted\":3"))
@@ -119,7 +118,7 @@ struct InsightMarksTests {
         var settings = DigestHookSettings()
         settings.command = [script]
         settings.timeout = .seconds(1)
-        let log = CollectedLog()
+        let log = CapturedLog()
         await DigestHook.deliver(try Self.sampleReport(), settings: settings, logger: log.logger())
         // Stopped (SIGTERM at 1 s, SIGKILL at 3 s if ignored): the warning is only written when the
         // watchdog signalled the hook before it exited. No wall-clock bound: a full run once held
@@ -129,7 +128,7 @@ struct InsightMarksTests {
 
         var failing = DigestHookSettings()
         failing.command = ["/bin/false"]
-        let log2 = CollectedLog()
+        let log2 = CapturedLog()
         await DigestHook.deliver(try Self.sampleReport(), settings: failing, logger: log2.logger())
         #expect(log2.lines == ["warning digest hook failed with exit status 1"])
     }
@@ -141,7 +140,7 @@ struct InsightMarksTests {
         let dir = Fixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let time = TestTimeSource(wall: Fixture.noon)
-        let log = CollectedLog()
+        let log = CapturedLog()
         let engine = try await HelperEngine.start(configuration: Fixture.configuration(dir), timeSource: time, logger: log.logger())
         _ = try await engine.block(["instagram"])
         try await engine.tick()
@@ -180,31 +179,6 @@ struct InsightMarksTests {
         day.protectedSeconds = 3600
         let calendar = try #require(LocalCalendar(identifier: "UTC"))
         return HelperEngine.report(.day, profile: "home", days: [day], today: day.day, calendar: calendar)
-    }
-}
-
-/// Keeps every log line as "level message".
-final class CollectedLog: Sendable {
-    private let store = Mutex<[String]>([])
-    var lines: [String] { store.withLock { $0 } }
-
-    func logger() -> Logger {
-        var logger = Logger(label: "insights-test") { _ in Handler(sink: self) }
-        logger.logLevel = .info
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let sink: CollectedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            sink.store.withLock { $0.append("\(event.level) \(event.message)") }
-        }
     }
 }
 

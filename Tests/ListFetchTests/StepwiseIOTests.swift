@@ -58,37 +58,27 @@ struct StepwiseIOTests {
     /// The old copy is mapped (never touched) before the rename; the mapping keeps its inode alive,
     /// so pages the rename did not have to free would still show as resident.
     @Test func replacing_a_copy_drops_the_old_copys_cached_pages_first_and_leaves_its_content() throws {
-        let directory = try Scratch.diskBackedDirectory("replace")
-        defer { Scratch.remove(directory) }
-        let target = directory + "/ads.list"
-        let old = Hostnames.text(bytes: 4 * Self.mebibyte + 100)
-        try DurableFile.write(old, to: target)
-        let mapping = try MappedFile(target)
-        defer { mapping.unmap() }
-        #expect(mapping.residentPages() == mapping.pageCount, "a file just written stays cached")
+        let old = try CachedCopy("replace", bytes: 4 * Self.mebibyte + 100)
+        defer { old.remove() }
+        #expect(old.mapping.residentPages() == old.mapping.pageCount, "a file just written stays cached")
 
-        let temporary = try DurableFile.makeTemporaryFile(in: directory, stem: "ads")
+        let temporary = try DurableFile.makeTemporaryFile(in: old.directory, stem: "ads")
         let new = Array("example.com\n".utf8)
         try StepwiseFile.write(new, to: temporary)
-        try DurableFile.replace(target, with: temporary)
+        try DurableFile.replace(old.path, with: temporary)
 
-        #expect(mapping.residentPages() == 0)
-        #expect(Hostnames.same(mapping.bytes(), old), "the old copy reads back unchanged, from disk")
-        #expect(Scratch.bytes(target) == new)
+        #expect(old.mapping.residentPages() == 0)
+        #expect(Hostnames.same(old.mapping.bytes(), old.bytes), "the old copy reads back unchanged, from disk")
+        #expect(Scratch.bytes(old.path) == new)
     }
 
     @Test func dropping_a_files_cached_pages_in_steps_keeps_its_content() throws {
-        let directory = try Scratch.diskBackedDirectory("drop")
-        defer { Scratch.remove(directory) }
-        let path = directory + "/ads.list"
-        let bytes = Hostnames.text(bytes: 3 * Self.mebibyte + 1)
-        try DurableFile.write(bytes, to: path)
-        let mapping = try MappedFile(path)
-        defer { mapping.unmap() }
-        #expect(mapping.residentPages() == mapping.pageCount)
-        StepwiseIO.dropCachedPages(of: path)
-        #expect(mapping.residentPages() == 0)
-        #expect(Hostnames.same(Scratch.bytes(path), bytes))
+        let copy = try CachedCopy("drop", bytes: 3 * Self.mebibyte + 1)
+        defer { copy.remove() }
+        #expect(copy.mapping.residentPages() == copy.mapping.pageCount)
+        StepwiseIO.dropCachedPages(of: copy.path)
+        #expect(copy.mapping.residentPages() == 0)
+        #expect(Hostnames.same(Scratch.bytes(copy.path), copy.bytes))
     }
 
     /// The same 8 MiB written in libcurl's 16 KiB pieces twice: through `TransferContext`, whose
@@ -134,13 +124,7 @@ struct StepwiseIOTests {
         defer { server.stop() }
         let disk = try SmallTmpfs(Scratch.uniquePath("full"))
         defer { disk.unmount() }
-        var policy = Fixtures.quickPolicy
-        policy.maxBytes = 16 << 20
-        let store = ListStore(
-            stateDirectory: disk.path,
-            fetcher: ListFetcher(policy: policy, sleeper: RecordingSleeper().sleeper),
-            validator: HostnameValidator(maxBadLines: 0).asValidator,
-            clock: ManualClock().reading)
+        let store = Fixtures.store(on: disk.path)
         let name = try ListName("ads")
         _ = await store.refresh(name, from: server.url("/etag"))
 
@@ -269,6 +253,34 @@ final class MappedFile {
     func bytes() -> [UInt8] { Array(UnsafeRawBufferPointer(start: base, count: size)) }
 
     func unmap() { munmap(base, size) }
+}
+
+/// A list copy of `Hostnames.text` just written durably as `ads.list` in a fresh disk-backed
+/// folder, and mapped (never touched): the mapping keeps its inode alive and asks the kernel
+/// which of its pages are still cached.
+struct CachedCopy {
+    let directory: String
+    let path: String
+    let bytes: [UInt8]
+    let mapping: MappedFile
+
+    init(_ stem: String, bytes size: Int) throws {
+        directory = try Scratch.diskBackedDirectory(stem)
+        path = directory + "/ads.list"
+        bytes = Hostnames.text(bytes: size)
+        do {
+            try DurableFile.write(bytes, to: path)
+            mapping = try MappedFile(path)
+        } catch {
+            Scratch.remove(directory)
+            throw error
+        }
+    }
+
+    func remove() {
+        mapping.unmap()
+        Scratch.remove(directory)
+    }
 }
 
 /// Page flags of a file's cached pages from /proc/self/pagemap and /proc/kpageflags (root only:

@@ -51,13 +51,7 @@ struct WritebackErrorTests {
         defer { server.stop() }
         let disk = try FailingDisk()
         defer { disk.remove() }
-        var policy = Fixtures.quickPolicy
-        policy.maxBytes = 16 << 20
-        let store = ListStore(
-            stateDirectory: disk.path,
-            fetcher: ListFetcher(policy: policy, sleeper: RecordingSleeper().sleeper),
-            validator: HostnameValidator(maxBadLines: 0).asValidator,
-            clock: ManualClock().reading)
+        let store = Fixtures.store(on: disk.path)
         let name = try ListName("ads")
         let filler = disk.filler
         let report = await store.refresh(name, from: server.url("/slow?bytes=4200000&pieces=8&delay_ms=300")) { progress in

@@ -98,4 +98,16 @@ enum Fixtures {
         firstRetryDelay: .seconds(1),
         maxRetryDelay: .seconds(30)
     )
+
+    /// A store on `directory`, a test's own small or failing file system, whose downloads may
+    /// reach 16 MiB: more than that file system holds, so the disk fails them, not the size limit.
+    static func store(on directory: String) -> ListStore {
+        var policy = quickPolicy
+        policy.maxBytes = 16 << 20
+        return ListStore(
+            stateDirectory: directory,
+            fetcher: ListFetcher(policy: policy, sleeper: RecordingSleeper().sleeper),
+            validator: HostnameValidator(maxBadLines: 0).asValidator,
+            clock: ManualClock().reading)
+    }
 }
