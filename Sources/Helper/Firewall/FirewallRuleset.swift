@@ -140,8 +140,9 @@ struct FirewallRuleset: Equatable {
         lines.append("\t}")
         for counter in Counter.allCases { lines.append("\tcounter \(counter.rawValue) { }") }
         // Who tried what (client, server, port), for the events: the helper reads these sets every
-        // few seconds and deletes the elements that counted nothing since (`NFTables.takeAttempts`). Bounded; when full, an attempt is still redirected or refused by
-        // the rule after the one that records it, only not recorded.
+        // few seconds and deletes the elements that counted nothing since (`NFTables.takeAttempts`).
+        // Bounded; when full, an attempt is still redirected or refused by the rule after the one
+        // that records it, only not recorded.
         for (name, type) in [("attempts_ipv4", "ipv4_addr"), ("attempts_ipv6", "ipv6_addr")] {
             lines.append("\tset \(name) {")
             lines.append("\t\ttype \(type) . \(type) . inet_service; flags dynamic,timeout; timeout 1h; size \(Self.attemptsSize);")
