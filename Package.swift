@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // sched_setattr(2), sched_getaffinity(2) and thread names, which Swift's Glibc module lacks.
         .target(name: "CThreadShim"),
+        // recvmmsg/sendmmsg batches for the UDP listener (the Glibc module does not import them).
+        .target(name: "CDatagramShim"),
         .target(name: "ListFetch", dependencies: ["CCurlShim", "CThreadShim", "ScrollOffCore", "DomainLists"], swiftSettings: swiftSettings),
         // SQLite state through GRDB on the system libsqlite3: schema, ledger, events, rollups.
         .target(
@@ -69,11 +71,11 @@ let package = Package(
         ),
         // The managed section of /etc/hosts (SPEC §10): byte-exact split, render, atomic writer.
         .target(name: "HostsFile", swiftSettings: swiftSettings),
-        // SwiftNIO UDP+TCP server, query gate, resolver chain, forwarder, cache.
+        // The UDP listeners (recvmmsg threads), SwiftNIO TCP server, query gate, resolver chain, forwarder, cache.
         .target(
             name: "Sinkhole",
             dependencies: [
-                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists",
+                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists", "CDatagramShim", "CThreadShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,7 +2,7 @@
 # Full-reply benchmark (issue 15): query bytes in, reply bytes out, through the helper's engine
 # (a NAMES-name list added and blocked, plus instagram), its published policy and the server's
 # resolver chain, on one event loop with no socket. Prints CPU time and allocations per reply for
-# the blocked and the cache-hit path, with and without the NIO ByteBuffer copy the UDP handler makes.
+# the blocked and the cache-hit path, with and without the copy the UDP listener makes into its sendmmsg batch.
 # A dnsmasq started here is the upstream that fills the cache. Allocations are counted by
 # bench/alloc_count.c (LD_PRELOAD), read right before and after each timed loop.
 #

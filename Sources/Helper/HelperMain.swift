@@ -163,6 +163,8 @@ public enum HelperMain {
         let counters = configuration.metricsListen == nil ? nil : QueryCounters()
         var serverConfiguration = DNSServerConfiguration(listen: configuration.listen, tcp: shares.tcp)
         serverConfiguration.counters = counters
+        // The UDP listeners' threads answer most queries: they get the loops' short slice too.
+        serverConfiguration.prepareListenerThread = { _ = EventLoopScheduling.requestShortSlice() }
         // The firewall's redirect needs the listeners' ports, which `--listen …:0` only knows once bound.
         let listenersBound = ChangeSignal()
         let server = DNSServer(

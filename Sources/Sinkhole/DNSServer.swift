@@ -13,12 +13,14 @@ import Glibc
 public struct DNSServerConfiguration: Sendable {
     public var listen: [HostPort]
     public var tcp: TCPLimits
-    /// Datagrams read per `recvmmsg` call.
+    /// Datagrams read per `recvmmsg` call (`DatagramListener`).
     public var vectorReadCount: Int
     /// On SIGTERM, how long questions already sent upstream may take to be answered.
     public var drainTimeout: TimeAmount
     /// Where queries are counted for the metrics endpoint; nil (the default) counts nothing.
     public var counters: QueryCounters?
+    /// Runs first on each UDP listener's thread: the helper gives it the event loops' scheduling.
+    public var prepareListenerThread: @Sendable () -> Void = {}
 
     public init(listen: [HostPort], tcp: TCPLimits = TCPLimits(), vectorReadCount: Int = 32, drainTimeout: TimeAmount = .seconds(5)) {
         self.listen = listen
@@ -31,7 +33,8 @@ public struct DNSServerConfiguration: Sendable {
 /// The UDP and TCP listeners of every `--listen` address, as one service of the helper's group.
 ///
 /// UDP gets one socket per event loop on the same port (SO_REUSEPORT), so the kernel spreads
-/// queries over all cores; TCP has one listening socket whose connections are spread over the loops.
+/// queries over all cores, each read by a thread of its own (`DatagramListener`); TCP has one
+/// listening socket whose connections are spread over the loops.
 public final class DNSServer: Service {
     public let configuration: DNSServerConfiguration
     let chain: ResolverChain
@@ -70,13 +73,13 @@ public final class DNSServer: Service {
     }
 
     public func run() async throws {
-        var datagramChannels: [any Channel] = []
+        var datagramListeners: [(listener: DatagramListener, loop: any EventLoop)] = []
         var listeners: [any Channel] = []
         var addresses: [HostPort] = []
         do {
             for address in configuration.listen {
                 let (udp, tcp, port) = try await bind(address)
-                datagramChannels += udp
+                datagramListeners += udp
                 listeners.append(tcp)
                 let shown = HostPort(host: address.host, port: port)
                 addresses.append(shown)
@@ -88,8 +91,27 @@ public final class DNSServer: Service {
             }
         } catch {
             bound?.removeAll()
-            for channel in datagramChannels + listeners { try? await channel.close() }
+            for (listener, _) in datagramListeners { listener.close() }
+            for channel in listeners { try? await channel.close() }
             throw error
+        }
+        // One thread per UDP socket, each blocking in `recvmmsg` (see `DatagramListener` for why
+        // these are not NIO channels); each is paired with the event loop its socket was bound for,
+        // where answers that wait for an upstream complete.
+        let threads = NIOThreadPool(numberOfThreads: max(datagramListeners.count, 1))
+        threads.start()
+        var serving: [EventLoopFuture<Void>] = []
+        for (listener, loop) in datagramListeners {
+            let chain = chain
+            let pending = pending
+            let counters = configuration.counters
+            let batchSize = configuration.vectorReadCount
+            let log = limitLog
+            let prepare = configuration.prepareListenerThread
+            serving.append(threads.runIfActive(eventLoop: loop) {
+                prepare()
+                listener.serve(chain: chain, loop: loop, pending: pending, counters: counters, batchSize: batchSize, log: log)
+            })
         }
         ready(addresses)
         // Serve until SIGTERM/SIGINT. Then drain: stop reading new queries and accepting
@@ -99,37 +121,39 @@ public final class DNSServer: Service {
         logger.info("draining", metadata: ["queries.in_flight": "\(pending.current)"])
         bound?.removeAll()
         for listener in listeners { try? await listener.close() }
-        for channel in datagramChannels { try? await channel.setOption(ChannelOptions.autoRead, value: false).get() }
+        for (listener, _) in datagramListeners { listener.stop() }
+        for thread in serving { try? await thread.get() }
         let deadline = NIODeadline.now() + configuration.drainTimeout
         while pending.current > 0, NIODeadline.now() < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
         logger.info("stopping listeners")
-        for channel in datagramChannels { try? await channel.close() }
+        for (listener, _) in datagramListeners { listener.close() }
+        try? await threads.shutdownGracefully()
     }
 
-    /// Binds UDP on every loop and TCP once, all on one port. With port 0 the first UDP socket
+    /// Binds UDP once per loop and TCP once, all on one port. With port 0 the first UDP socket
     /// picks it; if TCP cannot have the same port, everything is retried on a new one, since clients
     /// retry over TCP on the port they used for UDP.
-    private func bind(_ address: HostPort) async throws -> (udp: [any Channel], tcp: any Channel, port: Int) {
+    private func bind(_ address: HostPort) async throws -> (udp: [(listener: DatagramListener, loop: any EventLoop)], tcp: any Channel, port: Int) {
         let attempts = address.port == 0 ? 20 : 1
         var failure: (transport: DNSTransport, error: any Error)?
         for _ in 0..<attempts {
-            var bound: [any Channel] = []
+            var bound: [(listener: DatagramListener, loop: any EventLoop)] = []
             var transport = DNSTransport.udp
             do {
                 var port = address.port
                 for loop in group.makeIterator() {
-                    let channel = try await bindUDP(HostPort(host: address.host, port: port), on: loop)
-                    bound.append(channel)
-                    if port == 0 { port = channel.localAddress?.port ?? 0 }
+                    let listener = try DatagramListener.bind(HostPort(host: address.host, port: port), receiveBufferBytes: 4 << 20)
+                    bound.append((listener, loop))
+                    if port == 0 { port = listener.port }
                 }
                 transport = .tcp
                 let tcp = try await bindTCP(HostPort(host: address.host, port: port))
                 return (bound, tcp, port)
             } catch {
                 failure = (transport, error)
-                for channel in bound { try? await channel.close() }
+                for (listener, _) in bound { listener.close() }
             }
         }
         // Say who holds the port and how to free it, not just "address in use" (issue 6).
@@ -137,34 +161,6 @@ public final class DNSServer: Service {
             throw ListenError(address: address, transport: .udp, cause: .other("no event loop to bind on"))
         }
         throw ListenError.diagnose(address: address, transport: failure.transport, error: failure.error)
-    }
-
-    private func bindUDP(_ address: HostPort, on loop: any EventLoop) async throws -> any Channel {
-        let chain = chain
-        let pending = pending
-        let counters = configuration.counters
-        let reusePort = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_REUSEPORT))
-        return try await DatagramBootstrap(group: loop)
-            .channelOption(reusePort, value: 1)
-            .channelOption(ChannelOptions.datagramVectorReadMessageCount, value: configuration.vectorReadCount)
-            // One `recvmmsg` per wake-up: at household rates a wake-up finds one datagram, and
-            // NIO's default (up to 4 reads) spent a second system call on every one just to learn
-            // the socket was empty. The socket is registered level-triggered, so datagrams beyond
-            // one batch wake the loop again at once; the batch's replies go out in one `sendmmsg`.
-            .channelOption(ChannelOptions.maxMessagesPerRead, value: 1)
-            // Each datagram gets a 2 KiB slot of one receive buffer; a query larger than that is
-            // cut and answered FORMERR, which is right for a stub client's question.
-            .channelOption(
-                ChannelOptions.recvAllocator,
-                value: FixedSizeRecvByteBufferAllocator(capacity: configuration.vectorReadCount * 2048))
-            .channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 4 << 20)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: chain, pending: pending, counters: counters))
-                }
-            }
-            .bind(host: address.host, port: address.port)
-            .get()
     }
 
     private func bindTCP(_ address: HostPort) async throws -> any Channel {

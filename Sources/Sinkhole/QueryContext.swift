@@ -9,13 +9,15 @@ public enum DNSTransport: Sendable {
 
 /// The working state of one query as it walks the resolver chain.
 ///
-/// One context belongs to one channel handler and is reused for every query it serves, so the
-/// parse buffers and the reply builder keep their capacity and the hot path does not allocate.
-/// It never leaves its event loop; a link that answers later copies what it needs into a
-/// `PendingQuestion` first.
+/// One context belongs to one UDP listener's thread or one TCP connection's handler and is reused
+/// for every query it serves, so the parse buffers and the reply builder keep their capacity and
+/// the hot path does not allocate. It never leaves that thread; a link that answers later copies
+/// what it needs into a `PendingQuestion` first. `eventLoop` is where such later answers complete:
+/// the connection's loop, or the loop a UDP listener is paired with (its thread is not a loop, so
+/// the links below use nothing that is confined to a loop).
 public final class QueryContext {
     /// The raw packet. Valid only while the chain runs synchronously (it points into the
-    /// channel's receive buffer).
+    /// listener's or the channel's receive buffer).
     public internal(set) var packet: UnsafeRawBufferPointer
     /// The parsed question and OPT record, filled in by the gate.
     public var query: DNSQuery

@@ -2,6 +2,10 @@ import DNSWire
 import NIOCore
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The address a query came from, in a compact form a policy can match against CIDR ranges
 /// (SPEC §9 "per-client profiles") without touching `SocketAddress`'s storage.
 public enum ClientAddress: Hashable, Sendable {
@@ -14,19 +18,33 @@ public enum ClientAddress: Hashable, Sendable {
 
     public init(_ address: SocketAddress?) {
         switch address {
-        case .v4(let a)?:
-            self = .v4(UInt32(bigEndian: a.address.sin_addr.s_addr))
-        case .v6(let a)?:
-            var high: UInt64 = 0
-            var low: UInt64 = 0
-            withUnsafeBytes(of: a.address.sin6_addr) { raw in
-                for index in 0..<8 { high = high << 8 | UInt64(raw[index]) }
-                for index in 8..<16 { low = low << 8 | UInt64(raw[index]) }
-            }
-            self = .v6(high: high, low: low)
-        default:
-            self = .unknown
+        case .v4(let a)?: self = Self(a.address)
+        case .v6(let a)?: self = Self(a.address)
+        default: self = .unknown
         }
+    }
+
+    /// The sender of a datagram as `recvmmsg` wrote it (`DatagramListener`).
+    init(_ address: UnsafePointer<sockaddr>) {
+        switch CInt(address.pointee.sa_family) {
+        case AF_INET: self = Self(UnsafeRawPointer(address).loadUnaligned(as: sockaddr_in.self))
+        case AF_INET6: self = Self(UnsafeRawPointer(address).loadUnaligned(as: sockaddr_in6.self))
+        default: self = .unknown
+        }
+    }
+
+    private init(_ address: sockaddr_in) {
+        self = .v4(UInt32(bigEndian: address.sin_addr.s_addr))
+    }
+
+    private init(_ address: sockaddr_in6) {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        withUnsafeBytes(of: address.sin6_addr) { raw in
+            for index in 0..<8 { high = high << 8 | UInt64(raw[index]) }
+            for index in 8..<16 { low = low << 8 | UInt64(raw[index]) }
+        }
+        self = .v6(high: high, low: low)
     }
 }
 

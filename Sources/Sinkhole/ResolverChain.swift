@@ -127,3 +127,12 @@ public struct ResolverChain: Sendable {
     }
 
 }
+
+/// SERVFAIL for a question whose answer could not be produced (RFC 1035 §4.1.1).
+enum ServerFailure {
+    static func reply(for pending: PendingQuestion) -> [UInt8] {
+        var builder = DNSResponseBuilder(capacity: 512)
+        LocalAnswer.writeEmpty(into: &builder, query: pending.query, rcode: .serverFailure, limit: pending.limit)
+        return builder.bytes
+    }
+}

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// The real helper's event loops as the kernel sees them (issue 15, "a list refresh never stalls
-/// answers"): one per core the helper may run on, each with the short time slice that lets a
-/// waking loop preempt list work, and a burst larger than one receive batch answered whole. In
+/// The real helper's event loops and UDP listener threads as the kernel sees them (issue 15, "a
+/// list refresh never stalls answers"): one of each per core the helper may run on, each with the
+/// short time slice that lets a waking thread preempt list work, and a burst larger than one
+/// receive batch answered whole. In
 /// every privilege mode: the slice is asked for by the helper's own threads, without a capability.
 @Suite struct EventLoopSchedulingEndToEndTests {
     @Test(arguments: PrivilegeMode.allCases)
@@ -17,8 +18,11 @@ import Testing
         let loops = try HelperThread.eventLoops(of: server.child.process.pid)
         // Two loops on one core only took turns: every query woke both.
         #expect(loops.count == 1, "\(mode): \(loops)")
+        // One UDP listener thread per loop and listen address (`DatagramListener`).
+        let listeners = try HelperThread.udpListeners(of: server.child.process.pid)
+        #expect(listeners.count == 1, "\(mode): \(listeners)")
         if KernelRelease.hasFairSlices {
-            #expect(loops.allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(mode): \(loops)")
+            #expect((loops + listeners).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(mode): \(loops + listeners)")
         }
         // 300 datagrams sent before any reply is read: more than nine receive batches of 32, each
         // read with one recvmmsg per wake-up; every one is answered, blocked or from the zone.
@@ -37,11 +41,14 @@ import Testing
         // NIO also counts a CPU quota (`cpu.max` of a container); the helper takes the fewer.
         let expected = min(try HelperThread.allowedCores(of: pid), HelperThread.quotaCores ?? .max)
         #expect(loops.count == expected, "\(loops)")
+        let listeners = try HelperThread.udpListeners(of: pid)
+        #expect(listeners.count == expected, "\(listeners)")
         if KernelRelease.hasFairSlices {
-            #expect(loops.allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops)")
+            #expect((loops + listeners).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops + listeners)")
         }
-        // The helper's other threads keep the kernel's default slice: only the loops are favoured.
-        let others = try HelperThread.threads(of: pid).filter { !$0.name.hasPrefix("NIO-ELT-") }
+        // The helper's other threads keep the kernel's default slice: only the threads that answer
+        // DNS are favoured.
+        let others = try HelperThread.threads(of: pid).filter { !$0.name.hasPrefix("NIO-ELT-") && $0.name != "scrolloff-udp" }
         #expect(!others.isEmpty && others.allSatisfy { $0.sliceNanoseconds != 100_000 }, "\(others)")
         #expect(try shortA(server.port, "host.test") == "10.0.0.7")
     }
@@ -96,6 +103,11 @@ struct HelperThread: CustomStringConvertible {
     /// control and page server run on NIO's singleton group, `NIO-SGLTN-…`).
     static func eventLoops(of pid: pid_t) throws -> [HelperThread] {
         try threads(of: pid).filter { $0.name.hasPrefix("NIO-ELT-") }
+    }
+
+    /// The threads that read the UDP sockets, one per loop and listen address.
+    static func udpListeners(of pid: pid_t) throws -> [HelperThread] {
+        try threads(of: pid).filter { $0.name == "scrolloff-udp" }
     }
 
     /// Whole CPUs of the cgroup v2 quota at the mount's root (`cpu.max`: "max 100000" is none),

@@ -5,8 +5,8 @@ import NIOEmbedded
 import Testing
 @testable import Sinkhole
 
-/// The UDP and TCP handlers on an embedded channel (RFC 7766: framing, pipelining, idle timeout,
-/// connection bound).
+/// The TCP handler on an embedded channel (RFC 7766: framing, pipelining, idle timeout, connection
+/// bound). The UDP listener runs on real sockets: `DatagramListenerTests`.
 @Suite struct ServerHandlerTests {
     static func chain() throws -> ResolverChain {
         ResolverChain(links: [
@@ -37,27 +37,6 @@ import Testing
             replies.append(try DNSMessage(parsing: Array(frame.readableBytesView)))
         }
         return replies
-    }
-
-    @Test func udp_reply_goes_back_to_the_sender() throws {
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(UDPQueryHandler(chain: try Self.chain()))
-        let client = try SocketAddress(ipAddress: "192.0.2.7", port: 5555)
-        var buffer = channel.allocator.buffer(capacity: 64)
-        buffer.writeBytes(try Packet.query("www.blocked.test", id: 99))
-        try channel.writeInbound(AddressedEnvelope(remoteAddress: client, data: buffer))
-        let reply = try #require(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self))
-        #expect(reply.remoteAddress == client)
-        let message = try DNSMessage(parsing: Array(reply.data.readableBytesView))
-        #expect(message.header.id == 99)
-        #expect(message.answers.first?.rdata == .a(.any))
-        // A response packet gets nothing back.
-        var response = channel.allocator.buffer(capacity: 64)
-        var bytes = try Packet.query("x.test")
-        bytes[2] |= 0x80
-        response.writeBytes(bytes)
-        try channel.writeInbound(AddressedEnvelope(remoteAddress: client, data: response))
-        #expect(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self) == nil)
     }
 
     @Test func tcp_pipelined_queries_in_one_segment_get_one_reply_each() throws {

@@ -3,7 +3,7 @@
 // `ResolverChain.standard` (gate, rate limit, canaries, policy, cache, forwarder) — with no socket
 // in between. Prints CPU time and allocations per reply for the blocked path and the cache-hit
 // path, first for the chain alone (parse → decide → reply written into the context's buffers),
-// then with the copy into a NIO `ByteBuffer` that `UDPQueryHandler.write` makes for the socket.
+// then with the copy into a reply slot of the batch that `DatagramListener` hands to `sendmmsg`.
 //
 // Run through bench/reply.sh, which starts the upstream (a dnsmasq answering *.cache.bench) and
 // preloads bench/alloc_count.c. Usage: scrolloff-bench reply UPSTREAM_PORT [names] [replies]
@@ -134,21 +134,23 @@ private func measure(upstreamPort: Int, names nameCount: Int, replies: Int) asyn
                 guard let first = packets.first,
                       replyKind(first.withUnsafeBytes { chain.resolve(packet: $0, client: client, transport: .udp, in: context) }) == expecting
                 else { return ["FAIL \(label): the first query was not answered at once"] }
-                let allocator = ByteBufferAllocator()
+                // A reply slot as the UDP listener stages replies (`scrolloff_datagrams_stage`).
+                let slot = UnsafeMutableRawBufferPointer.allocate(byteCount: DNSServerLimits.ednsPayloadSize, alignment: 16)
+                defer { slot.deallocate() }
                 var result: [String] = []
-                for withBuffer in [false, true] {
+                for withCopy in [false, true] {
                     var bytes = 0
                     let before = AllocationCounter.read?()
                     let time = timed { () -> Int in
                         for index in 0..<replies {
                             let packet = packets[index % packets.count]
                             let resolution = packet.withUnsafeBytes { chain.resolve(packet: $0, client: client, transport: .udp, in: context) }
-                            // What UDPQueryHandler.write does before handing the reply to NIO.
+                            // What DatagramListener does before `sendmmsg`: one copy into the batch.
                             func send(_ reply: UnsafeRawBufferPointer) {
-                                if withBuffer {
-                                    var buffer = allocator.buffer(capacity: reply.count)
-                                    buffer.writeBytes(reply)
-                                    bytes &+= buffer.readableBytes
+                                if withCopy {
+                                    slot.copyMemory(from: reply)
+                                    // Read back, so the copy is not optimized away: the reply's ID.
+                                    bytes &+= slot[0] == reply[0] ? reply.count : 0
                                 } else {
                                     bytes &+= reply.count
                                 }
@@ -164,7 +166,7 @@ private func measure(upstreamPort: Int, names nameCount: Int, replies: Int) asyn
                     let after = AllocationCounter.read?()
                     guard time.result > 0 else { return ["FAIL \(label): a query was not answered at once"] }
                     let allocations = before.flatMap { b in after.map { Double($0 - b) / Double(replies) } }
-                    let step = withBuffer ? "chain + ByteBuffer copy" : "chain (parse → decide → reply)"
+                    let step = withCopy ? "chain + copy into the batch" : "chain (parse → decide → reply)"
                     result.append(
                         "\(label.padding(toLength: 10, withPad: " ", startingAt: 0)) \(step.padding(toLength: 31, withPad: " ", startingAt: 0))"
                             + " \(format(time.cpu / Double(replies) * 1e9)) ns CPU/reply, \(format(time.wall / Double(replies) * 1e9)) ns wall, "

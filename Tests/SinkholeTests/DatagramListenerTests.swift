@@ -1,0 +1,277 @@
+import DNSWire
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+@testable import Sinkhole
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The UDP listener on real loopback sockets: its own thread in `recvmmsg`, replies by `sendmmsg`,
+/// answers that wait for an upstream sent from an event loop (RFC 1035 §4.2.1).
+@Suite struct DatagramListenerTests {
+    static func chain(extra: [any ResolverLink] = []) throws -> ResolverChain {
+        ResolverChain(links: [
+            QueryGateLink(),
+            PolicyLink(policies: PolicyStore(try TablePolicy(blocked: ["blocked.test"])), blocking: BlockingSettingsStore(mode: .null)),
+        ] + extra)
+    }
+
+    /// A listener on `host`:0 served on a pool thread; `body` gets it and the loop it is paired with.
+    /// Synchronous, like the listener: an async test waits for the cooperative pool, which the
+    /// blocking end-to-end suites can hold for seconds while the whole suite runs.
+    static func serving(
+        _ chain: ResolverChain, host: String = "127.0.0.1", pending: InFlightCounter = InFlightCounter(), batchSize: Int = 32,
+        _ body: (DatagramListener, any EventLoop) throws -> Void
+    ) throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let threads = NIOThreadPool(numberOfThreads: 1)
+        threads.start()
+        defer {
+            try? threads.syncShutdownGracefully()
+            try? group.syncShutdownGracefully()
+        }
+        let loop = group.next()
+        let listener = try DatagramListener.bind(HostPort(host: host, port: 0), receiveBufferBytes: 1 << 20)
+        let log = ThrottledLog(logger: Logger(label: "test"))
+        let served = threads.runIfActive(eventLoop: loop) {
+            listener.serve(chain: chain, loop: loop, pending: pending, counters: nil, batchSize: batchSize, log: log)
+        }
+        defer {
+            listener.stop()
+            try? served.wait()
+            listener.close()
+        }
+        try body(listener, loop)
+    }
+
+    @Test func blocked_name_is_answered_to_the_sender_and_a_response_packet_gets_nothing() throws {
+        try Self.serving(try Self.chain()) { listener, _ in
+            let client = try UDPTestClient(host: "127.0.0.1")
+            try client.send(try Packet.query("www.blocked.test", id: 99), to: listener.port)
+            let reply = try Packet.parse(try #require(try client.receive()))
+            #expect(reply.header.id == 99)
+            #expect(reply.answers.first?.rdata == .a(.any))
+            var response = try Packet.query("x.test", id: 7)
+            response[2] |= 0x80
+            try client.send(response, to: listener.port)
+            try client.send(try Packet.query("a.blocked.test", id: 8), to: listener.port)
+            // The next datagram back is the answer to the query after it: the response got nothing.
+            #expect(try Packet.parse(try #require(try client.receive())).header.id == 8)
+        }
+    }
+
+    @Test func burst_of_queries_from_several_clients_gets_every_reply() throws {
+        try Self.serving(try Self.chain(), batchSize: 8) { listener, _ in
+            let clients = try (0..<4).map { _ in try UDPTestClient(host: "127.0.0.1") }
+            // 4 × 50 queries sent before any is read: the listener reads them 8 at a time.
+            for (number, client) in clients.enumerated() {
+                for id in 0..<50 { try client.send(try Packet.query("n\(id).blocked.test", id: UInt16(number * 100 + id)), to: listener.port) }
+            }
+            for (number, client) in clients.enumerated() {
+                var ids: [UInt16] = []
+                while ids.count < 50, let bytes = try client.receive() { ids.append(try Packet.parse(bytes).header.id) }
+                #expect(ids.sorted() == (0..<50).map { UInt16(number * 100 + $0) })
+            }
+        }
+    }
+
+    @Test func query_longer_than_a_slot_is_refused_as_malformed_and_service_goes_on() throws {
+        try Self.serving(try Self.chain()) { listener, _ in
+            let client = try UDPTestClient(host: "127.0.0.1")
+            // A valid query padded to 4,000 octets: the listener keeps 2,048 of it, so the counts
+            // no longer fit the bytes and the gate answers FORMERR (RFC 1035 §4.1.1).
+            var long = try Packet.query("big.blocked.test", id: 31)
+            long[11] = 1  // one additional record, which the padding cannot hold whole
+            long += [UInt8](repeating: 0xFF, count: 4000 - long.count)
+            try client.send(long, to: listener.port)
+            let reply = try Packet.parse(try #require(try client.receive()))
+            #expect(reply.header.id == 31)
+            #expect(reply.rcode == .formatError)
+            try client.send(try Packet.query("after.blocked.test", id: 32), to: listener.port)
+            let next = try Packet.parse(try #require(try client.receive()))
+            #expect(next.header.id == 32)
+            #expect(next.answers.first?.rdata == .a(.any))
+        }
+    }
+
+    @Test func ipv6_client_is_answered() throws {
+        try Self.serving(try Self.chain(), host: "::1") { listener, _ in
+            let client = try UDPTestClient(host: "::1")
+            try client.send(try Packet.query("www.blocked.test", .aaaa, id: 61), to: listener.port)
+            let reply = try Packet.parse(try #require(try client.receive()))
+            #expect(reply.header.id == 61)
+            #expect(reply.answers.first?.rdata == .aaaa(.any))
+        }
+    }
+
+    @Test func answer_that_waits_leaves_from_the_loop_and_is_counted_until_sent() throws {
+        let waiting = WaitingLink()
+        let pending = InFlightCounter()
+        try Self.serving(try Self.chain(extra: [waiting]), pending: pending) { listener, loop in
+            let client = try UDPTestClient(host: "127.0.0.1")
+            try client.send(try Packet.query("allowed.test", id: 41), to: listener.port)
+            let promise = try waiting.nextPromise()
+            #expect(pending.current == 1)
+            // A blocked query after it is answered at once, while the first still waits.
+            try client.send(try Packet.query("www.blocked.test", id: 42), to: listener.port)
+            #expect(try Packet.parse(try #require(try client.receive())).header.id == 42)
+            var reply = try Packet.query("allowed.test", id: 41)
+            reply[2] |= 0x80
+            loop.execute { promise.succeed(LaterReply(reply)) }
+            let late = try #require(try client.receive())
+            #expect(late == reply)
+            // Counted down right after the send, on the loop: the client may read the reply first.
+            for _ in 0..<200 where pending.current != 0 { usleep(5_000) }
+            #expect(pending.current == 0)
+        }
+    }
+
+    @Test func answer_that_fails_is_servfail() throws {
+        let waiting = WaitingLink()
+        try Self.serving(try Self.chain(extra: [waiting])) { listener, loop in
+            let client = try UDPTestClient(host: "127.0.0.1")
+            try client.send(try Packet.query("allowed.test", id: 51), to: listener.port)
+            let promise = try waiting.nextPromise()
+            loop.execute { promise.fail(CacheBypassed()) }
+            let reply = try Packet.parse(try #require(try client.receive()))
+            #expect(reply.header.id == 51)
+            #expect(reply.rcode == .serverFailure)
+        }
+    }
+
+    @Test func stop_wakes_the_thread_blocked_in_receive() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let threads = NIOThreadPool(numberOfThreads: 1)
+        threads.start()
+        defer {
+            try? threads.syncShutdownGracefully()
+            try? group.syncShutdownGracefully()
+        }
+        let listener = try DatagramListener.bind(HostPort(host: "127.0.0.1", port: 0), receiveBufferBytes: 1 << 16)
+        defer { listener.close() }
+        let loop = group.next()
+        let chain = try Self.chain()
+        let log = ThrottledLog(logger: Logger(label: "test"))
+        let served = threads.runIfActive(eventLoop: loop) {
+            listener.serve(chain: chain, loop: loop, pending: InFlightCounter(), counters: nil, batchSize: 4, log: log)
+        }
+        // Answering shows the thread is in its loop; it then blocks in recvmmsg again.
+        let client = try UDPTestClient(host: "127.0.0.1")
+        try client.send(try Packet.query("www.blocked.test", id: 5), to: listener.port)
+        #expect(try client.receive() != nil)
+        usleep(50_000)
+        let stopped = NIODeadline.now()
+        listener.stop()
+        try served.wait()
+        #expect(NIODeadline.now() - stopped < .seconds(2))
+        // Stopped means not reading: a query now gets no answer.
+        try client.send(try Packet.query("late.blocked.test", id: 6), to: listener.port)
+        #expect(try client.receive() == nil)
+    }
+
+    @Test func reply_after_close_is_not_sent() throws {
+        let listener = try DatagramListener.bind(HostPort(host: "127.0.0.1", port: 0), receiveBufferBytes: 1 << 16)
+        let client = try UDPTestClient(host: "127.0.0.1")
+        let peer = client.address
+        #expect(listener.sendLater([1, 2, 3], to: peer) == 0)
+        #expect(try client.receive() == [1, 2, 3])
+        listener.stop()
+        #expect(listener.sendLater([4], to: peer) == 0, "a stopped listener still sends the answers it owes")
+        #expect(try client.receive() == [4])
+        listener.close()
+        #expect(listener.sendLater([5], to: peer) == EBADF)
+    }
+
+    @Test func port_held_without_reuseport_is_reported_in_use() throws {
+        let holder = try UDPTestClient(host: "127.0.0.1")
+        #expect {
+            _ = try DatagramListener.bind(HostPort(host: "127.0.0.1", port: holder.port), receiveBufferBytes: 1 << 16)
+        } throws: { error in
+            (error as? IOError)?.errnoCode == EADDRINUSE
+        }
+    }
+
+    @Test func client_address_from_the_kernel_matches_the_socket_address_form() throws {
+        for (host, port) in [("192.0.2.7", 5555), ("2001:db8::17", 53), ("::ffff:10.0.0.1", 1)] {
+            let address = try SocketAddress(ipAddress: host, port: port)
+            let fromKernel = address.withSockAddr { pointer, _ in ClientAddress(pointer) }
+            #expect(fromKernel == ClientAddress(address))
+        }
+        #expect(ClientAddress(try SocketAddress(ipAddress: "192.0.2.7", port: 1)) == .v4(0xC000_0207))
+    }
+}
+
+/// A link that answers later: each query's promise is handed to the test, which completes it.
+final class WaitingLink: ResolverLink, Sendable {
+    private let promises = Mutex<[EventLoopPromise<LaterReply>]>([])
+
+    func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
+        let promise = context.eventLoop.makePromise(of: LaterReply.self)
+        promises.withLock { $0.append(promise) }
+        return .later(promise.futureResult)
+    }
+
+    func nextPromise() throws -> EventLoopPromise<LaterReply> {
+        for _ in 0..<500 {
+            if let promise = promises.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return promise }
+            usleep(10_000)
+        }
+        throw TestClientError("no query reached the waiting link in 5 s")
+    }
+}
+
+struct TestClientError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A blocking UDP socket on loopback with a 2-second receive timeout.
+final class UDPTestClient {
+    let descriptor: CInt
+    let host: String
+    let address: DatagramPeer
+    let port: Int
+
+    init(host: String) throws {
+        self.host = host
+        let bindAddress = try SocketAddress(ipAddress: host, port: 0)
+        let fd = socket(bindAddress.protocol.rawValue, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestClientError("socket: errno \(errno)") }
+        descriptor = fd
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bound = bindAddress.withSockAddr { Glibc.bind(fd, $0, socklen_t($1)) }
+        guard bound == 0 else { throw TestClientError("bind: errno \(errno)") }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        address = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { DatagramPeer($0, length: length) } }
+        // sin_port and sin6_port both sit at offset 2.
+        port = Int(UInt16(bigEndian: withUnsafeBytes(of: storage) { $0.loadUnaligned(fromByteOffset: 2, as: UInt16.self) }))
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ bytes: [UInt8], to port: Int) throws {
+        let target = try SocketAddress(ipAddress: host, port: port)
+        let sent = bytes.withUnsafeBytes { raw in
+            target.withSockAddr { sendto(descriptor, raw.baseAddress, raw.count, 0, $0, socklen_t($1)) }
+        }
+        guard sent == bytes.count else { throw TestClientError("sendto: errno \(errno)") }
+    }
+
+    /// The next datagram, or nil after 2 s without one.
+    func receive() throws -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+            throw TestClientError("recv: errno \(errno)")
+        }
+        return Array(buffer[0..<count])
+    }
+}
