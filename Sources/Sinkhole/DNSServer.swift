@@ -101,18 +101,26 @@ public final class DNSServer: Service {
         let threads = NIOThreadPool(numberOfThreads: max(datagramListeners.count, 1))
         threads.start()
         var serving: [EventLoopFuture<Void>] = []
+        var reading: [EventLoopFuture<Void>] = []
         for (listener, loop) in datagramListeners {
             let chain = chain
             let pending = pending
             let counters = configuration.counters
-            let batchSize = configuration.vectorReadCount
             let log = limitLog
             let prepare = configuration.prepareListenerThread
-            serving.append(threads.runIfActive(eventLoop: loop) {
+            let started = loop.makePromise(of: Void.self)
+            reading.append(started.futureResult)
+            let served = threads.runIfActive(eventLoop: loop) {
                 prepare()
-                listener.serve(chain: chain, loop: loop, pending: pending, counters: counters, batchSize: batchSize, log: log)
-            })
+                listener.serve(chain: chain, loop: loop, pending: pending, counters: counters, log: log, started: { started.succeed() })
+            }
+            // A pool that is not running never starts the thread: nobody may wait for it then.
+            served.whenFailure { started.fail($0) }
+            serving.append(served)
         }
+        // Ready only once every listener's thread reads its socket (and carries its name and
+        // scheduling, which `doctor` and the tests look at).
+        for thread in reading { try? await thread.get() }
         ready(addresses)
         // Serve until SIGTERM/SIGINT. Then drain: stop reading new queries and accepting
         // connections, give questions already sent upstream up to `drainTimeout` to be answered,
@@ -144,7 +152,8 @@ public final class DNSServer: Service {
             do {
                 var port = address.port
                 for loop in group.makeIterator() {
-                    let listener = try DatagramListener.bind(HostPort(host: address.host, port: port), receiveBufferBytes: 4 << 20)
+                    let listener = try DatagramListener.bind(
+                        HostPort(host: address.host, port: port), receiveBufferBytes: 4 << 20, batchSize: configuration.vectorReadCount)
                     bound.append((listener, loop))
                     if port == 0 { port = listener.port }
                 }

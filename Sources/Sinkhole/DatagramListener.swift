@@ -30,65 +30,84 @@ final class DatagramListener: Sendable {
     let descriptor: CInt
     /// The port as bound (port 0 resolved).
     let port: Int
+    /// The receive slots, senders and staged replies of one `recvmmsg`/`sendmmsg` round. Made at
+    /// bind, so that a listener that could not have them never joins the port's SO_REUSEPORT group
+    /// (the kernel would send it a share of the clients that nobody reads); used only by the
+    /// serving thread.
+    private nonisolated(unsafe) let batch: OpaquePointer
     /// False once the socket is closed. Replies sent from an event loop take this lock, so that a
     /// late upstream answer never goes out through a descriptor number the process has reused.
     private let open = Mutex(true)
     private let stopping = Atomic(false)
 
-    private init(descriptor: CInt, port: Int) {
+    private init(descriptor: CInt, port: Int, batch: OpaquePointer) {
         self.descriptor = descriptor
         self.port = port
+        self.batch = batch
+    }
+
+    deinit {
+        scrolloff_datagrams_destroy(batch)
     }
 
     /// A socket bound to `address` with SO_REUSEPORT, blocking (the thread sleeps in `recvmmsg`,
-    /// sends never wait: MSG_DONTWAIT), close-on-exec (the helper runs `nft` and `ss`).
+    /// sends never wait: MSG_DONTWAIT), close-on-exec (the helper runs `nft` and `ss`), and room
+    /// for `batchSize` datagrams per round.
     ///
     /// Errors are NIO's `IOError` with the failing call's errno, so `ListenError.diagnose` names
     /// a port's holder exactly as it did for NIO's sockets.
-    static func bind(_ address: HostPort, receiveBufferBytes: Int) throws -> DatagramListener {
+    static func bind(_ address: HostPort, receiveBufferBytes: Int, batchSize: Int = 32) throws -> DatagramListener {
         let socketAddress = try address.socketAddress()
         let family = socketAddress.protocol.rawValue
         let descriptor = socket(family, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         do {
             try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT")
+            if family == AF_INET6 {
+                // `::` takes IPv4 too, whatever net.ipv6.bindv6only says, as SwiftNIO's TCP socket
+                // on the same address does (and the firewall's redirect counts on it).
+                try setOption(descriptor, CInt(IPPROTO_IPV6), IPV6_V6ONLY, 0, name: "IPV6_V6ONLY")
+            }
             // Room for a burst while the thread is off the core; the kernel caps it at rmem_max.
             try setOption(descriptor, SOL_SOCKET, SO_RCVBUF, CInt(clamping: receiveBufferBytes), name: "SO_RCVBUF")
             let bound = socketAddress.withSockAddr { pointer, length in Glibc.bind(descriptor, pointer, socklen_t(length)) }
             guard bound == 0 else { throw IOError(errnoCode: errno, reason: "bind(\(address))") }
-            return DatagramListener(descriptor: descriptor, port: try boundPort(descriptor))
+            let port = try boundPort(descriptor)
+            guard let batch = scrolloff_datagrams_create(UInt32(clamping: max(batchSize, 1)), Self.slotBytes, UInt32(DNSServerLimits.ednsPayloadSize))
+            else { throw IOError(errnoCode: ENOMEM, reason: "buffers for \(batchSize) datagrams") }
+            return DatagramListener(descriptor: descriptor, port: port, batch: batch)
         } catch {
             Glibc.close(descriptor)
             throw error
         }
     }
 
+    /// Each datagram's slot. A longer query is cut to it (the kernel flags it MSG_TRUNC) and the
+    /// gate answers FORMERR, since its counts no longer fit: right for a stub's question, which
+    /// is far shorter (RFC 1035 §4.2.1 keeps plain DNS datagrams to 512 octets).
+    static let slotBytes: UInt32 = 2048
+
     /// Serves queries until `stop()`; runs on a thread of its own and returns when stopped.
     ///
-    /// `loop` is where answers that wait for an upstream complete and leave from; `batchSize`
-    /// datagrams are read per `recvmmsg`, each into a 2 KiB slot (a longer query is cut and answered
-    /// FORMERR by the gate, which is right for a stub's question).
+    /// `loop` is where answers that wait for an upstream complete and leave from. `started` is
+    /// called once the thread is named and about to read, so that the server says it is ready
+    /// only when every listener is.
     func serve(
-        chain: ResolverChain, loop: any EventLoop, pending: InFlightCounter, counters: QueryCounters?, batchSize: Int,
-        log: ThrottledLog
+        chain: ResolverChain, loop: any EventLoop, pending: InFlightCounter, counters: QueryCounters?, log: ThrottledLog,
+        started: () -> Void = {}
     ) {
         _ = scrolloff_name_thread("scrolloff-udp")
-        guard let batch = scrolloff_datagrams_create(UInt32(batchSize), 2048, UInt32(DNSServerLimits.ednsPayloadSize)) else {
-            log.warning("udp-batch", "no memory for the UDP listener's buffers; this socket answers nothing until a restart",
-                        metadata: ["udp.port": "\(port)"])
-            return
-        }
-        defer { scrolloff_datagrams_destroy(batch) }
         let context = QueryContext(eventLoop: loop)
-        // This loop's counters; nil when metrics are off, and then no clock is read either.
-        let shard = counters?.shard(for: loop)
+        // This listener's counters; nil when metrics are off, and then no clock is read either.
+        let shard = counters?.shard(for: self)
+        started()
         while !stopping.load(ordering: .acquiring) {
             let received = scrolloff_datagrams_receive(descriptor, batch)
             // `stop()` wakes the call through shutdown(2); what it returns then is not a query.
             if stopping.load(ordering: .acquiring) { break }
             guard received >= 0 else {
                 if received == -EINTR { continue }
-                log.warning("udp-receive", "reading the DNS socket failed; trying again in 10 ms",
+                log.warning("udp-receive-\(port)", "reading the DNS socket failed; trying again in 10 ms",
                             metadata: ["udp.port": "\(port)", "error.errno": "\(-received)"])
                 // A failing call (ENOMEM) must not spin a core.
                 usleep(10_000)
@@ -128,7 +147,7 @@ final class DatagramListener: Sendable {
             var error: CInt = 0
             let dropped = scrolloff_datagrams_send(descriptor, batch, &error)
             if dropped > 0 {
-                log.warning("udp-send", "replies could not be sent; their clients will ask again",
+                log.warning("udp-send-\(port)", "replies could not be sent; their clients will ask again",
                             metadata: ["udp.port": "\(port)", "replies.dropped": "\(dropped)", "error.errno": "\(error)"])
             }
         }
@@ -185,14 +204,16 @@ final class DatagramListener: Sendable {
             let error = sendLater(reply.bytes, to: peer)
             // Counted down after the send: the drain at a stop closes the socket only once it is 0.
             pending.decrement()
-            if error != 0, error != EAGAIN, error != EBADF {
-                log.warning("udp-send", "a reply could not be sent; its client will ask again",
+            // EBADF: the server stopped and closed the socket before the upstream answered.
+            if error != 0, error != EBADF {
+                log.warning("udp-send-later-\(port)", "an upstream's answer could not be sent; its client will ask again",
                             metadata: ["udp.port": "\(port)", "error.errno": "\(error)"])
             }
             shard?.record(reply.blocked ? .blocked : route, reply: reply.bytes, since: started)
         }
     }
 
+    /// setsockopt(2) of one integer option; `name` goes into the error, for the log.
     private static func setOption(_ descriptor: CInt, _ level: CInt, _ option: CInt, _ value: CInt, name: String) throws {
         var value = value
         guard setsockopt(descriptor, level, option, &value, socklen_t(MemoryLayout<CInt>.size)) == 0 else {
@@ -200,6 +221,7 @@ final class DatagramListener: Sendable {
         }
     }
 
+    /// The port the socket was given (getsockname(2)): the kernel's pick for port 0.
     private static func boundPort(_ descriptor: CInt) throws -> Int {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -70,8 +70,10 @@ public enum QueryLatencyBuckets {
     ]
 }
 
-/// Counters of one event loop. Only that loop's handlers write to it, so the relaxed atomic adds
-/// never contend; the atomics are there so the scrape, on another thread, may read them.
+/// Counters of one writer: an event loop's TCP handlers, or one UDP listener's thread (whose
+/// answers that waited for an upstream are counted from its loop, the one other writer). So the
+/// relaxed atomic adds seldom contend; the atomics are there for those and for the scrape, which
+/// reads them from another thread.
 public final class QueryCounterShard: @unchecked Sendable {
     // @unchecked: `cells` is written only through `Atomic` operations and freed in deinit.
     static let outcomeCount = QueryOutcome.allCases.count
@@ -135,19 +137,20 @@ public struct QueryTotals: Sendable, Equatable {
     public var answered: UInt64 { buckets.reduce(0, &+) }
 }
 
-/// The query counters of the whole server: one shard per event loop, so the hot path takes no
-/// lock and shares no cache line; a scrape reads and sums them all.
+/// The query counters of the whole server: one shard per event loop and per UDP listener, so the
+/// hot path takes no lock and shares no cache line; a scrape reads and sums them all.
 public final class QueryCounters: Sendable {
     private let shards = Mutex<[ObjectIdentifier: QueryCounterShard]>([:])
 
     public init() {}
 
-    /// The shard of `loop`; called once per channel, never per query.
-    public func shard(for loop: any EventLoop) -> QueryCounterShard {
+    /// The shard of `writer` (an event loop, a UDP listener); called once per channel or listener,
+    /// never per query.
+    public func shard(for writer: AnyObject) -> QueryCounterShard {
         shards.withLock { shards in
-            if let shard = shards[ObjectIdentifier(loop)] { return shard }
+            if let shard = shards[ObjectIdentifier(writer)] { return shard }
             let shard = QueryCounterShard()
-            shards[ObjectIdentifier(loop)] = shard
+            shards[ObjectIdentifier(writer)] = shard
             return shard
         }
     }

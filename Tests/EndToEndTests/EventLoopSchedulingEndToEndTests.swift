@@ -19,7 +19,7 @@ import Testing
         // Two loops on one core only took turns: every query woke both.
         #expect(loops.count == 1, "\(mode): \(loops)")
         // One UDP listener thread per loop and listen address (`DatagramListener`).
-        let listeners = try HelperThread.udpListeners(of: server.child.process.pid)
+        let listeners = try HelperThread.udpListeners(of: server.child.process.pid, count: 1)
         #expect(listeners.count == 1, "\(mode): \(listeners)")
         if KernelRelease.hasFairSlices {
             #expect((loops + listeners).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(mode): \(loops + listeners)")
@@ -41,7 +41,7 @@ import Testing
         // NIO also counts a CPU quota (`cpu.max` of a container); the helper takes the fewer.
         let expected = min(try HelperThread.allowedCores(of: pid), HelperThread.quotaCores ?? .max)
         #expect(loops.count == expected, "\(loops)")
-        let listeners = try HelperThread.udpListeners(of: pid)
+        let listeners = try HelperThread.udpListeners(of: pid, count: expected)
         #expect(listeners.count == expected, "\(listeners)")
         if KernelRelease.hasFairSlices {
             #expect((loops + listeners).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops + listeners)")
@@ -105,9 +105,17 @@ struct HelperThread: CustomStringConvertible {
         try threads(of: pid).filter { $0.name.hasPrefix("NIO-ELT-") }
     }
 
-    /// The threads that read the UDP sockets, one per loop and listen address.
-    static func udpListeners(of pid: pid_t) throws -> [HelperThread] {
-        try threads(of: pid).filter { $0.name == "scrolloff-udp" }
+    /// The threads that read the UDP sockets, one per loop and listen address. A thread takes its
+    /// name when it starts serving, which may come just after the "listening" lines the harness
+    /// waits for: so up to 5 s for `count` of them.
+    static func udpListeners(of pid: pid_t, count: Int) throws -> [HelperThread] {
+        var found: [HelperThread] = []
+        for _ in 0..<50 {
+            found = try threads(of: pid).filter { $0.name == "scrolloff-udp" }
+            if found.count >= count { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return found
     }
 
     /// Whole CPUs of the cgroup v2 quota at the mount's root (`cpu.max`: "max 100000" is none),

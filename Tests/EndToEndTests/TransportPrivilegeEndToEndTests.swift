@@ -30,64 +30,59 @@ import Testing
         #expect(server.child.isRunning, "\(mode): \(server.child.stderr)")
     }
 
-    /// The UDP listener's bounds (one batch per `recvmmsg`, a 4 MiB receive buffer, no memory per
-    /// datagram) tried by a client that sends as fast as it can and reads nothing, while another
-    /// client, from another address, asks one question at a time and must get every answer.
+    /// A client that sends bursts of hundreds of datagrams and reads nothing, while another client,
+    /// from another address, asks one question at a time: each of its questions is answered on
+    /// the first try, within a second. Each burst is many `recvmmsg` batches; bursts fit the
+    /// socket's receive buffer even at Linux's default `rmem_max` (208 KiB), so what is tested is
+    /// the listener keeping up, not the kernel dropping what no server could read (a sustained
+    /// flood past a core's rate loses datagrams of every client alike, here as in dnsmasq).
     @Test(arguments: PrivilegeMode.allCases)
-    func a_udp_flood_from_one_client_leaves_another_client_answered(mode: PrivilegeMode) throws {
+    func bursts_from_one_client_leave_another_client_answered_at_once(mode: PrivilegeMode) throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], mode: mode)
         mode.check(server.child.process.pid)
-        #expect(try shortA(server.port, "host.test") == "10.0.0.7")  // cached now, as the flood's other name
+        #expect(try shortA(server.port, "host.test") == "10.0.0.7")  // cached now, as the bursts' other name
         let before = residentKiB(server.child.process.pid)
-        let flood = try scratch.file("udp-flood.py", "PORT = \(server.port)\n" + """
+        let bursts = try scratch.file("udp-bursts.py", "PORT = \(server.port)\n" + """
             import socket, time, dns.message
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.setblocking(False)
-            wires = [dns.message.make_query("n%d.blocked.test" % i if i % 2 else "host.test", "A", id=i).to_wire() for i in range(1000)]
-            print("FLOODING", flush=True)
+            wires = [dns.message.make_query("n%d.blocked.test" % i if i % 2 else "host.test", "A", id=i).to_wire() for i in range(150)]
+            print("BURSTING", flush=True)
             sent, end = 0, time.time() + 4
             while time.time() < end:
                 for w in wires:
-                    try:
-                        s.sendto(w, ("127.0.0.1", PORT))
-                        sent += 1
-                    except BlockingIOError:
-                        pass
+                    s.sendto(w, ("127.0.0.1", PORT))
+                sent += len(wires)
+                time.sleep(0.02)
             print("SENT", sent, flush=True)
             """)
-        let flooder = try Child("/usr/bin/python3", [flood], scratch: scratch, label: "udp-flood")
-        _ = try flooder.waitForLine { $0 == "FLOODING" }
-        // The other client, from 127.0.0.2: one question at a time, blocked, cached and forwarded.
+        let burster = try Child("/usr/bin/python3", [bursts], scratch: scratch, label: "udp-bursts")
+        _ = try burster.waitForLine { $0 == "BURSTING" }
+        // The other client, from 127.0.0.2: blocked, cached and forwarded names, one try each.
         let checked = try python(server.port, """
-            import socket, time, dns.exception, dns.message, dns.query, dns.rdatatype
+            import time, dns.exception, dns.message, dns.query, dns.rdatatype
             cases = [("www.blocked.test", "0.0.0.0"), ("host.test", "10.0.0.7"), ("fwd.test", "10.1.2.3")]
             answered = wrong = 0
             lost = []
             for i in range(30):
                 name, want = cases[i % 3]
-                # Three tries a second apart, as a stub resolver retries: under a flood the kernel
-                # drops datagrams of every client once the socket's buffer is full, before any
-                # server reads them; what must not happen is a client left without an answer.
-                for attempt in range(3):
-                    try:
-                        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1", port=PORT, timeout=1, source="127.0.0.2")
-                        answered += 1
-                        got = [rd.address for rr in r.answer for rd in rr if rr.rdtype == dns.rdatatype.A]
-                        if want not in got: wrong += 1
-                        break
-                    except dns.exception.Timeout:
-                        if attempt == 2: lost.append("%d %s" % (i, name))
+                try:
+                    r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1", port=PORT, timeout=1, source="127.0.0.2")
+                    answered += 1
+                    got = [rd.address for rr in r.answer for rd in rr if rr.rdtype == dns.rdatatype.A]
+                    if want not in got: wrong += 1
+                except dns.exception.Timeout:
+                    lost.append("%d %s" % (i, name))
                 time.sleep(0.05)
             print("answered %d wrong %d" % (answered, wrong))
             if lost: print("lost", lost)
             """, scratch: scratch)
-        let summary = try flooder.waitForLine(seconds: 15) { $0.hasPrefix("SENT") }
-        #expect(checked == "answered 30 wrong 0\n", "\(mode): \(checked); flood \(summary)")
+        let summary = try burster.waitForLine(seconds: 15) { $0.hasPrefix("SENT") }
+        #expect(checked == "answered 30 wrong 0\n", "\(mode): \(checked); bursts \(summary)")
         #expect(server.child.isRunning, "\(mode): \(server.child.stderr)")
-        // Nothing is kept per datagram: replies the flooder never read are the kernel's to drop.
+        // Nothing is kept per datagram: replies the burster never read are the kernel's to drop.
         let growth = residentKiB(server.child.process.pid).now - before.now
         #expect(growth < 16 * 1024, "\(mode): resident memory grew by \(growth) KiB during \(summary)")
     }

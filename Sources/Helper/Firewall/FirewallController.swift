@@ -39,9 +39,6 @@ public actor FirewallController {
     /// What each attempt-set element had counted at the last read (`NFTables.takeAttempts`);
     /// emptied whenever the table, and so its sets, is made anew.
     private var attemptCounts: [BypassAttempt: UInt64] = [:]
-    /// Whether the sinkhole's `::` sockets take IPv4 too (`net.ipv6.bindv6only` 0, per network
-    /// namespace; read once, as the sockets were bound with it).
-    private let dualStackWildcard = FirewallController.readSysctl("/proc/sys/net/ipv6/bindv6only") != "1"
 
     init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
         self.settings = settings
@@ -67,8 +64,7 @@ public actor FirewallController {
     /// The ruleset for the settings, listeners and addresses now.
     func ruleset() -> FirewallRuleset {
         let bound = listeners.current.filter { $0.transport == .udp }.map { HostPortText(host: $0.address.host, port: $0.address.port) }
-        return FirewallRuleset(settings: settings, listeners: bound, dohAddresses: shippedAddresses + resolved,
-                               dualStackWildcard: dualStackWildcard)
+        return FirewallRuleset(settings: settings, listeners: bound, dohAddresses: shippedAddresses + resolved)
     }
 
     /// Puts the table in line with the settings: applied when on (only if it changed),
@@ -226,11 +222,6 @@ public actor FirewallController {
     /// Answers that must never enter the set: a sinkholed name's 0.0.0.0 or ::, and loopback.
     nonisolated static func isUnusable(_ address: String) -> Bool {
         address == "0.0.0.0" || address == "::" || address.hasPrefix("127.") || address == "::1"
-    }
-
-    /// A sysctl's value as text (nil when it cannot be read: no IPv6 in the kernel).
-    nonisolated static func readSysctl(_ path: String) -> String? {
-        (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A plain list: one item a line, `#` comments and blank lines skipped.

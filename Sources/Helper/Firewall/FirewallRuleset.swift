@@ -64,16 +64,16 @@ struct FirewallRuleset: Equatable {
     ///   also the source of the route back to the device), else a single non-loopback address
     ///   (`dnat`); loopback cannot be reached from another host without route_localnet.
     ///
-    /// `dualStackWildcard`: whether a socket on `::` also takes IPv4 (the kernel's
-    /// `net.ipv6.bindv6only` is 0, Linux's default; the sinkhole does not set IPV6_V6ONLY). Then a
-    /// helper listening on `[::]:53` alone answers IPv4 too, and its IPv4 DNS is redirected there
-    /// like a `0.0.0.0` listener's, instead of being refused as a family with no listener.
-    init(settings: FirewallSettings, listeners: [HostPortText], dohAddresses: [String], dualStackWildcard: Bool = true) {
+    /// A listener on `::` takes IPv4 too: the sinkhole clears IPV6_V6ONLY on its `::` sockets
+    /// (`DatagramListener` for UDP, SwiftNIO for TCP), whatever `net.ipv6.bindv6only` says. So a
+    /// helper listening on `[::]:53` alone answers IPv4 as well, and its IPv4 DNS is redirected
+    /// there like a `0.0.0.0` listener's, instead of being refused as a family with no listener.
+    init(settings: FirewallSettings, listeners: [HostPortText], dohAddresses: [String]) {
         mode = settings.mode
         lanInterfaces = settings.lanInterfaces
         mark = settings.mark
         // A dual-stack `::` socket stands for the IPv4 wildcard after any real IPv4 listener.
-        let mapped = dualStackWildcard ? listeners.filter { $0.host == "::" }.map { HostPortText(host: "0.0.0.0", port: $0.port) } : []
+        let mapped = listeners.filter { $0.host == "::" }.map { HostPortText(host: "0.0.0.0", port: $0.port) }
         func pick(v6: Bool, lan: Bool) -> Target? {
             let candidates = (listeners + (v6 ? [] : mapped)).filter { $0.isIPv6 == v6 && $0.port != 0 }
             let wildcard = v6 ? "::" : "0.0.0.0"
