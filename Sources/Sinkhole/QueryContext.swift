@@ -13,28 +13,35 @@ public enum DNSTransport: Sendable {
 /// parse buffers and the reply builder keep their capacity and the hot path does not allocate.
 /// It never leaves its event loop; a link that answers later copies what it needs into a
 /// `PendingQuestion` first.
+///
+/// Its fields are `@exclusivity(unchecked)`: the runtime's exclusivity check on every read and
+/// write of a class's stored property (`swift_beginAccess`, a thread-local access set) was 7% of a
+/// reply's CPU (issue 15). A context is confined to its event loop, and the chain touches its
+/// fields one link after another, never one field through two paths at once: a link passes
+/// `&context.builder` or `&context.scratch` together with values read out of the other fields,
+/// never with the context itself.
 public final class QueryContext {
     /// The raw packet. Valid only while the chain runs synchronously (it points into the
     /// channel's receive buffer).
-    public internal(set) var packet: UnsafeRawBufferPointer
+    @exclusivity(unchecked) public internal(set) var packet: UnsafeRawBufferPointer
     /// The parsed question and OPT record, filled in by the gate.
-    public var query: DNSQuery
-    public internal(set) var client: ClientAddress
-    public internal(set) var transport: DNSTransport
+    @exclusivity(unchecked) public var query: DNSQuery
+    @exclusivity(unchecked) public internal(set) var client: ClientAddress
+    @exclusivity(unchecked) public internal(set) var transport: DNSTransport
     public let eventLoop: any EventLoop
     /// The local decision, filled in by the policy link and read by the links after it.
-    public var decision: PolicyDecision
+    @exclusivity(unchecked) public var decision: PolicyDecision
     /// The policy that decision came from, so the cache link checks CNAME targets against the same
     /// rules without taking the policy store's lock a second time for the query.
-    public var policy: any QueryPolicy = AllowAllPolicy()
+    @exclusivity(unchecked) public var policy: any QueryPolicy = AllowAllPolicy()
     /// Replies built here: gate errors, canaries, blocked answers.
-    public var builder: DNSResponseBuilder
+    @exclusivity(unchecked) public var builder: DNSResponseBuilder
     /// Replies copied from the cache.
-    public var scratch: [UInt8]
+    @exclusivity(unchecked) public var scratch: [UInt8]
     /// A cache hit, copied out of the cache's log under its lock and replayed from here.
-    public var cached = AnswerParts()
+    @exclusivity(unchecked) public var cached = AnswerParts()
     /// Which link answered, for the metrics; the handler resets it for each query.
-    public var route: QueryRoute = .local
+    @exclusivity(unchecked) public var route: QueryRoute = .local
 
     public init(eventLoop: any EventLoop) {
         packet = UnsafeRawBufferPointer(start: nil, count: 0)
