@@ -18,7 +18,7 @@ public struct CacheLink: ResolverLink {
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let now = NIODeadline.now().uptimeNanoseconds
-        switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop, into: &context.cached) {
+        switch cache.lookup(CacheKey(context), now: now, on: context.eventLoop, into: &context.cached) {
         case .hit:
             context.route = .cached
             if context.cached.isStale { cache.noteStaleAnswer() }
@@ -41,7 +41,7 @@ public struct CacheLink: ResolverLink {
             switch result {
             case .upstream(let future):
                 // RFC 8767: when every upstream failed, the expired answer this question replaces.
-                let key = CacheKey(context.query).owned
+                let key = CacheKey(context).owned
                 let cache = cache
                 future.map { answer in
                     cache.staleAnswer(for: key, replacing: answer, now: NIODeadline.now().uptimeNanoseconds) ?? answer
