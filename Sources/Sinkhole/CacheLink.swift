@@ -22,9 +22,9 @@ public struct CacheLink: ResolverLink {
         case .hit:
             context.route = .cached
             if context.cached.isStale { cache.noteStaleAnswer() }
-            let output = AnswerRenderer.render(
-                context.cached, query: context.query, limit: context.replyLimit, decision: context.decision,
-                policy: context.policy, client: context.client, blocking: blocking.current, now: now,
+            let limit = context.replyLimit
+            let output = context.facts.renderCached(
+                limit: limit, decision: context.decision, client: context.client, blocking: blocking.current, now: now,
                 scratch: &context.scratch, builder: &context.builder)
             switch output {
             case .scratch: return .scratchReply

@@ -29,9 +29,9 @@ public struct PolicyLink: ResolverLink {
             context.route = .blocked
             // Read once for this answer: one atomic load, so mode and TTL come from the same reload.
             let settings = blocking.current
-            LocalAnswer.writeBlocked(
-                into: &context.builder, query: context.query, mode: settings.mode,
-                ttl: settings.ttl(cap: decision.ttlCap), limit: context.replyLimit)
+            let limit = context.replyLimit
+            context.facts.writeBlocked(
+                into: &context.builder, mode: settings.mode, ttl: settings.ttl(cap: decision.ttlCap), limit: limit)
             return .builtReply
         }
         return next(context)
