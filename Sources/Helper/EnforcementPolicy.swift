@@ -14,7 +14,12 @@ import Synchronization
 /// weak references (its timers, `WakeTarget`), and Swift counts references to such an object through
 /// a side table, so every copy of a policy holding it took the runtime's slow retain and release
 /// path, twice per query (`perf`: 0.7% of the loop's CPU at saturation, issue 15).
-struct EnforcementPolicy: QueryPolicy {
+///
+/// A class, not a struct: the chain holds the policy as `any QueryPolicy` and copies it from the
+/// store into the query's context and on to the cache link's renderer; a copy of the struct
+/// retained and released its three references each time (value witness copies and destroys were
+/// 12% of the reply benchmark's CPU, issue 15), a copy of a reference retains one.
+final class EnforcementPolicy: QueryPolicy {
     let enforcement: Enforcement
     let urges: UrgeRecorder
     let wakeTarget: WakeTarget

@@ -50,7 +50,21 @@ public struct CacheKey: Hashable, Sendable {
         name = query.lowercasedName[...]
         type = query.type
         self.class = query.class
-        flags = (query.edns?.dnssecOK == true ? 1 : 0) | (query.header.checkingDisabled ? 2 : 0)
+        flags = Self.flags(edns: query.edns, header: query.header)
+    }
+
+    /// The key of the query in `context`, read field by field: `CacheKey(context.query)` first
+    /// copied the whole query out of the context (a retain and release of each of its arrays).
+    init(_ context: QueryContext) {
+        name = context.query.lowercasedName[...]
+        type = context.query.type
+        self.class = context.query.class
+        flags = Self.flags(edns: context.query.edns, header: context.query.header)
+    }
+
+    /// The answer-changing bits of a query's header and OPT record.
+    private static func flags(edns: EDNSQueryInfo?, header: DNSHeader) -> UInt8 {
+        (edns?.dnssecOK == true ? 1 : 0) | (header.checkingDisabled ? 2 : 0)
     }
 
     init(name: ArraySlice<UInt8>, type: DNSType, class: DNSClass, flags: UInt8) {

@@ -18,13 +18,13 @@ public struct CacheLink: ResolverLink {
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let now = NIODeadline.now().uptimeNanoseconds
-        switch cache.lookup(CacheKey(context.query), now: now, on: context.eventLoop, into: &context.cached) {
+        switch cache.lookup(CacheKey(context), now: now, on: context.eventLoop, into: &context.cached) {
         case .hit:
             context.route = .cached
             if context.cached.isStale { cache.noteStaleAnswer() }
-            let output = AnswerRenderer.render(
-                context.cached, query: context.query, limit: context.replyLimit, decision: context.decision,
-                policy: context.policy, client: context.client, blocking: blocking.current, now: now,
+            let limit = context.replyLimit
+            let output = context.facts.renderCached(
+                limit: limit, decision: context.decision, client: context.client, blocking: blocking.current, now: now,
                 scratch: &context.scratch, builder: &context.builder)
             switch output {
             case .scratch: return .scratchReply
@@ -41,7 +41,7 @@ public struct CacheLink: ResolverLink {
             switch result {
             case .upstream(let future):
                 // RFC 8767: when every upstream failed, the expired answer this question replaces.
-                let key = CacheKey(context.query).owned
+                let key = CacheKey(context).owned
                 let cache = cache
                 future.map { answer in
                     cache.staleAnswer(for: key, replacing: answer, now: NIODeadline.now().uptimeNanoseconds) ?? answer

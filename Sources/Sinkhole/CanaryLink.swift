@@ -33,6 +33,12 @@ public struct CanaryLink: ResolverLink {
     let hasDoHEndpoints: Bool
     /// Mode and TTL of the blocked answer for DoH endpoints, swappable by a reload.
     public let blocking: BlockingSettingsStore
+    /// Bit n is set when a canary or the probe name is n octets long in wire form. A name of no
+    /// such length (nearly every name) is compared with none of them: walking the static lists
+    /// retained and released each of their arrays per query (issue 15).
+    let specialLengths: UInt64 = (Self.nxdomainNames + Self.nodataNames + [Self.doctorProbeWire]).reduce(0) { mask, name in
+        name.count < 64 ? mask | 1 << UInt64(name.count) : mask
+    }
 
     public init(dohEndpoints: DomainMatcher? = nil, blocking: BlockingSettingsStore = BlockingSettingsStore()) {
         self.dohEndpoints = dohEndpoints ?? MatcherBuilder().build()
@@ -43,6 +49,25 @@ public struct CanaryLink: ResolverLink {
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         let name = context.query.lowercasedName
+        // A name of 64 octets or more may equal a special name the mask leaves out: compare it.
+        if name.count >= 64 || specialLengths & 1 << UInt64(name.count) != 0,
+           let resolution = answerSpecial(name, context) {
+            return resolution
+        }
+        if hasDoHEndpoints, name.withUnsafeBytes({ dohEndpoints.match(wire: $0).isBlocked }) {
+            // A known DoH endpoint is a blocked name for the metrics, like any other (SPEC §9).
+            context.route = .blocked
+            let settings = blocking.current
+            LocalAnswer.writeBlocked(
+                into: &context.builder, query: context.query, mode: settings.mode, ttl: settings.blockedTTL,
+                limit: context.replyLimit)
+            return .builtReply
+        }
+        return next(context)
+    }
+
+    /// The answer for a canary or the probe name, or nil for any other name.
+    private func answerSpecial(_ name: [UInt8], _ context: QueryContext) -> Resolution? {
         for canary in Self.nxdomainNames where canary == name {
             LocalAnswer.writeNegative(
                 into: &context.builder, query: context.query, rcode: .nameError, ttl: Self.canaryTTL, limit: context.replyLimit)
@@ -59,15 +84,6 @@ public struct CanaryLink: ResolverLink {
                 into: &context.builder, query: context.query, mode: blocking.current.mode, ttl: 0, limit: context.replyLimit)
             return .builtReply
         }
-        if hasDoHEndpoints, name.withUnsafeBytes({ dohEndpoints.match(wire: $0).isBlocked }) {
-            // A known DoH endpoint is a blocked name for the metrics, like any other (SPEC §9).
-            context.route = .blocked
-            let settings = blocking.current
-            LocalAnswer.writeBlocked(
-                into: &context.builder, query: context.query, mode: settings.mode, ttl: settings.blockedTTL,
-                limit: context.replyLimit)
-            return .builtReply
-        }
-        return next(context)
+        return nil
     }
 }

@@ -12,10 +12,13 @@ public struct PolicyLink: ResolverLink {
     }
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
-        let policy = policies.policy
+        // One copy out of the store (taken under its lock), then swapped into the context, not
+        // copied again: each copy of the policy is a retain and a release per query (issue 15).
+        // (`consume policy` would say it plainly; Swift 6.3 rejects it for an existential.)
+        var policy = policies.policy
         let decision = policy.decide(
             lowercasedName: context.query.lowercasedName, type: context.query.type, client: context.client)
-        context.policy = policy
+        swap(&context.policy, &policy)
         // Not kept past this query: a context kept the policy of its last query until its next,
         // so after a rule change or list refresh the old policy's last reference, and with it the
         // free of a matcher of tens of MB, was an event loop's (issue 15: a refresh must not stall
@@ -26,9 +29,9 @@ public struct PolicyLink: ResolverLink {
             context.route = .blocked
             // Read once for this answer: one atomic load, so mode and TTL come from the same reload.
             let settings = blocking.current
-            LocalAnswer.writeBlocked(
-                into: &context.builder, query: context.query, mode: settings.mode,
-                ttl: settings.ttl(cap: decision.ttlCap), limit: context.replyLimit)
+            let limit = context.replyLimit
+            context.facts.writeBlocked(
+                into: &context.builder, mode: settings.mode, ttl: settings.ttl(cap: decision.ttlCap), limit: limit)
             return .builtReply
         }
         return next(context)

@@ -30,6 +30,11 @@ public final class UrgeRecorder: Sendable {
 
     struct State {
         var episodeStart: [Key: Instant] = [:]
+        /// The episode last looked up or started, equal to its entry in `episodeStart` (every write
+        /// of that entry updates it, a sweep clears it): a phone retrying one blocked name, the
+        /// common repeat, is found by comparing a key instead of hashing it (the lookup with its
+        /// `Hasher` was 2% of a blocked reply's CPU, issue 15).
+        var lastEpisode: (key: Key, start: Instant)?
         var pending: [PendingUrge] = []
         var dropped = 0
         /// When ended episodes were last swept out of `episodeStart`; see `pruneIfDue`.
@@ -83,7 +88,7 @@ public final class UrgeRecorder: Sendable {
     /// Starts an episode for `key` unless one is running. A repeat within the episode takes the
     /// lock once and allocates nothing.
     private func recordEpisode(_ key: Key, entry: EntryID, now: Instant, enforcement: Enforcement) -> Bool {
-        let isNew = state.withLock { s -> Bool in !Self.isRunning(s.episodeStart[key], now: now) }
+        let isNew = state.withLock { s -> Bool in !Self.isRunning(Self.start(of: key, in: &s), now: now) }
         guard isNew else { return false }
         // Resolving names allocates; it happens once per episode, not per query.
         let profileName = key.profile < enforcement.profileNames.count
@@ -95,7 +100,7 @@ public final class UrgeRecorder: Sendable {
                now <= until, now >= until - Self.probeGrace {
                 // doctor's probe: a check, not an urge. The episode still starts, so the probe's
                 // retries within 60 s are not counted either.
-                s.episodeStart[key] = now
+                Self.startEpisode(key, now: now, in: &s)
                 return (false, false)
             }
             if s.episodeStart.count >= Self.maximumTracked {
@@ -110,7 +115,7 @@ public final class UrgeRecorder: Sendable {
                 s.dropped += 1
                 return (false, false)
             }
-            s.episodeStart[key] = now
+            Self.startEpisode(key, now: now, in: &s)
             let wasEmpty = s.pending.isEmpty
             s.pending.append(PendingUrge(profile: profileName, entry: entry, client: clientText, time: now))
             return (true, wasEmpty || s.pending.count == Self.flushCount)
@@ -131,6 +136,20 @@ public final class UrgeRecorder: Sendable {
         }
     }
 
+    /// When `key`'s episode started, if one is tracked; through `lastEpisode` when it is that one.
+    private static func start(of key: Key, in s: inout State) -> Instant? {
+        if let last = s.lastEpisode, last.key == key { return last.start }
+        let start = s.episodeStart[key]
+        if let start { s.lastEpisode = (key, start) }
+        return start
+    }
+
+    /// The one way an episode starts, so that `lastEpisode` never disagrees with `episodeStart`.
+    private static func startEpisode(_ key: Key, now: Instant, in s: inout State) {
+        s.episodeStart[key] = now
+        s.lastEpisode = (key, now)
+    }
+
     private static func isRunning(_ start: Instant?, now: Instant) -> Bool {
         guard let start else { return false }
         return now >= start && now - start < episode
@@ -142,6 +161,7 @@ public final class UrgeRecorder: Sendable {
         guard now - s.lastPrune >= .seconds(1) || now < s.lastPrune else { return }
         s.lastPrune = now
         s.episodeStart = s.episodeStart.filter { isRunning($0.value, now: now) }
+        s.lastEpisode = nil
     }
 
     /// When the pending batch should be written: `flushDelay` after its oldest urge, or now when it is full.
