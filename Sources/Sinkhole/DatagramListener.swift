@@ -126,14 +126,16 @@ final class DatagramListener: Sendable {
                 case .drop:
                     shard?.record(.dropped, nanoseconds: 0)
                 case .builtReply:
-                    context.builder.withUnsafeBytes { reply in
+                    let route = context.route
+                    Self.lend(&context.builder) { reply in
                         stage(reply, for: index, in: batch, sender: sender, length: senderLength)
-                        shard?.record(context.route, reply: reply, since: started)
+                        shard?.record(route, reply: reply, since: started)
                     }
                 case .scratchReply:
-                    context.scratch.withUnsafeBytes { reply in
+                    let route = context.route
+                    Self.lend(&context.scratch) { reply in
                         stage(reply, for: index, in: batch, sender: sender, length: senderLength)
-                        shard?.record(context.route, reply: reply, since: started)
+                        shard?.record(route, reply: reply, since: started)
                     }
                 case .later(let future):
                     answerLater(
@@ -184,6 +186,18 @@ final class DatagramListener: Sendable {
         }
     }
 
+    /// The reply's bytes, borrowed in place: `context.builder.withUnsafeBytes` first copied the
+    /// builder out of the context (a retain and a release of each of its arrays, 3% of a reply's
+    /// CPU in the profile, issue 15); an `inout` argument is the stored value itself.
+    private static func lend(_ builder: inout DNSResponseBuilder, _ body: (UnsafeRawBufferPointer) -> Void) {
+        builder.withUnsafeBytes(body)
+    }
+
+    private static func lend(_ bytes: inout [UInt8], _ body: (UnsafeRawBufferPointer) -> Void) {
+        bytes.withUnsafeBytes(body)
+    }
+
+    /// Stages a reply in the batch, or sends it alone when it is larger than a reply slot.
     private func stage(
         _ reply: UnsafeRawBufferPointer, for index: UInt32, in batch: OpaquePointer, sender: UnsafePointer<sockaddr>,
         length: socklen_t
