@@ -49,13 +49,18 @@ import Glibc
         try body(listener, loop)
     }
 
+    /// Asks for a blocked name and checks the reply: the query's ID and the blocking answer.
+    static func expectBlockedAnswer(_ client: UDPTestClient, port: Int, _ name: String, _ type: DNSType = .a, id: UInt16) throws {
+        try client.send(try Packet.query(name, type, id: id), to: port)
+        let reply = try Packet.parse(try #require(try client.receive()))
+        #expect(reply.header.id == id)
+        #expect(reply.answers.first?.rdata == (type == .aaaa ? .aaaa(.any) : .a(.any)))
+    }
+
     @Test func blocked_name_is_answered_to_the_sender_and_a_response_packet_gets_nothing() throws {
         try Self.serving(try Self.chain()) { listener, _ in
             let client = try UDPTestClient(host: "127.0.0.1")
-            try client.send(try Packet.query("www.blocked.test", id: 99), to: listener.port)
-            let reply = try Packet.parse(try #require(try client.receive()))
-            #expect(reply.header.id == 99)
-            #expect(reply.answers.first?.rdata == .a(.any))
+            try Self.expectBlockedAnswer(client, port: listener.port, "www.blocked.test", id: 99)
             var response = try Packet.query("x.test", id: 7)
             response[2] |= 0x80
             try client.send(response, to: listener.port)
@@ -94,31 +99,20 @@ import Glibc
             let reply = try Packet.parse(try #require(try client.receive()))
             #expect(reply.header.id == 31)
             #expect(reply.rcode == .formatError)
-            try client.send(try Packet.query("after.blocked.test", id: 32), to: listener.port)
-            let next = try Packet.parse(try #require(try client.receive()))
-            #expect(next.header.id == 32)
-            #expect(next.answers.first?.rdata == .a(.any))
+            try Self.expectBlockedAnswer(client, port: listener.port, "after.blocked.test", id: 32)
         }
     }
 
     @Test func ipv4_client_reaches_a_listener_on_the_ipv6_wildcard() throws {
         // IPV6_V6ONLY cleared: `[::]` serves IPv4 whatever net.ipv6.bindv6only says.
         try Self.serving(try Self.chain(), host: "::") { listener, _ in
-            let client = try UDPTestClient(host: "127.0.0.1")
-            try client.send(try Packet.query("www.blocked.test", id: 71), to: listener.port)
-            let reply = try Packet.parse(try #require(try client.receive()))
-            #expect(reply.header.id == 71)
-            #expect(reply.answers.first?.rdata == .a(.any))
+            try Self.expectBlockedAnswer(try UDPTestClient(host: "127.0.0.1"), port: listener.port, "www.blocked.test", id: 71)
         }
     }
 
     @Test func ipv6_client_is_answered() throws {
         try Self.serving(try Self.chain(), host: "::1") { listener, _ in
-            let client = try UDPTestClient(host: "::1")
-            try client.send(try Packet.query("www.blocked.test", .aaaa, id: 61), to: listener.port)
-            let reply = try Packet.parse(try #require(try client.receive()))
-            #expect(reply.header.id == 61)
-            #expect(reply.answers.first?.rdata == .aaaa(.any))
+            try Self.expectBlockedAnswer(try UDPTestClient(host: "::1"), port: listener.port, "www.blocked.test", .aaaa, id: 61)
         }
     }
 
