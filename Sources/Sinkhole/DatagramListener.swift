@@ -159,7 +159,10 @@ final class DatagramListener: Sendable {
     /// UDP socket too (and reports ENOTCONN for). Replies can still be sent afterwards.
     func stop() {
         stopping.store(true, ordering: .releasing)
-        _ = shutdown(descriptor, CInt(SHUT_RD))
+        // Under the lock: once closed, the number may be another socket's.
+        open.withLock { open in
+            if open { _ = shutdown(descriptor, CInt(SHUT_RD)) }
+        }
     }
 
     /// Closes the socket. Call it once `serve` has returned.
