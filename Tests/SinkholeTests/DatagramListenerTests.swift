@@ -21,12 +21,13 @@ import Glibc
         ] + extra)
     }
 
-    /// A listener on `host`:0 served on a pool thread; `body` gets it and the loop it is paired with.
+    /// A listener on `host`:0 served on a pool thread; `body` gets it, the loop it is paired with,
+    /// and the future of its `serve` call.
     /// Synchronous, like the listener: an async test waits for the cooperative pool, which the
     /// blocking end-to-end suites can hold for seconds while the whole suite runs.
     static func serving(
         _ chain: ResolverChain, host: String = "127.0.0.1", pending: InFlightCounter = InFlightCounter(), batchSize: Int = 32,
-        _ body: (DatagramListener, any EventLoop) throws -> Void
+        _ body: (DatagramListener, any EventLoop, EventLoopFuture<Void>) throws -> Void
     ) throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let threads = NIOThreadPool(numberOfThreads: 1)
@@ -46,7 +47,7 @@ import Glibc
             try? served.wait()
             listener.close()
         }
-        try body(listener, loop)
+        try body(listener, loop, served)
     }
 
     /// Asks for a blocked name and checks the reply: the query's ID and the blocking answer.
@@ -58,7 +59,7 @@ import Glibc
     }
 
     @Test func blocked_name_is_answered_to_the_sender_and_a_response_packet_gets_nothing() throws {
-        try Self.serving(try Self.chain()) { listener, _ in
+        try Self.serving(try Self.chain()) { listener, _, _ in
             let client = try UDPTestClient(host: "127.0.0.1")
             try Self.expectBlockedAnswer(client, port: listener.port, "www.blocked.test", id: 99)
             var response = try Packet.query("x.test", id: 7)
@@ -71,7 +72,7 @@ import Glibc
     }
 
     @Test func burst_of_queries_from_several_clients_gets_every_reply() throws {
-        try Self.serving(try Self.chain(), batchSize: 8) { listener, _ in
+        try Self.serving(try Self.chain(), batchSize: 8) { listener, _, _ in
             let clients = try (0..<4).map { _ in try UDPTestClient(host: "127.0.0.1") }
             // 4 × 50 queries sent before any is read: the listener reads them 8 at a time.
             for (number, client) in clients.enumerated() {
@@ -86,7 +87,7 @@ import Glibc
     }
 
     @Test func query_longer_than_a_slot_is_cut_and_refused_as_malformed_and_service_goes_on() throws {
-        try Self.serving(try Self.chain()) { listener, _ in
+        try Self.serving(try Self.chain()) { listener, _, _ in
             let client = try UDPTestClient(host: "127.0.0.1")
             // A well-formed query of 4,000 octets (EDNS padding, RFC 7830): whole, it is answered;
             // cut to the 2,048-octet slot, its OPT record runs past the end and the gate answers
@@ -105,13 +106,13 @@ import Glibc
 
     @Test func ipv4_client_reaches_a_listener_on_the_ipv6_wildcard() throws {
         // IPV6_V6ONLY cleared: `[::]` serves IPv4 whatever net.ipv6.bindv6only says.
-        try Self.serving(try Self.chain(), host: "::") { listener, _ in
+        try Self.serving(try Self.chain(), host: "::") { listener, _, _ in
             try Self.expectBlockedAnswer(try UDPTestClient(host: "127.0.0.1"), port: listener.port, "www.blocked.test", id: 71)
         }
     }
 
     @Test func ipv6_client_is_answered() throws {
-        try Self.serving(try Self.chain(), host: "::1") { listener, _ in
+        try Self.serving(try Self.chain(), host: "::1") { listener, _, _ in
             try Self.expectBlockedAnswer(try UDPTestClient(host: "::1"), port: listener.port, "www.blocked.test", .aaaa, id: 61)
         }
     }
@@ -119,7 +120,7 @@ import Glibc
     @Test func answer_that_waits_leaves_from_the_loop_and_is_counted_until_sent() throws {
         let waiting = WaitingLink()
         let pending = InFlightCounter()
-        try Self.serving(try Self.chain(extra: [waiting]), pending: pending) { listener, loop in
+        try Self.serving(try Self.chain(extra: [waiting]), pending: pending) { listener, loop, _ in
             let client = try UDPTestClient(host: "127.0.0.1")
             try client.send(try Packet.query("allowed.test", id: 41), to: listener.port)
             let promise = try waiting.nextPromise()
@@ -142,7 +143,7 @@ import Glibc
 
     @Test func answer_that_fails_is_servfail() throws {
         let waiting = WaitingLink()
-        try Self.serving(try Self.chain(extra: [waiting])) { listener, loop in
+        try Self.serving(try Self.chain(extra: [waiting])) { listener, loop, _ in
             let client = try UDPTestClient(host: "127.0.0.1")
             try client.send(try Packet.query("allowed.test", id: 51), to: listener.port)
             let promise = try waiting.nextPromise()
@@ -154,39 +155,26 @@ import Glibc
     }
 
     @Test func stop_wakes_the_thread_blocked_in_receive() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let threads = NIOThreadPool(numberOfThreads: 1)
-        threads.start()
-        defer {
-            try? threads.syncShutdownGracefully()
-            try? group.syncShutdownGracefully()
+        try Self.serving(try Self.chain(), batchSize: 4) { listener, _, served in
+            let returned = DispatchSemaphore(value: 0)
+            served.whenComplete { _ in returned.signal() }
+            // Answering shows the thread is in its loop; it then blocks in recvmmsg again.
+            let client = try UDPTestClient(host: "127.0.0.1")
+            try client.send(try Packet.query("www.blocked.test", id: 5), to: listener.port)
+            #expect(try client.receive() != nil)
+            usleep(50_000)
+            listener.stop()
+            let woken = returned.wait(timeout: .now() + 2) == .success
+            #expect(woken, "stop() did not wake the thread blocked in recvmmsg")
+            if !woken {
+                // Any datagram wakes it; it then sees the stop. Keeps a failure from hanging the run.
+                try client.send(try Packet.query("wake.test"), to: listener.port)
+                _ = returned.wait(timeout: .now() + 5)
+            }
+            // Stopped means not reading: a query now gets no answer.
+            try client.send(try Packet.query("late.blocked.test", id: 6), to: listener.port)
+            #expect(try client.receive() == nil)
         }
-        let listener = try DatagramListener.bind(HostPort(host: "127.0.0.1", port: 0), receiveBufferBytes: 1 << 16, batchSize: 4)
-        defer { listener.close() }
-        let loop = group.next()
-        let chain = try Self.chain()
-        let log = ThrottledLog(logger: Logger(label: "test"))
-        let served = threads.runIfActive(eventLoop: loop) {
-            listener.serve(chain: chain, loop: loop, pending: InFlightCounter(), counters: nil, log: log)
-        }
-        let returned = DispatchSemaphore(value: 0)
-        served.whenComplete { _ in returned.signal() }
-        // Answering shows the thread is in its loop; it then blocks in recvmmsg again.
-        let client = try UDPTestClient(host: "127.0.0.1")
-        try client.send(try Packet.query("www.blocked.test", id: 5), to: listener.port)
-        #expect(try client.receive() != nil)
-        usleep(50_000)
-        listener.stop()
-        let woken = returned.wait(timeout: .now() + 2) == .success
-        #expect(woken, "stop() did not wake the thread blocked in recvmmsg")
-        if !woken {
-            // Any datagram wakes it; it then sees the stop. Keeps a failure from hanging the run.
-            try client.send(try Packet.query("wake.test"), to: listener.port)
-            _ = returned.wait(timeout: .now() + 5)
-        }
-        // Stopped means not reading: a query now gets no answer.
-        try client.send(try Packet.query("late.blocked.test", id: 6), to: listener.port)
-        #expect(try client.receive() == nil)
     }
 
     @Test func answer_after_close_is_not_sent_even_through_a_reused_descriptor_number() throws {
