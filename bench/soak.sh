@@ -16,7 +16,7 @@
 #        CACHE_SIZE (the helper's --cache-size, and the names sent before the first figure; default
 #        100000), QPS_LIMIT (dnsperf -Q, default none), SCROLLOFF_ARGS
 #        (more `scrolloff-dns start` options, e.g. "--config FILE", to measure one part switched off),
-#        SOAK_SCRATCH (a build folder other than .build).
+#        SOAK_SCRATCH (a build folder other than .build), SCROLLOFF_BIN (another scrolloff-dns, not built here).
 # Needs: dnsmasq, unbound, dnsperf, taskset, a release build with `make release`'s flags (built here).
 # Not part of `make test`; the short forwarded-query RSS check there is ForwarderHardeningEndToEndTests.
 set -euo pipefail
@@ -40,8 +40,11 @@ done
 # SOAK_SCRATCH: another build folder (with a copy of .build's checkouts), so a debug build of the
 # tests can go on in .build meanwhile.
 SCRATCH=(${SOAK_SCRATCH:+--scratch-path "$SOAK_SCRATCH"})
-swift build "${SCRATCH[@]}" -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
-BIN="$(swift build "${SCRATCH[@]}" -c release --show-bin-path)/scrolloff-dns"
+# SCROLLOFF_BIN=…: measure another binary (an older build, to compare), with no build here.
+if [ -z "${SCROLLOFF_BIN:-}" ]; then
+    swift build "${SCRATCH[@]}" -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
+fi
+BIN=${SCROLLOFF_BIN:-"$(swift build "${SCRATCH[@]}" -c release --show-bin-path)/scrolloff-dns"}
 WORK=$(mktemp -d /tmp/scrolloff-soak.XXXXXX)
 PIDS=()
 cleanup() {
