@@ -44,7 +44,7 @@ run: release
 test: test-deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	/usr/bin/python3 scripts/check-catalog.py
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS) && $(MAKE) --no-print-directory fuzz-smoke
+	SWIFT=$(SWIFT) SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/run-tests.sh && $(MAKE) --no-print-directory fuzz-smoke
 
 # libFuzzer on the DNS codec (parse → serialize → parse) and the TCP framer for FUZZ_SECONDS, or
 # FUZZ_RUNS inputs when set; fails on any crash.
