@@ -54,6 +54,13 @@ final class DatagramListener: Sendable {
     /// sends never wait: MSG_DONTWAIT), close-on-exec (the helper runs `nft` and `ss`), and room
     /// for `batchSize` datagrams per round.
     ///
+    /// With port 0, SO_REUSEPORT is set only after the bind. Linux's choice of a free UDP port
+    /// passes over no port whose sockets all have SO_REUSEPORT and the same owner
+    /// (`udp_lib_lport_inuse`): set before, the socket could silently join another program's
+    /// group on a port it picked and take a share of that program's queries (and it of ours).
+    /// Set after, the port is one nobody holds, and the next loops' sockets, bound to it by
+    /// number, still join this one's group (`udp_reuseport_add_sock` makes the group then).
+    ///
     /// Errors are NIO's `IOError` with the failing call's errno, so `ListenError.diagnose` names
     /// a port's holder exactly as it did for NIO's sockets.
     static func bind(_ address: HostPort, receiveBufferBytes: Int, batchSize: Int = 32) throws -> DatagramListener {
@@ -62,7 +69,7 @@ final class DatagramListener: Sendable {
         let descriptor = socket(family, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         do {
-            try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT")
+            if address.port != 0 { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
             if family == AF_INET6 {
                 // `::` takes IPv4 too, whatever net.ipv6.bindv6only says, as SwiftNIO's TCP socket
                 // on the same address does (and the firewall's redirect counts on it).
@@ -72,6 +79,7 @@ final class DatagramListener: Sendable {
             try setOption(descriptor, SOL_SOCKET, SO_RCVBUF, CInt(clamping: receiveBufferBytes), name: "SO_RCVBUF")
             let bound = socketAddress.withSockAddr { pointer, length in Glibc.bind(descriptor, pointer, socklen_t(length)) }
             guard bound == 0 else { throw IOError(errnoCode: errno, reason: "bind(\(address))") }
+            if address.port == 0 { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
             let port = try boundPort(descriptor)
             guard let batch = scrolloff_datagrams_create(UInt32(clamping: max(batchSize, 1)), Self.slotBytes, UInt32(DNSServerLimits.ednsPayloadSize))
             else { throw IOError(errnoCode: ENOMEM, reason: "buffers for \(batchSize) datagrams") }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -33,5 +36,73 @@ struct PortConflictEndToEndTests {
         #expect(message.contains("Another scrolloff-dns already serves this address"), "\(message)")
         // The first one is untouched and still answers.
         #expect(try dig(first.port, ["+short", "host.test"]) == "10.0.0.7\n")
+    }
+
+    /// `--listen ADDR:0` never lands on a UDP port another program of the same user holds with
+    /// SO_REUSEPORT. Linux's free-port search passes over such ports for a socket that already has
+    /// SO_REUSEPORT, and the helper would then silently take a share of that program's datagrams
+    /// (and it of the helper's). In a namespace whose only ephemeral port is held that way the
+    /// helper must not start; with a second port in the range it serves there, and the holder
+    /// hears nothing.
+    @Test func port_0_never_lands_on_another_programs_shared_udp_port() throws {
+        let scratch = try Scratch()
+        let namespace = "soc-port0-\(getpid() % 100_000)"
+        func ip(_ arguments: [String]) throws {
+            let outcome = try runWithStatus("/usr/sbin/ip", arguments)
+            guard outcome.exitCode == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(outcome)") }
+        }
+        // A namespace left by a killed earlier run of this same process id is ours to remove.
+        _ = try runWithStatus("/usr/sbin/ip", ["netns", "del", namespace])
+        try ip(["netns", "add", namespace])
+        defer { _ = try? runWithStatus("/usr/sbin/ip", ["netns", "del", namespace]) }
+        try ip(["-n", namespace, "link", "set", "lo", "up"])
+        let held = 40_000
+        func ephemeralPorts(_ low: Int, _ high: Int) throws {
+            try ip(["netns", "exec", namespace, "/usr/sbin/sysctl", "-qw", "net.ipv4.ip_local_port_range=\(low) \(high)"])
+        }
+        let holderScript = try scratch.file("reuseport-holder.py", "PORT = \(held)\n" + """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            s.bind(("127.0.0.1", PORT))
+            print("HOLDING", flush=True)
+            while True:
+                s.recv(4096)
+                print("GOT", flush=True)
+            """)
+        let holder = try Child("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/python3", holderScript], scratch: scratch, label: "holder")
+        defer { holder.signal(SIGTERM) }
+        _ = try holder.waitForLine { $0 == "HOLDING" }
+        func helper(_ label: String) throws -> Child {
+            try Child("/usr/sbin/ip", [
+                "netns", "exec", namespace, Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9",
+                "--state-dir", "\(scratch.path)/state-\(label)", "--control-socket", "\(scratch.path)/\(label).sock", "--web-listen", "off",
+            ], scratch: scratch, label: label)
+        }
+
+        // The held port is the only one: no port for the helper, and it says so and exits.
+        try ephemeralPorts(held, held)
+        let refused = try helper("only-held")
+        let deadline = Date().addingTimeInterval(30)
+        while refused.isRunning, Date() < deadline { usleep(50_000) }
+        #expect(!refused.isRunning, "the helper started on the held port: \(refused.stderr)")
+        #expect(refused.stderr.contains("cannot listen on udp 127.0.0.1:0"), "\(refused.stderr)")
+        if refused.isRunning { refused.signal(SIGKILL) }
+
+        // One more port: the helper serves on it, and nothing reaches the holder.
+        try ephemeralPorts(held, held + 1)
+        let serving = try helper("next-port")
+        defer { serving.signal(SIGTERM) }
+        func ask() throws -> String {
+            try run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/dig", "@127.0.0.1", "-p", "\(held + 1)", "+time=2", "+tries=1", "example.test"])
+        }
+        var answer = ""
+        for _ in 0..<50 where !answer.contains("->>HEADER<<-") {
+            answer = (try? ask()) ?? ""
+            if !answer.contains("->>HEADER<<-") { usleep(200_000) }
+        }
+        #expect(answer.contains("->>HEADER<<-"), "no answer on \(held + 1): \(serving.stderr)")
+        for _ in 0..<8 { _ = try? ask() }
+        #expect(!holder.stdout.contains("GOT"), "the holder received the helper's queries")
     }
 }
