@@ -31,7 +31,9 @@ build: deps
 
 # The Swift runtime is linked in, so installed binaries keep working whatever happens to the
 # toolchain they were built with (they need only Debian's libc, libstdc++, libcurl and libsqlite3).
-RELEASE_FLAGS ?= --static-swift-stdlib
+# Each function gets its own section, in every module, so that the link can place the helper's
+# working code together (Package.swift, scripts/link-order.sh). bench/ builds through this target.
+RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
 
 release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)

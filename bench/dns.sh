@@ -52,9 +52,8 @@ for tool in dnsmasq unbound dnsperf taskset dig; do
     command -v "$tool" >/dev/null || { echo "bench/dns.sh: $tool is missing; run scripts/install-deps.sh (or apt-get install it)" >&2; exit 1; }
 done
 if [ -z "${SCROLLOFF_BIN:-}" ]; then
-    # The flags of `make release` (static Swift runtime), so the two never rebuild each other.
-    swift build -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
-    swift build -c release --static-swift-stdlib --product scrolloff >/dev/null
+    # `make release` itself: the binaries users install, linked the same way (Package.swift).
+    make --no-print-directory release >/dev/null
 fi
 # SCROLLOFF_BIN / SCROLLOFF_CLI run other binaries (an older build, to compare) instead.
 BIN=${SCROLLOFF_BIN:-"$(swift build -c release --show-bin-path)/scrolloff-dns"}

@@ -13,8 +13,8 @@ command -v dnsmasq >/dev/null || { echo "bench/reply.sh: dnsmasq is missing (apt
 log="$(mktemp)"
 pid=""
 trap 'rm -f "$log"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; true' EXIT
-# The flags of `make release`, so this shares its build with bench/dns.sh.
-if ! swift build -c release --static-swift-stdlib --product scrolloff-bench >"$log" 2>&1; then
+# `make release` (it builds scrolloff-bench too), so this shares its build with bench/dns.sh.
+if ! make --no-print-directory release >"$log" 2>&1; then
     cat "$log" >&2
     echo "reply.sh: the release build failed (output above)." >&2
     exit 1

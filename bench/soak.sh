@@ -36,13 +36,13 @@ cd "$(dirname "$0")/.."
 for tool in dnsmasq unbound dnsperf taskset; do
     command -v "$tool" >/dev/null || { echo "bench/soak.sh: $tool is missing; install it (Debian: apt-get install $tool)" >&2; exit 1; }
 done
-# The flags of `make release` (static Swift runtime), so the two never rebuild each other.
+# `make release` itself, so the two never rebuild each other and this runs what users install.
 # SOAK_SCRATCH: another build folder (with a copy of .build's checkouts), so a debug build of the
 # tests can go on in .build meanwhile.
 SCRATCH=(${SOAK_SCRATCH:+--scratch-path "$SOAK_SCRATCH"})
 # SCROLLOFF_BIN=…: measure another binary (an older build, to compare), with no build here.
 if [ -z "${SCROLLOFF_BIN:-}" ]; then
-    swift build "${SCRATCH[@]}" -c release --static-swift-stdlib --product scrolloff-dns >/dev/null
+    make --no-print-directory release SWIFT_FLAGS="${SCRATCH[*]}" >/dev/null
 fi
 BIN=${SCROLLOFF_BIN:-"$(swift build "${SCRATCH[@]}" -c release --show-bin-path)/scrolloff-dns"}
 WORK=$(mktemp -d /tmp/scrolloff-soak.XXXXXX)

@@ -12,8 +12,12 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            systemd  # systemd-analyze verify checks the unit (etc/systemd/)
            chromium chromium-driver python3-selenium)  # the household page in a real browser
 
+# What scripts/link-order.sh runs the helper under and talks to it with.
+profile_pkgs=(valgrind binutils dnsmasq-base bind9-dnsutils python3 curl)
+
 want=("${build_pkgs[@]}")
 [ "${1:-}" = "--test" ] && want+=("${test_pkgs[@]}")
+[ "${1:-}" = "--profile" ] && want+=("${profile_pkgs[@]}")
 
 missing=()
 for p in "${want[@]}"; do
