@@ -69,7 +69,8 @@ final class DatagramListener: Sendable {
         let descriptor = socket(family, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         do {
-            if address.port != 0 { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
+            let joinsGroupAtBind = address.port != 0  // see the doc comment: port 0 joins nobody's
+            if joinsGroupAtBind { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
             if family == AF_INET6 {
                 // `::` takes IPv4 too, whatever net.ipv6.bindv6only says, as SwiftNIO's TCP socket
                 // on the same address does (and the firewall's redirect counts on it).
@@ -79,7 +80,7 @@ final class DatagramListener: Sendable {
             try setOption(descriptor, SOL_SOCKET, SO_RCVBUF, CInt(clamping: receiveBufferBytes), name: "SO_RCVBUF")
             let bound = socketAddress.withSockAddr { pointer, length in Glibc.bind(descriptor, pointer, socklen_t(length)) }
             guard bound == 0 else { throw IOError(errnoCode: errno, reason: "bind(\(address))") }
-            if address.port == 0 { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
+            if !joinsGroupAtBind { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1, name: "SO_REUSEPORT") }
             let port = try boundPort(descriptor)
             guard let batch = scrolloff_datagrams_create(UInt32(clamping: max(batchSize, 1)), Self.slotBytes, UInt32(DNSServerLimits.ednsPayloadSize))
             else { throw IOError(errnoCode: ENOMEM, reason: "buffers for \(batchSize) datagrams") }

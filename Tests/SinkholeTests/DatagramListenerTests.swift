@@ -213,6 +213,33 @@ import Glibc
         }
     }
 
+    /// Port 0 takes SO_REUSEPORT only after its bind (so it never lands on another program's
+    /// group); the next loop's socket, bound to that port by number, must still join this one's
+    /// group, and the kernel then spreads clients over both.
+    @Test func second_socket_on_a_port_0_listeners_port_shares_its_clients() throws {
+        let first = try DatagramListener.bind(HostPort(host: "127.0.0.1", port: 0), receiveBufferBytes: 1 << 20)
+        defer { first.close() }
+        let second = try DatagramListener.bind(HostPort(host: "127.0.0.1", port: first.port), receiveBufferBytes: 1 << 20)
+        defer { second.close() }
+        let clients = try (0..<64).map { _ in try UDPTestClient(host: "127.0.0.1") }
+        for (number, client) in clients.enumerated() { try client.send(try Packet.query("n\(number).test", id: UInt16(number)), to: first.port) }
+        func drain(_ listener: DatagramListener) -> Int {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var count = 0
+            while buffer.withUnsafeMutableBytes({ recv(listener.descriptor, $0.baseAddress, $0.count, CInt(MSG_DONTWAIT)) }) >= 0 { count += 1 }
+            return count
+        }
+        var counts = (0, 0)
+        for _ in 0..<200 where counts.0 + counts.1 < clients.count {
+            counts.0 += drain(first)
+            counts.1 += drain(second)
+            if counts.0 + counts.1 < clients.count { usleep(5_000) }
+        }
+        #expect(counts.0 + counts.1 == clients.count)
+        // 64 source ports all hashed to one socket: odds of 2^-63 if the two share a group.
+        #expect(counts.0 > 0 && counts.1 > 0, "first \(counts.0), second \(counts.1)")
+    }
+
     @Test func client_address_is_read_from_the_senders_sockaddr_in_host_order() throws {
         let cases: [(String, ClientAddress)] = [
             ("192.0.2.7", .v4(0xC000_0207)),
