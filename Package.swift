@@ -7,18 +7,21 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
-/// How the two programs are linked. Why: the helper's resident memory with no list is mostly the
-/// pages of its own file (README, "Baseline memory"), and these cut what the loader and the code
-/// touch without changing what runs.
+/// How the two programs are linked. Why: the helper's resident memory with no list was mostly the
+/// pages of its own file, and these cut what the loader and the code touch without changing what
+/// runs (README, "What changed last (issue 15, 2026-11-25 midday)").
 /// - lld with packed relative relocations (DT_RELR, glibc 2.36): the position-independent binary's
 ///   ~130,000 relative relocations take 28 KiB instead of the 3.1 MB the loader read at every start.
 /// - No exported symbol table: the static Swift runtime's link arguments export every symbol
-///   (`-export-dynamic`, for programs that load plug-ins); nothing looks these programs' symbols up
-///   by name, and the table cost 1.5 MB resident and a lookup per symbolic relocation.
+///   (`-export-dynamic` in the toolchain's static-stdlib-args.lnk); nothing looks these programs'
+///   symbols up by name (each `dlsym` here asks for a libc function), and the table cost 1.9 MB
+///   resident.
 /// - Release: each function in its own section (Makefile RELEASE_FLAGS) and the helper's functions
-///   that run while it serves placed first, in `scripts/link-order/scrolloff-dns.txt`'s order
-///   (written by scripts/link-order.sh), so its working code shares a few MiB of pages instead of
-///   being spread over 30 MB. Names missing from a stale order are skipped, not an error.
+///   placed in the order they first run, from `scripts/link-order/scrolloff-dns.txt` (written by
+///   scripts/link-order.sh), so its working code shares a few MiB of pages instead of being spread
+///   over 30 MB. Names missing from a stale order are skipped, not an error.
+/// The test bundle, which links the executables' modules, gets the first two as well, so the tests
+/// run code linked like the installed programs.
 let programLinkerFlags = ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"]
 func linkerSettings(order: String? = nil) -> [LinkerSetting] {
     var settings: [LinkerSetting] = [.unsafeFlags(programLinkerFlags)]
