@@ -35,7 +35,11 @@ build: deps
 # working code together (Package.swift, scripts/link-order.sh). bench/ builds through this target.
 RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
 
+# SwiftPM does not count the link order (scripts/link-order/) as an input of the link: a newer
+# order removes the helper binary, so that this build links it again with the new order.
 release: deps
+	@bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)"; \
+	    if [ scripts/link-order/scrolloff-dns.txt -nt "$$bin/scrolloff-dns" ]; then rm -f "$$bin/scrolloff-dns"; fi
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
 # Starts the helper in the foreground with the embedded defaults (not root: ~/.local/state/scrolloff, port 5300).
@@ -64,7 +68,7 @@ fuzz-smoke:
 # `git pull && sudo make install` never installs the previous build.
 install:
 	@if [ ! -x .build/release/scrolloff-dns ] || [ ! -x .build/release/scrolloff ] \
-	    || [ -n "$$(find Package.swift Sources -newer .build/release/scrolloff-dns -print -quit)" ]; then \
+	    || [ -n "$$(find Package.swift Sources scripts/link-order -newer .build/release/scrolloff-dns -print -quit)" ]; then \
 	    if [ "$$(stat -c %u .)" = "$$(id -u)" ]; then $(MAKE) --no-print-directory release || exit 1; \
 	    else echo 'the release build is missing or older than the sources: run `make release` as yourself, then `sudo make install`' >&2; \
 	    exit 1; fi; fi

@@ -84,4 +84,4 @@ wait "$helper" || { echo "link-order: the helper did not stop cleanly:" >&2; tai
 scripts/link-order.py "$bin/scrolloff-dns" "$static_libs" "$work/profile.$helper.1" "$work/profile.$helper.2" "$work/profile.$helper" \
     >"$work/order.txt"
 mv "$work/order.txt" scripts/link-order/scrolloff-dns.txt
-echo "scripts/link-order/scrolloff-dns.txt: $(wc -l <scripts/link-order/scrolloff-dns.txt) functions"
+echo "scripts/link-order/scrolloff-dns.txt: $(wc -l <scripts/link-order/scrolloff-dns.txt) functions; \`make release\` links with it"
