@@ -9,7 +9,7 @@ public struct DoctorFirewallFacts: Codable, Sendable, Equatable {
     /// Addresses of DoH resolvers HTTPS is refused to.
     public var dohAddresses: Int
     /// Packets each counter counted since the helper started: `dns_redirected`, `dns_refused`,
-    /// `dot_refused`, `doh_refused`.
+    /// `dot_refused`, `doh_refused`, `resolver_refused` (other ports of a listed resolver).
     public var attempts: [String: UInt64]
     /// The devices that tried most, most first (at most three); empty when none did.
     public var topClients: [DoctorFirewallClient] = []
@@ -50,7 +50,7 @@ extension DoctorVerdicts {
     public static func firewall(_ facts: DoctorFirewallFacts) -> DoctorCheck {
         guard facts.tableInPlace else {
             return .fail("firewall", "[firewall] is on (\(facts.mode)) but the table inet scrolloff is not in the kernel, so other resolvers, "
-                + "DNS over TLS and DoH by address are open",
+                + "DNS over TLS and the listed resolvers' addresses (DoH, DNSCrypt, DNS on other ports) are open",
                 fix: "Look at the helper's log (journalctl -u scrolloff-dns) for what nft said, then `systemctl reload scrolloff-dns`; "
                     + "`nft list table inet scrolloff` shows the table once it is back.")
         }
@@ -58,9 +58,11 @@ extension DoctorVerdicts {
         // DNS of a family the sinkhole does not listen on is refused, not redirected: said only when it
         // happened, since it points at a listener to add (README, Closing the bypasses).
         let refused = count("dns_refused") == 0 ? "" : ", \(count("dns_refused")) refused (no listener of their address family)"
+        // Other ports of a listed resolver (DNSCrypt, DNS over QUIC, DNS on 5353): said when it happened.
+        let otherPorts = count("resolver_refused") == 0 ? "" : ", \(count("resolver_refused")) more to other ports of those resolvers"
         return .pass("firewall", "table inet scrolloff in place (\(facts.mode)); \(count("dns_redirected")) DNS questions to other resolvers "
             + "answered by Scroll Off\(refused), \(count("dot_refused")) DNS-over-TLS and \(count("doh_refused")) DNS-over-HTTPS connections "
-            + "refused (\(facts.dohAddresses) resolver addresses) since the helper started"
+            + "refused\(otherPorts) (\(facts.dohAddresses) resolver addresses) since the helper started"
             + (facts.topClients.isEmpty ? "" : "; most from " + facts.topClients.map { "\($0.address) (\($0.attempts))" }.joined(separator: ", ")))
     }
 }

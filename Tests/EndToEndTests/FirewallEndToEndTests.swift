@@ -275,6 +275,116 @@ struct FirewallEndToEndTests {
         try lab.waitForTable(in: lab.router, present: false)
     }
 
+    /// What a listed resolver's port answered: its real answer, the sinkhole's, or a refusal.
+    static func closed(_ answer: String) -> Bool {
+        !answer.contains(FirewallLab.realAddress) && answer.contains("refused")
+    }
+
+    /// Issue 31: `dig -p 5353 @208.67.222.222 instagram.com` from a LAN device got the real answer,
+    /// also while the helper was dead. Now every TCP and UDP port of a listed resolver's address is
+    /// closed to the device, IPv4 and IPv6, while the helper runs and after a kill -9; port 53 is
+    /// answered by the sinkhole while it runs. The helper's own upstream is that very resolver on
+    /// 5353 and still answers it (its sockets carry the mark). A stop that was asked for removes
+    /// the table and gives the network its DNS back, every port included (docs/firewall.md).
+    @Test func a_device_cannot_reach_a_listed_resolver_on_any_port_while_the_helper_runs_or_after_it_was_killed() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: true)
+        try lab.startListedResolver()
+        let servers = [FirewallLab.listedResolver, FirewallLab.listedResolver6]
+        // The control: before the helper, every port answers the device with the real address.
+        for server in servers {
+            for port in FirewallLab.listedResolverPorts {
+                for tcp in [false, true] {
+                    let answer = try lab.dig(from: lab.device, server: server, "instagram.com", tcp: tcp, port: port)
+                    #expect(answer == FirewallLab.realAddress, "before: \(server) port \(port) tcp \(tcp): \(answer)")
+                }
+            }
+        }
+        let settings = Self.routerSettings + "\n[metrics]\nlisten = \"127.0.0.1:9153\""
+        let (helper, _) = try lab.startHelper(in: lab.router, firewall: settings, listen: ["[::1]:0"], lanListen: "[::]:53",
+                                              upstream: "\(FirewallLab.listedResolver):5353")
+        try lab.waitForTable(in: lab.router, present: true)
+        /// Every port of both addresses over UDP and TCP; port 53 is the sinkhole's while it runs.
+        func expectClosed(_ phase: String, helperRuns: Bool) throws {
+            for server in servers {
+                for port in FirewallLab.listedResolverPorts {
+                    for tcp in [false, true] {
+                        let answer = try lab.dig(from: lab.device, server: server, "instagram.com", tcp: tcp, port: port)
+                        if port == 53 && helperRuns {
+                            #expect(answer == "0.0.0.0", "\(phase): \(server) port \(port) tcp \(tcp): \(answer)")
+                        } else {
+                            #expect(Self.closed(answer), "\(phase): \(server) port \(port) tcp \(tcp): \(answer)\n\(lab.table(in: lab.router))")
+                        }
+                    }
+                }
+            }
+        }
+        try expectClosed("helper running", helperRuns: true)
+        // The helper's upstream is the listed resolver on 5353: an allowed name still resolves.
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.listedResolver, "ready.test") == "10.0.0.1")
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.listedResolver6, "ready.test", tcp: true) == "10.0.0.1")
+        // Ordinary HTTPS elsewhere stays open.
+        #expect(try lab.connect(from: lab.device, to: FirewallLab.otherAddress, port: 443) == "connected")
+        // Counted as its own kind, and an event in words.
+        let series = "scrolloff_firewall_client_attempts_total{client=\"10.77.1.2\",kind=\"resolver\"}"
+        var metrics = ""
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.5)
+            metrics = try run("/usr/sbin/ip", ["netns", "exec", lab.router, "/usr/bin/curl", "-s", "http://127.0.0.1:9153/metrics"])
+        } while (Self.value(of: series, in: metrics) ?? 0) < 4 && Date() < deadline
+        #expect((Self.value(of: series, in: metrics) ?? 0) >= 4, "\(metrics)")
+        #expect((Self.value(of: "scrolloff_firewall_attempts_total{action=\"resolver_refused\"}", in: metrics) ?? 0) >= 16, "\(metrics)")
+        let sentence = "A device (10.77.1.2) tried the DNS resolver 208.67.222.222 on port 5353; the firewall refused it."
+        #expect(try Self.events(of: helper, containing: [sentence]).contains(sentence))
+
+        // Killed: the table stays, and so does every refusal; port 53 finds no sinkhole: refused too.
+        helper.child.signal(SIGKILL)
+        while helper.child.isRunning { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(lab.tableExists(in: lab.router))
+        try expectClosed("helper killed", helperRuns: false)
+
+        // As systemd's Restart=on-failure: a new helper takes the table over; then a stop.
+        let (again, _) = try lab.startHelper(in: lab.router, firewall: Self.routerSettings, listen: ["[::1]:0"], lanListen: "[::]:53",
+                                             upstream: "\(FirewallLab.listedResolver):5353")
+        try lab.waitForTable(in: lab.router, present: true)
+        #expect(try lab.dig(from: lab.device, server: FirewallLab.listedResolver, "instagram.com", port: 5353).contains("refused"))
+        again.child.signal(SIGTERM)
+        try lab.waitForTable(in: lab.router, present: false)
+        for server in servers {
+            for port in [53, 5353] {
+                #expect(try lab.dig(from: lab.device, server: server, "instagram.com", port: port) == FirewallLab.realAddress,
+                        "after a stop: \(server) port \(port)")
+            }
+        }
+    }
+
+    /// Workstation: a person without root (uid 65534) tries the listed resolver's other ports from
+    /// this machine, over both families, while the helper (under the unit's capabilities) forwards
+    /// to that same resolver on 5353 through its marked sockets.
+    @Test func a_program_of_an_ordinary_user_cannot_reach_a_listed_resolver_on_any_port_but_the_helper_can() throws {
+        let scratch = try Scratch()
+        let lab = try FirewallLab(scratch: scratch, routed: false)
+        let ws = lab.workstation
+        try lab.startListedResolver()
+        let user = PrivilegeMode.ordinaryUID
+        #expect(try lab.dig(from: ws, server: FirewallLab.listedResolver, "instagram.com", port: 5353, as: user) == FirewallLab.realAddress)
+        let (_, _) = try lab.startHelper(in: ws, firewall: "enabled = true", mode: .unitCapabilities, listen: ["[::1]:0"],
+                                         upstream: "\(FirewallLab.listedResolver):5353")
+        try lab.waitForTable(in: ws, present: true)
+        for server in [FirewallLab.listedResolver, FirewallLab.listedResolver6] {
+            for port in FirewallLab.listedResolverPorts where port != 53 {
+                for tcp in [false, true] {
+                    let answer = try lab.dig(from: ws, server: server, "instagram.com", tcp: tcp, port: port, as: user)
+                    #expect(Self.closed(answer), "\(server) port \(port) tcp \(tcp): \(answer)\n\(lab.table(in: ws))")
+                }
+            }
+            #expect(try lab.dig(from: ws, server: server, "instagram.com", as: user) == "0.0.0.0", "\(server)")
+            // Forwarded by the helper to the listed resolver on 5353.
+            #expect(try lab.dig(from: ws, server: server, "ready.test", as: user) == "10.0.0.1", "\(server)")
+        }
+    }
+
     /// Workstation mode: the helper and the programs trying to bypass it in one namespace; as root
     /// and under the unit's capabilities (CAP_NET_ADMIN for nft and the upstream sockets' mark).
     @Test(arguments: [PrivilegeMode.root, .unitCapabilities])

@@ -38,10 +38,11 @@ final class FirewallLab: @unchecked Sendable {
     private var dnsmasq: Child?
     private var dohHosts: String { "\(scratch.path)/doh-\(prefix).hosts" }
 
-    var device: String { "\(prefix)-dev" }
-    var router: String { "\(prefix)-rtr" }
-    var outside: String { "\(prefix)-out" }
-    var workstation: String { "\(prefix)-ws" }
+    // "firewall" in the namespaces' names, so who made them is plain beside other tests' namespaces.
+    var device: String { "firewall-\(prefix)-dev" }
+    var router: String { "firewall-\(prefix)-rtr" }
+    var outside: String { "firewall-\(prefix)-out" }
+    var workstation: String { "firewall-\(prefix)-ws" }
 
     /// - Parameter routed: the router lab (three namespaces); otherwise the workstation lab.
     init(scratch: Scratch, routed: Bool) throws {
@@ -164,11 +165,43 @@ final class FirewallLab: @unchecked Sendable {
         throw HarnessError("the fake outside resolver does not answer")
     }
 
+    /// A listed resolver (OpenDNS, on the shipped `resolver-addresses.txt`) that answers DNS on more
+    /// ports than 53, as OpenDNS does on 5353 and 443 (issue 31).
+    static let listedResolver = "208.67.222.222"
+    static let listedResolver6 = "2620:119:35::35"
+    /// Its ports, each a dnsmasq over UDP and TCP: plain DNS, DNS on 5353 (OpenDNS), 443 (DNSCrypt,
+    /// DoH over TCP, HTTP/3 over UDP), 853 (DoT, DoQ), 784 and 8853 (DoQ's other ports). Stand-ins:
+    /// what matters is that an answer from the real resolver comes back on that port or not.
+    static let listedResolverPorts = [53, 5353, 443, 853, 784, 8853]
+
+    /// Starts the listed resolver in `outside`: each port answers instagram.com with its real
+    /// address and ready.test with 10.0.0.1.
+    func startListedResolver() throws {
+        try inside(outside, "ip addr add \(Self.listedResolver)/32 dev lo", "ip -6 addr add \(Self.listedResolver6)/128 dev lo")
+        for port in Self.listedResolverPorts {
+            let server = try Child("/usr/sbin/ip", ["netns", "exec", outside, "/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null",
+                "--port=\(port)", "--listen-address=\(Self.listedResolver),\(Self.listedResolver6)", "--bind-interfaces", "--no-resolv",
+                "--no-hosts", "--pid-file=", "--host-record=instagram.com,\(Self.realAddress)", "--host-record=ready.test,10.0.0.1"],
+                scratch: scratch, label: "\(outside)-listed-\(port)")
+            children.append(server)
+            var answered = false
+            for _ in 0..<100 where !answered {
+                answered = try dig(from: outside, server: Self.listedResolver, "ready.test", port: port) == "10.0.0.1"
+                if !answered {
+                    guard server.isRunning else { throw HarnessError("dnsmasq on port \(port) exited: \(server.stderr)") }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+            }
+            guard answered else { throw HarnessError("the listed resolver does not answer on port \(port)") }
+        }
+    }
+
     /// The real helper, in `namespace`, with the firewall settings of `firewall` (TOML lines for
     /// `[firewall]`) and `instagram.com` blocked. It listens on 127.0.0.1 (the harness's port),
     /// on each of `listen` and, for a router, on `lanListen` (0.0.0.0:53) for the LAN.
     func startHelper(in namespace: String, firewall: String, mode: PrivilegeMode = .root, blocklist: [String] = ["instagram.com"],
-                     listen: [String] = [], lanListen: String = "0.0.0.0:53") throws -> (Sinkhole, config: String) {
+                     listen: [String] = [], lanListen: String = "0.0.0.0:53",
+                     upstream: String = "\(FirewallLab.upstream):53") throws -> (Sinkhole, config: String) {
         let config = try scratch.file("firewall-\(namespace).toml", "[firewall]\n" + firewall + "\n")
         chmod(config, 0o644)
         // An ordinary user's helper reads a file it owns (SPEC §11), in a folder it may enter.
@@ -176,7 +209,7 @@ final class FirewallLab: @unchecked Sendable {
             chown(config, PrivilegeMode.ordinaryUID, PrivilegeMode.ordinaryGID)
             chmod(scratch.path, 0o755)
         }
-        var extra = ["--config", config, "--upstream", "\(Self.upstream):53"]
+        var extra = ["--config", config, "--upstream", upstream]
         if namespace == router { extra += ["--listen", lanListen] }
         for address in listen { extra += ["--listen", address] }
         let helper = try Sinkhole(scratch: scratch, upstreams: [], blocklist: blocklist, extra: extra, mode: mode,
@@ -202,9 +235,11 @@ final class FirewallLab: @unchecked Sendable {
         (try? run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/sbin/nft", "list", "table", "inet", "scrolloff"])) ?? ""
     }
 
-    /// `dig +short NAME @SERVER` from `namespace`, over UDP or TCP (SERVER may be an IPv6 address).
-    func dig(from namespace: String, server: String, _ name: String, tcp: Bool = false) throws -> String {
-        try run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/dig", "@\(server)", "+short", "+time=2", "+tries=1"]
+    /// `dig +short NAME @SERVER -p PORT` from `namespace`, over UDP or TCP (SERVER may be an IPv6
+    /// address); `as` runs dig as another user (`setpriv`), as a person without root would.
+    func dig(from namespace: String, server: String, _ name: String, tcp: Bool = false, port: Int = 53, as uid: uid_t? = nil) throws -> String {
+        let user = uid.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
+        return try run("/usr/sbin/ip", ["netns", "exec", namespace] + user + ["/usr/bin/dig", "@\(server)", "-p", "\(port)", "+short", "+time=2", "+tries=1"]
             + (tcp ? ["+tcp"] : []) + [name]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -107,6 +107,113 @@ import Testing
         ] { #expect(text.contains(rule), "\(rule)") }
     }
 
+    /// Issue 31: `dig -p 5353 @208.67.222.222` got the real answer. A listed resolver serves DNS on
+    /// more than 53, 853 and 443 (DNSCrypt, DNS over QUIC on 784 and 8853, plain DNS on 5353), so
+    /// every TCP and UDP port of its address is refused, IPv4 and IPv6, on both hooks.
+    @Test func every_tcp_and_udp_port_of_a_listed_resolver_is_refused_in_both_families() {
+        let text = FirewallRuleset(settings: Self.settings(.router, lan: ["lan0"]), listeners: [HostPortText(host: "::", port: 53)],
+                                   dohAddresses: ["208.67.222.222", "2620:119:35::35"]).text
+        for (match, set) in [("ip daddr", "@doh_ipv4"), ("ip6 daddr", "@doh_ipv6")] {
+            // This machine's programs, with the helper's own marked sockets exempt.
+            #expect(text.contains("\t\tmeta mark != 0x5c0f \(match) \(set) meta l4proto tcp counter name resolver_refused reject with tcp reset\n"))
+            #expect(text.contains("\t\tmeta mark != 0x5c0f \(match) \(set) meta l4proto udp counter name resolver_refused reject with icmpx type port-unreachable\n"))
+            // Forwarded from the LAN: never the helper's own traffic, so no exemption.
+            #expect(text.contains("\t\tiifname { \"lan0\" } \(match) \(set) meta l4proto tcp counter name resolver_refused reject with tcp reset\n"))
+            #expect(text.contains("\t\tiifname { \"lan0\" } \(match) \(set) meta l4proto udp counter name resolver_refused reject with icmpx type port-unreachable\n"))
+            // Every port is recorded for the events, except 853, recorded (and refused) by the DoT rule before.
+            #expect(text.contains("\(match) \(set) meta l4proto { tcp, udp } th dport != 853 update @attempts_"))
+        }
+        #expect(text.contains("\tcounter resolver_refused { }"))
+        // HTTPS keeps its own count, ahead of the any-port rules.
+        let https = text.range(of: "ip daddr @doh_ipv4 tcp dport 443 counter name doh_refused")
+        let any = text.range(of: "ip daddr @doh_ipv4 meta l4proto tcp counter name resolver_refused")
+        #expect(https != nil && any != nil && https!.lowerBound < any!.lowerBound)
+        // Only forwarded traffic in the forward chain: the router's own DNS (input) is never matched there.
+        #expect(!text.contains("hook input"))
+    }
+
+    /// On an IPv6-only LAN behind NAT64, 64:ff9b::808:808 is 8.8.8.8.
+    @Test func ipv4_resolvers_are_refused_in_their_nat64_form_as_well() {
+        #expect(FirewallRuleset.nat64("8.8.8.8") == "64:ff9b::808:808")
+        #expect(FirewallRuleset.nat64("208.67.222.222") == "64:ff9b::d043:dede")
+        #expect(FirewallRuleset.nat64("45.90.28.0/24") == "64:ff9b::2d5a:1c00/120")
+        #expect(FirewallRuleset.nat64("45.90.28.7/24") == "64:ff9b::2d5a:1c00/120", "host bits cleared")
+        #expect(FirewallRuleset.nat64("0.0.0.0/0") == "64:ff9b::0:0/96")
+        #expect(FirewallRuleset.nat64("2001:db8::1") == nil && FirewallRuleset.nat64("8.8.8.8/33") == nil)
+        let set = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: ["8.8.8.8", "2001:4860:4860::8888"])
+        #expect(set.text.contains("elements = { 2001:4860:4860::8888, 64:ff9b::808:808 }"))
+        // The doctor's count is of the resolvers' own addresses.
+        #expect(set.dohIPv6 == ["2001:4860:4860::8888"])
+    }
+
+    /// In the kernel (a private network namespace, loopback only): a program's TCP and UDP to a
+    /// listed resolver on 5353 and 784 are refused, a socket with the helper's mark (its upstream
+    /// may be that resolver) gets through on the same ports, and ping still works.
+    @Test func the_kernel_refuses_a_listed_resolver_on_any_port_except_to_the_helpers_marked_sockets() throws {
+        let set = FirewallRuleset(settings: Self.settings(), listeners: Self.loopback, dohAddresses: ["127.0.0.2"])
+        let folder = NSTemporaryDirectory() + "scrolloff-firewall-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try set.text.write(toFile: folder + "/table.nft", atomically: true, encoding: .utf8)
+        try """
+            import socket, threading
+            SO_MARK = 36
+            def serve_tcp(port):
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.2", port)); s.listen(8)
+                while True:
+                    c, _ = s.accept(); c.sendall(b"hello"); c.close()
+            def serve_udp(port):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.2", port))
+                while True:
+                    _, peer = s.recvfrom(64); s.sendto(b"hello", peer)
+            for port in (5353, 784):
+                threading.Thread(target=serve_tcp, args=(port,), daemon=True).start()
+                threading.Thread(target=serve_udp, args=(port,), daemon=True).start()
+            import time; time.sleep(0.3)
+            def probe(kind, port, mark):
+                try:
+                    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM if kind == "udp" else socket.SOCK_STREAM)
+                    if mark: s.setsockopt(socket.SOL_SOCKET, SO_MARK, \(set.mark))
+                    s.settimeout(2); s.connect(("127.0.0.2", port))
+                    if kind == "udp": s.send(b"probe")
+                    return "connected" if s.recv(16) == b"hello" else "no greeting"
+                except (ConnectionRefusedError, PermissionError, ConnectionResetError):
+                    return "refused"
+                except Exception as e:
+                    return type(e).__name__
+            for kind in ("tcp", "udp"):
+                for port in (5353, 784):
+                    for mark in (False, True):
+                        print(f"{kind} {port} {'marked' if mark else 'plain'} {probe(kind, port, mark)}")
+            # ICMP echo (ping) carries no DNS and stays open.
+            r = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); r.settimeout(2)
+            r.sendto(bytes([8, 0, 0xf7, 0xfe, 0, 1, 0, 0]), ("127.0.0.2", 0))
+            try:
+                while True:
+                    data, _ = r.recvfrom(128)
+                    if data[20] == 0: print("ping answered"); break
+            except Exception as e:
+                print("ping", type(e).__name__)
+            """.write(toFile: folder + "/probe.py", atomically: true, encoding: .utf8)
+        let script = """
+            set -e
+            ip link set lo up
+            nft -f \(folder)/table.nft
+            /usr/bin/python3 \(folder)/probe.py
+            nft list counter inet scrolloff resolver_refused
+            """
+        let (status, output) = try Self.run(["/usr/bin/unshare", "-n", "/bin/bash", "-c", script])
+        #expect(status == 0, "\(output)")
+        for kind in ["tcp", "udp"] {
+            for port in [5353, 784] {
+                #expect(output.contains("\(kind) \(port) plain refused\n"), "\(output)")
+                #expect(output.contains("\(kind) \(port) marked connected\n"), "\(output)")
+            }
+        }
+        #expect(output.contains("ping answered"), "\(output)")
+        #expect(!output.contains("packets 0 "), "the refusals were counted: \(output)")
+    }
+
     @Test func the_shipped_resolver_addresses_are_all_valid_set_elements() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let items = FirewallController.readList(folder + "/blocklists/doh/resolver-addresses.txt")
@@ -227,6 +334,14 @@ import Testing
         #expect(dns.message(local: true) == "A program on this machine asked 8.8.8.8 for DNS directly; Scroll Off answered instead.")
         #expect(BypassAttempt(client: "a", server: "1.1.1.1", port: 853).message(local: false).contains("DNS over TLS to 1.1.1.1"))
         #expect(BypassAttempt(client: "a", server: "1.1.1.1", port: 443).message(local: false).contains("DNS over HTTPS to 1.1.1.1"))
+        #expect(BypassAttempt(client: "192.168.1.20", server: "208.67.222.222", port: 5353).message(local: false)
+            == "A device (192.168.1.20) tried the DNS resolver 208.67.222.222 on port 5353; the firewall refused it.")
+    }
+
+    /// Another port of a listed resolver is its own kind in the per-device counts, not DoH.
+    @Test func another_port_of_a_listed_resolver_is_counted_as_its_own_kind() {
+        #expect(ClientAttemptTally.kind(ofPort: 5353) == "resolver" && ClientAttemptTally.kind(ofPort: 784) == "resolver")
+        #expect(ClientAttemptTally.kind(ofPort: 443) == "doh" && ClientAttemptTally.kind(ofPort: 853) == "dot")
     }
 
     @Test func the_same_attempt_is_an_event_once_an_hour() {

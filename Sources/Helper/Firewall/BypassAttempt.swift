@@ -3,7 +3,8 @@ import ScrollOffCore
 import Store
 
 /// One try to get around the sinkhole that the firewall caught (SPEC §9b): who, to which server,
-/// on which port (53 another resolver, 853 DNS over TLS, 443 DNS over HTTPS).
+/// on which port (53 another resolver, 853 DNS over TLS, 443 DNS over HTTPS, any other port of a
+/// listed resolver's address: DNSCrypt, DNS over QUIC, DNS on another port).
 struct BypassAttempt: Hashable, Sendable, Codable {
     var client: String
     var server: String
@@ -16,7 +17,8 @@ struct BypassAttempt: Hashable, Sendable, Codable {
         switch port {
         case 53: return "\(who) asked \(server) for DNS directly; Scroll Off answered instead."
         case 853: return "\(who) tried DNS over TLS to \(server); the firewall refused it."
-        default: return "\(who) tried DNS over HTTPS to \(server); the firewall refused it."
+        case 443: return "\(who) tried DNS over HTTPS to \(server); the firewall refused it."
+        default: return "\(who) tried the DNS resolver \(server) on port \(port); the firewall refused it."
         }
     }
 }
@@ -36,14 +38,15 @@ struct ClientAttemptTally: Sendable {
     static let maxClients = 256
     static let other = "other"
 
-    /// By client address, then kind (`dns`, `dot`, `doh`).
+    /// By client address, then kind (`dns`, `dot`, `doh`, `resolver`).
     private(set) var counts: [String: [String: UInt64]] = [:]
 
     static func kind(ofPort port: Int) -> String {
         switch port {
         case 53: "dns"
         case 853: "dot"
-        default: "doh"
+        case 443: "doh"
+        default: "resolver"
         }
     }
 

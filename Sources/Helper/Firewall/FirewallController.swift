@@ -12,8 +12,9 @@ import Sinkhole
 /// If the helper dies without stopping (kill -9, a crash), the table stays: DNS keeps being sent to
 /// the sinkhole's address, where nothing answers, so lookups fail until systemd restarts the helper
 /// (`Restart=on-failure`, 2 s), which replaces the table. Failing closed is the point: a helper
-/// made to crash must not open the bypass. A deliberate stop (`systemctl stop`) removes the table,
-/// so stopping Scroll Off gives the machine its DNS back.
+/// made to crash must not open the bypass. The same holds when a part of the helper fails and the
+/// others are cancelled (`FirewallService`). A deliberate stop (`systemctl stop`) removes the
+/// table, so stopping Scroll Off gives the machine its DNS back.
 public actor FirewallController {
     private var settings: FirewallSettings
     private let nft: NFTables?
@@ -41,8 +42,13 @@ public actor FirewallController {
     private var attemptCounts: [BypassAttempt: UInt64] = [:]
 
     init(settings: FirewallSettings, stateDirectory: String, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
+        self.init(settings: settings, nft: NFTables(folder: stateDirectory), listeners: listeners, catalogFolder: catalogFolder, logger: logger)
+    }
+
+    /// With a given `nft` (tests run one inside a network namespace of their own).
+    init(settings: FirewallSettings, nft: NFTables?, listeners: BoundListeners, catalogFolder: String, logger: Logger) {
         self.settings = settings
-        nft = NFTables(folder: stateDirectory)
+        self.nft = nft
         self.listeners = listeners
         shippedAddresses = Self.readList(catalogFolder + "/doh/resolver-addresses.txt").filter { FirewallValues.addressFamily($0) != nil }
         endpointNames = Self.readList(catalogFolder + "/doh/encrypted-dns.list")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The nftables table `inet scrolloff` as text for `nft -f` (SPEC §9b, issue 14): a pure function
 /// of the settings, the sinkhole's bound addresses and the DoH address set, so what the kernel is
 /// given is checked by unit tests on its text, and the end-to-end tests check the kernel obeys it.
@@ -16,7 +18,15 @@
 ///   closed, not open.
 /// - DNS over TLS (port 853, TCP and UDP for DoQ, RFC 7858 and RFC 9250) is refused with a TCP reset
 ///   or ICMP port unreachable, so a client falls back at once instead of waiting for a timeout.
-/// - HTTPS (TCP 443, and UDP 443 for HTTP/3) to an address in the DoH sets is refused the same way.
+/// - Every TCP and UDP port of an address in the resolver sets (the DoH sets) is refused the same
+///   way: such an address is a DNS service's, and it serves DNS on more than 53, 853 and 443
+///   (DNSCrypt on 443, 5353 and others, DNS over QUIC on 784 and 8853, plain DNS on 5353), so
+///   naming ports would leave the next one open. HTTPS (TCP 443, and UDP 443 for HTTP/3)
+///   keeps a counter of its own. Port 53 never gets here: it was redirected to the sinkhole in the
+///   nat hook before. Each IPv4 element is also in the IPv6 set as its NAT64 form (RFC 6052's
+///   well-known prefix 64:ff9b::/96), which reaches the same resolver on an IPv6-only LAN.
+///   The helper's own (marked) sockets are exempt, as its upstreams may be such an address.
+///   ICMP (ping) stays open: it carries no DNS.
 /// - Named counters count each (`nft list counters`), read for metrics, events and `doctor`.
 struct FirewallRuleset: Equatable {
     /// Where redirected DNS of one family goes.
@@ -36,6 +46,8 @@ struct FirewallRuleset: Equatable {
         case dnsRefused = "dns_refused"
         case dotRefused = "dot_refused"
         case dohRefused = "doh_refused"
+        /// Any other TCP or UDP port of a listed resolver's address (DNSCrypt, DNS over QUIC, DNS on 5353).
+        case resolverRefused = "resolver_refused"
     }
 
     var mode: FirewallSettings.Mode
@@ -113,7 +125,7 @@ struct FirewallRuleset: Equatable {
         same.dohIPv6 = dohIPv6
         guard same == self, previous != self else { return nil }
         var lines: [String] = []
-        for (name, elements) in [("doh_ipv4", dohIPv4), ("doh_ipv6", dohIPv6)] {
+        for (name, elements) in [("doh_ipv4", dohIPv4), ("doh_ipv6", ipv6SetElements)] {
             lines.append("flush set \(Self.family) \(Self.table) \(name)")
             if !elements.isEmpty {
                 lines.append("add element \(Self.family) \(Self.table) \(name) { \(elements.joined(separator: ", ")) }")
@@ -136,7 +148,7 @@ struct FirewallRuleset: Equatable {
         lines.append("\t}")
         lines.append("\tset doh_ipv6 {")
         lines.append("\t\ttype ipv6_addr; flags interval; auto-merge;")
-        if !dohIPv6.isEmpty { lines.append("\t\telements = { \(dohIPv6.joined(separator: ", ")) }") }
+        if !ipv6SetElements.isEmpty { lines.append("\t\telements = { \(ipv6SetElements.joined(separator: ", ")) }") }
         lines.append("\t}")
         for counter in Counter.allCases { lines.append("\tcounter \(counter.rawValue) { }") }
         // Who tried what (client, server, port), for the events: the helper reads these sets every
@@ -211,12 +223,41 @@ struct FirewallRuleset: Equatable {
         }
         lines.append("\t\t\(prefix)tcp dport 853 counter name \(Counter.dotRefused.rawValue) \(tcpReset)")
         lines.append("\t\t\(prefix)udp dport 853 counter name \(Counter.dotRefused.rawValue) \(unreachable)")
+        // A listed resolver's address, on every TCP and UDP port. On the output hook the helper's own
+        // sockets are exempt (its upstream may be on the list, on any port); forwarded traffic is
+        // never the helper's. 853 was refused and recorded above, so it is not recorded twice.
+        let exempt = exemptMark ? "meta mark != \(Self.hex(mark)) " : ""
         for (match, set, nfproto) in [("ip daddr", "@doh_ipv4", "ipv4"), ("ip6 daddr", "@doh_ipv6", "ipv6")] {
-            lines.append("\t\t\(prefix)\(match) \(set) meta l4proto { tcp, udp } th dport 443 \(Self.record(nfproto))")
-            lines.append("\t\t\(prefix)\(match) \(set) tcp dport 443 counter name \(Counter.dohRefused.rawValue) \(tcpReset)")
-            lines.append("\t\t\(prefix)\(match) \(set) udp dport 443 counter name \(Counter.dohRefused.rawValue) \(unreachable)")
+            let to = "\t\t\(prefix)\(exempt)\(match) \(set) "
+            lines.append(to + "meta l4proto { tcp, udp } th dport != 853 \(Self.record(nfproto))")
+            lines.append(to + "tcp dport 443 counter name \(Counter.dohRefused.rawValue) \(tcpReset)")
+            lines.append(to + "udp dport 443 counter name \(Counter.dohRefused.rawValue) \(unreachable)")
+            lines.append(to + "meta l4proto tcp counter name \(Counter.resolverRefused.rawValue) \(tcpReset)")
+            lines.append(to + "meta l4proto udp counter name \(Counter.resolverRefused.rawValue) \(unreachable)")
         }
         return lines
+    }
+
+    /// The IPv6 set's elements: the IPv6 addresses, then each IPv4 one in its NAT64 form.
+    var ipv6SetElements: [String] {
+        dohIPv6 + dohIPv4.compactMap(Self.nat64).filter { !dohIPv6.contains($0) }
+    }
+
+    /// `a.b.c.d[/n]` under RFC 6052's well-known prefix 64:ff9b::/96, in the hexadecimal form nft
+    /// parses (it refuses `64:ff9b::8.8.8.8`): 8.8.8.8 is 64:ff9b::808:808, a /24 a /120.
+    static func nat64(_ element: String) -> String? {
+        let parts = element.split(separator: "/", omittingEmptySubsequences: false)
+        var v4 = in_addr()
+        guard let host = parts.first, inet_pton(AF_INET, String(host), &v4) == 1 else { return nil }
+        var length = 32
+        if parts.count == 2 {
+            guard let given = Int(parts[1]), (0...32).contains(given) else { return nil }
+            length = given
+        }
+        // Host bits cleared, as nft wants a network's element.
+        let value = UInt32(bigEndian: v4.s_addr) & (length == 0 ? 0 : UInt32.max << (32 - length))
+        let text = "64:ff9b::" + String(value >> 16, radix: 16) + ":" + String(value & 0xFFFF, radix: 16)
+        return length == 32 ? text : text + "/\(96 + length)"
     }
 
     static func hex(_ mark: UInt32) -> String { "0x" + String(mark, radix: 16) }

@@ -8,8 +8,9 @@ import ServiceLifecycle
 /// again with every list refresh (issue 14: "refreshed with the lists"), and the table comes out
 /// when the helper stops.
 ///
-/// It sits after the DNS server in the service group, so at shutdown (reverse order) the table goes
+/// It sits after the DNS server in the service group, so at a stop (reverse order) the table goes
 /// before the listeners close: no moment where DNS is sent to a sinkhole that no longer answers.
+/// A helper that ends without being asked to (another service failed) leaves the table in place.
 struct FirewallService: Service {
     let controller: FirewallController
     /// Notified by the DNS server once every listener is bound (the LAN's target may be bound last).
@@ -65,6 +66,16 @@ struct FirewallService: Service {
                 }
                 await group.waitForAll()
             }
+        }
+        // Only a stop that was asked for (SIGTERM, SIGINT: `systemctl stop`) takes the table away.
+        // When the group is torn down because a part of the helper failed, the table stays, as after
+        // a crash or a kill -9: DNS fails closed until systemd starts the helper again, instead of
+        // every bypass opening while it restarts (docs/firewall.md).
+        guard Task.isShuttingDownGracefully else {
+            if await controller.isEnabled {
+                logger.warning("firewall: the helper is ending without a stop; table inet scrolloff stays (DNS fails closed until it is back)")
+            }
+            return
         }
         do { try await controller.remove() } catch { logger.error("firewall: the table could not be removed: \(error)") }
     }

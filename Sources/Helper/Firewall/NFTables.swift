@@ -13,7 +13,11 @@ struct NFTables: Sendable {
     /// nil when nftables is not installed.
     init?(folder: String) {
         guard let found = Self.candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        executable = found
+        self.init(executable: found, folder: folder)
+    }
+
+    init(executable: String, folder: String) {
+        self.executable = executable
         self.folder = folder
     }
 
@@ -115,7 +119,12 @@ struct NFTables: Sendable {
         case "domain": return 53
         case "https": return 443
         case "domain-s": return 853
-        case let text?: return Int(text)
+        case let text?:
+            if let number = Int(text) { return number }
+            // Any port of a listed resolver is recorded now, and nft may name it from
+            // /etc/services (5353 "mdns"): the same file read back.
+            guard let entry = getservbyname(text, nil) else { return nil }
+            return Int(UInt16(bigEndian: UInt16(truncatingIfNeeded: entry.pointee.s_port)))
         default: return nil
         }
     }

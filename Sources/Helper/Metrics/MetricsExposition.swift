@@ -234,11 +234,11 @@ enum Names {
     }
     static var firewallAttempts: MetricNameDescriptor {
         name("firewall_attempts", unit: "total",
-             "Bypass attempts the firewall table caught (SPEC 9b), by action: dns_redirected (DNS to another resolver, answered by Scroll Off), dns_refused, dot_refused (port 853), doh_refused (HTTPS to a known DoH resolver).")
+             "Bypass attempts the firewall table caught (SPEC 9b), by action: dns_redirected (DNS to another resolver, answered by Scroll Off), dns_refused, dot_refused (port 853), doh_refused (HTTPS to a known DoH resolver), resolver_refused (any other TCP or UDP port of a known resolver: DNSCrypt, DNS over QUIC, DNS on 5353).")
     }
     static var firewallClientAttempts: MetricNameDescriptor {
         name("firewall_client_attempts", unit: "total",
-             "Bypass attempts the firewall table caught per device (SPEC 9b), by kind: dns (another resolver), dot (port 853), doh (HTTPS to a known DoH resolver); at most 256 addresses, the rest as client=\"other\". Read every 2 s.")
+             "Bypass attempts the firewall table caught per device (SPEC 9b), by kind: dns (another resolver), dot (port 853), doh (HTTPS to a known DoH resolver), resolver (another port of a known resolver); at most 256 addresses, the rest as client=\"other\". Read every 2 s.")
     }
     static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
     static var upstreamUp: MetricNameDescriptor {

@@ -31,9 +31,9 @@ public struct MetricsReading: Sendable {
     /// UDP exchanges given up as possibly spoofed and asked again over TCP, since start.
     public var spoofingRetries: UInt64
     /// Packets the firewall's table counted since start, by counter name (`dns_redirected`,
-    /// `dns_refused`, `dot_refused`, `doh_refused`); empty while the firewall is off (SPEC §9b).
+    /// `dns_refused`, `dot_refused`, `doh_refused`, `resolver_refused`); empty while the firewall is off (SPEC §9b).
     public var firewallAttempts: [String: UInt64] = [:]
-    /// Attempts per device address, then kind (`dns`, `dot`, `doh`); empty while the firewall is off.
+    /// Attempts per device address, then kind (`dns`, `dot`, `doh`, `resolver`); empty while the firewall is off.
     public var firewallClientAttempts: [String: [String: UInt64]] = [:]
 
     public init(
