@@ -247,7 +247,7 @@ import Testing
             flush set inet scrolloff doh_ipv4
             add element inet scrolloff doh_ipv4 { 8.8.8.8, 203.0.113.9 }
             flush set inet scrolloff doh_ipv6
-            add element inet scrolloff doh_ipv6 { 2001:db8::9 }
+            add element inet scrolloff doh_ipv6 { 2001:db8::9, 64:ff9b::808:808, 64:ff9b::cb00:7109 }
 
             """)
         // Anything else that differs replaces the table; nothing that differs needs no transaction.
