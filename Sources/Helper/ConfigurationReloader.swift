@@ -137,6 +137,8 @@ public actor ConfigurationReloader {
         restartOnly("helper.threads", \.eventLoops)
         restartOnly("metrics.listen", \.metricsListen)
         restartOnly("web.listen", \.webListen)
+        restartOnly("web.request_timeout", \.web.requestTimeout)
+        restartOnly("web.sign_in_max_delay", \.web.signInMaximumDelay)
         restartOnly("lists.catalog", \.catalogPath)
         restartOnly("helper.mode", \.enforcementMode)
         restartOnly("helper.hosts_file", \.hostsFile)

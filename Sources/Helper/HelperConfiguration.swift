@@ -42,6 +42,8 @@ public struct HelperConfiguration: Sendable {
     /// Whether the file or a flag named `webListen`: then a port in use stops the start. The
     /// default address in use only turns the page off, with a warning: DNS must not wait for it.
     public var webListenRequired = false
+    /// `[web] request_timeout` and `sign_in_max_delay`: the page against slow clients and guessers.
+    public var web = WebSettings()
     /// `[digest]`: the optional delivery hook of the weekly digest (issue 16).
     public var digestHook = DigestHookSettings()
     /// The household page's documented port.

@@ -201,10 +201,13 @@ public enum HelperMain {
         if let listen = configuration.webListen {
             let web = HouseholdWeb(
                 engine: engine, authorizer: authorizer,
-                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory), logger: logger)
+                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory),
+                signIns: SignInBackoff(policy: .init(maximumDelay: .milliseconds(configuration.web.signInMaximumDelay.milliseconds))),
+                logger: logger)
             helperServices.append(HouseholdWebService(
                 listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce,
-                limit: WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections)))
+                limit: WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections),
+                requestTimeout: configuration.web.requestTimeoutAmount))
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))

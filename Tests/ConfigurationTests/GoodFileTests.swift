@@ -44,6 +44,8 @@ struct GoodFileTests {
         ("", "webListen", "127.0.0.1:5381"),
         ("[web]\nlisten = \"0.0.0.0:8080\"", "webListen", "0.0.0.0:8080"),
         ("[web]\nlisten = \"\"", "webListen", "off"),
+        ("", "web", "5000/300000"),
+        ("[web]\nrequest_timeout = \"3s\"\nsign_in_max_delay = \"10min\"", "web", "3000/600000"),
         ("[profile]\ntime_zone = \"Asia/Tokyo\"", "default.zone", "Asia/Tokyo"),
         ("[profile]\npreset = \"flexible\"", "default.preset", "flexible"),
         ("[profile]\nowners = [1000, 1001]", "default.owners", "1000,1001"),

@@ -50,6 +50,7 @@ func effective(_ c: HelperConfiguration) -> [String: String] {
         "listRefreshPeriod": "\(c.listRefreshPeriod.milliseconds)",
         "metricsListen": c.metricsListen?.description ?? "off",
         "webListen": c.webListen?.description ?? "off",
+        "web": "\(c.web.requestTimeout.milliseconds)/\(c.web.signInMaximumDelay.milliseconds)",
         "digestHook": "\(c.digestHook.command) \(c.digestHook.timeout.milliseconds)",
         "logLevel": c.logLevel.rawValue,
         "profiles": c.profiles.map(\.name).joined(separator: ","),

@@ -15,11 +15,16 @@ final class HouseholdHelper: @unchecked Sendable {
     private(set) var webPort: Int
     private let config: String
     private let extra: [String]
+    /// Runs the helper through this (such as `ip netns exec NAME`), and serves the page here.
+    private let wrapper: [String]
+    private let webListen: String
     private var starts = 0
 
     /// - Parameter environment: for the helper, through `/usr/bin/env` (so LD_PRELOAD reaches the
     ///   helper itself), such as ``FakeClock/allClocks(startingAt:)``.
-    init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = [], environment: [String: String] = [:]) throws {
+    /// - Parameter configuration: more of the configuration file, after the profiles (a `[web]` table).
+    init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = [], environment: [String: String] = [:],
+         configuration: String = "", wrapper: [String] = [], webListen: String = "127.0.0.1:0") throws {
         self.scratch = scratch
         state = "\(scratch.path)/state"
         socket = "\(scratch.path)/control.sock"
@@ -32,7 +37,8 @@ final class HouseholdHelper: @unchecked Sendable {
             [[profiles]]
             name = "parent"
             clients = ["127.0.0.3/32"]
-            """)
+
+            """ + configuration)
         if ownerPassword {
             // Before the start: the helper reads the file at each sign-in, so this order is only for speed.
             let set = try runWithStatus("/bin/sh", ["-c", "printf '%s\\n' \"$0\" | \"$1\" web passwd \"$2\" --state-dir \"$3\"",
@@ -40,8 +46,11 @@ final class HouseholdHelper: @unchecked Sendable {
             guard set.exitCode == 0 else { throw HarnessError("web passwd failed: \(set)") }
         }
         self.extra = extra
+        self.wrapper = wrapper
+        self.webListen = webListen
         (child, webPort) = try Self.start(scratch: scratch, config: config, state: state, socket: socket, extra: extra,
-                                          environment: environment, label: "household-\(UUID().uuidString)")
+                                          environment: environment, wrapper: wrapper, webListen: webListen,
+                                          label: "household-\(UUID().uuidString)")
     }
 
     /// Stops the helper (SIGTERM) and starts a new one on the same state, configuration and socket.
@@ -52,18 +61,18 @@ final class HouseholdHelper: @unchecked Sendable {
         }
         starts += 1
         (child, webPort) = try Self.start(scratch: scratch, config: config, state: state, socket: socket, extra: extra,
-                                          environment: environment, label: "household-\(starts)-\(UUID().uuidString)")
+                                          environment: environment, wrapper: wrapper, webListen: webListen,
+                                          label: "household-\(starts)-\(UUID().uuidString)")
     }
 
     private static func start(scratch: Scratch, config: String, state: String, socket: String, extra: [String],
-                              environment: [String: String], label: String) throws -> (Child, Int) {
+                              environment: [String: String], wrapper: [String], webListen: String, label: String) throws -> (Child, Int) {
         let arguments = ["start", "--config", config, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--state-dir", state,
-                         "--control-socket", socket, "--web-listen", "127.0.0.1:0"] + extra
+                         "--control-socket", socket, "--web-listen", webListen] + extra
         let settings = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let child = environment.isEmpty
-            ? try Child(Products.scrolloffDNS, arguments, scratch: scratch, label: label)
-            : try Child("/usr/bin/env", settings + [Products.scrolloffDNS] + arguments, scratch: scratch, label: label)
-        let line = try child.waitForLine { $0.hasPrefix("listening web 127.0.0.1:") }
+        let command = wrapper + (environment.isEmpty ? [] : ["/usr/bin/env"] + settings) + [Products.scrolloffDNS] + arguments
+        let child = try Child(command[0], Array(command.dropFirst()), scratch: scratch, label: label)
+        let line = try child.waitForLine { $0.hasPrefix("listening web ") }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
         // After a restart the old socket file may still be there: wait for the new helper's own.
         let deadline = Date().addingTimeInterval(15)

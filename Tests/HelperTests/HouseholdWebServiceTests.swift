@@ -131,7 +131,7 @@ struct WebConnectionTests {
     /// test can take it between choosing and binding, and runs `body` with that port.
     static func withPage(
         engine given: HelperEngine? = nil, limit: WebConnectionLimit = WebConnectionLimit(), idle: TimeAmount = .seconds(30),
-        _ body: @escaping @Sendable (Int) throws -> Void
+        requestTimeout: TimeAmount = WebSettings.defaultRequestTimeout, _ body: @escaping @Sendable (Int) throws -> Void
     ) async throws {
         let engine: HelperEngine
         if let given { engine = given } else { engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon)) }
@@ -142,7 +142,7 @@ struct WebConnectionTests {
         let announced = HouseholdWebService(listen: service.listen, required: true, web: service.web, group: service.group,
                                             logger: service.logger, announce: { line in
                                                 port.withLock { $0 = line.split(separator: ":").last.flatMap { Int($0) } }
-                                            }, limit: limit, idleTimeout: idle)
+                                            }, limit: limit, idleTimeout: idle, requestTimeout: requestTimeout)
         let group = ServiceGroup(services: [announced], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         var bound: Int?
@@ -203,6 +203,25 @@ struct WebConnectionTests {
             _ = request.withCString { send(again, $0, strlen($0), 0) }
             #expect(Self.read(again).text.hasPrefix("HTTP/1.1 200"))
             close(again)
+        }
+    }
+
+    /// Issue 31: bytes arriving do not hold a connection open; the request must be whole in time.
+    @Test func a_request_arriving_a_byte_at_a_time_is_closed_at_the_request_deadline() async throws {
+        try await Self.withPage(limit: WebConnectionLimit(), idle: .seconds(30), requestTimeout: .seconds(2)) { port in
+            let slow = Self.connect(port)
+            defer { close(slow) }
+            let started = Date()
+            var closedAfter: Double?
+            let head = Array("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8)
+            for byte in head where closedAfter == nil && Date().timeIntervalSince(started) < 10 {
+                _ = withUnsafePointer(to: byte) { send(slow, $0, 1, Int32(MSG_NOSIGNAL)) }
+                usleep(250_000)
+                var scratch: UInt8 = 0
+                if recv(slow, &scratch, 1, Int32(MSG_DONTWAIT)) == 0 { closedAfter = Date().timeIntervalSince(started) }
+            }
+            let after = try #require(closedAfter, "still open after \(Date().timeIntervalSince(started)) s of a byte every 0.25 s")
+            #expect(after >= 1.8 && after < 5, "closed after \(after) s")
         }
     }
 

@@ -22,7 +22,7 @@ enum ConfigurationSchema {
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
         "firewall": ["enabled", "mode", "lan_interfaces", "doh_addresses", "resolve_doh_names", "mark"],
-        "web": ["listen"],
+        "web": ["listen", "request_timeout", "sign_in_max_delay"],
         "digest": ["command", "timeout"],
         "profile": ["time_zone", "preset", "owners", "members", "unknown_devices", "knobs"],
         "profile.knobs": knobKeys,

@@ -119,6 +119,12 @@ struct FileSections {
                 }
             }
         }
+        if let timeout = t.duration("request_timeout", in: WebSettings.requestTimeoutRange, allowed: "1s to 60s") {
+            configuration.web.requestTimeout = timeout
+        }
+        if let delay = t.duration("sign_in_max_delay", in: WebSettings.signInMaximumDelayRange, allowed: "1s to 1h") {
+            configuration.web.signInMaximumDelay = delay
+        }
         t.finish()
     }
 

@@ -20,6 +20,20 @@ extension HouseholdWeb {
         guard let name = form["name"], let password = form.values["password"], !password.isEmpty else {
             throw WebFailure(.badRequest, "Give your user name and password.")
         }
+        // Per name as well as per device: many devices guessing one owner's password share this.
+        // Only a possible user name is counted (others can never sign in, and must not fill the table).
+        let countable = OwnerPasswords.isValidName(name)
+        if countable, let wait = await signIns.begin(name, owner: passwords.names().contains(name)) {
+            logger.notice("household page: a sign-in waits", metadata: [
+                "web.owner": "\(name)", "client.ip": "\(device(context))", "web.wait_seconds": "\(wait.seconds)"])
+            let delay = TimeWords.span(seconds: Int64(wait.seconds), rounding: .up)
+            let longest = TimeWords.span(seconds: Int64(signIns.policy.maximumDelay.components.seconds), rounding: .up)
+            throw WebFailure(
+                .tooManyRequests,
+                "\(delay) to wait before signing in as “\(name)” again: \(wait.failures) wrong passwords in a row, so each new try waits twice as long as the "
+                    + "one before, never more than \(longest). The right password waits too, so nobody can guess faster; try it again then.",
+                retryAfter: wait.seconds)
+        }
         let matches = await OwnerPasswords.checking.verify(passwords, name: name, password: password)
         guard matches, let user = SystemGroups.user(named: name) else {
             // What was typed as the name is logged only when it can be a user name: a password
@@ -28,6 +42,7 @@ extension HouseholdWeb {
             logger.notice("household page: a sign-in failed", metadata: ["web.owner": "\(shown)", "client.ip": "\(device(context))"])
             throw WebFailure(.unauthorized, "That user name and password do not match. Root can set a password with `scrolloff-dns web passwd \(name)`.")
         }
+        await signIns.succeeded(name)
         let signedIn = await sessions.signIn(replacing: session.id, owner: OwnerIdentity(name: name, uid: user.uid, gid: user.gid))
         logger.info("household page: an owner signed in", metadata: ["web.owner": "\(name)", "client.ip": "\(device(context))"])
         return WebResponses.redirect("/owner", cookie: WebResponses.sessionCookie(signedIn.id))

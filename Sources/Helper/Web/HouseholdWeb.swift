@@ -32,15 +32,17 @@ struct HouseholdWeb: Sendable {
     let passwords: OwnerPasswords
     let sessions: WebSessions
     let limiter: WebRateLimiter
+    let signIns: SignInBackoff
     let logger: Logger
 
     init(engine: HelperEngine, authorizer: any ControlAuthorizer, passwords: OwnerPasswords,
-         limiter: WebRateLimiter = WebRateLimiter(), logger: Logger) {
+         limiter: WebRateLimiter = WebRateLimiter(), signIns: SignInBackoff = SignInBackoff(), logger: Logger) {
         self.engine = engine
         self.authorizer = authorizer
         self.passwords = passwords
         self.sessions = WebSessions()
         self.limiter = limiter
+        self.signIns = signIns
         self.logger = logger
     }
 
@@ -74,6 +76,10 @@ struct HouseholdWeb: Sendable {
 
     func device(_ context: WebContext) -> String { context.client.description }
 
+    /// The device as the budgets count it: an IPv6 address by its /64, which the host behind it
+    /// holds whole (`WebConnectionLimit.key`).
+    func budgetKey(_ context: WebContext) -> String { WebConnectionLimit.key(context.client).description }
+
     /// A device is a member of its own profile: what a member may do there is the one table of
     /// roles the control socket uses too (`ProfileRole`), so the page grants nothing more.
     func memberMay(_ action: ProfileAction) throws {
@@ -98,7 +104,7 @@ struct HouseholdWeb: Sendable {
         else {
             throw WebFailure(.forbidden, "This form has expired or did not come from this page. Go back, reload the page and try again.")
         }
-        if let wait = await limiter.take(kind, device: device(context)) {
+        if let wait = await limiter.take(kind, device: budgetKey(context)) {
             let what = kind == .signIn ? "sign-in attempts" : "actions"
             throw WebFailure(.tooManyRequests, "Too many \(what) from this device. Try again in \(TimeWords.span(seconds: Int64(wait), rounding: .up)).",
                              retryAfter: wait)

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTPTypes
 import ServiceLifecycle
 import Sinkhole
 
@@ -23,9 +24,11 @@ struct HouseholdWebService: Service {
     var limit = WebConnectionLimit()
     /// A connection that sends nothing for this long is closed.
     var idleTimeout: TimeAmount = .seconds(30)
+    /// A request must arrive whole, head and body, within this (`[web] request_timeout`).
+    var requestTimeout: TimeAmount = WebSettings.defaultRequestTimeout
 
     func run() async throws {
-        let listener: TCPHTTPListener<HTTP1Channel>
+        let listener: TCPHTTPListener<WebChannel>
         do {
             listener = try await TCPHTTPListener.bind(
                 host: listen.host, port: listen.port, name: "web \(listen)", child: channel(), cap: limit.total, group: group, logger: logger)
@@ -48,14 +51,13 @@ struct HouseholdWebService: Service {
         try await listener.serveUntilShutdown()
     }
 
-    /// Each connection: the connection bounds (`WebConnectionLimit`), the idle timeout, and
-    /// Hummingbird's request loop answering through the page's router with the device's address
-    /// in the context.
-    func channel() -> HTTP1Channel {
+    /// Each connection: the connection bounds (`WebConnectionLimit`), the whole-request deadline,
+    /// and Hummingbird's request loop answering through the page's router with the device's
+    /// address in the context.
+    func channel() -> WebChannel {
         let responder = web.router().buildResponder()
         let logger = logger
-        let limit = limit
-        return HTTP1Channel(
+        return WebChannel(
             responder: { request, writer, channel in
                 let context = WebContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
                 var response: Response
@@ -69,12 +71,76 @@ struct HouseholdWebService: Service {
                 response.headers[.date] = HTTPDate.now()
                 try await writer.write(response: response.head, body: response.body)
             },
-            configuration: .init(additionalChannelHandlers: [limit.handler()], idleTimeout: idleTimeout))
+            limit: limit, idleTimeout: idleTimeout, requestTimeout: requestTimeout, limitLog: ThrottledLog(logger: logger))
     }
 
     static func isAddressInUse(_ error: any Error) -> Bool {
         if let io = error as? IOError { return io.errnoCode == EADDRINUSE }
         return "\(error)".contains("Address already in use")
+    }
+}
+
+/// A connection let in (its HTTP/1 channel), or one closed at once for being over a bound.
+enum WebAdmission: ServerChildChannelValue {
+    case accepted(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    case refused(any Channel)
+
+    var channel: any Channel {
+        switch self {
+        case .accepted(let wrapped): wrapped.channel
+        case .refused(let channel): channel
+        }
+    }
+}
+
+/// Each household-page connection: admitted by `WebConnectionLimit` (a newcomer to a full pool
+/// takes the slot of the longest idle or slowest connection), held to the whole-request deadline
+/// (`IdleConnectionCloser`, as on the control socket), then Hummingbird's HTTP/1 pipeline and
+/// request loop.
+struct WebChannel: ServerChildChannel {
+    typealias Value = WebAdmission
+
+    let responder: HTTPChannelHandler.Responder
+    let limit: WebConnectionLimit
+    let idleTimeout: TimeAmount
+    let requestTimeout: TimeAmount
+    let limitLog: ThrottledLog
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<WebAdmission> {
+        let admission = limit.admit(channel.remoteAddress, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
+        let client = channel.remoteAddress?.ipAddress ?? "?"
+        switch admission {
+        case .refused(let refusal):
+            let (key, message): (String, Logger.Message) = switch refusal {
+            case .perClient:
+                // One key for every address: keys per address would grow with what a LAN sends.
+                ("web-client", "refusing household page connections from \(client): its address (its /64 for IPv6) holds \(limit.perClient) already")
+            case .full:
+                ("web-full", "refusing household page connections: all \(limit.total) are answering requests")
+            }
+            limitLog.warning(key, message, metadata: ["client.ip": "\(client)"])
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(.refused(channel))
+        case .admitted(let connection, let evicted):
+            if let evicted {
+                limitLog.warning("web-evict", "the household page's \(limit.total) connections are all open: closing the longest idle or slowest (from \(evicted.client)) for a new one", metadata: ["client.ip": "\(client)"])
+            }
+            let limit = limit
+            channel.closeFuture.whenComplete { _ in limit.release(connection) }
+            let requestTimeout = requestTimeout
+            let http = HTTP1Channel(responder: responder, configuration: .init(
+                additionalChannelHandlers: [WebConnectionLimit.RequestEnd(connection), IdleConnectionCloser(timeout: requestTimeout)],
+                idleTimeout: idleTimeout))
+            // First in the pipeline, before the HTTP decoder that `http` adds after it.
+            return channel.pipeline.addHandler(WebConnectionLimit.RequestStart(connection))
+                .flatMap { http.setup(channel: channel, logger: logger) }
+                .map { .accepted($0) }
+        }
+    }
+
+    func handle(value: WebAdmission, logger: Logger) async {
+        guard case .accepted(let wrapped) = value else { return }
+        await HTTP1Channel(responder: responder).handle(value: wrapped, logger: logger)
     }
 }
 
