@@ -67,15 +67,19 @@ public enum ControlEndpoints {
     /// Issue 16: the latest weekly digest (`scrolloff digest`).
     public static let digest = ControlEndpoint<NoBody, DigestReport>(.get, "/v1/digest")
 
-    /// Every endpoint above as method and template, for the test that the helper serves each one
-    /// (`RouteTableTests`); add a new endpoint here too.
-    public static let all: [(method: ControlMethod, template: String)] = ([
+    /// Every endpoint above, for the tests and the fuzz target that go over each one's decoder;
+    /// add a new endpoint here too.
+    public static let endpoints: [any AnyControlEndpoint] = [
         health, lists, addList, updateLists, removeList, doctor, status, services, block, unblock, addSchedule, schedules,
         removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
         plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
         approveRequest, declineRequest, removeProfile,
         digest, exportRows,
-    ] as [any AnyControlEndpoint]).map { ($0.method, $0.template) }
+    ]
+
+    /// Every endpoint as method and template, for the test that the helper serves each one
+    /// (`RouteTableTests`).
+    public static let all: [(method: ControlMethod, template: String)] = endpoints.map { ($0.method, $0.template) }
 }
 
 /// Query parameter names, shared the same way as the paths.
@@ -102,6 +106,8 @@ public enum ControlMethod: String, Sendable, Hashable {
 public protocol AnyControlEndpoint: Sendable {
     var method: ControlMethod { get }
     var template: String { get }
+    /// The body type when the endpoint takes one (`ControlBodyDecoding` decodes it).
+    var bodyType: (any ControlRequestBody.Type)? { get }
 }
 
 /// One endpoint: its method and path template, the body it takes and the answer it gives.
@@ -122,6 +128,10 @@ public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpo
     }
 
     public var description: String { "\(method.rawValue) \(template)" }
+
+    public var bodyType: (any ControlRequestBody.Type)? {
+        Body.self == NoBody.self ? nil : Body.self as? any ControlRequestBody.Type
+    }
 
     /// The name of the template's parameter (`name` for `/v1/lists/{name}`), if any.
     public var parameterName: String? {

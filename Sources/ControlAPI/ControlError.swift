@@ -73,6 +73,8 @@ public struct ControlErrorEnvelope: Codable, Sendable, Equatable {
 /// print the message of a code it does not know.
 public enum ControlErrorCode {
     public static let malformedHTTP = "malformed_http"
+    /// A request using what the server does not implement, such as a transfer coding other than chunked (501).
+    public static let notImplemented = "not_implemented"
     public static let malformedJSON = "malformed_json"
     public static let invalidArgument = "invalid_argument"
     public static let notFound = "not_found"

@@ -7,12 +7,13 @@ import ScrollOffCore
 /// `POST /v1/adjust`: an owner grants (positive) or takes (negative) credit, with a note that goes
 /// into the ledger's `adjust` row.
 public struct AdjustRequest: ControlRequestBody, Hashable {
-    public var seconds: Int64
+    /// A day either way, not 0 (`AdjustmentBounds`).
+    public var seconds: AdjustmentSeconds
     public var note: String
 
     public static let fieldNames = ["seconds", "note"]
 
-    public init(seconds: Int64, note: String) {
+    public init(seconds: AdjustmentSeconds, note: String) {
         self.seconds = seconds
         self.note = note
     }
@@ -46,12 +47,13 @@ public struct AdjustReport: Hashable, Sendable, Codable {
 
 /// `POST /v1/requests`: a member asks for `seconds` of credit, saying why.
 public struct TimeRequestBody: ControlRequestBody, Hashable {
-    public var seconds: Int64
+    /// 1 min to a day (`TimeRequestBounds`).
+    public var seconds: RequestedSeconds
     public var note: String
 
     public static let fieldNames = ["seconds", "note"]
 
-    public init(seconds: Int64, note: String) {
+    public init(seconds: RequestedSeconds, note: String) {
         self.seconds = seconds
         self.note = note
     }

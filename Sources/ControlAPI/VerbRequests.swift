@@ -49,14 +49,15 @@ public struct ScheduleRequest: ControlRequestBody, Hashable {
 
 /// `POST /v1/focus` (SPEC §2).
 public struct FocusRequest: ControlRequestBody, Hashable {
-    public var seconds: Int64
+    /// 1 s to 7 days (`FocusBounds`).
+    public var seconds: FocusSeconds
     /// Empty: every entry the profile names.
     public var entries: [String]
     public var reason: String?
 
     public static let fieldNames = ["seconds", "entries", "reason"]
 
-    public init(seconds: Int64, entries: [String] = [], reason: String? = nil) {
+    public init(seconds: FocusSeconds, entries: [String] = [], reason: String? = nil) {
         self.seconds = seconds
         self.entries = entries
         self.reason = reason
@@ -66,14 +67,15 @@ public struct FocusRequest: ControlRequestBody, Hashable {
 /// `POST /v1/use`, `/v1/peek`, `/v1/token` (SPEC §4, §5) and `/v1/stop` (entry optional there).
 public struct GrantRequest: ControlRequestBody, Hashable {
     public var entry: String?
-    /// `use --for`: the longest the spend may run; nil = until stopped or the credit runs out.
-    public var forSeconds: Int64?
+    /// `use --for`: the longest the spend may run, 1 s to a day (`SpendLimitBounds`); nil = until
+    /// stopped or the credit runs out.
+    public var forSeconds: SpendLimitSeconds?
     /// The stated task (SPEC §5), shown back while the grant runs.
     public var task: String?
 
     public static let fieldNames = ["entry", "for_seconds", "task"]
 
-    public init(entry: String?, forSeconds: Int64? = nil, task: String? = nil) {
+    public init(entry: String?, forSeconds: SpendLimitSeconds? = nil, task: String? = nil) {
         self.entry = entry
         self.forSeconds = forSeconds
         self.task = task

@@ -34,7 +34,7 @@ struct Adjust: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try options.call(ControlEndpoints.adjust, AdjustRequest(seconds: seconds ?? 0, note: note))
+        let answer = try options.call(ControlEndpoints.adjust, AdjustRequest(seconds: try AdjustmentSeconds(seconds ?? 0, field: "the adjustment"), note: note))
         options.emit(answer) { print(answer.message) }
     }
 }

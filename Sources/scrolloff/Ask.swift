@@ -20,7 +20,7 @@ struct Ask: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try options.call(ControlEndpoints.askTime, TimeRequestBody(seconds: duration.seconds, note: note))
+        let answer = try options.call(ControlEndpoints.askTime, TimeRequestBody(seconds: try RequestedSeconds(duration.seconds, field: "the time asked for"), note: note))
         options.emit(answer) {
             print("Asked for \(TimeWords.span(seconds: answer.seconds)) (request \(answer.id)). "
                 + "`scrolloff status` shows the answer once an owner gives it.")

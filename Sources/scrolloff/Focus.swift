@@ -18,7 +18,7 @@ struct Focus: ParsableCommand {
 
     func run() throws {
         let answer = try options.call(ControlEndpoints.focus,
-                                      FocusRequest(seconds: duration.seconds, entries: splitList(entries), reason: reason))
+                                      FocusRequest(seconds: try FocusSeconds(duration.seconds, field: "the focus length"), entries: splitList(entries), reason: reason))
         options.emit(answer) {
             print("Focus until \(TimeWords.until(answer.end, now: answer.start)): \(shortList(answer.entries)) stay blocked. Good luck!")
         }

@@ -19,7 +19,7 @@ struct Use: ParsableCommand {
     func run() throws {
         let planShown = try BypassFlow.showPlanFirst(options, entry: entry) != nil
         let answer = try options.call(ControlEndpoints.use,
-                                      GrantRequest(entry: entry, forSeconds: length?.seconds, task: task))
+                                      GrantRequest(entry: entry, forSeconds: try length.map { try SpendLimitSeconds($0.seconds, field: "--for") }, task: task))
         options.emit(answer) { GrantWords.print(answer, planShown: planShown) }
     }
 }

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import Sinkhole
 
@@ -108,6 +109,14 @@ struct ControlResponder: Sendable {
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > maxBodyBytes {
             return tooLarge()
         }
+        if let refusal = TransferCoding.refusal(request.headers) {
+            // Before the body: where it ends cannot be known (RFC 9112 §6), so the connection closes.
+            var response = ControlResponse.failure(ControlFailure(
+                status: refusal.status, code: refusal.status == .notImplemented ? ControlErrorCode.notImplemented : ControlErrorCode.malformedHTTP,
+                message: refusal.message)).response
+            response.headers[.connection] = "close"
+            return response
+        }
         do {
             if request.headers[.expect]?.lowercased() == "100-continue" {
                 // curl waits for this before sending bodies over 1 KiB (RFC 9110 §10.1.1).
@@ -118,6 +127,11 @@ struct ControlResponder: Sendable {
             return try await routes.respond(to: request, context: context)
         } catch is NIOTooManyBytesError {
             return tooLarge()
+        } catch is HTTPParserError {
+            // The body could not be parsed: `ControlProtocolErrorHandler` has answered it with a
+            // 400 already and drops this one; it is the client's error, not the helper's.
+            return ControlResponse.failure(ControlFailure(
+                status: .badRequest, code: ControlErrorCode.malformedHTTP, message: "The request's body is not valid HTTP/1.1.")).response
         } catch let failure as ControlFailure {
             return ControlResponse.failure(failure).response
         } catch {

@@ -19,10 +19,17 @@ final class ControlProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelH
 
     private var responseInFlight = false
     private var requestInFlight = false
+    /// The head of the request being read, for what to say when its body cannot be parsed.
+    private var requestHead: HTTPRequest?
+    /// This handler answered a request the parser gave up on: whatever Hummingbird writes for it
+    /// afterwards is dropped, and the connection closes once the answer is out.
+    private var answered = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head: requestInFlight = true
+        case .head(let head):
+            requestInFlight = true
+            requestHead = head
         case .end: requestInFlight = false
         case .body: break
         }
@@ -34,33 +41,47 @@ final class ControlProtocolErrorHandler: ChannelDuplexHandler, RemovableChannelH
             context.fireErrorCaught(error)
             return
         }
-        guard !responseInFlight && !requestInFlight else {
-            // Mid-request or mid-answer: the handler reading the body must see the failure, and a
-            // second status line inside an answer would corrupt it. Hummingbird's request loop
-            // ends; the connection closes.
+        guard !responseInFlight, !answered else {
+            // Mid-answer: a second status line inside an answer would corrupt it. Hummingbird's
+            // request loop ends; the connection closes.
             context.fireErrorCaught(error)
             context.close(promise: nil)
             return
         }
-        // Between requests: answer in the API's JSON shape and close. The error goes no further,
-        // so Hummingbird's request loop sees the connection end instead of writing its own
-        // empty 400 after this one.
-        let failure = ControlFailure(
+        // Between requests, or inside a request's body that cannot be parsed (llhttp refuses a
+        // `Transfer-Encoding` that does not end in chunked once the head is through): no answer has
+        // started, so this one goes out in the API's JSON shape and the connection closes. Between
+        // requests the error goes no further, so Hummingbird's request loop sees the connection end
+        // instead of writing its own empty 400 after this one; mid-request the body's reader must
+        // see the failure, and what it answers is dropped (`write`).
+        let coding = requestInFlight ? requestHead.flatMap { TransferCoding.refusal($0.headerFields) } : nil
+        let failure = coding.map {
+            ControlFailure(status: $0.status, code: $0.status == .notImplemented ? ControlErrorCode.notImplemented : ControlErrorCode.malformedHTTP,
+                           message: $0.message)
+        } ?? ControlFailure(
             status: .badRequest, code: ControlErrorCode.malformedHTTP,
             message: "The request is not valid HTTP/1.1 (\(Self.explain(parserError))). Send a request such as "
                 + "`curl --unix-socket SOCKET http://localhost/v1/health`."
         )
         let body = ControlJSON.encode(ControlErrorEnvelope(error: failure.error))
-        let head = HTTPResponse(status: .badRequest, headerFields: [
+        let head = HTTPResponse(status: failure.status, headerFields: [
             .contentType: ControlMediaType.json, .contentLength: "\(body.count)", .connection: "close",
         ])
+        let midRequest = requestInFlight
+        answered = true
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(promise: nil) }
+        if midRequest { context.fireErrorCaught(error) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if answered {
+            // The request was answered here already; a second answer would corrupt the stream.
+            promise?.succeed()
+            return
+        }
         switch unwrapOutboundIn(data) {
         case .head(let head) where head.status.code >= 200:
             responseInFlight = true

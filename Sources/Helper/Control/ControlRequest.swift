@@ -19,15 +19,8 @@ public struct ControlRequest: Sendable {
         self.method = method
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = parts.first.map(String.init) ?? "/"
-        var query: [String: String] = [:]
-        if parts.count == 2 {
-            for pair in parts[1].split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let key = String(kv[0]).removingPercentEncoding ?? String(kv[0])
-                let value = kv.count == 2 ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(kv[1])) : ""
-                query[key] = value
-            }
-        }
+        // The one query parser (ControlAPI), which the fuzz target runs on arbitrary bytes too.
+        let query = parts.count == 2 ? URLEncodedFields.parse(parts[1]) : [:]
         self.query = query
         self.headers = headers
         self.body = body
@@ -44,31 +37,30 @@ public struct ControlRequest: Sendable {
     /// The profile the request acts on (`?profile=`); the default profile when missing.
     public var profile: String { query["profile"].flatMap { $0.isEmpty ? nil : $0 } ?? "default" }
 
-    /// Decodes the JSON body strictly: unknown fields and wrong types are refused with a message
-    /// naming the field. An empty body decodes as `{}` so bodies whose fields are all optional
-    /// may be left out.
+    /// Decodes the JSON body strictly (`ControlBodyDecoding`, shared with the fuzz target): unknown
+    /// fields and wrong types are a 400 `malformed_json` naming the field, a number outside its
+    /// field's range a 400 `invalid_argument` naming the range.
     public func decodeBody<Body: ControlRequestBody>(_ type: Body.Type) throws(ControlFailure) -> Body {
-        let bytes = body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) ? Array("{}".utf8) : body
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
+        do throws(ControlBodyError) {
+            return try ControlBodyDecoding.decode(type, from: body)
         } catch {
-            throw .malformedJSON("the body is not valid JSON (\((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "parse error"))")
+            throw ControlFailure(error)
         }
-        guard let fields = object as? [String: Any] else {
-            throw .malformedJSON("the body must be a JSON object such as {\"\(Body.fieldNames.first ?? "name")\": ...}")
+    }
+}
+
+extension ControlFailure {
+    /// The 400 of a body that was not accepted.
+    public init(_ error: ControlBodyError) {
+        switch error {
+        case .malformed(let detail): self = .malformedJSON(detail)
+        case .outOfRange(let range): self = .invalidArgument(range.description)
         }
-        let unknown = fields.keys.filter { !Body.fieldNames.contains($0) }.sorted()
-        if let first = unknown.first {
-            throw .malformedJSON("unknown field '\(first)'; this endpoint takes \(Body.fieldNames.map { "'\($0)'" }.joined(separator: ", "))")
-        }
-        do {
-            return try ControlJSON.decoder().decode(Body.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw .malformedJSON(ControlJSON.describe(error))
-        } catch {
-            throw .malformedJSON("\(error)")
-        }
+    }
+
+    /// The 400 of a number, id or time outside its range, from a body, a path or a query.
+    public init(_ error: WireRangeError) {
+        self = .invalidArgument(error.description)
     }
 }
 

@@ -85,7 +85,7 @@ enum EngineRoutes {
         }
         router.add(ControlEndpoints.focus, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.focus(length: .seconds(body.seconds), entries: body.entries, reason: body.reason, profile: r.profile)
+                try await engine.focus(length: body.seconds.span, entries: body.entries, reason: body.reason, profile: r.profile)
             }
         }
     }
@@ -95,7 +95,7 @@ enum EngineRoutes {
         router.add(ControlEndpoints.use, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.use(entry, for: body.forSeconds.map { .seconds($0) }, task: body.task, profile: r.profile)
+                try await engine.use(entry, for: body.forSeconds?.span, task: body.task, profile: r.profile)
             }
         }
         router.add(ControlEndpoints.peek, action: .spend) { r, body in
@@ -135,8 +135,9 @@ enum EngineRoutes {
             }
         }
         router.add(ControlEndpoints.archivePlan, action: .spend) { r in
-            guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
-                throw ControlFailure.invalidArgument("A plan id is a number, as `scrolloff plan list` shows it.")
+            let id: Int64
+            do throws(WireRangeError) { id = try WireID.parse(r.parameters["id"], what: "a plan id", listing: "`scrolloff plan list`") } catch {
+                throw ControlFailure(error)
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 try await engine.archivePlan(id, profile: r.profile)
@@ -157,12 +158,9 @@ enum EngineRoutes {
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stats(period, profile: r.profile) }
         }
         router.add(ControlEndpoints.events) { r in
-            var since: Instant?
-            if let text = r.query["since"], !text.isEmpty {
-                guard let date = ISO8601DateFormatter().date(from: text) else {
-                    throw ControlFailure.invalidArgument("“\(text)” is not an RFC 3339 time such as 2026-11-21T18:00:00Z.")
-                }
-                since = Instant(date: date)
+            let since: Instant?
+            do throws(WireRangeError) { since = try WireTimeQuery.parse(r.query[ControlQuery.since], field: "since") } catch {
+                throw ControlFailure(error)
             }
             // The engine's trusted now, the clock the events were written on (SPEC §11). The
             // enforcement's clock reads the machine's boot clock, which under a test's time source

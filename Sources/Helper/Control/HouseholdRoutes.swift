@@ -18,12 +18,12 @@ enum HouseholdRoutes {
         router.add(ControlEndpoints.adjust, action: .grant) { r, body in
             let by = GroupMembershipAuthorizer.name(of: r.caller)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.adjust(profile: r.profile, seconds: body.seconds, note: body.note, by: by)
+                try await engine.adjust(profile: r.profile, seconds: body.seconds.seconds, note: body.note, by: by)
             }
         }
         router.add(ControlEndpoints.askTime, action: .ask) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.requestTime(profile: r.profile, seconds: body.seconds, note: body.note)
+                try await engine.requestTime(profile: r.profile, seconds: body.seconds.seconds, note: body.note)
             }
         }
         // Open to the router because `?all=true` is not about one profile: the handler checks
@@ -73,9 +73,8 @@ enum HouseholdRoutes {
 
     /// The `{id}` of a request path.
     private static func requestID(_ r: ControlRequest) throws(ControlFailure) -> Int64 {
-        guard let id = r.parameters["id"].flatMap({ Int64($0) }) else {
-            throw ControlFailure.invalidArgument("A request id is a number, as `scrolloff requests` shows it.")
+        do throws(WireRangeError) { return try WireID.parse(r.parameters["id"], what: "a request id", listing: "`scrolloff requests`") } catch {
+            throw ControlFailure(error)
         }
-        return id
     }
 }

@@ -9,8 +9,18 @@ extension HelperEngine {
     /// on an open entry would only cost credit).
     public func use(_ word: String, for limit: Span? = nil, task: String? = nil,
                     profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+        // Bounded before the wallet adds it to now: an unchecked limit near Int64's end once
+        // wrapped to "−1 s" or trapped the addition (`SpendLimitBounds`, as on the wire).
+        if let limit, !(limit > .zero && limit <= .seconds(SpendLimitBounds.range.upperBound)) {
+            throw .invalid("--for must be between 1 s and \(SpanWords.describe(seconds: SpendLimitBounds.range.upperBound)); "
+                + "leave it out to spend until you stop or the credit runs out.")
+        }
         let entry = try resolveOne(word)
         return try openGrant(entry, action: "use", profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
+            // The grant ends at now + limit: checked, since a trap here stops DNS for everyone.
+            if let limit, now.millisecondsSince1970.addingReportingOverflow(limit.milliseconds).overflow {
+                throw .invalid("--for \(SpanWords.describe(limit)) ends past the last time this helper can count to; use a shorter one.")
+            }
             do throws(CreditError) {
                 return try p.account.use(entry, for: limit, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now))
             } catch { throw EngineError(error) }

@@ -8,8 +8,9 @@ import Store
 /// the web page for devices); the engine checks the request itself and keeps the books.
 extension HelperEngine {
     /// The longest single adjustment or request: a day. A typo such as `+100h` is refused rather
-    /// than written into the ledger.
-    public static let longestHouseholdGrant: Int64 = 24 * 3600
+    /// than written into the ledger. The control API's bounds (`AdjustmentBounds`,
+    /// `TimeRequestBounds`) are the one place the ranges are written.
+    public static let longestHouseholdGrant: Int64 = AdjustmentBounds.range.upperBound
     /// Unanswered requests one profile may have at once, so a member cannot flood their owners.
     public static let pendingRequestsPerProfile = 5
     /// Notes are short sentences; longer text is refused rather than cut.
@@ -20,9 +21,7 @@ extension HelperEngine {
     /// ledger `adjust` row with `note`. `by` names who did it, for the event.
     public func adjust(profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
         let note = try Self.householdNote(note, what: "adjustment", example: "“chores done”")
-        guard seconds != 0, abs(seconds) <= Self.longestHouseholdGrant else {
-            throw .invalid("An adjustment is between 1 s and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)) either way, such as +15m or -10m; \(seconds) s is not.")
-        }
+        try Self.checkAdjustment(seconds)
         return try perform { (w: inout Work) throws(EngineError) -> AdjustReport in
             try Self.adjust(&w, profile: profile, seconds: seconds, note: note, by: by)
         }
@@ -32,8 +31,8 @@ extension HelperEngine {
     /// at most `pendingRequestsPerProfile` wait at once.
     public func requestTime(profile: String, seconds: Int64, note: String) throws(EngineError) -> TimeRequestInfo {
         let note = try Self.householdNote(note, what: "request", example: "“homework research”")
-        guard seconds >= 60, seconds <= Self.longestHouseholdGrant else {
-            throw .invalid("Ask for between 1 min and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)), such as 15m.")
+        guard TimeRequestBounds.contains(seconds) else {
+            throw .invalid("Ask for between 1 min and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)), such as 15m; \(seconds) s is not.")
         }
         let now = advanceClock()
         _ = try profileIndex(profile, in: profiles)
@@ -113,8 +112,14 @@ extension HelperEngine {
     /// The adjustment inside a command, shared by `adjust` and an approval so both write the same
     /// ledger row and event.
     private static func adjust(_ w: inout Work, profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
+        // Checked here too: an approval adjusts by a stored request's seconds, not a request's.
+        try checkAdjustment(seconds)
         let i = try householdIndex(profile, in: w.profiles)
         var p = w.profiles[i]
+        // The balance after it is a sum of the ledger (SPEC §4): checked, not trapped.
+        if p.account.wallet.balanceSeconds.addingReportingOverflow(seconds).overflow {
+            throw .invalid("The balance of \(p.name) cannot grow by \(seconds) s more; it is at the most this helper can count.")
+        }
         let out: CreditOutcome
         do throws(CreditError) { out = try p.account.adjust(seconds, note: note, at: w.now) } catch { throw EngineError(error) }
         var change = StateChange()
@@ -133,6 +138,14 @@ extension HelperEngine {
         let balance = p.account.wallet.balanceSeconds
         return AdjustReport(profile: p.name, seconds: seconds, note: note, balanceSeconds: balance, ledgerID: nil,
                             message: "\(words) for \(p.name) (“\(note)”); balance \(SpanWords.describe(seconds: balance)).")
+    }
+
+    /// Within a day either way and not 0, checked before any arithmetic: `abs(Int64.min)` traps,
+    /// and a trap here takes the household's DNS down with the helper.
+    private static func checkAdjustment(_ seconds: Int64) throws(EngineError) {
+        guard AdjustmentBounds.contains(seconds) else {
+            throw .invalid("An adjustment is between 1 s and \(SpanWords.describe(seconds: longestHouseholdGrant)) either way, such as +15m or -10m; \(seconds) s is not.")
+        }
     }
 
     /// The profile's index; static so the household commands can use it on a command's copy.

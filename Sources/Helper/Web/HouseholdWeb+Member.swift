@@ -94,7 +94,9 @@ extension HouseholdWeb {
         var action: Action
         var entry: String
         /// `use --for`: nil opens it until the person stops or the credit runs out, as `scrolloff use` without `--for`.
-        var minutes: Int?
+        var limit: SpendLimitSeconds?
+        /// The limit in whole minutes, as the form carries it.
+        var minutes: Int64? { limit.map { $0.seconds / 60 } }
         /// `--task` (SPEC §5): what the bypass is for, shown while it runs.
         var task: String?
 
@@ -113,10 +115,10 @@ extension HouseholdWeb {
             self.action = action
             self.entry = entry
             if action == .use, let text = values("minutes") {
-                guard let m = Int(text), (1...24 * 60).contains(m) else {
-                    throw WebFailure(.badRequest, "Say how many minutes, 1 to 1440, or leave it empty to use your credit until you stop.")
+                // Bounded as the control API bounds `for_seconds`, before anything multiplies it.
+                do throws(WireRangeError) { limit = try SpendLimitSeconds(minutes: text) } catch {
+                    throw WebFailure(.badRequest, "\(error) Leave it empty to use your credit until you stop.")
                 }
-                minutes = m
             }
             if let task = values("task") {
                 guard task.count <= Self.maxTask else { throw WebFailure(.badRequest, "Say what it is for in at most \(Self.maxTask) characters.") }
@@ -226,7 +228,7 @@ extension HouseholdWeb {
             switch ask.action {
             case .peek: result = try await engine.peek(ask.entry, task: ask.task, profile: profile)
             case .token: result = try await engine.token(ask.entry, task: ask.task, profile: profile)
-            case .use: result = try await engine.use(ask.entry, for: ask.minutes.map { Span.seconds(Int64($0) * 60) }, task: ask.task, profile: profile)
+            case .use: result = try await engine.use(ask.entry, for: ask.limit?.span, task: ask.task, profile: profile)
             }
             let grant = result.grant
             await sessions.setFlash(session.id, "\(grant.entry) is open until \(TimeWords.until(grant.end, now: grant.start)). "

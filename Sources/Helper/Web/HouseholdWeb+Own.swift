@@ -134,7 +134,10 @@ extension HouseholdWeb {
     /// `scrolloff plan archive ID`: only a plan of the device's profile (the engine looks it up there).
     func archivePlan(_ request: Request, _ context: WebContext) async throws -> Response {
         try await spend(request, context, back: "/plans") { form, profile in
-            guard let id = form["id"].flatMap({ Int64($0) }) else { throw EngineError.invalid("Choose a plan to archive.") }
+            let id: Int64
+            do throws(WireRangeError) { id = try WireID.parse(form["id"], what: "the plan to archive", listing: "Your plans page") } catch {
+                throw EngineError.invalid("Choose a plan to archive: \(error)")
+            }
             try await engine.archivePlan(id, profile: profile)
             return "Archived that plan. It stays in your history and is no longer shown."
         }
@@ -151,12 +154,13 @@ extension HouseholdWeb {
     /// `scrolloff focus DURATION [ENTRY…] [--reason TEXT]`: it only tightens, so a member may.
     func focus(_ request: Request, _ context: WebContext) async throws -> Response {
         try await spend(request, context, back: "/plans") { form, profile in
-            guard let text = form["minutes"], let minutes = Int64(text), (1...24 * 60).contains(minutes) else {
-                throw EngineError.invalid("Say how many minutes to focus, 1 to 1440.")
+            let length: FocusSeconds
+            do throws(WireRangeError) { length = try FocusSeconds(minutes: form["minutes"] ?? "") } catch {
+                throw EngineError.invalid("Say how many minutes to focus: \(error)")
             }
             let entries = (form["entries"] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
             let reason = form["reason"].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
-            let session = try await engine.focus(length: .seconds(minutes * 60), entries: entries, reason: reason, profile: profile)
+            let session = try await engine.focus(length: length.span, entries: entries, reason: reason, profile: profile)
             let what = session.entries.isEmpty ? "everything blockable" : session.entries.joined(separator: ", ")
             return "Focus on: \(what) is blocked until \(TimeWords.until(session.end, now: session.start))."
         }

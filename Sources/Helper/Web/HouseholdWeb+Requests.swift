@@ -13,8 +13,6 @@ import ScrollOffCore
 /// | owner: approve or decline a request | POST /owner/requests |
 /// | owner: grant or take minutes | POST /owner/adjust |
 extension HouseholdWeb {
-    /// The most a form may ask for or grant at once: a day, as `scrolloff ask` and `adjust` allow.
-    static let maxMinutes: Int64 = 24 * 60
 
     func addHousehold(to router: Router<WebContext>) {
         router.post("/ask") { request, context in try await ask(request, context) }
@@ -57,13 +55,14 @@ extension HouseholdWeb {
         let (session, form) = try await checkedPost(request, context)
         try memberMay(.ask)
         let profile = deviceProfile(context)
-        // Bounded before `* 60`: a huge number would overflow and trap the helper; the engine
-        // then applies the request's own rule (1 min to 24 h).
-        guard let text = form["minutes"], let minutes = Int64(text), (1...Self.maxMinutes).contains(minutes) else {
-            throw WebFailure(.badRequest, "Say how many minutes you would like, 1 to \(Self.maxMinutes), such as 15.")
+        // Bounded before `* 60` (a huge number would overflow and trap the helper), by the same
+        // range as the control API's `seconds` of a request (1 min to a day).
+        let asking: RequestedSeconds
+        do throws(WireRangeError) { asking = try RequestedSeconds(minutes: form["minutes"] ?? "") } catch {
+            throw WebFailure(.badRequest, "Say how many minutes you would like, such as 15: \(error)")
         }
         do {
-            let asked = try await engine.requestTime(profile: profile, seconds: minutes * 60, note: form["note"] ?? "")
+            let asked = try await engine.requestTime(profile: profile, seconds: asking.seconds, note: form["note"] ?? "")
             await sessions.setFlash(session.id, "Asked for \(asked.seconds / 60) min. An owner sees it on their page; the answer shows here.")
             return WebResponses.redirect("/")
         } catch {
@@ -76,7 +75,7 @@ extension HouseholdWeb {
     func answer(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
         let owner = try owner(of: session)
-        guard let text = form["id"], let id = Int64(text),
+        guard let id = try? WireID.parse(form["id"], what: "a request id", listing: "The owner's page"),
               let asked = await engine.timeRequests(profile: nil).first(where: { $0.id == id }) else {
             throw WebFailure(.notFound, "There is no such request; reload the page to see the ones waiting.")
         }
@@ -96,12 +95,13 @@ extension HouseholdWeb {
         let (session, form) = try await checkedPost(request, context)
         let owner = try owner(of: session)
         let profile = try await authorized(owner, form["profile"], .grant)
-        guard let text = form["minutes"], let minutes = Int64(text), (1...Self.maxMinutes).contains(minutes) else {
-            throw WebFailure(.badRequest, "Say how many minutes, 1 to \(Self.maxMinutes), such as 15.")
+        // Bounded as the control API's `seconds` of `adjust`, sign included, before any arithmetic.
+        let change: AdjustmentSeconds
+        do throws(WireRangeError) { change = try AdjustmentSeconds(minutes: form["minutes"] ?? "", negative: form["sign"] == "-") } catch {
+            throw WebFailure(.badRequest, "Say how many minutes, such as 15: \(error)")
         }
-        let seconds = (form["sign"] == "-" ? -1 : 1) * minutes * 60
         do {
-            let result = try await engine.adjust(profile: profile, seconds: seconds, note: form["note"] ?? "", by: owner.name)
+            let result = try await engine.adjust(profile: profile, seconds: change.seconds, note: form["note"] ?? "", by: owner.name)
             await sessions.setFlash(session.id, "\(profile): \(result.message)")
             return WebResponses.redirect("/owner")
         } catch {

@@ -50,6 +50,7 @@ struct HouseholdWeb: Sendable {
         let router = Router(context: WebContext.self)
         // Before the routes: Hummingbird applies a router's middleware to the routes added after it.
         router.middlewares.add(WebFailureMiddleware(web: self))
+        router.middlewares.add(WebTransferCodingMiddleware(web: self))
         router.get("/") { request, context in try await memberPage(request, context) }
         router.get("/moment") { request, context in try await momentPage(request, context, exercise: false) }
         router.get("/exercise") { request, context in try await momentPage(request, context, exercise: true) }

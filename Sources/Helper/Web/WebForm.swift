@@ -1,3 +1,4 @@
+import ControlAPI
 import Foundation
 import Hummingbird
 
@@ -6,16 +7,9 @@ import Hummingbird
 struct WebForm: Sendable {
     var values: [String: String] = [:]
 
+    /// Parsed by the one form parser (`URLEncodedFields`), which the fuzz target runs too.
     init(_ text: String) {
-        for pair in text.split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ s: Substring) -> String {
-                let spaced = s.replacingOccurrences(of: "+", with: " ")
-                return spaced.removingPercentEncoding ?? spaced
-            }
-            let key = decode(kv[0])
-            if values[key] == nil { values[key] = kv.count == 2 ? decode(kv[1]) : "" }
-        }
+        values = URLEncodedFields.parse(text)
     }
 
     subscript(_ key: String) -> String? {

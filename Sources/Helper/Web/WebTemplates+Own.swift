@@ -39,7 +39,7 @@ extension WebTemplates {
 <h2>Focus</h2>
 <p class="muted">Blocks now, for as long as you say; nobody can end it early, you included.</p>
 <form method="post" action="/focus" class="row"><input type="hidden" name="csrf" value="{{csrf}}">
-<input type="number" name="minutes" min="1" max="1440" value="60"> min
+<input type="number" name="minutes" min="1" max="10080" value="60"> min
 <input type="text" name="entries" placeholder="entries (all if empty)"><input type="text" name="reason" placeholder="reason (optional)" maxlength="200">
 <button type="submit">Focus</button></form>
 {{/body}}{{/layout}}
