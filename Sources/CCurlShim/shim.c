@@ -50,6 +50,14 @@ CURLcode scrolloff_curl_setopt_xferinfo_callback(CURL *handle,
     return curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
 }
 
+CURLcode scrolloff_curl_setopt_opensocket_callback(CURL *handle,
+                                                   scrolloff_curl_opensocket_callback callback,
+                                                   void *context) {
+    CURLcode result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, callback);
+    if (result != CURLE_OK) return result;
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, context);
+}
+
 CURLcode scrolloff_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     if ((info & CURLINFO_TYPEMASK) != CURLINFO_LONG) return CURLE_BAD_FUNCTION_ARGUMENT;
     return curl_easy_getinfo(handle, info, value);

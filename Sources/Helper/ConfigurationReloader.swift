@@ -85,6 +85,7 @@ public actor ConfigurationReloader {
             if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
             await live.engine.setDigestHook(start.digestHook)
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
+        await live.lists.setSourceRules(start.listSourceRules)
         let lists = await live.lists.setConfiguredSources(
             start.listSources, refreshPeriod: start.listRefreshPeriod, definedIn: start.paths.configFile)
         for held in lists.heldBack { logger.warning("configuration: \(held)") }
@@ -168,6 +169,10 @@ public actor ConfigurationReloader {
         if lists.changed { report.applied.append("lists.source") }
         report.heldBack += lists.heldBack
         if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("lists.refresh_period") }
+        if old.listSourceRules != next.listSourceRules {
+            await live.lists.setSourceRules(next.listSourceRules)
+            report.applied.append("lists.member_file_folders, lists.allow_private_hosts")
+        }
         // The firewall first among the live parts: it is the other step that can fail (nft
         // refusing the table), and a refusal then leaves the old table and everything else as it was.
         if old.firewall != next.firewall, let firewall = live.firewall {

@@ -27,6 +27,8 @@ enum CurlTransfer {
         var attempt: Int
         var cancel: CancelFlag
         var progress: ProgressHandler?
+        /// What the source's adder may read and reach (issue 31).
+        var access: SourceAccess = .administrator
     }
 
     static func perform(_ request: Request) -> Result<FetchResult, AttemptFailure> {
@@ -53,6 +55,10 @@ enum CurlTransfer {
             cancel: request.cancel,
             progress: ProgressThrottle(handler: request.progress, attempt: request.attempt, interval: request.policy.progressInterval)
         )
+        if ListSourceURL(request.url)?.scheme == "file" {
+            return readFile(request, context: context, fd: fd)
+        }
+        if request.access.reader != nil { context.addressRule = AddressRule(allowed: request.access.allowedPrivate) }
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         defer { errorBuffer.deallocate() }
@@ -134,6 +140,20 @@ enum CurlTransfer {
         ))
     }
 
+    /// A file:// source, read by `FileSource` (no symbolic links, the adder's rights), not by libcurl.
+    private static func readFile(_ request: Request, context: TransferContext, fd: Int32) -> Result<FetchResult, AttemptFailure> {
+        let path = ListSourceURL(request.url)?.path ?? filePath(of: request.url)
+        let failure = FileSource.copy(url: request.url, path: path, access: request.access, context: context)
+        context.progress.finish(received: context.bytesWritten, expected: context.bytesWritten)
+        if let failure { return .failure(AttemptFailure(error: failure)) }
+        if fsync(fd) != 0 {
+            return .failure(AttemptFailure(error: .localFile(path: request.destinationPath, operation: "flush", errno: lastErrno())))
+        }
+        return .success(FetchResult(
+            kind: .downloaded, bytesWritten: context.bytesWritten, validators: ConditionalValidators(), httpStatus: nil,
+            effectiveURL: request.url, redirectCount: 0, attempts: request.attempt, retriedErrors: []))
+    }
+
     /// Every option of the transfer, each checked: an old libcurl lacking one (say
     /// CURLOPT_PROTOCOLS_STR, 7.85) must fail loudly rather than run without the restriction.
     private static func configure(
@@ -148,7 +168,8 @@ enum CurlTransfer {
         try check(scrolloff_curl_setopt_string(h, CURLOPT_URL, request.url), "CURLOPT_URL")
         // Timeouts must not use signals in a multi-threaded process (libcurl docs, CURLOPT_NOSIGNAL).
         try check(scrolloff_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-        try check(scrolloff_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https,file"), "CURLOPT_PROTOCOLS_STR")
+        // file:// is read by `FileSource`, never by libcurl (which follows symbolic links).
+        try check(scrolloff_curl_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
         // A redirect must never reach file:// (it would read local files at the server's request).
         try check(scrolloff_curl_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "CURLOPT_REDIR_PROTOCOLS_STR")
         try check(scrolloff_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
@@ -193,6 +214,27 @@ enum CurlTransfer {
             return 0
         }), "CURLOPT_XFERINFOFUNCTION")
         try check(scrolloff_curl_setopt_pointer(h, CURLOPT_XFERINFODATA, context), "CURLOPT_XFERINFODATA")
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        guard transfer.addressRule != nil else { return }
+        // A member's source: every socket libcurl opens, for the first hop and each redirect, is
+        // checked on the address it connects to (`AddressRule`). No proxy: through one, the
+        // address checked would be the proxy's, not the server's.
+        try check(scrolloff_curl_setopt_string(h, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
+        try check(scrolloff_curl_setopt_opensocket_callback(h, { context, _, address in
+            guard let context, let address else { return CURL_SOCKET_BAD }
+            let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+            guard let rule = transfer.addressRule else { return CURL_SOCKET_BAD }
+            let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!
+            guard let bytes = AddressRule.bytes(of: raw) else {
+                transfer.refusedAddress = ("an address of family \(address.pointee.family)", "not an IP address")
+                return CURL_SOCKET_BAD
+            }
+            if let kind = rule.refusal(of: bytes) {
+                transfer.refusedAddress = (IPAddressBytes.text(bytes), kind)
+                return CURL_SOCKET_BAD
+            }
+            return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.`protocol`)
+        }, context), "CURLOPT_OPENSOCKETFUNCTION")
     }
 
     struct OptionFailure: Error {
@@ -260,6 +302,9 @@ enum CurlTransfer {
             return .unsupportedURL(url: url)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .hostNotFound(url: url, host: ListSourceURL(url)?.host ?? url)
+        case CURLE_COULDNT_CONNECT where context.refusedAddress != nil:
+            let refused = context.refusedAddress!
+            return .addressRefused(url: url, address: refused.address, kind: refused.kind)
         case CURLE_COULDNT_CONNECT, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_SSL_CONNECT_ERROR:
             return .connectionFailed(url: url, detail: detail)
         case CURLE_FILE_COULDNT_READ_FILE:

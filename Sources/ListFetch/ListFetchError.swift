@@ -28,6 +28,12 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
     /// local files on the server's say-so).
     case redirectRefused(url: String, detail: String)
     case fileNotFound(path: String)
+    /// The source is not one its adder may use (issue 31): a file outside the members' folders,
+    /// behind a symbolic link, or not readable by them. `reason` names paths and ids, never content.
+    case sourceRefused(url: String, reason: String)
+    /// A member's source connected (or was redirected) to an address that is not public: this
+    /// machine, its networks, link-local, multicast (issue 31).
+    case addressRefused(url: String, address: String, kind: String)
     case tls(url: String, detail: String)
     case badContentEncoding(url: String, detail: String)
     case cancelled(url: String)
@@ -48,7 +54,7 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
             // transient by definition (RFC 9110 §15.5.9, RFC 8470 §5.2, RFC 6585 §4, RFC 9110 §15.6).
             return status == 408 || status == 425 || status == 429 || (500...599).contains(status)
         case .unsupportedURL, .invalidListName, .tooLarge, .tooManyRedirects, .redirectRefused,
-             .fileNotFound, .tls, .badContentEncoding, .cancelled, .localFile, .rejectedByValidation,
+             .fileNotFound, .sourceRefused, .addressRefused, .tls, .badContentEncoding, .cancelled, .localFile, .rejectedByValidation,
              .emptyList, .curlUnavailable:
             return false
         }
@@ -68,6 +74,8 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
         case .tooManyRedirects: return "too-many-redirects"
         case .redirectRefused: return "redirect-refused"
         case .fileNotFound: return "file-not-found"
+        case .sourceRefused: return "source-refused"
+        case .addressRefused: return "address-refused"
         case .tls: return "tls"
         case .badContentEncoding: return "bad-content-encoding"
         case .cancelled: return "cancelled"
@@ -140,6 +148,12 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
         case .fileNotFound(let path):
             return "There is no readable file at \(path). Check the path and that the helper "
                 + "(which runs as its own user) may read it."
+        case .sourceRefused(let url, let reason):
+            return "\(url) was not read: \(reason)"
+        case .addressRefused(let url, let address, let kind):
+            return "\(url) led to \(address), \(kind); a list a group member adds must come from a public server. "
+                + "Ask an administrator to add it with `sudo scrolloff lists add \(url)`, or to allow \(address) in "
+                + "[lists] allow_private_hosts."
         case .tls(let url, let detail):
             return "The secure connection to the server for \(url) could not be verified (\(detail)). "
                 + "Check the machine's date and its CA certificates (package ca-certificates)."

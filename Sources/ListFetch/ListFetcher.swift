@@ -20,11 +20,12 @@ public struct ListFetcher: Sendable {
         self.sleeper = sleeper
     }
 
-    /// The schemes accepted at the start (libcurl enforces the same set through
-    /// CURLOPT_PROTOCOLS_STR, and only http/https for redirects).
+    /// The schemes accepted at the start: libcurl fetches http and https (CURLOPT_PROTOCOLS_STR,
+    /// the same for redirects); file:// is read by `FileSource`.
     public static let supportedSchemes: Set<String> = ["http", "https", "file"]
 
-    /// Fetches `url` into `destinationPath` (created or truncated; mode 0600).
+    /// Fetches `url` into `destinationPath` (created or truncated; mode 0600), reading and
+    /// connecting only as `access` allows (whoever added the source, issue 31).
     ///
     /// With `conditional` validators an http(s) server may answer 304, reported as
     /// `.notModified`; the destination then holds nothing useful. Errors that another attempt
@@ -34,7 +35,8 @@ public struct ListFetcher: Sendable {
         _ url: String,
         into destinationPath: String,
         conditional: ConditionalValidators? = nil,
-        progress: ProgressHandler? = nil
+        progress: ProgressHandler? = nil,
+        access: SourceAccess = .administrator
     ) async throws(ListFetchError) -> FetchResult {
         guard let scheme = Self.scheme(of: url), Self.supportedSchemes.contains(scheme) else {
             throw .unsupportedURL(url: url)
@@ -47,7 +49,7 @@ public struct ListFetcher: Sendable {
             if Task.isCancelled { throw .cancelled(url: url) }
             let request = CurlTransfer.Request(
                 url: url, conditional: conditional, destinationPath: destinationPath,
-                policy: policy, attempt: attempt, cancel: CancelFlag(), progress: progress
+                policy: policy, attempt: attempt, cancel: CancelFlag(), progress: progress, access: access
             )
             let outcome = await withTaskCancellationHandler {
                 await DedicatedThread.run(name: "scrolloff-fetch") { CurlTransfer.perform(request) }

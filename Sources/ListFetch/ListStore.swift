@@ -91,8 +91,11 @@ public actor ListStore {
     ///
     /// With `hold` (a rule holds the list), rules the new copy drops are written to `<name>.held`
     /// before the copy is replaced, so they stay in force until `releaseHeld` (SPEC §3).
+    ///
+    /// `access` is what the source's adder may read and reach (issue 31); `addedBy` is recorded
+    /// with a new source or a new URL, for the refreshes after this one.
     public func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil,
-                        hold: ListHold? = nil) async -> RefreshReport {
+                        hold: ListHold? = nil, access: SourceAccess = .administrator, addedBy: SourceAdder? = nil) async -> RefreshReport {
         while let running = inFlight[name] {
             let report = await running.task.value
             finish(name, ticket: running.ticket)
@@ -100,7 +103,7 @@ public actor ListStore {
         }
         nextTicket += 1
         let ticket = nextTicket
-        let task = Task { await self.performRefresh(name, from: url, progress: progress, hold: hold) }
+        let task = Task { await self.performRefresh(name, from: url, progress: progress, hold: hold, access: access, addedBy: addedBy) }
         inFlight[name] = InFlight(ticket: ticket, url: url, task: task)
         let report = await withTaskCancellationHandler {
             await task.value
@@ -213,15 +216,18 @@ public actor ListStore {
         if DurableFile.exists(listsDirectory) { try DurableFile.flushDirectory(of: copyPath(for: name)) }
     }
 
-    private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?, hold: ListHold?) async -> RefreshReport {
+    private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?, hold: ListHold?,
+                                access: SourceAccess, addedBy: SourceAdder?) async -> RefreshReport {
         let started = clock()
         // Unreadable metadata must not block refreshing: start over, the copy itself is untouched.
         let stored = try? metadata(for: name)
         var metadata = stored ?? ListMetadata(name: name, url: url)
+        if stored == nil { metadata.addedBy = addedBy }
         if metadata.url != url {
             // Validators belong to the old URL's resource (RFC 9110 §8.8); a new URL starts fresh.
             metadata.url = url
             metadata.validators = ConditionalValidators()
+            metadata.addedBy = addedBy
         }
         let copyPath = copyPath(for: name)
         // Without a copy on disk a 304 would leave nothing to serve, so ask unconditionally.
@@ -235,7 +241,7 @@ public actor ListStore {
             let temporary = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
             // After a successful rename this unlink finds nothing, which is fine.
             defer { DurableFile.discard(temporary) }
-            let result = try await fetcher.fetch(url, into: temporary, conditional: validators, progress: progress)
+            let result = try await fetcher.fetch(url, into: temporary, conditional: validators, progress: progress, access: access)
             fetchResult = result
             switch result.kind {
             case .notModified:

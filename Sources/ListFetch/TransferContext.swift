@@ -109,6 +109,10 @@ final class TransferContext {
     var bytesWritten: Int64 = 0
     var capExceeded = false
     var writeErrno: Int32 = 0
+    /// Set for a member's http(s) source: what its sockets may connect to (issue 31).
+    var addressRule: AddressRule?
+    /// The last address the rule refused, and why, for the error.
+    var refusedAddress: (address: String, kind: String)?
     /// The copy's writeback, started a step at a time as the body arrives, so the fsync after the
     /// transfer does not write ~30 MB in one system call (`StepwiseIO`).
     var writeback: StepwiseIO.Writeback

@@ -49,11 +49,12 @@ final class EngineServer: Sendable {
 
     init(startingAt start: Instant = EngineServer.noon, preset: Preset = .strict, socketMode: mode_t = 0o660,
          directoryMode: mode_t = 0o700, authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(),
-         lists: ListsConfiguration = ListsConfiguration()) async throws {
+         lists: ListsConfiguration = ListsConfiguration(), logger captured: Logger? = nil) async throws {
         directory = try makeTemporaryDirectory(mode: directoryMode)
         socketPath = directory + "/ctl.sock"
         var logger = Logger(label: "verbs-test")
         logger.logLevel = .critical
+        if let captured { logger = captured }
         let time = SteppedTimeSource(startingAt: start)
         self.time = time
         let configuration = EngineConfiguration(

@@ -237,8 +237,10 @@ final class ListHTTPServer: @unchecked Sendable {
 
     func url(_ file: String) -> String { "http://127.0.0.1:\(port)/\(file)" }
 
+    /// SIGKILL: a child started from a test's thread inherits its blocked signals, SIGTERM among
+    /// them (seen: `SigBlk: fffffffe3bfbea27`), so `terminate()` left the server running.
     func stop() {
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
     }
 }
 

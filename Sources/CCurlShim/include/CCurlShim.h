@@ -19,6 +19,11 @@ typedef int (*scrolloff_curl_xferinfo_callback)(void *context, curl_off_t downlo
                                                  curl_off_t download_now, curl_off_t upload_total,
                                                  curl_off_t upload_now);
 
+/// The socket callback shape (CURLOPT_OPENSOCKETFUNCTION): libcurl passes the address it is about
+/// to connect to; returning CURL_SOCKET_BAD refuses the connection (CURLE_COULDNT_CONNECT).
+typedef curl_socket_t (*scrolloff_curl_opensocket_callback)(void *context, curlsocktype purpose,
+                                                             struct curl_sockaddr *address);
+
 /// Calls curl_global_init(CURL_GLOBAL_DEFAULT) exactly once per process, from any thread.
 /// libcurl's global init is not thread-safe on older versions, so it is guarded by pthread_once.
 /// Returns the result of that one call on every call.
@@ -34,6 +39,11 @@ CURLcode scrolloff_curl_setopt_data_callback(CURL *handle, CURLoption option,
 /// Sets CURLOPT_XFERINFOFUNCTION and turns CURLOPT_NOPROGRESS off so that it is called.
 CURLcode scrolloff_curl_setopt_xferinfo_callback(CURL *handle,
                                                  scrolloff_curl_xferinfo_callback callback);
+
+/// Sets CURLOPT_OPENSOCKETFUNCTION and its CURLOPT_OPENSOCKETDATA.
+CURLcode scrolloff_curl_setopt_opensocket_callback(CURL *handle,
+                                                   scrolloff_curl_opensocket_callback callback,
+                                                   void *context);
 
 CURLcode scrolloff_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 /// The string stays owned by the handle; copy it before the handle is cleaned up.

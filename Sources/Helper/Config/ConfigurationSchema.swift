@@ -18,7 +18,7 @@ enum ConfigurationSchema {
             "rate_limit", "rate_limit_burst",
             "tcp_connections", "tcp_connections_per_client", "tcp_queries_per_connection", "tcp_queries_per_client", "tcp_idle_timeout", "tcp_unsent_bytes",
         ],
-        "lists": ["catalog", "refresh_period", "source"],
+        "lists": ["catalog", "refresh_period", "member_file_folders", "allow_private_hosts", "source"],
         "lists.source": ["name", "url"],
         "metrics": ["listen"],
         "firewall": ["enabled", "mode", "lan_interfaces", "doh_addresses", "resolve_doh_names", "mark"],

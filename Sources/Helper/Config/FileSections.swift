@@ -1,4 +1,5 @@
 import Foundation
+import ListFetch
 import Logging
 import NIOCore
 import ScrollOffCore
@@ -331,6 +332,35 @@ struct FileSections {
         // At least 15 min: list servers rate-limit clients, and lists rarely change faster than hourly.
         if let period = t.duration("refresh_period", in: .minutes(15) ... .hours(24 * 30), allowed: "15min to 30d") {
             configuration.listRefreshPeriod = period
+        }
+        // Issue 31: a group member's file:// source must lie under one of these folders (none by
+        // default: file:// is an administrator's), and their http(s) source on a public address
+        // unless its address is allowed here.
+        let foldersAllowed = "absolute folder paths such as [\"/srv/scrolloff-lists\"], without . or .. parts"
+        if let items = t.strings("member_file_folders", allowed: foldersAllowed) {
+            var folders: [String] = []
+            for item in items {
+                guard item.value.hasPrefix("/"), item.value != "/",
+                      !item.value.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else {
+                    t.log.report(item.path, "is \"\(item.value)\", not a plain absolute folder other than /", allowed: foldersAllowed)
+                    continue
+                }
+                folders.append(item.value)
+            }
+            configuration.listSourceRules.memberFolders = folders
+        }
+        let privateAllowed = "numeric addresses or networks such as \"127.0.0.1\" or \"192.168.1.0/24\" or \"fd00::/64\""
+        if let items = t.strings("allow_private_hosts", allowed: privateAllowed) {
+            var networks: [AddressNetwork] = []
+            for item in items {
+                guard let network = AddressNetwork(item.value) else {
+                    t.log.report(item.path, "is \"\(item.value)\", not a numeric address or network (names are not resolved here)",
+                                 allowed: privateAllowed)
+                    continue
+                }
+                networks.append(network)
+            }
+            configuration.listSourceRules.allowedPrivate = networks
         }
         var seenNames: [String: String] = [:]
         var sources: [ConfiguredListSource] = []

@@ -43,7 +43,7 @@ public enum ControlRoutes {
         // tells nothing private.
         router.add(ControlEndpoints.health) { request in health(request, context) }
         router.add(ControlEndpoints.lists) { _ in .ok(try await context.lists.listsResponse()) }
-        router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(body, context) }
+        router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(body, caller: request.caller, context) }
         router.add(ControlEndpoints.updateLists) { request, body in try await ListsHandlers.update(request, body, context) }
         router.add(ControlEndpoints.removeList) { request in
             .ok(try await context.lists.remove(request.parameters["name"] ?? ""))
@@ -70,10 +70,11 @@ public enum ControlRoutes {
 /// The list endpoints. Adding and updating download lists, which can take minutes for a large
 /// list, so both stream progress as ndjson when the client asks for `application/x-ndjson`.
 enum ListsHandlers {
-    static func add(_ body: AddListRequest, _ context: ControlContext) async throws -> ControlResponse {
+    static func add(_ body: AddListRequest, caller: CallerIdentity, _ context: ControlContext) async throws -> ControlResponse {
         // Validate before streaming, so a bad URL or name is a plain 400 rather than an error line.
         _ = try ListSourceNaming.validate(body.url)
-        return .created(try await context.lists.add(body))
+        // The caller's rights decide which sources they may add (issue 31).
+        return .created(try await context.lists.add(body, caller: caller))
     }
 
     static func update(_ request: ControlRequest, _ body: UpdateListsRequest, _ context: ControlContext) async throws -> ControlResponse {

@@ -9,11 +9,15 @@ public struct ListsConfiguration: Sendable {
     /// Bad lines a source may carry before an update is rejected (default 5 per 1,000).
     public var badLineBudget: BadLineBudget
     public var fetchPolicy: FetchPolicy
+    /// Who may add which sources (issue 31); the configuration sets them at start and reload.
+    public var sourceRules: ListSourceRules
 
-    public init(refreshPlan: RefreshPlan = RefreshPlan(), badLineBudget: BadLineBudget = .default, fetchPolicy: FetchPolicy = FetchPolicy()) {
+    public init(refreshPlan: RefreshPlan = RefreshPlan(), badLineBudget: BadLineBudget = .default, fetchPolicy: FetchPolicy = FetchPolicy(),
+                sourceRules: ListSourceRules = ListSourceRules()) {
         self.refreshPlan = refreshPlan
         self.badLineBudget = badLineBudget
         self.fetchPolicy = fetchPolicy
+        self.sourceRules = sourceRules
     }
 
     /// A configuration with only the refresh period changed.
@@ -43,4 +47,31 @@ public struct ListsSnapshot: Sendable, Equatable {
     /// order (a refresh's parse waits for idle CPU, a person's does not), so the engine drops a
     /// snapshot older than one it was already handed (`HelperEngine.setLists(order:)`).
     public var sequence = 0
+}
+
+/// Who may add which list sources (issue 31), from `[lists] member_file_folders` and
+/// `[lists] allow_private_hosts`. Root, the helper's own user and the configuration file may name
+/// any file and any host; a group member only a file under `memberFolders` that they may read
+/// themselves, and only a public http(s) server unless `allowedPrivate` names its address.
+public struct ListSourceRules: Sendable, Equatable {
+    /// Plain absolute folders (no `.` or `..`, no symbolic link on the way).
+    public var memberFolders: [String]
+    public var allowedPrivate: [AddressNetwork]
+
+    public init(memberFolders: [String] = [], allowedPrivate: [AddressNetwork] = []) {
+        self.memberFolders = memberFolders
+        self.allowedPrivate = allowedPrivate
+    }
+
+    /// What a source added by `adder` may read and reach. Root and `helperUID` are administrators;
+    /// anyone else is read with their uid, primary group and the groups the group database gives
+    /// them now (a membership taken away since the list was added counts no more).
+    public func access(for adder: SourceAdder, helperUID: UInt32) -> SourceAccess {
+        if adder.uid == 0 || adder.uid == helperUID {
+            return SourceAccess(memberFolders: memberFolders, allowedPrivate: allowedPrivate)
+        }
+        let groups = SystemGroups.groups(ofUID: adder.uid, primary: adder.gid)
+        return SourceAccess(reader: .init(uid: adder.uid, gid: adder.gid, groups: groups),
+                            memberFolders: memberFolders, allowedPrivate: allowedPrivate)
+    }
 }

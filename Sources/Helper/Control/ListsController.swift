@@ -56,6 +56,12 @@ public actor ListsController {
     private var adding: [ListName: String] = [:]
     /// The rules' say on list changes (`HelperControl` wires the engine in); nil allows everything.
     private var guardrail: ListGuard?
+    /// Who may add which sources (issue 31): `[lists] member_file_folders`, `allow_private_hosts`.
+    private var sourceRules: ListSourceRules
+    /// Root and this user are administrators of the lists (the helper's own user under `make run`).
+    private let helperUID = geteuid()
+    /// What the configuration file's sources are recorded as added by: root, who writes the file.
+    static let configurationAdder = SourceAdder(uid: 0, gid: 0)
 
     public init(
         stateDirectory: String, configuration: ListsConfiguration = ListsConfiguration(),
@@ -69,12 +75,25 @@ public actor ListsController {
             dropper: DomainListValidator.dropper(budget: configuration.badLineBudget, reading: parsedCopies), clock: clock
         )
         plan = configuration.refreshPlan
+        sourceRules = configuration.sourceRules
         self.clock = clock
         self.logger = logger
     }
 
     /// Sets the checks asked before a list is added or removed.
     public func setGuard(_ guardrail: ListGuard) { self.guardrail = guardrail }
+
+    /// Puts `[lists] member_file_folders` and `allow_private_hosts` in force (start and reload);
+    /// the next refresh of every member's source is checked against them.
+    public func setSourceRules(_ rules: ListSourceRules) { sourceRules = rules }
+
+    /// Whose rights a stored source is fetched with: the configuration file's are root's, an added
+    /// one's its adder's, whoever asks for the refresh (root's `lists update` of a member's
+    /// source checks the member's rights again).
+    private func sourceAccess(for name: ListName, url: String, addedBy: SourceAdder?) -> (SourceAccess, SourceAdder) {
+        let adder = configured[name] == url ? Self.configurationAdder : (addedBy ?? .unknown)
+        return (sourceRules.access(for: adder, helperUID: helperUID), adder)
+    }
 
     /// Checks the configuration file's sources without changing anything: names a list can have,
     /// URLs the fetcher takes, no name or URL twice. The message names the source.
@@ -278,9 +297,22 @@ public actor ListsController {
 
     /// Adds a list and downloads it once. A list whose first download fails is not kept: the
     /// person sees why at once and can fix the URL, instead of a dead entry lingering.
-    public func add(_ request: AddListRequest, progress: ProgressHandler? = nil) async throws(ControlFailure) -> AddListResponse {
+    ///
+    /// `caller` is who asks (nil: the helper itself, as an administrator). A group member may add
+    /// only what `ListSourceRules` lets them read and reach (issue 31); the refusal names paths,
+    /// addresses and ids, never a line of what was refused.
+    public func add(_ request: AddListRequest, caller: CallerIdentity? = nil,
+                    progress: ProgressHandler? = nil) async throws(ControlFailure) -> AddListResponse {
         let url = request.url.trimmingCharacters(in: .whitespaces)
         let source = try ListSourceNaming.validate(url)
+        let adder = caller.map { SourceAdder(uid: $0.uid, gid: $0.gid) } ?? SourceAdder(uid: helperUID, gid: getegid())
+        let access = sourceRules.access(for: adder, helperUID: helperUID)
+        // Refused before anything is published or opened: a member's file outside the folders
+        // named for members is not even looked at.
+        if source.scheme == "file", let refusal = access.refusal(ofFile: source.path) {
+            logger.notice("list source refused", metadata: ["list.url": "\(url)", "client.uid": "\(adder.uid)", "error": "source-refused"])
+            throw .forbidden("\(url) was not added: \(refusal)")
+        }
         // Checked before anything is published: the host becomes always-allowed (SPEC §1).
         if let host = source.fetchedHost, let guardrail { try await guardrail.checkSourceHost(host) }
         let existing = await allMetadata()
@@ -310,16 +342,21 @@ public actor ListsController {
         defer { adding[name] = nil }
         // Allow the list's host before fetching it, or a blocking policy could stop the download.
         await publish()
-        let report = await store.refresh(name, from: url, progress: progress)
+        let report = await store.refresh(name, from: url, progress: progress, access: access, addedBy: adder)
         if case .failed(let error) = report.outcome {
             try? await store.remove(name)
             adding[name] = nil
             await publish()
             logger.notice("list not added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "error": "\(error.code)"])
-            throw ControlFailure(
-                status: .unprocessableContent, code: ControlErrorCode.fetchFailed,
-                message: "List '\(name)' was not added: \(error.description)"
-            )
+            switch error {
+            case .sourceRefused, .addressRefused:
+                throw .forbidden("List '\(name)' was not added: \(error.description)")
+            default:
+                throw ControlFailure(
+                    status: .unprocessableContent, code: ControlErrorCode.fetchFailed,
+                    message: "List '\(name)' was not added: \(error.description)"
+                )
+            }
         }
         adding[name] = nil
         logger.info("list added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "list.entries": "\(report.metadata.entryCount ?? 0)"])
@@ -389,7 +426,7 @@ public actor ListsController {
                 let listName = source.name
                 perList = { report in progress(listName, report) }
             }
-            let report = await refresh(source.name, from: source.url, progress: perList, trigger: "request")
+            let report = await refresh(source.name, from: source.url, addedBy: source.addedBy, progress: perList, trigger: "request")
             results.append(result(of: report))
         }
         await publish()
@@ -435,7 +472,7 @@ public actor ListsController {
         var asked = false
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
             if Task.isCancelled { break }
-            _ = await refresh(name, from: url, trigger: "configuration")
+            _ = await refresh(name, from: url, addedBy: Self.configurationAdder, trigger: "configuration")
             changed = true
             fetched = true
             asked = true
@@ -445,7 +482,7 @@ public actor ListsController {
             if Task.isCancelled { break }
             // A refresh's download, parse and matcher build wait for idle CPU (`LowPriorityWork`): the copy in force answers meanwhile.
             let report = await ListRefreshContext.$isRefresh.withValue(true) {
-                await refresh(source.name, from: source.url, trigger: "timer")
+                await refresh(source.name, from: source.url, addedBy: source.addedBy, trigger: "timer")
             }
             if case .updated = report.outcome { changed = true }
             fetched = true
@@ -464,12 +501,14 @@ public actor ListsController {
 
     /// One refresh, asking the rules first: while one holds the list, names the new copy drops
     /// stay in force (`<name>.held`) until the lock ends, and the log says so (SPEC §3).
-    private func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil, trigger: String) async -> RefreshReport {
+    private func refresh(_ name: ListName, from url: String, addedBy: SourceAdder?, progress: ProgressHandler? = nil,
+                         trigger: String) async -> RefreshReport {
         var hold: ListHold?
         if let guardrail, let refusal = await guardrail.holdOf(name) {
             hold = ListHold(until: refusal.error.opensAt.map(Instant.init(date:)), reason: refusal.error.message)
         }
-        let report = await store.refresh(name, from: url, progress: progress, hold: hold)
+        let (access, adder) = sourceAccess(for: name, url: url, addedBy: addedBy)
+        let report = await store.refresh(name, from: url, progress: progress, hold: hold, access: access, addedBy: adder)
         log(report, trigger: trigger)
         if let held = report.metadata.held, case .updated = report.outcome {
             logger.notice(
