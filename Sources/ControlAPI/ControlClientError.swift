@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// Why a call to the helper did not produce an answer, or the helper's refusal. Each message says
 /// what to do next; the CLI maps them to the exit codes of SPEC §13.
@@ -23,11 +24,13 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
     case badAnswer(path: String, detail: String)
     /// The helper answered with an error body.
     case refused(status: Int, error: ControlError)
+    /// The socket is served by a user other than root or the caller (nil: the kernel did not say).
+    case untrustedServer(path: String, uid: UInt32?)
 
     /// Exit code per SPEC §13: 3 when the helper cannot be reached, 1 when it refused.
     public var exitCode: Int32 {
         switch self {
-        case .helperUnreachable, .permissionDenied, .timedOut, .socketPathInvalid, .io, .badAnswer: return 3
+        case .helperUnreachable, .permissionDenied, .timedOut, .socketPathInvalid, .io, .badAnswer, .untrustedServer: return 3
         case .refused(let status, let error):
             // A request the helper could not parse, or one naming nothing that exists (a misspelt
             // entry, an unknown profile), is a usage error of the caller; a rule saying no is 1.
@@ -38,6 +41,11 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     static let closedBeforeAnswer = "the connection closed before an answer"
+
+    static func userName(_ uid: UInt32) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
+        return "user \(String(cString: name)) (uid \(uid))"
+    }
 
     /// The helper closes a connection at once when its user already holds
     /// `helper.control_connections_per_user` of them, or all `helper.control_connections` are open.
@@ -70,6 +78,12 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
                 + "and the helper the same version?"
         case .refused(_, let error):
             return error.message
+        case .untrustedServer(let path, let uid):
+            let who = uid.map { Self.userName($0) } ?? "a process whose user the kernel did not report"
+            return "The socket \(path) is served by \(who), not by root or you, so it is not the helper: nothing was sent to it. "
+                + "Someone may have put it there to read your commands. Check with `ls -la \((path as NSString).deletingLastPathComponent)` "
+                + "and `sudo ss -xlp | grep \((path as NSString).lastPathComponent)`, remove it, and restart the helper with "
+                + "`sudo systemctl restart scrolloff-dns`."
         }
     }
 }

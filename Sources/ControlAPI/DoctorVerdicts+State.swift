@@ -37,7 +37,15 @@ extension DoctorVerdicts {
         let offset = clock.offsetSeconds
         if abs(offset) > clock.thresholdSeconds {
             let side = offset > 0 ? "ahead of" : "behind"
-            return .fail("clock", "the system clock is \(SpanWords.describe(seconds: abs(offset))) \(side) the trusted clock (more than \(SpanWords.describe(seconds: clock.thresholdSeconds)))", fix: ntp)
+            // Behind: either the system clock was set back (NTP sets it right) or the trusted clock
+            // was started ahead (a wrong real-time clock, a faked start) and, never running back by
+            // itself, needs an authority a member cannot use (SPEC §11 clock recovery).
+            let fix = offset > 0 ? ntp : "If the system clock is wrong, let NTP set it: `sudo timedatectl set-ntp true`. "
+                + "If it is right, the trusted clock is ahead: it follows the system clock back by itself once NTP "
+                + "synchronises it (`timedatectl` shows \"System clock synchronized: yes\"); without NTP, root resets it: "
+                + "`sudo systemctl stop scrolloff-dns && sudo scrolloff-dns clock reset && sudo systemctl start scrolloff-dns`. "
+                + "Until then every rule keeps the trusted clock."
+            return .fail("clock", "the system clock is \(SpanWords.describe(seconds: abs(offset))) \(side) the trusted clock (more than \(SpanWords.describe(seconds: clock.thresholdSeconds)))", fix: fix)
         }
         var detail = "the system clock agrees with the trusted clock (\(abs(offset)) s apart)"
         if let latest = clock.recentTamper.last {

@@ -40,6 +40,9 @@ public enum DoctorVerdicts {
                          fix: "Run the CLI and the helper from the same build, then `sudo systemctl restart scrolloff-dns`.")
         case .socketPathInvalid, .io:
             return .fail("helper", error.description, fix: "Pass the helper's socket with --socket PATH (default /run/scrolloff/control.sock).")
+        case .untrustedServer(_, let uid):
+            return .fail("helper", "\(socket) is served by \(uid.map { ControlClientError.userName($0) } ?? "an unknown user"), not by root or you: not the helper, and nothing was sent to it",
+                         fix: "Remove that socket and restart the helper: `sudo rm \(socket) && sudo systemctl restart scrolloff-dns`.")
         }
     }
 

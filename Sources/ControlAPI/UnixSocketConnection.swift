@@ -49,6 +49,26 @@ final class UnixSocketConnection {
             default: throw .io(path: path, operation: "connect to", errno: code)
             }
         }
+        // Before a byte of the request leaves (a block's reason, a profile's name): the server
+        // must be root or this user (a helper started with `make run`). A socket served by anyone
+        // else is not the helper, wherever it sits: its folder may belong to that user (SPEC §11).
+        let server = Self.serverUID(fd)
+        guard let server, server == 0 || server == getuid() else {
+            // `descriptor` is set, so deinit closes it.
+            throw .untrustedServer(path: path, uid: server)
+        }
+    }
+
+    /// The uid of the process that made the listening socket (SO_PEERCRED, unix(7)): the kernel
+    /// records it at `listen`, so the server cannot forge it. Nil when it cannot be read.
+    static func serverUID(_ fd: Int32) -> uid_t? {
+        // `struct ucred { pid_t pid; uid_t uid; gid_t gid; }`: Glibc's module does not export it
+        // (it needs _GNU_SOURCE), so it is read as three contiguous 32-bit words.
+        var words: (UInt32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout<(UInt32, UInt32, UInt32)>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &words, &length) == 0,
+              length == socklen_t(MemoryLayout<(UInt32, UInt32, UInt32)>.size) else { return nil }
+        return words.1
     }
 
     deinit { close(descriptor) }

@@ -32,6 +32,19 @@ public enum HelperMain {
                 "cannot create the state folder \(configuration.paths.stateDirectory): \(error.localizedDescription); "
                     + "choose another with --state-dir")
         }
+        // Before anything is opened or bound (SPEC §11): folders that others can write are
+        // refused, and one helper per state folder, so a second one stops here having touched
+        // neither the database nor a port.
+        do {
+            try FolderTrust.check(configuration.paths.stateDirectory, role: .state)
+            try FolderTrust.checkExisting(
+                (configuration.paths.controlSocket as NSString).deletingLastPathComponent, role: .controlSocket)
+        } catch { throw HelperStartError(error.description) }
+        let stateLock: StateFolderLock
+        do { stateLock = try StateFolderLock.acquire(stateDirectory: configuration.paths.stateDirectory) } catch {
+            throw HelperStartError(error.description)
+        }
+        defer { stateLock.release() }
         // The same checks a reload and `check-config` make, once, before anything is built: what
         // they work out (the upstreams' socket addresses) is what the forwarder gets.
         let validated: ValidatedConfiguration

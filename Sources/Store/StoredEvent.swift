@@ -76,9 +76,16 @@ public struct StoredEvent: Hashable, Sendable, Codable {
     /// A tamper event (SPEC §11) with the jump as payload.
     public init(_ jump: ClockJump) {
         let minutes = abs(jump.offset.milliseconds) / 60_000
-        self.init(profile: nil, time: jump.trusted, kind: .tamper,
-                  message: "The system clock moved \(jump.direction == .forward ? "forward" : "back") by \(minutes) min; every rule keeps to the trusted clock.",
-                  payload: JSONCoding.string(jump))
+        let message: String
+        switch jump.correction {
+        case nil:
+            message = "The system clock moved \(jump.direction == .forward ? "forward" : "back") by \(minutes) min; every rule keeps to the trusted clock."
+        case .ntpSynchronised?:
+            message = "The trusted clock was \(minutes) min ahead and moved back to the system clock, which NTP keeps synchronised; rules keep their times of day."
+        case .rootReset?:
+            message = "Root reset the trusted clock to the system clock (`scrolloff-dns clock reset`), moving it \(jump.direction == .forward ? "forward" : "back") by \(minutes) min."
+        }
+        self.init(profile: nil, time: jump.trusted, kind: .tamper, message: message, payload: JSONCoding.string(jump))
     }
 
     /// SPEC §2: the reminder 10 minutes before a curfew, stored when the helper emits it.

@@ -24,7 +24,7 @@ enum MaintenanceCommand {
             switch error {
             // A socket we may not open still belongs to someone: treat it as running. Any HTTP
             // answer at all is a helper too.
-            case .permissionDenied, .refused: return true
+            case .permissionDenied, .refused, .untrustedServer: return true
             default: return false
             }
         }

@@ -60,6 +60,8 @@ extension GlobalOptions {
             case .refused(_, let refusal): wire = refusal
             case .helperUnreachable, .permissionDenied, .timedOut, .socketPathInvalid, .io, .badAnswer:
                 wire = ControlError(code: "helper_unreachable", message: error.description)
+            case .untrustedServer:
+                wire = ControlError(code: "untrusted_socket", message: error.description)
             }
             Terminal.printJSON(ControlErrorEnvelope(error: wire))
         } else if case .refused(_, let refusal) = error, refusal.rule != nil {

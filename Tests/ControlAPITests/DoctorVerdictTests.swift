@@ -293,6 +293,19 @@ struct DoctorVerdictTests {
         #expect((check.fix?.contains("sudo timedatectl set-ntp true") ?? false) == (status == .fail))
     }
 
+    /// A trusted clock left ahead (a start with the wall clock hours ahead) never runs back by
+    /// itself: `set-ntp true` alone cannot help, so the fix names what can (SPEC §11 clock recovery).
+    @Test func a_system_clock_behind_the_trusted_clock_is_told_how_ntp_or_roots_clock_reset_brings_it_back() {
+        let behind = DoctorVerdicts.clock(Self.clock(offset: -3 * 3600))
+        #expect(behind.status == .fail)
+        let fix = behind.fix ?? ""
+        #expect(fix.contains("System clock synchronized: yes"), "\(fix)")
+        #expect(fix.contains("sudo systemctl stop scrolloff-dns && sudo scrolloff-dns clock reset && sudo systemctl start scrolloff-dns"), "\(fix)")
+        // Ahead, the system clock itself is what is wrong: NTP sets it right, nothing to reset.
+        let ahead = DoctorVerdicts.clock(Self.clock(offset: 3 * 3600))
+        #expect(!(ahead.fix ?? "").contains("clock reset"), "\(String(describing: ahead.fix))")
+    }
+
     // MARK: database, canary, listeners, helper
 
     @Test func database_fails_with_sqlites_findings_and_a_recovery_command() {

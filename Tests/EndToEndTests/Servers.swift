@@ -7,6 +7,9 @@ final class Sinkhole: @unchecked Sendable {
     let child: Child
     let port: Int
     let controlSocket: String
+    /// Who runs the helper: the CLI runs as the same user, since it trusts no socket served by
+    /// anyone but root and itself (SPEC §11).
+    let mode: PrivilegeMode
 
     /// - Parameters:
     ///   - mode: who runs the helper (root, an ordinary user, root under the unit's capabilities).
@@ -18,6 +21,7 @@ final class Sinkhole: @unchecked Sendable {
         // Each helper owns its database and control socket: a second helper on the same ones is
         // refused at start (one writer, one socket), and some tests run two side by side.
         let instance = UUID().uuidString
+        self.mode = mode
         let state: String
         if mode == .ordinaryUser {
             // The scratch folder is root's: the user gets a folder of its own for state and socket.
@@ -47,7 +51,12 @@ final class Sinkhole: @unchecked Sendable {
 
     /// Runs the CLI against this helper's control socket.
     func cli(_ arguments: [String]) throws -> Outcome {
-        try runWithStatus(Products.scrolloff, arguments + ["--socket", controlSocket])
+        if mode == .ordinaryUser, geteuid() == 0 {
+            return try runWithStatus("/usr/bin/setpriv", [
+                "--reuid=\(PrivilegeMode.ordinaryUID)", "--regid=\(PrivilegeMode.ordinaryGID)", "--clear-groups", Products.scrolloff,
+            ] + arguments + ["--socket", controlSocket])
+        }
+        return try runWithStatus(Products.scrolloff, arguments + ["--socket", controlSocket])
     }
 }
 

@@ -19,7 +19,9 @@ struct EngineRestartTests {
             _ = try await engine.addSchedule(ScheduleRequest(name: "evenings", from: "18:00", to: "23:00", entries: ["reddit", "youtube"]))
             _ = try await engine.addProfile("kids", clients: ["10.0.0.0/8"])
             _ = try await engine.block(["tiktok"], profile: "kids")
-            _ = try await engine.use("instagram", for: .minutes(1))
+            // A peek, paid in advance, runs on across a restart; a spend ends where the helper last
+            // ran (SPEC §4, EngineClockRecoveryTests).
+            _ = try await engine.peek("instagram")
             _ = try await engine.addPlan(when: "I can't sleep", then: "I will read a page")
             _ = try await engine.addAlternative("stretch for a minute")
             time.pass(.seconds(20))

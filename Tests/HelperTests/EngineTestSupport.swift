@@ -12,6 +12,8 @@ final class TestTimeSource: TimeSource {
         var wall: Int64
         var bootNanoseconds: UInt64
         var bootID: String
+        /// What the kernel would say of NTP (`ClockReading.wallSynchronised`).
+        var synchronised = false
     }
 
     private let state: Mutex<State>
@@ -34,7 +36,8 @@ final class TestTimeSource: TimeSource {
         return state.withLock { s in
             ClockReading(wall: Instant(millisecondsSince1970: s.wall + extra),
                          monotonicNanoseconds: s.bootNanoseconds + UInt64(extra) * 1_000_000,
-                         bootNanoseconds: s.bootNanoseconds + UInt64(extra) * 1_000_000, bootID: s.bootID)
+                         bootNanoseconds: s.bootNanoseconds + UInt64(extra) * 1_000_000, bootID: s.bootID,
+                         wallSynchronised: s.synchronised)
         }
     }
 
@@ -52,6 +55,11 @@ final class TestTimeSource: TimeSource {
             s.bootID = bootID
             s.bootNanoseconds = 3_000_000_000
         }
+    }
+
+    /// The kernel reports NTP-synchronised time, or stops doing so.
+    func setSynchronised(_ value: Bool) {
+        state.withLock { $0.synchronised = value }
     }
 
     /// Someone sets the system clock; the boot clock does not move.

@@ -27,6 +27,7 @@ extension HelperEngine: Service {
                 }
             }
             try? await self.flushUrges()
+            await self.settleSpendsAtStop()
         }
         // No digest hook outlives the helper: SIGTERM, and SIGKILL only after the grace time.
         await runningHooks.stopAll()
@@ -52,6 +53,12 @@ extension HelperEngine: Service {
         consider(heldBackProfiles?.due)
         consider(heldUnknownDevices?.due)
         consider(nextRequestExpiry)
+        // A running spend is committed at least every `spendCheckpoint`: a helper that dies (kill -9,
+        // a power cut) is charged up to its last commit and nothing after (SPEC §4), so this bounds
+        // the time a pulled plug can leave unpaid.
+        if let last = lastCommitAt, profiles.contains(where: { $0.account.wallet.runningSpend != nil }) {
+            consider(last + Self.spendCheckpoint)
+        }
         // Held changes wait for the disk: retry now (the loop's back-off paces it).
         if heldChange != nil { consider(now) }
         return due
@@ -113,6 +120,20 @@ extension HelperEngine: Service {
             urges.restore(batch)
             throw error
         }
+    }
+
+    /// How often a running spend is committed (``nextDueInstant()``).
+    static let spendCheckpoint = Span.seconds(30)
+
+    /// At a graceful stop a running spend is charged up to the stop and the anchor written then,
+    /// so the next start, which ends it where the helper last ran (SPEC §4: nothing charged for the
+    /// downtime), ends it exactly at the stop. A failed write leaves it to the last commit.
+    func settleSpendsAtStop() {
+        guard profiles.contains(where: { $0.account.wallet.runningSpend != nil }) else { return }
+        let now = advanceClock()
+        var change = StateChange()
+        var work = profiles
+        _ = try? commit(&change, profiles: &work, now: now)
     }
 
     /// The stored form of an urge (SPEC §7); the client address is kept for urges only (SPEC §9 privacy).

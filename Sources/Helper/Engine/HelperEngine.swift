@@ -108,6 +108,10 @@ public actor HelperEngine {
     var publishHandler: (@Sendable (Enforcement) -> Void)?
     /// Tamper events seen by the clock and not committed yet.
     var pendingJumps: [ClockJump] = []
+    /// The trusted time of the last commit that succeeded: a spend's checkpoint counts from it.
+    var lastCommitAt: Instant?
+    /// Wallets cut back to a corrected trusted clock (SPEC §11 clock recovery), not committed yet.
+    var pendingRewinds: [(profile: String, outcome: CreditOutcome)] = []
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
     var nextRetentionAt = Instant(millisecondsSince1970: .max)
     /// Milestones and the weekly digest (issue 16) are looked for when the timer starts, then at
@@ -160,7 +164,8 @@ public actor HelperEngine {
         let clock = TrustedClock(anchor: loaded.anchor, buildDate: configuration.buildDate, reading: timeSource.read())
         let engine = try HelperEngine(configuration: configuration, store: store, loaded: loaded, clock: clock,
                                       timeSource: timeSource, logger: logger)
-        try await engine.finishStart(defaultTimeZoneID: configuration.defaultTimeZoneID, preset: configuration.defaultPreset)
+        try await engine.finishStart(defaultTimeZoneID: configuration.defaultTimeZoneID, preset: configuration.defaultPreset,
+                                     lastRun: loaded.anchor?.trusted)
         return engine
     }
 
@@ -188,7 +193,9 @@ public actor HelperEngine {
         wakeTarget.engine = self
     }
 
-    private func finishStart(defaultTimeZoneID: String?, preset: Preset) throws(EngineError) {
+    /// - Parameter lastRun: the trusted time of the last commit (the saved anchor), the last instant
+    ///   the helper is known to have run; a spend still running then ends there (SPEC §4).
+    private func finishStart(defaultTimeZoneID: String?, preset: Preset, lastRun: Instant?) throws(EngineError) {
         let now = clock.now
         // Curfews stored before the joined 16 h cap (SPEC §2) stay as they are (removing one may be
         // locked); the log says which join up, so a person can leave a gap once the lock allows.
@@ -210,8 +217,13 @@ public actor HelperEngine {
         }
         var work = profiles
         for i in work.indices {
-            // The gap since the last commit was not enforced, so it earns nothing (SPEC §4, §11).
-            let out = work[i].account.resume(at: now, blockInForce: work[i].blockInForce(at: now))
+            // State dated later than the trusted clock: it was moved back (NTP at this start, or
+            // root's `scrolloff-dns clock reset` before it). Cut to now (`Wallet.rewind`).
+            let rewound = work[i].account.rewind(to: now)
+            change.record(rewound, account: work[i].account.state, profile: work[i].name)
+            // The gap since the last commit was not enforced, so it earns nothing and charges
+            // nothing (SPEC §4, §11): a spend running at the stop ends where the helper last ran.
+            let out = work[i].account.resume(at: now, blockInForce: work[i].blockInForce(at: now), lastRun: lastRun)
             change.record(out, account: work[i].account.state, profile: work[i].name)
             work[i].protectedSince = nil
             work[i].reminderCursor = now
@@ -242,6 +254,7 @@ public actor HelperEngine {
         heldChange = Self.joined(heldChange, change)
         // `commit` already put the tamper events into `change`; they must not be written twice.
         pendingJumps.removeAll()
+        pendingRewinds.removeAll()
         profiles = work
         rebuild(now: now)
         wake()
@@ -267,8 +280,25 @@ public actor HelperEngine {
 
     /// Advances the trusted clock to a fresh reading and keeps any tamper event for the next commit.
     func advanceClock() -> Instant {
-        if let jump = clock.advance(to: timeSource.read()) { pendingJumps.append(jump) }
+        if let jump = clock.advance(to: timeSource.read()) {
+            pendingJumps.append(jump)
+            if jump.correction != nil { rewindProfiles(to: clock.now) }
+        }
         return clock.now
+    }
+
+    /// The trusted clock was moved back (SPEC §11 clock recovery): what each profile holds on the
+    /// old, later clock is cut to `now` at once, before any command runs on the new time, so no
+    /// grant opened on the wrong clock stays open for the whole correction. Rules keep their
+    /// absolute instants (a lock until 18:00 ends at 18:00). The wallets' rows and events are
+    /// written with the next commit, beside the tamper event.
+    func rewindProfiles(to now: Instant) {
+        for i in profiles.indices {
+            let out = profiles[i].account.rewind(to: now)
+            pendingRewinds.append((profiles[i].name, out))
+            profiles[i].reminderCursor = min(profiles[i].reminderCursor, now)
+            if let since = profiles[i].protectedSince, since > now { profiles[i].protectedSince = now }
+        }
     }
 
     /// The trusted time now, for callers that only read (SPEC §11).
@@ -315,11 +345,21 @@ public actor HelperEngine {
     /// kept and the enforcement rebuilt.
     @discardableResult
     func commit(_ change: inout StateChange, profiles work: inout [ProfileRuntime], now: Instant) throws(EngineError) -> CommitReceipt {
+        for rewind in pendingRewinds {
+            guard let i = work.firstIndex(where: { $0.name == rewind.profile }) else { continue }
+            change.record(rewind.outcome, account: work[i].account.state, profile: rewind.profile)
+        }
         let jumps = pendingJumps
         for jump in jumps {
-            logger.warning("system clock and trusted clock differ; rules keep the trusted clock", metadata: [
-                "clock.direction": "\(jump.direction.rawValue)", "clock.offset_ms": "\(jump.offset.milliseconds)",
-            ])
+            if let correction = jump.correction {
+                logger.warning("trusted clock moved back to the system clock", metadata: [
+                    "clock.authority": "\(correction.rawValue)", "clock.offset_ms": "\(jump.offset.milliseconds)",
+                ])
+            } else {
+                logger.warning("system clock and trusted clock differ; rules keep the trusted clock", metadata: [
+                    "clock.direction": "\(jump.direction.rawValue)", "clock.offset_ms": "\(jump.offset.milliseconds)",
+                ])
+            }
             change.append(.appendEvent(StoredEvent(jump)))
             for i in work.indices {
                 guard let until = jump.earningFrozenUntil(in: work[i].calendar) else { continue }
@@ -338,7 +378,9 @@ public actor HelperEngine {
         if let held = heldChange { receipt = Self.receipt(receipt, dropping: held) }
         heldChange = nil
         noteCommitSucceeded(at: now)
+        lastCommitAt = now
         pendingJumps.removeAll()
+        pendingRewinds.removeAll()
         profiles = work
         rebuild(now: now)
         return receipt

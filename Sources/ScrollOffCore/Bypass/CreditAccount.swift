@@ -22,9 +22,12 @@ public struct CreditAccount: Sendable {
         wallet.advance(to: t, blockInForce: blockInForce)
     }
 
-    public mutating func resume(at t: Instant, blockInForce: Bool) -> CreditOutcome {
-        wallet.resume(at: t, blockInForce: blockInForce)
+    public mutating func resume(at t: Instant, blockInForce: Bool, lastRun: Instant? = nil) -> CreditOutcome {
+        wallet.resume(at: t, blockInForce: blockInForce, lastRun: lastRun)
     }
+
+    /// The trusted clock was moved back to `t` (SPEC §11 clock recovery): see ``Wallet/rewind(to:)``.
+    public mutating func rewind(to t: Instant) -> CreditOutcome { wallet.rewind(to: t) }
 
     public mutating func grantStarter(at t: Instant) -> CreditOutcome { wallet.grantStarter(at: t) }
 

@@ -12,12 +12,19 @@ public struct ClockReading: Hashable, Sendable, Codable {
     public var bootNanoseconds: UInt64
     /// `/proc/sys/kernel/random/boot_id`: a fresh random UUID at every boot.
     public var bootID: String
+    /// Whether the kernel says an NTP daemon keeps `wall` synchronised (`adjtimex`: no TIME_ERROR,
+    /// STA_UNSYNC clear). Only root or the NTP daemon can make it so, and setting the clock by hand
+    /// clears it, so it is the one authority a member cannot use that may move the trusted clock
+    /// back (SPEC §11 clock recovery). False when unknown.
+    public var wallSynchronised: Bool
 
-    public init(wall: Instant, monotonicNanoseconds: UInt64, bootNanoseconds: UInt64, bootID: String) {
+    public init(wall: Instant, monotonicNanoseconds: UInt64, bootNanoseconds: UInt64, bootID: String,
+                wallSynchronised: Bool = false) {
         self.wall = wall
         self.monotonicNanoseconds = monotonicNanoseconds
         self.bootNanoseconds = bootNanoseconds
         self.bootID = bootID
+        self.wallSynchronised = wallSynchronised
     }
 }
 

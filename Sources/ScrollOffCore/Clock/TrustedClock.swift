@@ -16,6 +16,13 @@
 ///   "monotonic"; `CLOCK_BOOTTIME` *is* monotonic and, unlike `CLOCK_MONOTONIC`, keeps counting during
 ///   suspend, so a laptop waking up does not look like a forward jump. `CLOCK_MONOTONIC` is the
 ///   fallback when a boot-clock reading is unusable.
+/// - It never runs backwards on its own, so a start with the wall clock far ahead (a router whose
+///   real-time clock boots wrong, a `faketime` start) would keep it ahead for good. It is moved back
+///   only by an authority a member cannot use (SPEC §11 clock recovery): a wall clock the kernel
+///   reports NTP-synchronised (``ClockReading/wallSynchronised``) that reads more than
+///   ``jumpThreshold`` behind it, here; root's `scrolloff-dns clock reset`, which rewrites the
+///   saved anchor while the helper is stopped. Each is a ``ClockJump`` with a `correction`. Rules'
+///   instants are absolute, so a lock until 18:00 still ends at 18:00 on the corrected clock.
 public struct TrustedClock: Sendable {
     /// SPEC §11: "differ by more than 10 minutes".
     public static let jumpThreshold = Span.minutes(10)
@@ -82,7 +89,11 @@ public struct TrustedClock: Sendable {
         baseTrusted = start
         now = start
         startJump = nil
-        startJump = detectJump(wall: reading.wall)
+        if let correction = correctBack(to: reading) {
+            startJump = correction
+        } else {
+            startJump = detectJump(wall: reading.wall)
+        }
     }
 
     /// Moves the trusted clock to `reading`.
@@ -113,7 +124,22 @@ public struct TrustedClock: Sendable {
             basis = .lastTrusted
         }
         if basis == .awaitingWallClock { return nil }
+        if let correction = correctBack(to: reading) { return correction }
         return detectJump(wall: reading.wall)
+    }
+
+    /// Moves the trusted clock back to a wall clock the kernel reports NTP-synchronised, when that
+    /// reads more than ``jumpThreshold`` behind it (SPEC §11 clock recovery). A wall clock earlier
+    /// than the build is never taken, synchronised or not. Forward it never moves: forward, the
+    /// boot clock already counts every second that really passed.
+    private mutating func correctBack(to reading: ClockReading) -> ClockJump? {
+        guard reading.wallSynchronised, reading.wall >= buildDate, now - reading.wall > Self.jumpThreshold else { return nil }
+        let before = now
+        rebase(on: reading, at: reading.wall)
+        basis = .wallClock
+        reportedOffset = .zero
+        return ClockJump(direction: .back, wall: reading.wall, trusted: reading.wall, offset: reading.wall - before,
+                         correction: .ntpSynchronised)
     }
 
     /// The trusted time at a boot-clock reading, without the jump check: cheap enough for a hot path

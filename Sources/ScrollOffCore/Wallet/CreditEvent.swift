@@ -16,6 +16,13 @@ public struct CreditEvent: Hashable, Sendable, Codable {
         /// The block the spend opened ended (a block window or focus session ran out): the entry is
         /// open without credit, so the spend stops charging.
         case unblocked
+        /// The helper stopped (a crash, kill -9, a power cut, a restart) while a spend ran: it is
+        /// charged up to the last instant the helper is known to have run and ended there, since
+        /// nothing the helper did not enforce is charged (SPEC §4, §11).
+        case helperStopped
+        /// The trusted clock was moved back to the system clock (SPEC §11 clock recovery): a grant
+        /// opened on the wrong clock would otherwise run on by the whole correction.
+        case clockCorrected
     }
 
     public enum Kind: Hashable, Sendable, Codable {
@@ -84,6 +91,8 @@ public struct CreditEvent: Hashable, Sendable, Codable {
             case .elapsed: return "\(g.entry) closed again after \(SpanWords.describe(g.end - g.start))."
             case .curfew: return "\(g.entry) closed when its curfew began, after \(SpanWords.describe(g.end - g.start)); nothing is charged while the curfew lasts."
             case .unblocked: return "\(g.entry) is no longer blocked, so the spend ended after \(SpanWords.describe(g.end - g.start)); nothing more is charged."
+            case .helperStopped: return "\(g.entry) closed because the helper stopped; it was charged until then and nothing for the time the helper was down. `scrolloff use \(g.entry)` opens it again."
+            case .clockCorrected: return "\(g.entry) closed because the trusted clock was set back to the right time; nothing more is charged. Open it again if you still need it."
             }
         case .peekUsed(let paid, let left):
             return "\(paid ? "Paid" : "Free") peek at \(name); \(left) peek\(left == 1 ? "" : "s") left today."

@@ -115,12 +115,18 @@ public struct Wallet: Sendable {
 
     /// The helper starts again after not running since `state.asOf`. Nothing was enforced in the
     /// gap, so it earns nothing: expiries and grant ends in the gap are processed, and the hour of
-    /// abstinence starts at `t` if a block is in force then. A spend that was running is charged
-    /// for the gap, since the entry stayed open.
-    public mutating func resume(at t: Instant, blockInForce: Bool) -> CreditOutcome {
+    /// abstinence starts at `t` if a block is in force then. Nor is anything charged for the gap: a
+    /// spend that was running ends at `lastRun` (the last instant the helper is known to have run;
+    /// its last commit when nil), charged up to there (``endSpendStoppedWithTheHelper(lastRun:into:)``).
+    public mutating func resume(at t: Instant, blockInForce: Bool, lastRun: Instant? = nil) -> CreditOutcome {
+        var out = CreditOutcome()
+        endSpendStoppedWithTheHelper(lastRun: min(max(lastRun ?? state.asOf, state.asOf), t), into: &out)
         state.blockInForce = false
         state.streakStart = nil
-        return advance(to: t, blockInForce: blockInForce)
+        let rest = advance(to: t, blockInForce: blockInForce)
+        out.rows += rest.rows
+        out.events += rest.events
+        return out
     }
 
     /// Processes every due instant up to `target` in time order.
