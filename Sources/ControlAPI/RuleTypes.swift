@@ -112,7 +112,13 @@ public struct ProfileInfo: Hashable, Sendable, Codable {
 /// `GET /v1/profiles` and the answer of `POST /v1/profiles`.
 public struct ProfilesResponse: Hashable, Sendable, Codable {
     public var profiles: [ProfileInfo]
-    public init(profiles: [ProfileInfo]) { self.profiles = profiles }
+    /// Where two profiles' clients overlap (a network inside another, one client in two profiles,
+    /// MACs beside networks), each with the profile that wins there; absent when none do.
+    public var overlaps: [String]?
+    public init(profiles: [ProfileInfo], overlaps: [String]? = nil) {
+        self.profiles = profiles
+        self.overlaps = overlaps
+    }
 }
 
 /// The answer of commands that change something and have nothing else to report.

@@ -36,7 +36,8 @@ final class EnforcementPolicy: QueryPolicy {
         // The snapshot's timeline runs out: ask the engine for a new one (SPEC §3 "fails closed").
         if enforcement.claimRebuild(at: now) { wakeTarget.wake() }
         if decision.blocked {
-            if decision.managed {
+            // A query whose profile could not be told (answered by the strictest) is no one's urge.
+            if decision.managed, decision.attributed {
                 urges.record(set: decision.entrySet, client: client, profile: decision.profile, now: now, enforcement: enforcement)
             }
             return .blocked(ttlCap: decision.ttlCap)

@@ -42,6 +42,26 @@ struct CheckConfigTests {
         #expect(run.stdout.contains("1 profile: default (strict"))
     }
 
+    /// Issue 31: nested client networks were accepted silently; the summary says which profile wins.
+    @Test func nested_client_networks_are_said_with_the_profile_that_wins() throws {
+        let scratch = try Scratch()
+        let resolv = try scratch.file("resolv.conf", "nameserver 192.0.2.53\n")
+        let file = try scratch.file("nested.toml", """
+            [[profiles]]
+            name = "kids"
+            clients = ["10.1.0.0/16"]
+
+            [[profiles]]
+            name = "adults"
+            clients = ["10.0.0.0/8"]
+            """)
+        let run = try Self.checkConfig(["--config", file, "--resolv-conf", resolv])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(
+            "overlap: 10.1.0.0/16 (profile kids) lies inside 10.0.0.0/8 (profile adults): clients in 10.1.0.0/16 follow kids, since the longer prefix wins"),
+            "\(run.stdout)")
+    }
+
     @Test func bad_file_exits_1_naming_every_key_and_line() throws {
         let scratch = try Scratch()
         let file = try scratch.file("bad.toml", "[dns]\nblocked_ttl = 30\n\n[profile.knobs]\ncooldwn = \"2h\"\n")

@@ -22,6 +22,9 @@ public enum ConfigurationSummary {
         out.append(c.rateLimit.map { "rate limit: \($0.queriesPerSecond) queries/s per client, bursts of \($0.burst)" } ?? "rate limit: off")
         out.append("\(count(c.listSources.count, "list source", "list sources")) in the file (besides `scrolloff lists add`), refreshed every \(SpanWords.describe(c.listRefreshPeriod))")
         out.append("\(count(c.profiles.count + 1, "profile", "profiles")): " + ([c.defaultProfile] + c.profiles).map(profile).joined(separator: "; "))
+        // In the engine's order (the default, then by name), which breaks a tie as the router does.
+        let ordered = c.profiles.sorted { $0.name < $1.name }.map { (name: $0.name, clients: $0.clientCIDRs) }
+        for line in ClientOverlaps.describe(ordered) { out.append("overlap: \(line)") }
         out.append("metrics: " + (c.metricsListen.map { "http://\($0)/metrics" } ?? "off"))
         out.append("household page: " + (c.webListen.map { "http://\($0)/" } ?? "off"))
         out.append("state: \(c.paths.stateDirectory); control socket: \(c.paths.controlSocket); log level \(c.logLevel)")

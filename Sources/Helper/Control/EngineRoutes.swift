@@ -53,6 +53,9 @@ enum EngineRoutes {
             let visible = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
             var answer = await profiles(engine)
             answer.profiles.removeAll { !visible.contains($0.name) }
+            // Overlaps among the profiles the caller may view only: they name networks too.
+            let overlaps = ClientOverlaps.describe(answer.profiles.map { (name: $0.name, clients: $0.clients) })
+            answer.overlaps = overlaps.isEmpty ? nil : overlaps
             return .ok(answer)
         }
         // Creating a profile or moving clients between profiles decides which rules a device
@@ -66,7 +69,9 @@ enum EngineRoutes {
     }
 
     static func profiles(_ engine: HelperEngine) async -> ProfilesResponse {
-        ProfilesResponse(profiles: await engine.profileList().map { ProfileInfo(name: $0.name, clients: $0.clients) })
+        let list = await engine.profileList()
+        let overlaps = ClientOverlaps.describe(list)
+        return ProfilesResponse(profiles: list.map { ProfileInfo(name: $0.name, clients: $0.clients) }, overlaps: overlaps.isEmpty ? nil : overlaps)
     }
 
     static func addSchedules(to router: inout ControlRouter, engine: HelperEngine) {

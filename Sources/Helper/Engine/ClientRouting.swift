@@ -62,11 +62,36 @@ public struct ClientNetwork: Hashable, Sendable, CustomStringConvertible {
             }
             length = l
         }
+        // An IPv4-mapped network (`::ffff:10.0.0.5`, `::ffff:10.0.0.0/120`) is the IPv4 network it
+        // stands for: the router places a mapped client by its IPv4 address, so kept as IPv6 it
+        // would match nobody, and written next to `10.0.0.5` it would be one client claimed twice
+        // under two spellings (issue 31).
+        if case .v6(let high, let low) = address, high == 0, low >> 32 == 0xFFFF, length >= 96 {
+            self.address = .v4(UInt32(truncatingIfNeeded: low))
+            prefixLength = length - 96
+            return
+        }
         self.address = address
         prefixLength = length
     }
 
     public var description: String { "\(address)/\(prefixLength)" }
+}
+
+/// Where a query's client goes (`ClientRouter.route(for:)`).
+public enum ClientRoute: Hashable, Sendable {
+    /// The client's one profile.
+    case profile(Int)
+    /// A device on a local link whose MAC is not known yet: it may be in any profile that names a
+    /// MAC, or in the profile its address gives (the associated index).
+    case unresolved(Int)
+
+    /// The profile the address gives when unresolved; for what is shown, never for an answer.
+    @inlinable public var profile: Int {
+        switch self {
+        case .profile(let p), .unresolved(let p): p
+        }
+    }
 }
 
 /// The client → profile table (SPEC §9): longest prefix wins, IPv4 and IPv6 kept apart, anything
@@ -80,8 +105,9 @@ public struct ClientRouter: Sendable {
     private let v6: ContiguousArray<V6Rule>
     /// MAC → profile index (SPEC §9); empty when no profile names a MAC, and then the neighbour
     /// table is never consulted.
-    private let macs: [UInt64: Int]
-    private let neighbours: NeighbourCache?
+    @usableFromInline let macs: [UInt64: Int]
+    @usableFromInline let neighbours: NeighbourCache?
+    @usableFromInline let macProfileIndices: ContiguousArray<Int>
     /// Where a client no rule claims goes (`unknown_devices`): the default profile, 0, unless the
     /// configuration names another.
     private let unknownProfile: Int
@@ -97,6 +123,7 @@ public struct ClientRouter: Sendable {
             for mac in list where table[mac] == nil { table[mac] = profile }
         }
         self.macs = table
+        macProfileIndices = ContiguousArray(Set(table.values).sorted())
         self.neighbours = neighbours
         self.unknownProfile = unknownProfile
         var v4: [(Int, V4Rule)] = []
@@ -122,21 +149,43 @@ public struct ClientRouter: Sendable {
     }
 
     /// The profile index of `client`: by its MAC when a profile names it, else by longest prefix,
-    /// else the unknown devices' profile (0, the default, unless configured).
+    /// else the unknown devices' profile (0, the default, unless configured). A device whose MAC
+    /// cannot be told yet gets the profile its address alone would give; the DNS path asks
+    /// `route(for:)` instead, which says so.
     @inlinable public func profile(for client: ClientIP) -> Int {
-        if hasMACs, let byMAC = macProfile(client) { return byMAC }
+        route(for: client).profile
+    }
+
+    /// Where `client`'s queries go. `.unresolved` when profiles name MACs and the client is a
+    /// device on a local link whose MAC the kernel does not know yet (its first query from a new
+    /// address, or a flood that spent the read budget): it may be any of the MAC profiles' devices,
+    /// so the DNS path answers by the strictest of them and the address's own profile (SPEC §11
+    /// "New addresses": never open).
+    @inlinable public func route(for client: ClientIP) -> ClientRoute {
+        guard hasMACs, let neighbours else { return .profile(addressProfile(client)) }
+        switch neighbours.lookup(client) {
+        case .mac(let mac):
+            if let byMAC = macs[mac] { return .profile(byMAC) }
+            return .profile(addressProfile(client))
+        case .notANeighbour:
+            return .profile(addressProfile(client))
+        case .unresolved:
+            return .unresolved(addressProfile(client))
+        }
+    }
+
+    /// Every profile that names a MAC, in profile order: the profiles an unresolved device may be in.
+    public var macProfiles: ContiguousArray<Int> { macProfileIndices }
+
+    @usableFromInline var hasMACs: Bool { !macs.isEmpty }
+
+    /// By address alone: longest prefix, else the unknown devices' profile.
+    @usableFromInline func addressProfile(_ client: ClientIP) -> Int {
         switch client {
         case .v4(let a): return v4Profile(a) ?? fallback(client)
         case .v6(let high, let low): return v6Profile(high, low) ?? fallback(client)
         case .unknown: return fallback(client)
         }
-    }
-
-    @usableFromInline var hasMACs: Bool { !macs.isEmpty }
-
-    @usableFromInline func macProfile(_ client: ClientIP) -> Int? {
-        guard let mac = neighbours?.mac(for: client) else { return nil }
-        return macs[mac]
     }
 
     /// Loopback is the machine itself (its own processes in DNS mode), never an unknown device.
@@ -229,5 +278,51 @@ extension ClientNetwork {
     /// The same network as `other`, however each was written (`10.0.0.5/24` is `10.0.0.0/24`).
     func sameNetwork(as other: ClientNetwork) -> Bool {
         prefixLength == other.prefixLength && first == other.first
+    }
+}
+
+/// Where the clients of two profiles overlap, and which profile wins there (issue 31: nested
+/// networks were accepted silently). Said by `scrolloff profile list`, `scrolloff-dns check-config`
+/// and the log at start. Follows `ClientRouter`'s rules: a MAC wins over every network, then the
+/// longest prefix, then, for one network in two profiles, the first in profile order.
+public enum ClientOverlaps {
+    /// One sentence per overlap, numbers first.
+    /// - Parameter profiles: names and clients in the engine's order (the default profile first,
+    ///   then by name), the order that breaks a tie.
+    public static func describe(_ profiles: [(name: String, clients: [String])]) -> [String] {
+        var networks: [(profile: String, network: ClientNetwork)] = []
+        var macOwners: [String] = []
+        var byMAC: [UInt64: [String]] = [:]
+        for p in profiles {
+            for text in p.clients {
+                if let mac = MACAddress.parse(text) {
+                    if !macOwners.contains(p.name) { macOwners.append(p.name) }
+                    if !(byMAC[mac]?.contains(p.name) ?? false) { byMAC[mac, default: []].append(p.name) }
+                } else if let network = try? ClientNetwork(parsing: text) {
+                    networks.append((p.name, network))
+                }
+            }
+        }
+        var lines: [String] = []
+        for (i, outer) in networks.enumerated() {
+            for (j, inner) in networks.enumerated() where inner.profile != outer.profile {
+                if outer.network.strictlyContains(inner.network) {
+                    lines.append("\(inner.network) (profile \(inner.profile)) lies inside \(outer.network) (profile \(outer.profile)): "
+                        + "clients in \(inner.network) follow \(inner.profile), since the longer prefix wins")
+                } else if j > i, outer.network.sameNetwork(as: inner.network) {
+                    lines.append("\(outer.network) is a client of profiles \(outer.profile) and \(inner.profile): "
+                        + "it follows \(outer.profile), the first in order; remove it from one of them")
+                }
+            }
+        }
+        for (mac, owners) in byMAC.sorted(by: { $0.key < $1.key }) where owners.count > 1 {
+            lines.append("\(MACAddress.describe(mac)) is a client of profiles \(owners.joined(separator: " and ")): "
+                + "it follows \(owners[0]), the first in order; remove it from the others")
+        }
+        if !macOwners.isEmpty, !networks.isEmpty {
+            lines.append("a device named by its MAC (profile \(macOwners.joined(separator: ", "))) follows that profile "
+                + "whatever address it takes, even inside another profile's network")
+        }
+        return lines
     }
 }

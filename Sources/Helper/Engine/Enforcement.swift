@@ -215,31 +215,71 @@ public struct EnforcementDecision: Hashable, Sendable {
     public var entrySet: UInt32
     /// The client's profile index; pass it to `recordUrge`.
     public var profile: Int
+    /// False when the client's profile could not be told (a device's new address whose MAC the
+    /// kernel does not know yet) and the strictest profile that could apply answered: the query
+    /// belongs to no profile for certain, so no urge is counted against one.
+    public var attributed: Bool
 
-    @inlinable public init(blocked: Bool, managed: Bool, ttlCap: UInt32, entrySet: UInt32, profile: Int) {
+    @inlinable public init(blocked: Bool, managed: Bool, ttlCap: UInt32, entrySet: UInt32, profile: Int, attributed: Bool = true) {
         self.blocked = blocked
         self.managed = managed
         self.ttlCap = ttlCap
         self.entrySet = entrySet
         self.profile = profile
+        self.attributed = attributed
     }
 }
 
 /// The hot-path question: "is this name blocked for this client now, and for how long" (SPEC §9).
 ///
 /// Order: the always-allow list first (allow beats block, SPEC §1, even in a strict curfew), then
-/// the client's profile by longest prefix, then the snapshot cell of that profile × entry set.
+/// the client's profile by MAC or longest prefix, then the snapshot cell of that profile × entry set.
+/// A device whose MAC is not known yet (`ClientRoute.unresolved`) is answered by the strictest of
+/// the profiles it could be in (SPEC §11 "New addresses": never open).
 /// No allocation: the matcher walks the wire name on the stack, the router and snapshot index arrays.
 /// - Parameter wire: the question name in DNS wire form (RFC 1035 §3.1), any case.
 @inlinable
 public func decide(_ enforcement: Enforcement, wire: UnsafeRawBufferPointer, client: ClientIP, now: Instant) -> EnforcementDecision {
     let match = enforcement.matcher.match(wire: wire)
-    let profile = enforcement.router.profile(for: client)
+    let route = enforcement.router.route(for: client)
+    let set = match.entrySet.rawValue
     if match.isAllowed {
-        return EnforcementDecision(blocked: false, managed: false, ttlCap: Decision.uncapped, entrySet: match.entrySet.rawValue, profile: profile)
+        return EnforcementDecision(blocked: false, managed: false, ttlCap: Decision.uncapped, entrySet: set, profile: route.profile,
+                                   attributed: route == .profile(route.profile))
     }
-    let d = enforcement.snapshot.decide(profile: profile, set: match.entrySet.rawValue, now: now)
-    return EnforcementDecision(blocked: d.blocked, managed: d.managed, ttlCap: d.ttlCap, entrySet: match.entrySet.rawValue, profile: profile)
+    switch route {
+    case .profile(let profile):
+        let d = enforcement.snapshot.decide(profile: profile, set: set, now: now)
+        return EnforcementDecision(blocked: d.blocked, managed: d.managed, ttlCap: d.ttlCap, entrySet: set, profile: profile)
+    case .unresolved(let own):
+        return strictestDecision(enforcement, set: set, own: own, now: now)
+    }
+}
+
+/// The strictest answer over `own` (the profile the address gives) and every profile that names a
+/// MAC: blocked if any blocks, managed if any manages, and the shortest TTL cap of them, so the
+/// answer is renewed as soon as any candidate's would change.
+@usableFromInline
+func strictestDecision(_ enforcement: Enforcement, set: UInt32, own: Int, now: Instant) -> EnforcementDecision {
+    let first = enforcement.snapshot.decide(profile: own, set: set, now: now)
+    var result = EnforcementDecision(blocked: first.blocked, managed: first.managed, ttlCap: first.ttlCap, entrySet: set,
+                                     profile: own, attributed: false)
+    let candidates = enforcement.router.macProfileIndices
+    var i = 0
+    while i < candidates.count {
+        let p = candidates[i]
+        i += 1
+        if p == own { continue }
+        let d = enforcement.snapshot.decide(profile: p, set: set, now: now)
+        if d.blocked, !result.blocked {
+            result.blocked = true
+            result.profile = p
+        }
+        result.managed = result.managed || d.managed
+        result.ttlCap = min(result.ttlCap, d.ttlCap)
+    }
+    if result.blocked { result.ttlCap = min(result.ttlCap, Decision.blockedTTLCap) }
+    return result
 }
 
 /// Holds the enforcement in force and swaps it whole: the lock
