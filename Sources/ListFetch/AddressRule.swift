@@ -30,8 +30,9 @@ struct AddressRule: Sendable {
     func refusal(of address: [UInt8]) -> String? {
         if allowed.contains(where: { $0.contains(address) }) { return nil }
         let plain = IPAddressBytes.unmapped(address)
-        if own.contains(where: { IPAddressBytes.unmapped($0) == plain }) { return "one of this machine's own addresses" }
-        return Self.kind(of: plain)
+        // The kind first: "a loopback address" says more than "this machine's own" for ::1.
+        if let kind = Self.kind(of: plain) { return kind }
+        return own.contains(where: { IPAddressBytes.unmapped($0) == plain }) ? "one of this machine's own addresses" : nil
     }
 
     /// The kind of a non-public address, or nil for a public one.
