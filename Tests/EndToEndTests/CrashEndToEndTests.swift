@@ -56,8 +56,12 @@ import Testing
             let balance = try #require(try jsonObject(wallet.output)["balance_seconds"] as? Int, "\(wallet)")
             #expect((0...120).contains(balance), "round \(round): at most the starter credit: \(balance)")
         }
-        // Not a vacuous agreement: credit was really spent and charged across the kills.
+        // Not a vacuous agreement: credit was really spent and charged across the kills. A spend
+        // killed before its first commit after `use` is charged nothing (SPEC §4: a spend ends where
+        // the helper last ran), so one more runs for a second and is stopped.
         #expect(opened >= 1)
+        #expect(try helper.cli(["use", "instagram", "--for", "1m"]).exitCode == 0)
+        Thread.sleep(forTimeInterval: 1.5)
         // With the grant ended nothing changes the balance any more, so the one the CLI shows must be
         // the ledger's sum on disk.
         let stop = try helper.cli(["stop"])

@@ -99,9 +99,11 @@ import Testing
         h.record(h.wallet.rewind(to: corrected))
         #expect(h.wallet.state.spend == nil && h.wallet.grantsInUse.isEmpty)
         #expect(h.wallet.state.asOf == corrected)
-        // Real time runs on; nothing is charged for it, and the entry is not open.
+        // Real time runs on: nothing more is charged for the spend.
         h.advance(to: corrected + .hours(4))
-        #expect(h.balance == 570 && h.ledgerSum == 570)
+        #expect(h.rows(.spend).reduce(0) { $0 + $1.deltaSeconds } == -30)
+        #expect(h.rows(.spend).allSatisfy { $0.time <= poisoned + .seconds(30) })
+        #expect(h.balance == h.ledgerSum)
         let ended = h.events.compactMap { event -> CreditEvent.GrantEndReason? in
             if case .grantEnded(_, let reason) = event.kind { return reason }
             return nil
