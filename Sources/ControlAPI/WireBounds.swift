@@ -84,7 +84,7 @@ public struct BoundedSeconds<Bounds: SecondsBounds>: Hashable, Sendable, Codable
         guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let minutes = Int64(text),
               (1...limit).contains(minutes)
         else {
-            throw WireRangeError(field: field, allowed: allowed, sent: WireRangeError.quoted(text))
+            throw WireRangeError(field: field, allowed: allowed, sent: text.isEmpty ? "nothing" : WireRangeError.quoted(text))
         }
         // In range, so `minutes * 60` cannot overflow; the bounds themselves decide the rest.
         try self.init(negative ? -minutes * 60 : minutes * 60, field: field)

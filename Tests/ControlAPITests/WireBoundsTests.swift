@@ -100,6 +100,13 @@ import Testing
         #expect((try? AdjustmentSeconds(minutes: text, negative: true))?.seconds == value.map { -$0.seconds })
     }
 
+    /// Found by ControlAPIFuzz: an empty minutes field was refused with "you sent ." — say so.
+    @Test func an_empty_minutes_field_is_refused_saying_nothing_was_sent() {
+        #expect(throws: WireRangeError(field: "minutes", allowed: "a whole number of minutes between 1 and 1440", sent: "nothing")) {
+            try RequestedSeconds(minutes: "")
+        }
+    }
+
     @Test func focus_minutes_go_to_seven_days() {
         #expect((try? FocusSeconds(minutes: "10080"))?.seconds == 604_800)
         #expect((try? FocusSeconds(minutes: "10081")) == nil)

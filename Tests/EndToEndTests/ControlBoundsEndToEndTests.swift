@@ -153,6 +153,7 @@ import Testing
         let scratch = try Scratch()
         let helper = try HouseholdHelper(scratch: scratch)
         let dnsPort = try Self.dnsPort(helper)
+        #expect(try helper.cli(["block", "tiktok"]).exitCode == 0)
         let body = "5\r\nhello\r\n0\r\n\r\n"
         let request = Array(("POST /v1/block HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: \(coding)\r\n"
             + "Connection: close\r\n\r\n" + body).utf8)
