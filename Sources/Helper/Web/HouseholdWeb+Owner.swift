@@ -24,14 +24,15 @@ extension HouseholdWeb {
         // Only a possible user name is counted (others can never sign in, and must not fill the table).
         let countable = OwnerPasswords.isValidName(name)
         if countable, let wait = await signIns.begin(name, owner: passwords.names().contains(name)) {
-            logger.notice("household page: a sign-in waits", metadata: [
-                "web.owner": "\(name)", "client.ip": "\(device(context))", "web.wait_seconds": "\(wait.seconds)"])
+            // Once a minute at most, with the count: a guesser's every try would flood the journal.
+            signInWaitLog.warning("web-sign-in-wait", "household page: sign-ins as \(name) wait \(wait.seconds) s after \(wait.failures) wrong passwords in a row",
+                                  metadata: ["web.owner": "\(name)", "client.ip": "\(device(context))"])
             let delay = TimeWords.span(seconds: Int64(wait.seconds), rounding: .up)
             let longest = TimeWords.span(seconds: Int64(signIns.policy.maximumDelay.components.seconds), rounding: .up)
             throw WebFailure(
                 .tooManyRequests,
                 "\(delay) to wait before signing in as “\(name)” again: \(wait.failures) wrong passwords in a row, so each new try waits twice as long as the "
-                    + "one before, never more than \(longest). The right password waits too, so nobody can guess faster; try it again then.",
+                    + "one before, never more than \(longest). The right password waits too, so a guesser gains nothing by trying faster; try yours again then.",
                 retryAfter: wait.seconds)
         }
         let matches = await OwnerPasswords.checking.verify(passwords, name: name, password: password)

@@ -33,6 +33,7 @@ struct HouseholdWeb: Sendable {
     let sessions: WebSessions
     let limiter: WebRateLimiter
     let signIns: SignInBackoff
+    let signInWaitLog: ThrottledLog
     let logger: Logger
 
     init(engine: HelperEngine, authorizer: any ControlAuthorizer, passwords: OwnerPasswords,
@@ -43,6 +44,7 @@ struct HouseholdWeb: Sendable {
         self.sessions = WebSessions()
         self.limiter = limiter
         self.signIns = signIns
+        self.signInWaitLog = ThrottledLog(logger: logger)
         self.logger = logger
     }
 
