@@ -15,8 +15,23 @@ public enum FolderTrust {
     public enum Role: String, Sendable {
         case state = "state folder"
         case controlSocket = "control socket's folder"
+        case configuration = "configuration file's folder"
 
-        var flag: String { self == .state ? "--state-dir" : "--control-socket" }
+        var flag: String {
+            switch self {
+            case .state: "--state-dir"
+            case .controlSocket: "--control-socket"
+            case .configuration: "--config"
+            }
+        }
+
+        /// What the other user could do there, for the message.
+        var risk: String {
+            switch self {
+            case .state, .controlSocket: "could move the database away or put a socket of their own in its place"
+            case .configuration: "could put a configuration of their own in its place and so loosen the rules"
+            }
+        }
     }
 
     /// Checks `folder` (which must exist) and its parents.
@@ -87,13 +102,13 @@ public enum FolderTrustError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .ownedByAnother(let path, let role, let folder, let uid, let helperUID):
             let what = path == folder ? "The \(role.rawValue) \(folder) belongs to" : "The \(role.rawValue) \(folder) lies inside \(path), which belongs to"
-            return "\(what) \(Self.user(uid)), so that user could move the database away or put a socket of their own in its place. "
+            return "\(what) \(Self.user(uid)), so that user \(role.risk). "
                 + "scrolloff-dns uses only folders owned by root\(helperUID == 0 ? "" : " or \(Self.user(helperUID))") that no one else can write. "
                 + "Fix it with `\(Self.fix(path, helperUID: helperUID, leaf: path == folder, role: role))`, or choose another \(role.flag)."
         case .writableByOthers(let path, let role, let folder, let mode, let leaf, let helperUID):
             let octal = String(mode, radix: 8)
             let what = leaf ? "The \(role.rawValue) \(folder) (mode \(octal))" : "The \(role.rawValue) \(folder) lies inside \(path) (mode \(octal)), which"
-            return "\(what) can be written by users other than its owner, who could move the database away or put a socket of their own in its place. "
+            return "\(what) can be written by users other than its owner, who \(role.risk). "
                 + "scrolloff-dns uses only folders no one else can write (a parent like /tmp, root's and sticky, is fine). "
                 + "Fix it with `\(Self.fix(path, helperUID: helperUID, leaf: leaf, role: role))`, or choose another \(role.flag)."
         case .cannotInspect(let path, let role, let code):

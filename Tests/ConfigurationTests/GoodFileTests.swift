@@ -289,3 +289,33 @@ struct TrustedFileTests {
         }
     }
 }
+
+@Suite("The root helper refuses a configuration file in a folder others could change (SPEC §11)")
+struct TrustedConfigurationFolderTests {
+    /// A folder another user owns, or one its group or anyone may write: either could swap the file.
+    @Test(arguments: [(uid_t(65534), mode_t(0o755)), (0, 0o775), (0, 0o777)] as [(uid_t, mode_t)])
+    func a_folder_others_can_change_is_refused_with_the_fix(owner: uid_t, mode: mode_t) throws {
+        let scratch = try Scratch()
+        let folder = scratch.path + "/etc"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let file = folder + "/s.toml"
+        try "[dns]\nblocked_ttl = 4\n".write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o644)
+        #expect(chown(folder, owner, 0) == 0)
+        #expect(chmod(folder, mode) == 0)
+        #expect(throws: ConfigurationError.self) {
+            _ = try ConfigurationFile.load(path: file, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true)
+        }
+        do {
+            _ = try ConfigurationFile.load(path: file, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true)
+        } catch {
+            #expect(error.description.contains("configuration file's folder"), "\(error)")
+            #expect(error.description.contains("chown root:root \(folder)"), "\(error)")
+        }
+        // Made root's and 0755 again, the same file is read.
+        #expect(chown(folder, 0, 0) == 0)
+        #expect(chmod(folder, 0o755) == 0)
+        let c = try ConfigurationFile.load(path: file, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true)
+        #expect(c.blockedTTL == 4)
+    }
+}

@@ -91,6 +91,9 @@ final class Scratch {
     init() throws {
         path = NSTemporaryDirectory() + "scrolloff-config-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // Set, not left to the umask: StoreTests' FileModeTests set the process-wide umask to 0
+        // while other suites run, and the helper refuses a folder others can write (SPEC §11).
+        chmod(path, 0o755)
     }
     func file(_ name: String, _ text: String) throws -> String {
         let file = path + "/" + name

@@ -14,6 +14,9 @@ final class Scratch: @unchecked Sendable {
     init() throws {
         path = NSTemporaryDirectory() + "scrolloff-e2e-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // Set, not left to the umask: StoreTests' FileModeTests set the process-wide umask to 0
+        // while other suites run, and the helper refuses a folder others can write (SPEC §11).
+        chmod(path, 0o755)
     }
 
     func file(_ name: String, _ contents: String) throws -> String {

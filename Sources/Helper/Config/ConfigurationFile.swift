@@ -96,6 +96,11 @@ public enum ConfigurationFile {
     static func untrustedReason(path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil } // unreadable: the read below reports it
+        // The folders above it count as much as the file: whoever may write one of them may put
+        // another file in its place (SPEC §11).
+        do { try FolderTrust.check((FolderTrust.absolute(path) as NSString).deletingLastPathComponent, role: .configuration) } catch {
+            return error.description
+        }
         let fix = "make it the helper's own: chown \(geteuid()):0 \(path) && chmod 644 \(path)"
         if info.st_uid != geteuid() {
             return "it is owned by uid \(info.st_uid), who could loosen the rules by editing it; \(fix)"
