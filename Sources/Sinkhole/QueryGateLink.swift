@@ -39,6 +39,16 @@ public struct QueryGateLink: ResolverLink {
             LocalAnswer.writeEmpty(into: &context.builder, query: context.query, rcode: .notImplemented, limit: context.replyLimit)
             return .builtReply
         }
+        // The sinkhole serves the Internet class only. CHAOS questions (`version.bind`,
+        // `hostname.bind`, `id.server`, `version.server`: RFC 4892) forwarded upstream would tell any
+        // LAN device which resolver software the household uses and who runs it; answered REFUSED
+        // here, as unbound does with `hide-version`/`hide-identity`. Hesiod, NONE, ANY and unassigned
+        // classes go the same way: the rules, the cache and the blocked answers are all class IN, so
+        // a question in another class is one the rest of the chain must never see or forward.
+        if context.query.class != .in {
+            LocalAnswer.writeEmpty(into: &context.builder, query: context.query, rcode: .refused, limit: context.replyLimit)
+            return .builtReply
+        }
         return next(context)
     }
 }

@@ -107,3 +107,64 @@ import Testing
         #expect(try Packet.parse(reply).rcode == .refused)
     }
 }
+
+/// RFC 4892's identity questions and every class other than IN stop at the gate with REFUSED:
+/// a forwarded `version.bind CH TXT` told any LAN device the upstream's software and identity.
+@Suite struct QueryGateClassTests {
+    /// Stands for the rest of the chain (policy, cache, forwarder): counts what reaches it.
+    final class Downstream: ResolverLink, @unchecked Sendable {
+        var reached: [String] = []
+        func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
+            reached.append(context.query.question.name.description)
+            LocalAnswer.writeEmpty(into: &context.builder, query: context.query, rcode: .noError, limit: context.replyLimit)
+            return .builtReply
+        }
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var type: DNSType
+        var `class`: DNSClass
+        var testDescription: String { "\(name) \(self.class) \(type)" }
+    }
+
+    static let refused: [Case] = [
+        Case(name: "version.bind", type: .txt, class: .chaos),
+        Case(name: "hostname.bind", type: .txt, class: .chaos),
+        Case(name: "id.server", type: .txt, class: .chaos),
+        Case(name: "version.server", type: .txt, class: .chaos),
+        Case(name: "authors.bind", type: .txt, class: .chaos),
+        Case(name: "VERSION.BIND", type: .a, class: .chaos),
+        Case(name: "instagram.com", type: .a, class: .hesiod),
+        Case(name: "instagram.com", type: .a, class: .any),
+        Case(name: "instagram.com", type: .a, class: .none),
+        Case(name: "instagram.com", type: .a, class: DNSClass(0)),
+        Case(name: "instagram.com", type: .a, class: DNSClass(0xFFFF)),
+    ]
+
+    @Test(arguments: refused)
+    func a_question_outside_class_in_is_refused_at_the_gate_and_never_passed_on(c: Case) throws {
+        let downstream = Downstream()
+        let harness = ChainHarness(ResolverChain(links: [QueryGateLink(), downstream]))
+        for transport in [DNSTransport.udp, .tcp] {
+            let packet = try Packet.query(c.name, c.type, edns: EDNS(), class: c.class)
+            let message = try Packet.parse(try #require(try harness.run(packet, transport: transport)))
+            #expect(message.rcode == .refused)
+            #expect(message.header.isResponse && message.header.id == 0x1234)
+            #expect(message.answers.isEmpty)
+            // The question is echoed as asked, class included, so the client can match the reply.
+            #expect(message.questions.first?.class == c.class && message.questions.first?.type == c.type)
+        }
+        #expect(downstream.reached.isEmpty, "\(downstream.reached)")
+    }
+
+    @Test func the_same_names_in_class_in_still_pass_the_gate() throws {
+        let downstream = Downstream()
+        let harness = ChainHarness(ResolverChain(links: [QueryGateLink(), downstream]))
+        for name in ["version.bind", "id.server", "instagram.com"] {
+            let message = try Packet.parse(try #require(try harness.run(try Packet.query(name, .txt))))
+            #expect(message.rcode == .noError)
+        }
+        #expect(downstream.reached.count == 3, "\(downstream.reached)")
+    }
+}
