@@ -12,6 +12,9 @@ public struct DoctorHostsFacts: Codable, Sendable, Equatable {
     public var failingSince: Date?
     public var attempts: Int
     public var error: String?
+    /// What to do about `error`, from the helper that met it (a symbolic link in the file's place,
+    /// `chattr +i`); nil when `doctor` words the fix itself.
+    public var fix: String?
     /// Lines of the user's own, outside the section, that give a blocked name a real address.
     public var userLines: [DoctorHostsLine]
     /// Hand edits of the section put back since the helper started, and the latest one.
@@ -23,7 +26,7 @@ public struct DoctorHostsFacts: Codable, Sendable, Equatable {
     public var strictCurfewInForce: Bool
 
     public init(path: String, dnsToo: Bool, names: Int? = nil, failingSince: Date? = nil, attempts: Int = 0, error: String? = nil,
-                userLines: [DoctorHostsLine] = [], restoredEdits: Int = 0, lastRestored: Date? = nil,
+                fix: String? = nil, userLines: [DoctorHostsLine] = [], restoredEdits: Int = 0, lastRestored: Date? = nil,
                 strictCurfew: Bool = false, strictCurfewInForce: Bool = false) {
         self.path = path
         self.dnsToo = dnsToo
@@ -31,6 +34,7 @@ public struct DoctorHostsFacts: Codable, Sendable, Equatable {
         self.failingSince = failingSince
         self.attempts = attempts
         self.error = error
+        self.fix = fix
         self.userLines = userLines
         self.restoredEdits = restoredEdits
         self.lastRestored = lastRestored
@@ -39,7 +43,7 @@ public struct DoctorHostsFacts: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case path, dnsToo = "dns_too", names, failingSince = "failing_since", attempts, error, userLines = "user_lines"
+        case path, dnsToo = "dns_too", names, failingSince = "failing_since", attempts, error, fix, userLines = "user_lines"
         case restoredEdits = "restored_edits", lastRestored = "last_restored", strictCurfew = "strict_curfew"
         case strictCurfewInForce = "strict_curfew_in_force"
     }
@@ -52,6 +56,7 @@ public struct DoctorHostsFacts: Codable, Sendable, Equatable {
         failingSince = try c.decodeIfPresent(Date.self, forKey: .failingSince)
         attempts = try c.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
         error = try c.decodeIfPresent(String.self, forKey: .error)
+        fix = try c.decodeIfPresent(String.self, forKey: .fix)
         // An older helper sends none of these: nothing found, nothing to warn about.
         userLines = try c.decodeIfPresent([DoctorHostsLine].self, forKey: .userLines) ?? []
         restoredEdits = try c.decodeIfPresent(Int.self, forKey: .restoredEdits) ?? 0
@@ -81,7 +86,9 @@ extension DoctorVerdicts {
             let seconds = max(0, Int(now.timeIntervalSince(since)))
             let error = facts.error ?? "unknown error"
             let fix: String
-            if error.contains("is damaged") {
+            if let known = facts.fix {
+                fix = known
+            } else if error.contains("is damaged") {
                 fix = "Edit \(facts.path) so that one '# BEGIN scrolloff' line is followed by one '# END scrolloff' line "
                     + "(or delete both markers and the lines between); the helper takes over again within seconds."
             } else if error.contains("read-only") || error.contains("permission denied") {

@@ -129,11 +129,24 @@ public struct HostsFileWriter: Sendable {
     }
 
     func readFile() throws(HostsFileError) -> (bytes: [UInt8], info: FileInfo) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "read", path: path, errno: errno) }
+        // The hosts file is a regular file; anything else in its place is refused, not followed.
+        // A symbolic link (O_NOFOLLOW: ELOOP) followed would have the root helper read the file it
+        // names, keep a copy of it as the backup and rename the copy, mode and all, over the link.
+        // O_NONBLOCK: a FIFO put there would otherwise hang the open until someone wrote to it.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ELOOP, let link = Self.symbolicLink(at: path) { throw .notARegularFile(path: path, found: link) }
+            throw .io(operation: "read", path: path, errno: error)
+        }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .io(operation: "read", path: path, errno: errno) }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw .notARegularFile(path: path, found: .directory)
+        default: throw .notARegularFile(path: path, found: .other)
+        }
         // One buffer of the size fstat reports (a 4.7 MB section read in one call), grown only if
         // the file grew in between; reading goes on to end of file either way.
         var bytes = [UInt8](repeating: 0, count: max(Int(st.st_size), 0) + 4096)
@@ -167,7 +180,7 @@ public struct HostsFileWriter: Sendable {
         }
         // A mount point cannot be renamed over: keep what is there, then write in place.
         try replace(inPlaceBackupPath, with: [old[...]], info: info)
-        try writeInPlace(pieces)
+        guard try writeInPlace(pieces, over: info) else { return .writersOpen([]) }
         return .written(inPlace: true)
     }
 
@@ -185,7 +198,13 @@ public struct HostsFileWriter: Sendable {
         let base = target.split(separator: "/").last.map(String.init) ?? "hosts"
         var template = Array("\(folder)/.\(base).scrolloff-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw .io(operation: "create a temporary file in", path: folder, errno: errno) }
+        guard fd >= 0 else {
+            let error = errno
+            if let flag = Self.forbiddingFlag(folder, after: error) {
+                throw .attributeForbids(operation: "create a temporary file in", path: folder, flag: flag)
+            }
+            throw .io(operation: "create a temporary file in", path: folder, errno: error)
+        }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var renamed = false
         defer {
@@ -201,13 +220,22 @@ public struct HostsFileWriter: Sendable {
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: temporary, errno: errno) }
         // The last look before the rename: a writer that finished while this one prepared (the
         // check for open writers takes a while on a busy machine) changed the file since the read.
+        // lstat: a symbolic link put in the file's place meanwhile is a change too (the next read refuses it).
         if let read {
             var now = stat()
-            if stat(target, &now) == 0, !read.isSameVersion(as: now) { return .changedMeanwhile }
+            if lstat(target, &now) == 0, !read.isSameVersion(as: now) { return .changedMeanwhile }
         }
         guard rename(temporary, target) == 0 else {
             let error = errno
             if error == EBUSY || error == EXDEV { return .mountPoint }
+            // `chattr +i` (or +a) on the file or its folder: EPERM, even for root. Said as such, since
+            // "permission denied" sent people to the unit's ReadWritePaths, which cannot help.
+            if let flag = Self.forbiddingFlag(target, after: error) {
+                throw .attributeForbids(operation: "replace", path: target, flag: flag)
+            }
+            if let flag = Self.forbiddingFlag(folder, after: error) {
+                throw .attributeForbids(operation: "replace", path: folder, flag: flag)
+            }
             throw .io(operation: "replace", path: target, errno: error)
         }
         renamed = true
@@ -216,14 +244,53 @@ public struct HostsFileWriter: Sendable {
     }
 
     /// Overwrites the file's bytes where it is, then cuts it to length: for a mount point only.
-    func writeInPlace(_ pieces: [ArraySlice<UInt8>]) throws(HostsFileError) {
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "write", path: path, errno: errno) }
+    /// - Returns: false, writing nothing, when the path no longer holds the file that was read.
+    func writeInPlace(_ pieces: [ArraySlice<UInt8>], over read: FileInfo) throws(HostsFileError) -> Bool {
+        // Not through a link, and only into the inode that was read (see `readFile`).
+        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ELOOP, let link = Self.symbolicLink(at: path) { throw .notARegularFile(path: path, found: link) }
+            if let flag = Self.forbiddingFlag(path, after: error) { throw .attributeForbids(operation: "write", path: path, flag: flag) }
+            throw .io(operation: "write", path: path, errno: error)
+        }
         defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io(operation: "write", path: path, errno: errno) }
+        guard UInt64(st.st_dev) == read.device, UInt64(st.st_ino) == read.inode else { return false }
         try Self.writeAll(fd, pieces, path: path)
         let length = pieces.reduce(0) { $0 + $1.count }
         guard ftruncate(fd, off_t(length)) == 0 else { throw .io(operation: "truncate", path: path, errno: errno) }
         guard fsync(fd) == 0 else { throw .io(operation: "flush", path: path, errno: errno) }
+        return true
+    }
+
+    /// What a path found where the hosts file should be is, when it is a symbolic link.
+    static func symbolicLink(at path: String) -> HostsFileError.FoundKind? {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { return nil }
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink(path, &target, target.count - 1)
+        return .symlink(target: n >= 0 ? String(decoding: target[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil)
+    }
+
+    /// FS_IOC_GETFLAGS (`_IOR('f', 1, long)`) and its two flags that forbid a change (linux/fs.h).
+    static let getFlags: UInt = 0x8008_6601
+    static let immutableFlag = 0x10
+    static let appendFlag = 0x20
+
+    /// The inode flag on `path` that explains a refused change (`error` EPERM or EACCES), if any.
+    static func forbiddingFlag(_ path: String, after error: Int32) -> HostsFileError.Flag? {
+        guard error == EPERM || error == EACCES else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        // The kernel writes an int; a zeroed long leaves the upper half 0 either way.
+        var flags = 0
+        guard ioctl(fd, getFlags, &flags) == 0 else { return nil }
+        if flags & immutableFlag != 0 { return .immutable }
+        if flags & appendFlag != 0 { return .appendOnly }
+        return nil
     }
 
     /// Writes the pieces one after another from offset 0.

@@ -165,7 +165,7 @@ final class HostsModeService: Service, Sendable {
             let (note, delay, since, attempts) = health.withLock { h in
                 (h.failed(error.description, at: now), h.retryDelay, h.failingSince ?? now, h.attempts)
             }
-            status.failing(since: since, attempts: attempts, error: error.description)
+            status.failing(since: since, attempts: attempts, error: error.description, fix: error.fix)
             switch note {
             case .failing:
                 logger.error("cannot update the hosts file; retrying", metadata: ["hosts.file": "\(writer.path)", "error": "\(error)"])

@@ -24,6 +24,7 @@ final class HostsModeStatus: Sendable {
             f.failingSince = nil
             f.attempts = 0
             f.error = nil
+            f.fix = nil
         }
     }
 
@@ -35,11 +36,12 @@ final class HostsModeStatus: Sendable {
         }
     }
 
-    func failing(since: Instant, attempts: Int, error: String) {
+    func failing(since: Instant, attempts: Int, error: String, fix: String? = nil) {
         state.withLock { f in
             f.failingSince = since.date
             f.attempts = attempts
             f.error = error
+            f.fix = fix
         }
     }
 }
