@@ -97,15 +97,24 @@ import Testing
     /// `perform` suspends its caller rather than blocking a thread of Swift's pool: more calls than
     /// the pool has threads all run at once (each waits on a gate released only when all have
     /// started). With a pool thread blocked per call, no more than the pool's width could start.
+    /// The calls and the wait run on a pool of this test's own (`TwoThreadExecutor`): on the shared
+    /// pool, other suites' blocking waits in a full run held every thread for minutes, and then not
+    /// even the first call could start.
     @Test(.timeLimit(.minutes(1)))
     func perform_holds_no_pool_thread_while_the_work_runs() async throws {
-        let calls = ProcessInfo.processInfo.activeProcessorCount + 4
+        let pool = TwoThreadExecutor()
+        defer { pool.shutdown() }
+        try await withTaskExecutorPreference(pool) { try await performsOnAPoolOfTwo(pool) }
+    }
+
+    private func performsOnAPoolOfTwo(_ pool: TwoThreadExecutor) async throws {
+        let calls = TwoThreadExecutor.width + 4
         final class Started: Sendable { let count = Mutex(0) }
         let started = Started()
         let gate = DispatchSemaphore(value: 0)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<calls {
-                group.addTask {
+                group.addTask(executorPreference: pool) {
                     await LowPriorityWork.perform {
                         started.count.withLock { $0 += 1 }
                         // Bounded, so a failing run fails rather than hangs.
@@ -173,5 +182,45 @@ import Testing
         }
 
         func remove() { try? FileManager.default.removeItem(atPath: directory) }
+    }
+}
+
+/// A task executor with two threads of its own, so a test of thread use is not at the mercy of what
+/// other suites do to Swift's shared pool.
+final class TwoThreadExecutor: TaskExecutor, @unchecked Sendable {
+    static let width = 2
+    private let state = Mutex<(jobs: [UnownedJob], stopped: Bool)>(([], false))
+    private let ready = DispatchSemaphore(value: 0)
+    private var threads: [Thread] = []
+
+    init() {
+        for _ in 0..<Self.width {
+            let thread = Thread { [self] in self.work() }
+            threads.append(thread)
+            thread.start()
+        }
+    }
+
+    func enqueue(_ job: UnownedJob) {
+        state.withLock { $0.jobs.append(job) }
+        ready.signal()
+    }
+
+    /// Lets both threads end once the jobs queued so far have run.
+    func shutdown() {
+        state.withLock { $0.stopped = true }
+        for _ in 0..<Self.width { ready.signal() }
+    }
+
+    private func work() {
+        while true {
+            ready.wait()
+            let next: UnownedJob?? = state.withLock { s in
+                if !s.jobs.isEmpty { return .some(s.jobs.removeFirst()) }
+                return s.stopped ? .none : .some(nil)
+            }
+            guard let job = next else { return }
+            job?.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 }
