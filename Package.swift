@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// Scroll Off for networks. Module layout and rationale: ../shared/ARCHITECTURE.md and README.md.
+// Scroll Off for networks. Module layout and rationale: docs/architecture.md and DEVELOPERS.md.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
