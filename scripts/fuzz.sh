@@ -2,9 +2,9 @@
 # Runs the libFuzzer targets for a number of seconds each: `scripts/fuzz.sh 300`, or only some of
 # them: `scripts/fuzz.sh 300 ControlAPIFuzz`. With FUZZ_RUNS=N each runs N inputs instead, however
 # long that takes (the 10 M-run target: `make fuzz FUZZ_RUNS=10000000`).
-# - DNSWireFuzz (issue 3): every input through the DNS codec and, as a byte stream, through the
-#   TCP framer (issue 11).
-# - ControlAPIFuzz (issue 31): every input as the body of an endpoint of the route table, decoded
+# - DNSWireFuzz: every input through the DNS codec and, as a byte stream, through the
+#   TCP framer.
+# - ControlAPIFuzz: every input as the body of an endpoint of the route table, decoded
 #   as the helper decodes it, and as text through the query, path and form parsers.
 # Exits non-zero if libFuzzer finds a crash, leak or timeout; the input is saved under
 # fuzz-corpus/TARGET/artifacts/ and should become a named test (Tests/DNSWireTests/,

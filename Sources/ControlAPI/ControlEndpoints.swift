@@ -54,7 +54,7 @@ public enum ControlEndpoints {
     /// Issue 16: the same rows as `export`, typed (`scrolloff export --json`).
     public static let exportRows = ControlEndpoint<NoBody, ExportRowsResponse>(.get, "/v1/export/rows")
 
-    // Household (issue 13). Listing and answering requests are open to the router's profile
+    // Household. Listing and answering requests are open to the router's profile
     // check: `?all=true` spans profiles and an answer acts on the request's own profile, so the
     // helper checks each in the handler.
     public static let adjust = ControlEndpoint<AdjustRequest, AdjustReport>(.post, "/v1/adjust")

@@ -1,7 +1,7 @@
 import Foundation
 import ScrollOffCore
 
-// Wire types of the household verbs (issue 13): owners grant or take time (`adjust`), members ask
+// Wire types of the household verbs: owners grant or take time (`adjust`), members ask
 // for time (`ask`), owners answer (`requests approve|decline`).
 
 /// `POST /v1/adjust`: an owner grants (positive) or takes (negative) credit, with a note that goes

@@ -137,7 +137,7 @@ public enum AdjustmentBounds: SecondsBounds {
 }
 public typealias AdjustmentSeconds = BoundedSeconds<AdjustmentBounds>
 
-/// `POST /v1/requests`: a member asks for 1 min to a day (issue 13).
+/// `POST /v1/requests`: a member asks for 1 min to a day.
 public enum TimeRequestBounds: SecondsBounds {
     public static let range: ClosedRange<Int64> = 60...86_400
     public static let words = "(1 min to a day)"

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the control API's decoding (issue 31): the bytes of a request body go
+// libFuzzer entry point for the control API's decoding: the bytes of a request body go
 // through the decoder of an endpoint of the route table, exactly as the helper decodes it
 // (`ControlBodyDecoding`), and the same bytes as text through the query and form parser and every
 // parser of a number or time in a path, a query or a page's form. Each must give a value inside

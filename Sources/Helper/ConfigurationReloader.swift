@@ -84,7 +84,7 @@ public actor ConfigurationReloader {
             for held in report.heldBack { logger.warning("configuration: \(held)") }
             if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
             await live.engine.setDigestHook(start.digestHook)
-            // Said once at start: which profile wins where clients overlap (issue 31).
+            // Said once at start: which profile wins where clients overlap.
             for line in ClientOverlaps.describe(await live.engine.profileList()) { logger.notice("profiles overlap: \(line)") }
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
         await live.lists.setSourceRules(start.listSourceRules)

@@ -27,7 +27,7 @@ public struct HelperConfiguration: Sendable {
     public var listSources: [ConfiguredListSource] = []
     /// How often every downloaded list is refreshed (SPEC §1; default 24 h).
     public var listRefreshPeriod: Span = .hours(24)
-    /// Who may add which list sources (`[lists] member_file_folders`, `allow_private_hosts`; issue 31).
+    /// Who may add which list sources (`[lists] member_file_folders`, `allow_private_hosts`).
     public var listSourceRules = ListSourceRules()
     /// The default profile's zone, preset and knobs (SPEC §6); clients not in another profile.
     /// `name` is always `default` and `clientCIDRs` empty.

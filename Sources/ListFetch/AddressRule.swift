@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Which addresses a member's http(s) source may connect to (issue 31): not this machine (its
+/// Which addresses a member's http(s) source may connect to: not this machine (its
 /// loopback, its own interface addresses: the metrics endpoint, the household page), not the
 /// networks behind it (private, shared, link-local, unique local), not unspecified, multicast
 /// or reserved addresses, unless `[lists] allow_private_hosts` names them.

@@ -27,7 +27,7 @@ enum CurlTransfer {
         var attempt: Int
         var cancel: CancelFlag
         var progress: ProgressHandler?
-        /// What the source's adder may read and reach (issue 31).
+        /// What the source's adder may read and reach.
         var access: SourceAccess = .administrator
     }
 

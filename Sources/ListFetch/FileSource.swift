@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Reads a file:// list into the transfer's destination by the helper itself, not by libcurl,
-/// whose file:// reader follows symbolic links and knows nobody's rights (issue 31).
+/// whose file:// reader follows symbolic links and knows nobody's rights.
 ///
 /// The path is walked from `/` one component at a time with `openat(…, O_NOFOLLOW)`, so a
 /// symbolic link anywhere in it is refused, and the file read is the very inode that was checked

@@ -28,11 +28,11 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
     /// local files on the server's say-so).
     case redirectRefused(url: String, detail: String)
     case fileNotFound(path: String)
-    /// The source is not one its adder may use (issue 31): a file outside the members' folders,
+    /// The source is not one its adder may use: a file outside the members' folders,
     /// behind a symbolic link, or not readable by them. `reason` names paths and ids, never content.
     case sourceRefused(url: String, reason: String)
     /// A member's source connected (or was redirected) to an address that is not public: this
-    /// machine, its networks, link-local, multicast (issue 31).
+    /// machine, its networks, link-local, multicast.
     case addressRefused(url: String, address: String, kind: String)
     case tls(url: String, detail: String)
     case badContentEncoding(url: String, detail: String)

@@ -25,7 +25,7 @@ public struct ListFetcher: Sendable {
     public static let supportedSchemes: Set<String> = ["http", "https", "file"]
 
     /// Fetches `url` into `destinationPath` (created or truncated; mode 0600), reading and
-    /// connecting only as `access` allows (whoever added the source, issue 31).
+    /// connecting only as `access` allows (whoever added the source).
     ///
     /// With `conditional` validators an http(s) server may answer 304, reported as
     /// `.notModified`; the destination then holds nothing useful. Errors that another attempt

@@ -31,7 +31,7 @@ public struct ListMetadata: Sendable, Equatable, Codable {
     /// Names a refresh dropped while a rule held the list (SPEC §3 "Enforcement at every
     /// instant"); they stay in force from `<name>.held` until the lock ends. Nil: none held.
     public var held: HeldNames?
-    /// Who added the source (issue 31): every refresh reads and connects with their rights. Nil
+    /// Who added the source: every refresh reads and connects with their rights. Nil
     /// in a record written before adders were kept, which is read as nobody's (`SourceAdder.unknown`).
     public var addedBy: SourceAdder?
 

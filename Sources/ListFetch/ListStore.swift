@@ -92,7 +92,7 @@ public actor ListStore {
     /// With `hold` (a rule holds the list), rules the new copy drops are written to `<name>.held`
     /// before the copy is replaced, so they stay in force until `releaseHeld` (SPEC §3).
     ///
-    /// `access` is what the source's adder may read and reach (issue 31); `addedBy` is recorded
+    /// `access` is what the source's adder may read and reach; `addedBy` is recorded
     /// with a new source or a new URL, for the refreshes after this one.
     public func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil,
                         hold: ListHold? = nil, access: SourceAccess = .administrator, addedBy: SourceAdder? = nil) async -> RefreshReport {

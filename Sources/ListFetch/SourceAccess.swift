@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The person a list source was added by, kept in its record (`ListMetadata.addedBy`) so every
-/// later refresh, whoever starts it, is checked against that person's rights (issue 31).
+/// later refresh, whoever starts it, is checked against that person's rights.
 public struct SourceAdder: Sendable, Equatable, Codable {
     public var uid: UInt32
     public var gid: UInt32
@@ -20,7 +20,7 @@ public struct SourceAdder: Sendable, Equatable, Codable {
 
 /// What one fetch may read and reach. The root helper reads files and connects on a person's
 /// behalf, so a group member's source must not get more than that member could read or reach
-/// themselves (issue 31: `lists add file:///etc/shadow` showed the file's first lines).
+/// themselves (`lists add file:///etc/shadow` showed the file's first lines).
 ///
 /// An administrator's source (root, the helper's own user, the configuration file) has no
 /// `reader`: any file and any host, as they could fetch it themselves. Every file source, an

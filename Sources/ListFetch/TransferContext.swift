@@ -109,7 +109,7 @@ final class TransferContext {
     var bytesWritten: Int64 = 0
     var capExceeded = false
     var writeErrno: Int32 = 0
-    /// Set for a member's http(s) source: what its sockets may connect to (issue 31).
+    /// Set for a member's http(s) source: what its sockets may connect to.
     var addressRule: AddressRule?
     /// The last address the rule refused, and why, for the error.
     var refusedAddress: (address: String, kind: String)?

@@ -1,7 +1,7 @@
 import ArgumentParser
 import ControlAPI
 
-/// `scrolloff ask DURATION --note TEXT` (issue 13): a member asks the profile's owners for time.
+/// `scrolloff ask DURATION --note TEXT`: a member asks the profile's owners for time.
 struct Ask: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask the profile's owners for more time; they answer with `scrolloff requests`."

@@ -14,7 +14,7 @@ struct ProfileList: ParsableCommand {
                 let clients = profile.clients.isEmpty ? "every client no other profile covers" : profile.clients.joined(separator: ", ")
                 print("\(Terminal.bold(profile.name)): \(clients)")
             }
-            // Which profile wins where clients overlap (issue 31): nested networks were silent.
+            // Which profile wins where clients overlap: nested networks were silent.
             for line in answer.overlaps ?? [] { print("overlap: \(line)") }
         }
     }

@@ -3,7 +3,7 @@ import Foundation
 import ScrollOffCore
 import Testing
 
-/// The bounded values of the control API (issue 31): each length of time, id and time from a
+/// The bounded values of the control API: each length of time, id and time from a
 /// request is refused outside its range with the range and what was sent, at min-1 and max+1, and
 /// taken at min and max.
 @Suite struct WireBoundsTests {

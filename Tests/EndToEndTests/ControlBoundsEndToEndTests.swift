@@ -2,7 +2,7 @@ import ControlAPI
 import Foundation
 import Testing
 
-/// No request crashes the helper (issue 31): `POST /v1/adjust` with `{"seconds": -9223372036854775808}`
+/// No request crashes the helper: `POST /v1/adjust` with `{"seconds": -9223372036854775808}`
 /// trapped `abs` and took the household's DNS down with no log line; `/v1/use` with `for_seconds`
 /// = Int64.max wrapped to "−1 s", and Int64.max / 1000 trapped the grant's end. Every number of
 /// every endpoint of the route table gets hostile values; each must be a 400 that names the range,

@@ -166,7 +166,7 @@ final class FirewallLab: @unchecked Sendable {
     }
 
     /// A listed resolver (OpenDNS, on the shipped `resolver-addresses.txt`) that answers DNS on more
-    /// ports than 53, as OpenDNS does on 5353 and 443 (issue 31).
+    /// ports than 53, as OpenDNS does on 5353 and 443.
     static let listedResolver = "208.67.222.222"
     static let listedResolver6 = "2620:119:35::35"
     /// Its ports, each a dnsmasq over UDP and TCP: plain DNS, DNS on 5353 (OpenDNS), 443 (DNSCrypt,

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The household page against slow clients and password guessers (issue 31, SPEC §9a), on the real
+/// The household page against slow clients and password guessers (SPEC §9a), on the real
 /// helper: slow requests from many addresses, a pool full of idle connections, many IPv6 addresses
 /// of one /64, and many addresses guessing one owner's password. The clients are
 /// `scripts/web/slow_clients.py` (raw sockets, many source addresses) and curl.

@@ -253,7 +253,7 @@ import Testing
         #expect(rig.server.child.isRunning)
     }
 
-    /// Nested client networks and an IPv4-mapped address beside its IPv4 form (issue 31): `profile
+    /// Nested client networks and an IPv4-mapped address beside its IPv4 form: `profile
     /// list` and the start's log say which profile wins.
     @Test func profile_list_and_the_start_log_say_which_profile_wins_where_networks_nest() throws {
         let scratch = try Scratch()

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// SPEC §11, issue 31 "Also found": folders and sockets that others control are refused, one
+/// SPEC §11: folders and sockets that others control are refused, one
 /// helper per state folder (locked before anything is opened or bound), root's `clock reset`, and a
 /// spend across a kill -9. As people run it: the helper and the CLI as root, a member or another
 /// user (uid 65534, `setpriv`) on the other side.

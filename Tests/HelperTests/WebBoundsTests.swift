@@ -4,7 +4,7 @@ import Sinkhole
 import Synchronization
 import Testing
 
-/// The household page's bounds as pure values (issue 31): which connection a full pool drops, how
+/// The household page's bounds as pure values: which connection a full pool drops, how
 /// devices are counted, and how sign-in tries per owner name wait. The same bounds against the
 /// real helper: `HouseholdWebSlowClientEndToEndTests`.
 @Suite("Household page bounds")

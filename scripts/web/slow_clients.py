@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Slow and idle clients against the household page (issue 31), from many source addresses.
+"""Slow and idle clients against the household page, from many source addresses.
 
 Used by HouseholdWebSlowClientEndToEndTests; also runnable by hand against a helper:
 

@@ -73,7 +73,7 @@ enum ListsHandlers {
     static func add(_ body: AddListRequest, caller: CallerIdentity, _ context: ControlContext) async throws -> ControlResponse {
         // Validate before streaming, so a bad URL or name is a plain 400 rather than an error line.
         _ = try ListSourceNaming.validate(body.url)
-        // The caller's rights decide which sources they may add (issue 31).
+        // The caller's rights decide which sources they may add.
         return .created(try await context.lists.add(body, caller: caller))
     }
 

@@ -48,7 +48,7 @@ enum EngineRoutes {
         addInsights(to: &router, engine: engine, authorizer: authorizer)
         EventLogRoutes.add(to: &router, engine: engine, authorizer: authorizer)
         // The profiles the caller may view, with their clients: a member does not learn the other
-        // profiles' devices (issue 13); root and the helper's user see them all.
+        // profiles' devices; root and the helper's user see them all.
         router.add(ControlEndpoints.profiles) { r in
             let visible = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
             var answer = await profiles(engine)

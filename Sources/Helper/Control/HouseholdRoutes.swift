@@ -2,7 +2,7 @@ import ControlAPI
 import Foundation
 import ScrollOffCore
 
-/// The household endpoints (issue 13) over `HelperEngine+Household`. Like `EngineRoutes`, each
+/// The household endpoints over `HelperEngine+Household`. Like `EngineRoutes`, each
 /// acts on `?profile=` after the router's role check (`ProfileAction`); answering a request is
 /// checked against the request's own profile here, since the request names it.
 ///

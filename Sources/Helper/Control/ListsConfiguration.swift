@@ -9,7 +9,7 @@ public struct ListsConfiguration: Sendable {
     /// Bad lines a source may carry before an update is rejected (default 5 per 1,000).
     public var badLineBudget: BadLineBudget
     public var fetchPolicy: FetchPolicy
-    /// Who may add which sources (issue 31); the configuration sets them at start and reload.
+    /// Who may add which sources; the configuration sets them at start and reload.
     public var sourceRules: ListSourceRules
 
     public init(refreshPlan: RefreshPlan = RefreshPlan(), badLineBudget: BadLineBudget = .default, fetchPolicy: FetchPolicy = FetchPolicy(),
@@ -49,7 +49,7 @@ public struct ListsSnapshot: Sendable, Equatable {
     public var sequence = 0
 }
 
-/// Who may add which list sources (issue 31), from `[lists] member_file_folders` and
+/// Who may add which list sources, from `[lists] member_file_folders` and
 /// `[lists] allow_private_hosts`. Root, the helper's own user and the configuration file may name
 /// any file and any host; a group member only a file under `memberFolders` that they may read
 /// themselves, and only a public http(s) server unless `allowedPrivate` names its address.

@@ -56,7 +56,7 @@ public actor ListsController {
     private var adding: [ListName: String] = [:]
     /// The rules' say on list changes (`HelperControl` wires the engine in); nil allows everything.
     private var guardrail: ListGuard?
-    /// Who may add which sources (issue 31): `[lists] member_file_folders`, `allow_private_hosts`.
+    /// Who may add which sources: `[lists] member_file_folders`, `allow_private_hosts`.
     private var sourceRules: ListSourceRules
     /// Root and this user are administrators of the lists (the helper's own user under `make run`).
     private let helperUID = geteuid()
@@ -299,7 +299,7 @@ public actor ListsController {
     /// person sees why at once and can fix the URL, instead of a dead entry lingering.
     ///
     /// `caller` is who asks (nil: the helper itself, as an administrator). A group member may add
-    /// only what `ListSourceRules` lets them read and reach (issue 31); the refusal names paths,
+    /// only what `ListSourceRules` lets them read and reach; the refusal names paths,
     /// addresses and ids, never a line of what was refused.
     public func add(_ request: AddListRequest, caller: CallerIdentity? = nil,
                     progress: ProgressHandler? = nil) async throws(ControlFailure) -> AddListResponse {

@@ -65,7 +65,7 @@ public struct ClientNetwork: Hashable, Sendable, CustomStringConvertible {
         // An IPv4-mapped network (`::ffff:10.0.0.5`, `::ffff:10.0.0.0/120`) is the IPv4 network it
         // stands for: the router places a mapped client by its IPv4 address, so kept as IPv6 it
         // would match nobody, and written next to `10.0.0.5` it would be one client claimed twice
-        // under two spellings (issue 31).
+        // under two spellings.
         if case .v6(let high, let low) = address, high == 0, low >> 32 == 0xFFFF, length >= 96 {
             self.address = .v4(UInt32(truncatingIfNeeded: low))
             prefixLength = length - 96
@@ -281,7 +281,7 @@ extension ClientNetwork {
     }
 }
 
-/// Where the clients of two profiles overlap, and which profile wins there (issue 31: nested
+/// Where the clients of two profiles overlap, and which profile wins there (nested
 /// networks were accepted silently). Said by `scrolloff profile list`, `scrolloff-dns check-config`
 /// and the log at start. Follows `ClientRouter`'s rules: a MAC wins over every network, then the
 /// longest prefix, then, for one network in two profiles, the first in profile order.

@@ -3,7 +3,7 @@ import Foundation
 import ScrollOffCore
 import Store
 
-/// The household's verbs (issue 13): owners grant or take time, members ask for time and owners
+/// The household's verbs: owners grant or take time, members ask for time and owners
 /// answer. Who may call which is the control side's decision (`ControlAuthorizer` for the CLI,
 /// the web page for devices); the engine checks the request itself and keeps the books.
 extension HelperEngine {
@@ -27,7 +27,7 @@ extension HelperEngine {
         }
     }
 
-    /// A member asks for `seconds` of credit with `note` (issue 13). The request waits for an owner;
+    /// A member asks for `seconds` of credit with `note`. The request waits for an owner;
     /// at most `pendingRequestsPerProfile` wait at once.
     public func requestTime(profile: String, seconds: Int64, note: String) throws(EngineError) -> TimeRequestInfo {
         let note = try Self.householdNote(note, what: "request", example: "“homework research”")

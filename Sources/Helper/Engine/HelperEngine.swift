@@ -102,7 +102,7 @@ public actor HelperEngine {
     var profiles: [ProfileRuntime]
     var plans: [Plan]
     var alternatives: [Alternative]
-    /// Members' requests for time (issue 13), oldest first; answered ones are kept as history.
+    /// Members' requests for time, oldest first; answered ones are kept as history.
     var timeRequests: [TimeRequest]
     var tables: MatcherTables
     var publishHandler: (@Sendable (Enforcement) -> Void)?
