@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 /// How the two programs are linked. Why: the helper's resident memory with no list was mostly the
 /// pages of its own file, and these cut what the loader and the code touch without changing what
-/// runs (README, "What changed last (issue 15, 2026-11-25 midday)").
+/// runs (docs/benchmarks.md, "What changed last", 2026-11-25 midday).
 /// - lld with packed relative relocations (DT_RELR, glibc 2.36): the position-independent binary's
 ///   ~130,000 relative relocations take 28 KiB instead of the 3.1 MB the loader read at every start.
 /// - No exported symbol table: the static Swift runtime's link arguments export every symbol
@@ -249,6 +249,8 @@ let package = Package(
         ),
         // Runs the real scrolloff-dns binary; the dependency makes `swift build --build-tests` build it.
         // ControlAPI for the route table, which the control API's bounds test goes over.
+        // The documents: SPEC § citations resolve in docs/spec.md, links stay inside the repository.
+        .testTarget(name: "DocsTests", swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
     ]
 )

@@ -5,8 +5,8 @@
 # the CLI, added a list by URL and served the household page; then those of its stop. Each phase
 # is one callgrind dump, most instructions first within it (scripts/link-order.py). Placed
 # together, the code a running helper touches fills a few MiB of pages instead of being spread
-# over the whole 30 MB of code, and its resident memory is that much smaller (README, "What
-# changed last (issue 15, 2026-11-25 midday)").
+# over the whole 30 MB of code, and its resident memory is that much smaller (docs/benchmarks.md,
+# "What changed last", 2026-11-25 midday).
 #
 # Run it after large changes to start-up or serving code, then commit the file. A stale order still
 # links and runs the same: names it no longer finds are skipped and new functions go where the

@@ -51,7 +51,7 @@ public enum ControlEndpoints {
     public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events")
     /// Answers `text/csv`, not JSON.
     public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
-    /// Issue 16: the same rows as `export`, typed (`scrolloff export --json`).
+    /// SPEC §12: the same rows as `export`, typed (`scrolloff export --json`).
     public static let exportRows = ControlEndpoint<NoBody, ExportRowsResponse>(.get, "/v1/export/rows")
 
     // Household. Listing and answering requests are open to the router's profile
@@ -64,7 +64,7 @@ public enum ControlEndpoints {
     public static let approveRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/approve", open: true)
     public static let declineRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/decline", open: true)
     public static let removeProfile = ControlEndpoint<NoBody, DoneResponse>(.delete, "/v1/profiles/{name}")
-    /// Issue 16: the latest weekly digest (`scrolloff digest`).
+    /// SPEC §7: the latest weekly digest (`scrolloff digest`).
     public static let digest = ControlEndpoint<NoBody, DigestReport>(.get, "/v1/digest")
 
     /// Every endpoint above, for the tests and the fuzz target that go over each one's decoder;
@@ -91,7 +91,7 @@ public enum ControlQuery {
     public static let period = "period"
     public static let since = "since"
     public static let all = "all"
-    /// `GET /v1/bypass/next?entry=E`: the entry of the bypass, so the plan shown fits it (issue 16).
+    /// `GET /v1/bypass/next?entry=E`: the entry of the bypass, so the plan shown fits it (SPEC §8).
     public static let entry = "entry"
 }
 

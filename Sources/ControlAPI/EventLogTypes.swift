@@ -1,7 +1,7 @@
 import Foundation
 import ScrollOffCore
 
-/// A rule change in `events` (issue 16): what changed, who changed it, the rule in words.
+/// A rule change in `events` (SPEC §12): what changed, who changed it, the rule in words.
 public struct RuleChangeInfo: Hashable, Sendable, Codable {
     /// `block`, `unblock`, `blockRenewed`, `scheduleAdded`, `scheduleEdited`, `scheduleRemoved`,
     /// `focusStarted`, `focusEnded`, `listAdded`, `listRemoved`, `profileAdded`, `profileRemoved`,
@@ -22,7 +22,7 @@ public struct RuleChangeInfo: Hashable, Sendable, Codable {
     }
 }
 
-/// A refused bypass or loosening in `events` (issue 16): the refusal as the person got it.
+/// A refused bypass or loosening in `events` (SPEC §12): the refusal as the person got it.
 public struct RefusalInfo: Hashable, Sendable, Codable {
     /// The rule's wire name, as in the refusal the person saw (`curfew`, `cooldown`, …).
     public var rule: String
@@ -104,7 +104,7 @@ public enum JSONValue: Hashable, Sendable, Codable {
     }
 }
 
-/// One row of `export --json` (SPEC §12, issue 16): a ledger row or an event, typed.
+/// One row of `export --json` (SPEC §12): a ledger row or an event, typed.
 public struct ExportRowReport: Hashable, Sendable, Codable {
     /// `ledger` or `event`.
     public var record: String

@@ -24,7 +24,7 @@ public struct PlanReport: Hashable, Sendable, Codable {
         case shownCount = "shown_count"
     }
 
-    /// Issue 16 calls the count `times_referenced`; it is written under both names.
+    /// The count was first called `times_referenced`; it is written under both names.
     private enum ExtraKeys: String, CodingKey {
         case timesReferenced = "times_referenced"
     }
@@ -75,9 +75,9 @@ public struct EventReport: Hashable, Sendable, Codable {
     public var kind: String
     public var entry: String?
     public var message: String?
-    /// Issue 16: set on `ruleChange` events.
+    /// SPEC §12: set on `ruleChange` events.
     public var ruleChange: RuleChangeInfo?
-    /// Issue 16: set on `bypassRefused` and `editRefused` events.
+    /// SPEC §12: set on `bypassRefused` and `editRefused` events.
     public var refusal: RefusalInfo?
 
     public init(id: Int64?, profile: String?, time: Instant, kind: String, entry: String?, message: String?,
@@ -115,7 +115,7 @@ public struct EventsResponse: Hashable, Sendable, Codable {
     }
 }
 
-/// The period `stats` covers (SPEC §7, §13 `--day|--week|--month`, issue 16 `--year`).
+/// The period `stats` covers (SPEC §7, §13: `--day|--week|--month|--year`).
 public enum StatsPeriod: String, Hashable, Sendable, Codable, CaseIterable {
     /// Today so far.
     case day
@@ -137,7 +137,7 @@ public enum StatsPeriod: String, Hashable, Sendable, Codable, CaseIterable {
     }
 }
 
-/// `scrolloff stats` (SPEC §13 fields, and issue 16's figures): every number comes from the core's
+/// `scrolloff stats` (SPEC §13 fields and the figures of SPEC §7): every number comes from the core's
 /// `Insights`, computed once by the helper.
 public struct StatsReport: Hashable, Sendable, Codable {
     public var profile: String

@@ -91,7 +91,7 @@ public struct StatusReport: Hashable, Sendable, Codable {
     /// The end of a strict curfew in force (every name but the allow list blocked).
     @WireOptionalTime public var strictCurfewUntil: Instant?
     /// The profile's requests for time that are pending or were answered in the last 7 days
-    /// (issue 13), newest first, so a member sees the answer.
+    /// (SPEC §9a), newest first, so a member sees the answer.
     public var requests: [TimeRequestInfo]?
 
     public init(profile: String, now: Instant, entries: [EntryReport], peeksLeftToday: Int, tokensLeftMonth: Int,

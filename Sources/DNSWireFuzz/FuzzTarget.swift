@@ -1,6 +1,6 @@
-// libFuzzer entry point for DNSWire (issue 3): any byte string must give a message or a typed
+// libFuzzer entry point for DNSWire (SPEC §9): any byte string must give a message or a typed
 // error, and what the serializer writes must parse back to the same message. The same bytes also
-// go through the TCP framer as a stream (FramerTarget.swift, issue 11).
+// go through the TCP framer as a stream (FramerTarget.swift, SPEC §9).
 import DNSWire
 
 /// Called by libFuzzer once per input. A broken promise ends in `fatalError`, which libFuzzer

@@ -6,7 +6,7 @@ import UnixSignals
 
 /// On SIGUSR2, writes glibc's own account of the heap to standard error (the journal under
 /// systemd): `malloc_info(3)`'s XML, one `<heap>` per arena, then the totals. A debugging
-/// aid for memory questions (issue 11, README "Soak"): it tells memory in use from memory glibc
+/// aid for memory questions (SPEC §9, docs/benchmarks.md "Soak"): it tells memory in use from memory glibc
 /// holds free, per arena, which RSS alone cannot. Nothing runs until the signal arrives; without
 /// it the helper only waits on the signal source.
 ///

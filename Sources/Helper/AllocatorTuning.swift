@@ -3,13 +3,13 @@ import Glibc
 #endif
 
 /// glibc malloc settings the helper sets for itself first thing in `main`, before its threads
-/// exist (issue 11, README "Soak: memory over many forwarded names"). Measured with
+/// exist (SPEC §9, docs/benchmarks.md "Soak: memory over many forwarded names"). Measured with
 /// `bench/soak.sh` with the cache full and evicting (TTL 3600, 100,000 answers), where glibc's
 /// bytes in use stay at 62 MiB and everything else is what it keeps free.
 ///
 /// Not set: **two arenas (M_ARENA_MAX 2)**. Measured: the same binary held 10–20 MiB less over
 /// the first 2 M names, but a 10 M run with it set here still crept, to 143 MiB at 7.6 M names
-/// against 141 MiB with glibc's default arenas (README "Soak"), so it bounds nothing and would
+/// against 141 MiB with glibc's default arenas (docs/benchmarks.md "Soak"), so it bounds nothing and would
 /// only make more event loops share two arenas' locks.
 ///
 /// **A fixed mmap threshold (128 KiB, glibc's own starting value).** By default glibc raises
@@ -22,7 +22,7 @@ import Glibc
 /// now keeps its answers in one region, `AnswerLog`, not a block each). Fixed, every block of 128 KiB
 /// or more is mmap'd on its own and unmapped when freed. It also fixes the trim threshold. The same
 /// holds for the list parse and matcher build buffers (tens of MB, grown by doubling): they go
-/// back to the kernel when freed instead of staying resident until a `malloc_trim` (issue 15).
+/// back to the kernel when freed instead of staying resident until a `malloc_trim` (SPEC §9).
 ///
 /// An administrator's own setting wins: a `MALLOC_MMAP_THRESHOLD_`, or a `GLIBC_TUNABLES` naming
 /// `mmap_threshold`, in the environment leaves it as it is.

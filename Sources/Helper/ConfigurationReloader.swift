@@ -41,7 +41,7 @@ public struct ConfigurationRejected: Error, Sendable, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Takes a new configuration on SIGHUP (issue 6; ARCHITECTURE principle 5 "on reload keep the old
+/// Takes a new configuration on SIGHUP (SPEC §13; ARCHITECTURE principle 5 "on reload keep the old
 /// config and report"): reads it, validates every part before touching anything, then applies
 /// what can change while running and reports the rest as waiting for a restart.
 ///

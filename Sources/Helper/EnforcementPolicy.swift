@@ -13,12 +13,12 @@ import Synchronization
 /// It holds the engine's urge recorder and wake target, not the engine: the engine is the target of
 /// weak references (its timers, `WakeTarget`), and Swift counts references to such an object through
 /// a side table, so every copy of a policy holding it took the runtime's slow retain and release
-/// path, twice per query (`perf`: 0.7% of the loop's CPU at saturation, issue 15).
+/// path, twice per query (`perf`: 0.7% of the loop's CPU at saturation, SPEC §9).
 ///
 /// A class, not a struct: the chain holds the policy as `any QueryPolicy` and copies it from the
 /// store into the query's context and on to the cache link's renderer; a copy of the struct
 /// retained and released its three references each time (value witness copies and destroys were
-/// 12% of the reply benchmark's CPU, issue 15), a copy of a reference retains one.
+/// 12% of the reply benchmark's CPU, SPEC §9), a copy of a reference retains one.
 final class EnforcementPolicy: QueryPolicy {
     let enforcement: Enforcement
     let urges: UrgeRecorder
@@ -65,7 +65,7 @@ final class PolicyComposer: Sendable {
         // two publish at the same moment. The target's lock never calls out.
         let replaced = published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, engine: engine)) }
         // The enforcement replaced is freed on the releaser thread once no query holds it, not
-        // here on the engine nor on the event loop whose query drops it last (issue 15).
+        // here on the engine nor on the event loop whose query drops it last (SPEC §9).
         if let old = (replaced as? EnforcementPolicy)?.enforcement, old !== enforcement { Retirement.shared.retire(old) }
     }
 }

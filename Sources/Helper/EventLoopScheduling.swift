@@ -5,7 +5,7 @@ import NIOPosix
 
 /// How many event loops answer DNS, and how the kernel schedules them.
 ///
-/// Two things a resolver sharing its cores with list work needs (issue 15, "a list refresh never
+/// Two things a resolver sharing its cores with list work needs (SPEC §9, "a list refresh never
 /// stalls answers"):
 ///
 /// - **One event loop per core the helper may run on.** SwiftNIO's `System.coreCount` reads the

@@ -47,7 +47,7 @@ public struct HelperConfiguration: Sendable {
     public var webListenRequired = false
     /// `[web] request_timeout` and `sign_in_max_delay`: the page against slow clients and guessers.
     public var web = WebSettings()
-    /// `[digest]`: the optional delivery hook of the weekly digest (issue 16).
+    /// `[digest]`: the optional delivery hook of the weekly digest (SPEC §7).
     public var digestHook = DigestHookSettings()
     /// The household page's documented port.
     public static let defaultWebPort = 5381

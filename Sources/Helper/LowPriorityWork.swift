@@ -14,7 +14,7 @@ import Musl
 /// Why: a list refresh costs seconds of CPU (4 s for a 1,000,000-name list), and on a router or a
 /// helper pinned to one core that CPU is the event loops' too. At the same priority the scheduler
 /// shared the core evenly, and p99 at 20,000 QPS went from 0.2 ms to 4.3 ms during a refresh
-/// (bench/dns.sh, issue 15 "a list refresh never stalls answers").
+/// (bench/dns.sh, SPEC §9: a list refresh never stalls answers).
 ///
 /// Nice 10 was not enough: under Linux's EEVDF scheduler a running thread keeps the CPU until its
 /// slice ends whatever its weight, and the check after that comes at the next timer tick, so

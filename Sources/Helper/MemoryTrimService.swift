@@ -7,7 +7,7 @@ import ServiceLifecycle
 ///
 /// Forwarding allocates and frees a few small blocks per exchange on every event loop. glibc keeps
 /// freed blocks in its arenas, and the free pages between live blocks stay resident: over 1 M
-/// forwarded names RSS rose 21% while the live heap stayed at 9–15 MiB (README "Soak"). Fewer
+/// forwarded names RSS rose 21% while the live heap stayed at 9–15 MiB (docs/benchmarks.md "Soak"). Fewer
 /// arenas (M_ARENA_MAX) made it worse and a lower M_TRIM_THRESHOLD only trims the top of the main
 /// heap, so neither helped; `malloc_trim(0)` also releases whole free pages inside every arena
 /// (madvise). Measured with bench/soak.sh over 3 M names, same binary with and without it (a

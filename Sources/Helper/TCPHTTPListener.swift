@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Sinkhole
 
 /// A Hummingbird HTTP/1.1 server on a TCP address, bound and stopped the way the helper needs:
-/// the household page and the metrics endpoint both run on it (one HTTP stack, issue 13).
+/// the household page and the metrics endpoint both run on it (one HTTP stack, SPEC §9a).
 ///
 /// Why not `Application.run()`: it runs its own service group and arms Hummingbird's graceful
 /// handler, so the helper's stop shut the server down twice and logged "Already closed" (or a

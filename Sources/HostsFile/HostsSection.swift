@@ -2,7 +2,7 @@
 /// blocked name, sorted, so the same rules always give the same bytes and an unchanged state
 /// never rewrites the file.
 ///
-/// Built for 100,000 names in well under the 200 ms a rewrite may take (issue 12, `bench/hosts.sh`):
+/// Built for 100,000 names in well under the 200 ms a rewrite may take (SPEC §10, `bench/hosts.sh`):
 /// every name is copied once, lowercased and checked on the way, into one byte pool; the pool's
 /// slices are sorted and deduplicated by `memcmp`, and the section is written into one buffer of
 /// exactly the right size. No `String` is made per name or per line.

@@ -13,8 +13,8 @@ public struct Refusal: Error, Hashable, Sendable, Codable {
         case invalidSchedule     // SPEC §2 validation (start == end, curfew > 960 min, …)
         case notBlocked          // nothing to open or stop
         case grantRunning        // SPEC §4, §5: a peek or token already opens the entry; no second charge
-        case requestsPending     // issue 13: a profile's unanswered requests for time are capped
-        case role                // issue 13: the caller's role on the profile does not allow the action
+        case requestsPending     // SPEC §9a: a profile's unanswered requests for time are capped
+        case role                // SPEC §11: the caller's role on the profile does not allow the action
     }
 
     public var rule: Rule

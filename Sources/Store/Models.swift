@@ -10,10 +10,10 @@ public struct ProfileSettings: Hashable, Sendable, Codable {
     public var preset: Preset
     /// Knobs set on their own (SPEC §6).
     public var overrides: KnobOverrides
-    /// Uids that own this profile (SPEC §11, issue 13): they view, spend, edit its rules, grant
+    /// Uids that own this profile (SPEC §11): they view, spend, edit its rules, grant
     /// or take time and answer its members' requests.
     public var ownerUIDs: [UInt32]
-    /// Uids that are members (issue 13): they view, spend and ask for time, but do not edit.
+    /// Uids that are members (SPEC §11): they view, spend and ask for time, but do not edit.
     public var memberUIDs: [UInt32]
 
     public init(name: String, clientCIDRs: [String] = [], timeZoneID: String, preset: Preset = .default,
@@ -122,7 +122,7 @@ public struct StoredState: Hashable, Sendable {
     public var profiles: [StoredProfile]
     public var plans: [Plan]
     public var alternatives: [Alternative]
-    /// Members' requests for time (issue 13), oldest first.
+    /// Members' requests for time (SPEC §9a), oldest first.
     public var timeRequests: [TimeRequest] = []
     /// Helper-wide settings in force, by key (`unknown_devices`).
     public var settings: [String: String] = [:]
@@ -130,7 +130,7 @@ public struct StoredState: Hashable, Sendable {
     public func profile(named name: String) -> StoredProfile? { profiles.first { $0.settings.name == name } }
 }
 
-/// A member's request for time (issue 13), answered by an owner: approved (an `adjust` ledger row
+/// A member's request for time (SPEC §9a), answered by an owner: approved (an `adjust` ledger row
 /// with the request's note) or declined.
 public struct TimeRequest: Hashable, Sendable, Codable {
     public enum Status: String, Hashable, Sendable, Codable, CaseIterable {

@@ -224,7 +224,7 @@ enum Schema {
         ("v2 drop list sources", """
         DROP TABLE IF EXISTS list_sources;
         """),
-        // Issue 13: a profile's members (view, spend, ask) apart from its owners (edit, grant),
+        // SPEC §11: a profile's members (view, spend, ask) apart from its owners (edit, grant),
         // members' requests for time, answered by an owner, and settings the helper must keep
         // across restarts to check the next change against (`unknown_devices`). A request outlives a restart; an
         // approval writes an `adjust` ledger row in the same transaction as the answer.
@@ -248,7 +248,7 @@ enum Schema {
             value TEXT NOT NULL
         ) STRICT;
         """),
-        // Issue 16: what the SPEC §7 heatmap and top entries need per day, kept after the 90-day
+        // What the SPEC §7 heatmap and top entries need per day, kept after the 90-day
         // purge (SPEC §12) beside `daily_rollups`; and the once-only marks of milestones and weekly
         // digests (their events are purged after 90 days, the marks are not, so none is written twice).
         ("v-insights-1 hour and entry rollups, insight marks", """

@@ -23,7 +23,7 @@ public struct StateChange: Sendable {
         /// Appends a ledger row (SPEC §4). Its id is returned in `CommitReceipt.ledgerIDs`.
         case appendLedger(profile: String, LedgerRow)
         case appendEvent(StoredEvent)
-        /// Issue 16: a burst of refused attempts is counted in the row its first attempt wrote
+        /// SPEC §12: a burst of refused attempts is counted in the row its first attempt wrote
         /// (`RefusalRecord.count`), so a script cannot grow the table without bound.
         case updateEventPayload(id: Int64, payload: String)
         /// Inserts or updates a grant; `ended` closes it with the instant and the reason.
@@ -40,7 +40,7 @@ public struct StateChange: Sendable {
         /// Protected time (SPEC §7): a block was in force over `[from, to)`; added to the daily
         /// totals of the profile's local days.
         case addProtectedTime(profile: String, from: Instant, to: Instant)
-        /// A member asks for time (issue 13); its id is returned in `CommitReceipt.timeRequestIDs`.
+        /// A member asks for time (SPEC §9a); its id is returned in `CommitReceipt.timeRequestIDs`.
         case addTimeRequest(profile: String, seconds: Int64, note: String, created: Instant)
         /// An owner's answer to a pending request; refused by the store when it is not pending.
         case answerTimeRequest(id: Int64, status: TimeRequest.Status, at: Instant, by: String, note: String?)

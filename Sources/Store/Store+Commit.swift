@@ -5,7 +5,7 @@ extension Store {
     /// Applies `change` and saves `anchor` in ONE transaction, and returns only after COMMIT (with
     /// `synchronous = FULL`, after the WAL is on disk). So a credit change is durable before the
     /// helper acknowledges it, and a failure anywhere — a constraint, a full disk, a kill — leaves
-    /// nothing of the change behind (issue 5; SPEC §4, §11).
+    /// nothing of the change behind (SPEC §4, §11).
     ///
     /// - Parameter anchor: the trusted clock's reading at this commit (SPEC §11 "saved with every commit").
     /// - Throws: `StoreError`; `.diskFull` says nothing was lost, which is true: the transaction rolled back.

@@ -66,7 +66,7 @@ extension Store {
     /// `scrolloff export --csv` (SPEC §12): every ledger row and event still kept, oldest first,
     /// as RFC 4180 CSV. `text` is the ledger note or the event's message. The same rows as
     /// `exportRows()`, so the two formats never disagree. `profiles`, when given, keeps the rows
-    /// of those profiles only (issue 13: a member exports their own profile, never another's).
+    /// of those profiles only (SPEC §11: a member exports their own profile, never another's).
     public func exportCSV(profiles: Set<String>? = nil) throws(StoreError) -> String {
         var out = CSV.line(Self.csvHeader)
         for r in try exportRows(profiles: profiles) {
@@ -76,7 +76,7 @@ extension Store {
         return out
     }
 
-    /// `scrolloff export --json` (issue 16): every ledger row and event still kept, oldest first,
+    /// `scrolloff export --json` (SPEC §12): every ledger row and event still kept, oldest first,
     /// as typed rows (ledger rows before events at the same instant, then by id); with `profiles`,
     /// those profiles' rows only.
     public func exportRows(profiles: Set<String>? = nil) throws(StoreError) -> [ExportRow] {

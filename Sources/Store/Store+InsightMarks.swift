@@ -2,9 +2,9 @@ import GRDB
 import ScrollOffCore
 
 extension EventKind {
-    /// Issue 16: a SPEC §7 milestone reached (7/30/60/100-day streak, 100 h protected), written once.
+    /// A SPEC §7 milestone reached (7/30/60/100-day streak, 100 h protected), written once.
     public static let milestone: EventKind = "milestone"
-    /// Issue 16: the weekly digest, Sunday 19:00 local, written once per week.
+    /// SPEC §7: the weekly digest, Sunday 19:00 local, written once per week.
     public static let weeklyDigest: EventKind = "weeklyDigest"
 }
 

@@ -46,7 +46,7 @@ extension Store {
             let cut: StatementArguments = [(now - age).millisecondsSince1970]
             try db.execute(sql: "DELETE FROM events WHERE profile IS NULL AND time < ?", arguments: cut)
             report.eventsDeleted += db.changesCount
-            // Issue 13: answered requests for time go with the events that tell of them (their
+            // SPEC §9a: answered requests for time go with the events that tell of them (their
             // approval's ledger row is rolled up above), cut at `now - days`. A pending request
             // never gets this old: it expires first (`HelperEngine.pendingRequestLifetime`).
             // Exercise outcomes stay: the lifetime figures and personal bests count them (issue

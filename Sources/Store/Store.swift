@@ -16,7 +16,7 @@ import Darwin
 ///   before, never a torn one, and a commit is one append to the WAL plus its fsync.
 /// - `synchronous = FULL` for every transaction, not only ledger writes: in WAL mode NORMAL may lose
 ///   the last commits on power loss, which would break "every credit change commits before it is
-///   acknowledged" (issue 5). The helper writes a handful of transactions per minute, and even with
+///   acknowledged" (kill -9 loses nothing acknowledged; SPEC §4: balance = the sum of the ledger). The helper writes a handful of transactions per minute, and even with
 ///   FULL the crash probe commits a few hundred per second, so the extra fsync costs nothing that matters.
 /// - Foreign keys on; a 5 s busy timeout in case `sqlite3` or a backup tool holds a lock briefly.
 public final class Store: Sendable {

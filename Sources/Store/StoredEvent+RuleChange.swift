@@ -2,10 +2,10 @@ import Foundation
 import ScrollOffCore
 
 extension EventKind {
-    /// Issue 16: a rule was made, changed or removed (block, schedule, focus, list, profile,
+    /// SPEC §12: a rule was made, changed or removed (block, schedule, focus, list, profile,
     /// knobs), with who did it; the payload is a `RuleChangeRecord`.
     public static let ruleChange: EventKind = "ruleChange"
-    /// Issue 16: a peek, use or token the rules refused; the payload is a `RefusalRecord`.
+    /// SPEC §12: a peek, use or token the rules refused; the payload is a `RefusalRecord`.
     /// (Refused loosenings keep their own kind, `editRefused`, with the same payload.)
     public static let bypassRefused: EventKind = "bypassRefused"
 }
@@ -81,12 +81,12 @@ public struct RefusalRecord: Hashable, Sendable, Codable {
 }
 
 extension StoredEvent {
-    /// A rule change (issue 16). Machine-wide when `profile` is nil (a list, a removed profile).
+    /// A rule change (SPEC §12). Machine-wide when `profile` is nil (a list, a removed profile).
     public init(_ change: RuleChangeRecord, profile: String?, entry: EntryID? = nil, at time: Instant, message: String) {
         self.init(profile: profile, time: time, kind: .ruleChange, entry: entry, message: message, payload: JSONCoding.string(change))
     }
 
-    /// A refused bypass or loosening (issue 16): the row's message is the refusal's own sentence.
+    /// A refused bypass or loosening (SPEC §12): the row's message is the refusal's own sentence.
     public init(_ record: RefusalRecord, kind: EventKind, profile: String, at time: Instant) {
         // Only a bypass's subject is an entry; a refused edit's may be a schedule's name.
         self.init(profile: profile, time: time, kind: kind, entry: kind == .bypassRefused ? record.subject.map { EntryID($0) } : nil,

@@ -34,7 +34,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, Expressi
     public static let exercise: EventKind = "exercise"
     /// SPEC §9b: the firewall caught DNS to another resolver, DNS over TLS or DoH by address.
     public static let bypassAttempt: EventKind = "bypassAttempt"
-    /// Issue 13: a member asked for time; an owner answered.
+    /// SPEC §9a: a member asked for time; an owner answered.
     public static let timeRequested: EventKind = "timeRequested"
     public static let timeRequestAnswered: EventKind = "timeRequestAnswered"
 }

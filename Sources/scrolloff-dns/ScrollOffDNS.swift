@@ -14,7 +14,7 @@ struct ScrollOffDNS: AsyncParsableCommand {
 
     static func main() async {
         // glibc's mmap threshold fixed before any thread allocates (AllocatorTuning: the dynamic one
-        // let multi-MiB blocks into an arena, where they stepped RSS up by ~12 MiB, issue 11 soak).
+        // let multi-MiB blocks into an arena, where they stepped RSS up by ~12 MiB, in the soak of bench/soak.sh).
         AllocatorTuning.apply(environment: ProcessInfo.processInfo.environment)
         // One line per event on stderr, with journald's priority prefixes when stderr is the
         // journal; stdout is kept for the `listening …` lines scripts read.

@@ -29,7 +29,7 @@ struct BypassFlow {
     /// when nobody is at a terminal (the answer's own plan is printed with it then).
     static func showPlanFirst(_ options: GlobalOptions, entry: String) throws -> BypassPreview? {
         guard interactive && !options.json else { return nil }
-        // The entry lets the helper pick the plan whose trigger fits this moment (issue 16).
+        // The entry lets the helper pick the plan whose trigger fits this moment (SPEC §8).
         let preview = try options.call(ControlEndpoints.bypassPreview, query: [(ControlQuery.entry, entry)])
         if let plan = preview.plan { PlanWords.printPlan(plan) }
         if !preview.alternatives.isEmpty { PlanWords.printAlternatives(preview.alternatives) }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import ControlAPI
 
-/// `scrolloff digest` (SPEC §13, issue 16): the latest weekly digest, written Sunday at 19:00 in the
+/// `scrolloff digest` (SPEC §13): the latest weekly digest, written Sunday at 19:00 in the
 /// profile's zone.
 struct Digest: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Your week in numbers: the digest written Sunday evening.")

@@ -1,7 +1,7 @@
 import ControlAPI
 import ScrollOffCore
 
-/// How `scrolloff events` words each row (issue 16): numbers first, what the person did and what
+/// How `scrolloff events` words each row (SPEC §12): numbers first, what the person did and what
 /// held, never blame.
 enum EventWords {
     /// "Since Mon 09:00: 3 rule changes; the rules held 14 times (9 peeks, 5 tokens)."

@@ -3,7 +3,7 @@ import ControlAPI
 import Foundation
 
 /// `scrolloff export --csv|--json`: the ledger and events on stdout (SPEC §12). `--csv` is RFC 4180
-/// text; `--json` is `{"format": "json", "rows": [...]}` with one typed object per row (issue 16).
+/// text; `--json` is `{"format": "json", "rows": [...]}` with one typed object per row (SPEC §12).
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Write your ledger and events to stdout as CSV (--csv) or typed JSON rows (--json).")
 

@@ -2,7 +2,7 @@ import ArgumentParser
 import ControlAPI
 import ScrollOffCore
 
-/// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7, issue 16): a compact dashboard, the
+/// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7): a compact dashboard, the
 /// numbers first, then sparklines and the hour heatmap. Every figure comes from the helper's one
 /// `Insights` computation; `--json` gives all of them.
 struct Stats: ParsableCommand {
@@ -46,7 +46,7 @@ enum StatsDashboard {
         row("Credit", "earned \(TimeWords.balance(seconds: s.earnedSeconds)) · spent \(TimeWords.balance(seconds: s.spentSeconds)) · "
             + "\(Plural.count(s.peeks, "peek")) · \(Plural.count(s.tokens, "token")) · \(Plural.count(s.exercises, "exercise")) done")
         // The period against the one before, then always the last 7 and 30 days against the ones
-        // before them (issue 16: week-over-week and month-over-month), without saying one twice.
+        // before them (SPEC §7: week-over-week and month-over-month), without saying one twice.
         var changes: [String] = []
         if let c = s.change, s.period == .year || (s.period == .day && c.previousUrges > 0) {
             changes.append(change(c, against: s.period.previousWords))

@@ -30,7 +30,7 @@ struct Status: ParsableCommand {
                 let task = grant.task.map { " · task “\($0)”" } ?? ""
                 print("Open now: \(grant.entry) (\(grant.kind)) until \(TimeWords.until(grant.end, now: now))\(task)")
             }
-            // Issue 13: a member sees the answer to their requests for time.
+            // SPEC §9a: a member sees the answer to their requests for time.
             for r in status.requests ?? [] {
                 let asked = "Request \(r.id) for \(TimeWords.span(seconds: r.seconds)) (“\(r.note)”)"
                 switch r.status {

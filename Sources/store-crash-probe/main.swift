@@ -1,7 +1,7 @@
 // store-crash-probe: drives the real wallet against the real store in a loop and prints the id of
 // every ledger row right after its commit returned, one per line. StoreTests kills it with SIGKILL
 // at chosen moments and checks that every printed (acknowledged) row survived, that the balance
-// still equals the ledger and that `quick_check` passes (issue 5: kill -9 loses nothing acknowledged).
+// still equals the ledger and that `quick_check` passes (SPEC §3: kill -9 loses nothing acknowledged).
 //
 // Usage: store-crash-probe STATE_DIR [ITERATIONS]   (no ITERATIONS: run until killed)
 // Time is simulated (20 min per step from the last saved instant), so runs are deterministic

@@ -107,7 +107,7 @@ struct BadFileTests {
         BadFile(name: "one_mac_in_two_profiles",
                 text: "[[profiles]]\nname = \"a\"\nclients = [\"aa:bb:cc:dd:ee:ff\"]\n[[profiles]]\nname = \"b\"\nclients = [\"AA-BB-CC-DD-EE-FF\"]\n",
                 key: "profiles[2].clients[1]", line: 6, allowed: "each claimed by one profile", problem: "already a client of profile a"),
-        // Issue 31: the router places `::ffff:10.0.0.5` as 10.0.0.5, so the two spellings are one client.
+        // SPEC §11: the router places `::ffff:10.0.0.5` as 10.0.0.5, so the two spellings are one client.
         BadFile(name: "an_ipv4_mapped_address_beside_its_ipv4_form_in_another_profile",
                 text: "[[profiles]]\nname = \"a\"\nclients = [\"10.0.0.5\"]\n[[profiles]]\nname = \"b\"\nclients = [\"::ffff:10.0.0.5\"]\n",
                 key: "profiles[2].clients[1]", line: 6, allowed: "each claimed by one profile", problem: "already a client of profile a"),

@@ -42,7 +42,7 @@ struct CheckConfigTests {
         #expect(run.stdout.contains("1 profile: default (strict"))
     }
 
-    /// Issue 31: nested client networks were accepted silently; the summary says which profile wins.
+    /// SPEC §11: nested client networks were accepted silently; the summary says which profile wins.
     @Test func nested_client_networks_are_said_with_the_profile_that_wins() throws {
         let scratch = try Scratch()
         let resolv = try scratch.file("resolv.conf", "nameserver 192.0.2.53\n")
@@ -110,7 +110,7 @@ struct CheckConfigTests {
         #expect(passing.status == 0, "\(passing.stderr)")
     }
 
-    /// `[firewall]` (issue 14) is checked like every section: its own values with key and line, and
+    /// `[firewall]` (SPEC §9b) is checked like every section: its own values with key and line, and
     /// what it needs from the rest of the file (the DNS sinkhole to redirect to).
     @Test func a_bad_firewall_section_exits_1_with_its_key_and_line() throws {
         let scratch = try Scratch()

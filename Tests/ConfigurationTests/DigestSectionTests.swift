@@ -1,7 +1,7 @@
 @testable import Helper
 import Testing
 
-/// `[digest]` (issue 16): the weekly digest's delivery hook.
+/// `[digest]` (SPEC §7): the weekly digest's delivery hook.
 @Suite("[digest]: the weekly digest's hook")
 struct DigestSectionTests {
     @Test func command_and_timeout_reach_the_settings() throws {

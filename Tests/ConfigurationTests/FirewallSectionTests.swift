@@ -1,7 +1,7 @@
 @testable import Helper
 import Testing
 
-/// `[firewall]` (SPEC §9b, issue 14): each key reaches the settings, bad values name their line,
+/// `[firewall]` (SPEC §9b): each key reaches the settings, bad values name their line,
 /// and `block_encrypted_dns` follows the firewall unless set.
 @Suite("[firewall]: the anti-bypass table's settings")
 struct FirewallSectionTests {

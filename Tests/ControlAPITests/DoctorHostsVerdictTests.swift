@@ -2,7 +2,7 @@ import ControlAPI
 import Foundation
 import Testing
 
-/// `doctor`'s hosts-mode verdicts (SPEC §10, issue 12) from facts alone.
+/// `doctor`'s hosts-mode verdicts (SPEC §10) from facts alone.
 struct DoctorHostsVerdictTests {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
 

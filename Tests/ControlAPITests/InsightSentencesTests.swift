@@ -3,7 +3,7 @@ import Foundation
 import ScrollOffCore
 import Testing
 
-/// Issue 16: two or three short sentences built from the numbers, in a kind voice: what the person
+/// SPEC §7: two or three short sentences built from the numbers, in a kind voice: what the person
 /// did, compared only upward, never a scold.
 @Suite("Insight sentences: numbers first, never shaming")
 struct InsightSentencesTests {

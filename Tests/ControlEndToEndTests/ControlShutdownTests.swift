@@ -24,8 +24,8 @@ struct ControlShutdownTests {
 }
 
 extension ControlEndToEnd {
-/// The same stop with the household page and the metrics endpoint on (issue 13 "one HTTP
-/// stack"): on Hummingbird's `Application`, whose own service group and graceful handler stopped
+/// The same stop with the household page and the metrics endpoint on (one HTTP
+/// stack for both): on Hummingbird's `Application`, whose own service group and graceful handler stopped
 /// the server a second time, the stop logged "Already closed" or a CancellationError as errors.
 @Suite
 struct WebShutdownTests {

@@ -40,7 +40,7 @@ struct CreditVerbTests {
         #expect(nothing.status == 1, "\(nothing)")
     }
 
-    /// Issue 10: `use` during a running paid peek charged the peek's 60 s and then `spend` for the
+    /// SPEC §4: `use` during a running paid peek charged the peek's 60 s and then `spend` for the
     /// same minute; `stop` ended a free peek though its help says it closes what `use` opened.
     @Test func use_during_a_running_peek_is_refused_with_its_end_and_stop_leaves_the_peek_alone() async throws {
         let server = try await EngineServer()

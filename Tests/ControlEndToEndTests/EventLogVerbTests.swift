@@ -4,7 +4,7 @@ import ScrollOffCore
 import Testing
 
 extension ControlEndToEnd {
-/// Issue 16 through the real CLI and control socket: rule changes with who made them, a refused
+/// SPEC §12 through the real CLI and control socket: rule changes with who made them, a refused
 /// peek naming its curfew, `export --json` rows and `export --csv` read by Python's csv module,
 /// and the plan that fits the moment.
 @Suite

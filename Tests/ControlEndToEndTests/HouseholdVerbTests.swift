@@ -9,7 +9,7 @@ import Store
 import Testing
 
 extension ControlEndToEnd {
-/// Issue 13 through the CLI and the socket: owners grant time (`adjust`), members ask for it
+/// SPEC §11 through the CLI and the socket: owners grant time (`adjust`), members ask for it
 /// (`ask`, `requests`), roles keep editing with owners, and `profile rm`.
 @Suite
 struct HouseholdVerbTests {
@@ -170,7 +170,7 @@ struct HouseholdVerbTests {
     }
 
     /// `export` spans profiles, so it keeps the rows of the profiles the caller may view: a
-    /// member's export has their own profile's ledger and events, never another's (issue 13),
+    /// member's export has their own profile's ledger and events, never another's (SPEC §11),
     /// in both formats; root's has everything. `profile list` too.
     @Test func a_members_export_holds_only_the_profiles_they_may_view() async throws {
         let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755)

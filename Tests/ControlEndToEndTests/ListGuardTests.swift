@@ -66,7 +66,7 @@ struct ListGuardTests {
         #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "quiet"]).status == 0)
         #expect(try await server.cli(["block", "instagram"]).status == 0)
         #expect(try await server.cli(["lists", "rm", "quiet"]).status == 0)
-        // Issue 16: both changes are in events, machine-wide, with who made them.
+        // SPEC §12: both changes are in events, machine-wide, with who made them.
         let events = try #require(try await server.json(["events"])["events"] as? [[String: Any]])
         let changes = events.compactMap { $0["rule_change"] as? [String: Any] }
         for change in ["listAdded", "listRemoved"] {
@@ -98,7 +98,7 @@ struct ListGuardTests {
 }
 
 extension ControlEndToEnd {
-/// The bad-line budget a list is stored under is the one it is put in force under (issue 4).
+/// The bad-line budget a list is stored under is the one it is put in force under (SPEC §1).
 @Suite
 struct ListBudgetTests {
     @Test func a_list_within_a_configured_larger_budget_is_accepted_and_in_force() async throws {

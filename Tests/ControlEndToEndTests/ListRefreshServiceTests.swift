@@ -78,7 +78,7 @@ struct ListRefreshServiceTests {
         #expect(published.withLock { $0 } == 0)
     }
 
-    /// What follows the lists (the firewall's DoH addresses, issue 14) is told after each refresh,
+    /// What follows the lists (the firewall's DoH addresses, SPEC §9b) is told after each refresh,
     /// the timer's and `lists update`'s, and not when the service merely starts or a list is added.
     @Test func the_refreshed_signal_is_sent_after_a_timer_refresh_and_after_lists_update_only() async throws {
         let directory = try makeTemporaryDirectory()

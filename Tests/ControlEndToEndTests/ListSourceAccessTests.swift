@@ -10,7 +10,7 @@ import TestSupport
 import Testing
 
 extension ControlEndToEnd {
-/// Issue 31, item 2: who may add which list sources. A group member (a real uid in the group the
+/// SPEC §11: who may add which list sources. A group member (a real uid in the group the
 /// authorizer names, through `setpriv`) may not make the root helper read a file they cannot read
 /// or fetch from this machine or its networks; no line of what was refused reaches the answer,
 /// `lists list` or the log.

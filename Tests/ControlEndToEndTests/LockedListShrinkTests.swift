@@ -19,7 +19,7 @@ struct SteppedRefreshTimer: RefreshTimer {
 }
 
 extension ControlEndToEnd {
-/// Issue 10, "a locked list shrinks": a list blocked under a 2 h cooldown, refreshed from its URL
+/// SPEC §3, a list under a lock never shrinks: a list blocked under a 2 h cooldown, refreshed from its URL
 /// with one name left, said "updated, 1 name" and opened the other names, a way around the
 /// cooldown that `lists rm` and `unblock` refuse. SPEC §3: a list held by a lock never loses names
 /// by a refresh until the lock ends; new names apply at once.

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 extension ControlEndToEnd {
-/// The running helper takes a new configuration (issue 6): real sockets, real dig, a real dnsmasq
+/// The running helper takes a new configuration (SPEC §13): real sockets, real dig, a real dnsmasq
 /// upstream, the whole `HelperMain` in this process, reloaded the way SIGHUP reloads it.
 @Suite
 struct ReloadTests {

@@ -5,7 +5,7 @@ import Store
 import Testing
 
 extension ControlEndToEnd {
-/// Issue 16: `scrolloff stats --week` and `scrolloff digest` through the real CLI, on a real
+/// SPEC §7: `scrolloff stats --week` and `scrolloff digest` through the real CLI, on a real
 /// terminal (util-linux `script` gives it a pty), with and without NO_COLOR, and piped.
 @Suite
 struct StatsDashboardTests {

@@ -4,7 +4,7 @@ import ScrollOffCore
 import Testing
 
 extension ControlEndToEnd {
-/// `status` tells the truth (issue 10), through the real CLI and control server over the real
+/// `status` tells the truth (SPEC §3), through the real CLI and control server over the real
 /// engine at Wednesday 2026-11-18 12:00 UTC: the next change skips edges that change nothing, says
 /// what the state becomes, keeps every reason, and lists running focus sessions and grants.
 @Suite

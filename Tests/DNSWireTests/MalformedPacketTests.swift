@@ -1,7 +1,7 @@
 import DNSWire
 import Testing
 
-// Tricky packets from RFC 9267 and issue 3: each must give its typed error at the right offset.
+// Tricky packets from RFC 9267 and SPEC §9: each must give its typed error at the right offset.
 
 private func expectError(
     _ bytes: [UInt8], _ expected: DNSWireError, sourceLocation: SourceLocation = #_sourceLocation

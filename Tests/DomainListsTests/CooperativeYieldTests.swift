@@ -6,7 +6,7 @@ import Testing
 
 /// `CooperativeYield`: a thread doing long list work with yield points on enters the scheduler at
 /// the first point after each `interval`, so a woken event loop on its core waits for it about
-/// that long at most (issue 15, "a list refresh never stalls answers"); elsewhere the points do
+/// that long at most (SPEC §9: a list refresh never stalls answers); elsewhere the points do
 /// nothing.
 @Suite struct CooperativeYieldTests {
     /// `body`'s result, computed on a new thread of its own (Swift's pool threads are shared, and

@@ -5,7 +5,7 @@ import Testing
 @testable import DomainLists
 
 /// `ListParser.parse(contentsOfFile:)` reserves room for the rules from the file's size before it
-/// reads (issue 15). The size is only a hint: a file far larger than its names (a sparse file, a
+/// reads (SPEC §9). The size is only a hint: a file far larger than its names (a sparse file, a
 /// huge file of comments or junk) must not become an allocation of its own size, or a file larger
 /// than memory aborts the process ("failed to allocate") instead of being reported as a bad list.
 @Suite("List file parse: the size-based reservation is bounded")

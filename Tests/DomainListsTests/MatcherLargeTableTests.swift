@@ -2,7 +2,7 @@
 import Testing
 
 /// Tables of 2 MiB and more are mapped on their own, starting on a huge-page boundary, with a
-/// length that is a whole number of small pages rather than of huge pages (issue 15: the rounding
+/// length that is a whole number of small pages rather than of huge pages (SPEC §9: the rounding
 /// cost up to 2 MiB per table). Every name must still be found, up to the table's last byte.
 @Suite("Matcher: tables past the huge-page size")
 struct MatcherLargeTableTests {

@@ -1,7 +1,7 @@
 @testable import DomainLists
 import Testing
 
-/// Issue 15: a node record stores only the answers its node has (none, one for both, self only,
+/// SPEC §9: a node record stores only the answers its node has (none, one for both, self only,
 /// or both), each 2 bytes when every entry-set id fits beside the allowed bit, else 4. Each case
 /// checks the answers a lookup gives and the record table's exact size for that encoding.
 @Suite("Matcher: record layout")

@@ -5,7 +5,7 @@ import Testing
 @testable import DomainLists
 
 /// `PageRelease`: a region about to be freed goes back to the kernel in steps, its whole pages
-/// only (issue 15: one large free kept a woken event loop off its core for milliseconds).
+/// only (SPEC §9: one large free kept a woken event loop off its core for milliseconds).
 @Suite struct PageReleaseTests {
     /// Whether each page of `bytes` bytes at the page-aligned `base` is resident, from `mincore`.
     static func residency(_ base: UnsafeMutableRawPointer, bytes: Int) -> [Bool] {

@@ -3,7 +3,7 @@ import Testing
 
 /// `RuleList` keeps value semantics over its shared storage (`PackedRules`), which hands its pages
 /// back in steps when the last copy goes: a copy must never lose a name to another copy's change
-/// or to its freeing (that would be a fail-open, issue 15).
+/// or to its freeing (that would be a fail-open, SPEC §9).
 @Suite struct RuleListStorageTests {
     /// Enough names that the storage is several 256 KiB steps.
     static func large(_ count: Int = 60_000, prefix: String = "n") -> RuleList {

@@ -1,7 +1,7 @@
 import Testing
 @testable import DomainLists
 
-/// Issue 15 review: the one-pass parse of `name` / `0.0.0.0 name` lines against the full path, on
+/// From a review (SPEC §9): the one-pass parse of `name` / `0.0.0.0 name` lines against the full path, on
 /// the awkward lines a blocker meets (a name the fast path drops, mis-lowercases or mis-splits
 /// would answer normally, failing open). Each line is parsed as written and with a trailing
 /// comment, which sends it down the full path and changes nothing else about it.

@@ -1,7 +1,7 @@
 import Testing
 @testable import DomainLists
 
-/// Issue 15: the parser takes `name` and `0.0.0.0 name` lines in one pass (`LineClassifier.simpleRule`,
+/// SPEC §9: the parser takes `name` and `0.0.0.0 name` lines in one pass (`LineClassifier.simpleRule`,
 /// `RuleList.appendIfSimpleName`) and the builder adds a list a batch at a time
 /// (`MatcherBuilder.add(_:entry:)`). Both must give exactly what the full path gives; these tests
 /// compare the two on many generated lines and names, the awkward ones included.

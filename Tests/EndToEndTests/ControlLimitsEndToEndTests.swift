@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The control socket's connection bounds and the accept back-off at the descriptor limit
-/// (issue 11: 19,985 idle connections from one member of group `scrolloff` took every descriptor
+/// (SPEC §9: 19,985 idle connections from one member of group `scrolloff` took every descriptor
 /// of the helper; forwarded queries failed, TCP DNS timed out, `status` took over 10 s, and
 /// nothing was logged).
 @Suite struct ControlLimitsEndToEndTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Floods that used to take every descriptor of the helper (issue 11), and what must keep working.
+/// Floods that used to take every descriptor of the helper (SPEC §9), and what must keep working.
 @Suite struct DescriptorLimitEndToEndTests {
     /// The number a start line says a limit was lowered to (`DescriptorBudget.apply`), e.g.
     /// `dns.tcp_connections="4096 -> 40"`.

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Testing
 
-/// SPEC §9, issue 13: a profile can name a device by its MAC address; the helper learns the
+/// SPEC §9: a profile can name a device by its MAC address; the helper learns the
 /// device's addresses from the kernel's neighbour table, so a kid whose device changes its IP stays
 /// in their profile. Real network namespaces and a veth pair with a fixed MAC, the real binary,
 /// real `dig` from inside the namespace.
@@ -108,7 +108,7 @@ import Testing
         }
         #expect(try kid.shortA("host.test", port: port) == "10.0.0.7")
         #expect(try kid.shortA("host.test", port: port, v6: true) == "10.0.0.7")
-        // The household page knows the device as DNS does (issue 13): by its MAC, at its new address.
+        // The household page knows the device as DNS does (SPEC §9a): by its MAC, at its new address.
         let web = try server.child.waitForLine { $0.hasPrefix("listening web \(subnet).1:") }
         let webPort = try #require(web.split(separator: ":").last.flatMap { Int($0) })
         let page = try run("/usr/sbin/ip", ["netns", "exec", kid.name, "/usr/bin/curl", "-s", "--max-time", "5", "http://\(subnet).1:\(webPort)/"])

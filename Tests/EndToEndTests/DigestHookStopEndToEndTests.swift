@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Leftover of issue 16: a digest hook running when the helper stopped outlived it (nothing signalled
+/// Found after the digest was built (SPEC §7): a digest hook running when the helper stopped outlived it (nothing signalled
 /// it), and it started with what the helper ignored still ignored. Now the hook starts with default
 /// signal dispositions in its own process group, and the helper's stop ends it with SIGTERM (SIGKILL
 /// only after the 2 s grace). On the old helper this test fails: all three processes keep running.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Enforcement at every instant (SPEC §3, issue 10) through the real helper and real `dig`: a window
+/// Enforcement at every instant (SPEC §3) through the real helper and real `dig`: a window
 /// edge or a grant end bites at its instant even when the engine's timer is late or the state disk
 /// is full, and the books catch up with the exact seconds once writes succeed again.
 ///
@@ -54,7 +54,7 @@ import Testing
             ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
     }
 
-    /// Issue 10: under `faketime -f "@2026-11-23 22:59:40"` the 23:00 curfew showed in `status` while
+    /// SPEC §3: under `faketime -f "@2026-11-23 22:59:40"` the 23:00 curfew showed in `status` while
     /// DNS kept the real address with TTL 1 past the edge. The helper's clocks are all faked, so its
     /// timer cannot be trusted to fire at the edge; the snapshot's timeline must flip by itself.
     @Test func curfew_at_2300_under_faketime_blocks_within_a_second_of_the_edge() throws {
@@ -85,7 +85,7 @@ import Testing
         #expect(now.output.contains("\"curfew\""), "\(now)")
     }
 
-    /// Issue 10: with the state dir on a full 4 MiB tmpfs, a block window starting at the next
+    /// SPEC §3: with the state dir on a full 4 MiB tmpfs, a block window starting at the next
     /// minute never blocked in DNS (the timer only published after a successful commit). On the
     /// real clock.
     @Test func full_state_disk_a_block_window_at_the_next_minute_blocks_on_time_and_doctor_says_writes_fail() throws {
@@ -127,7 +127,7 @@ import Testing
         #expect(!after.output.contains("state writes failing"), "\(after)")
     }
 
-    /// Issue 10: `scrolloff use` with the disk full kept the entry open 62 s past a balance of 0, and
+    /// SPEC §4: `scrolloff use` with the disk full kept the entry open 62 s past a balance of 0, and
     /// those seconds were never charged. The spend's end is known when it starts: DNS blocks at that
     /// instant, and once space is back the ledger holds exactly the 120 s of starter credit spent.
     @Test func full_state_disk_a_spend_closes_at_zero_and_the_ledger_catches_up_exactly() throws {

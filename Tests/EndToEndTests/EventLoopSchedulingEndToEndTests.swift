@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The real helper's event loops and UDP listener threads as the kernel sees them (issue 15, "a
+/// The real helper's event loops and UDP listener threads as the kernel sees them (SPEC §9, "a
 /// list refresh never stalls answers"): one of each per core the helper may run on, each with the
 /// short time slice that lets a waking thread preempt list work, and a burst larger than one
 /// receive batch answered whole. In

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// The three network bypasses of issue 14 tried as a motivated user would, against the real helper
+/// The three network bypasses of SPEC §9b tried as a motivated user would, against the real helper
 /// and its real nftables table, in namespaces of our own (`FirewallLab`): asking another resolver,
 /// DNS over TLS, and DNS over HTTPS to a resolver's address. Each is closed while the helper runs.
-@Suite("Firewall: the bypasses are closed (issue 14)", .serialized)
+@Suite("Firewall: the bypasses are closed (SPEC §9b)", .serialized)
 struct FirewallEndToEndTests {
     static let routerSettings = "enabled = true\nmode = \"router\"\nlan_interfaces = [\"lan0\"]"
 
@@ -211,7 +211,7 @@ struct FirewallEndToEndTests {
         #expect(helper.child.isRunning)
     }
 
-    /// Issue 14: the DoH endpoint names are resolved again with the lists' refresh, so a provider
+    /// SPEC §9b: the DoH endpoint names are resolved again with the lists' refresh, so a provider
     /// that moves to a new address is refused there too, without a restart: after
     /// `scrolloff lists update` (the refresh a person starts; the timer's runs the same signal)
     /// and after a reload with the file unchanged. As root and under the unit's capabilities.
@@ -282,7 +282,7 @@ struct FirewallEndToEndTests {
         !answer.contains(FirewallLab.realAddress) && (answer.contains("refused") || answer.contains("timed out"))
     }
 
-    /// Issue 31: `dig -p 5353 @208.67.222.222 instagram.com` from a LAN device got the real answer,
+    /// SPEC §9b: `dig -p 5353 @208.67.222.222 instagram.com` from a LAN device got the real answer,
     /// also while the helper was dead. Now every TCP and UDP port of a listed resolver's address is
     /// closed to the device, IPv4 and IPv6, while the helper runs and after a kill -9; port 53 is
     /// answered by the sinkhole while it runs. The helper's own upstream is that very resolver on

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Network namespaces of our own for the firewall tests (issue 14): never the host's tables.
+/// Network namespaces of our own for the firewall tests (SPEC §9b): never the host's tables.
 ///
 /// - `out` plays the Internet: a fake outside resolver (dnsmasq) on 8.8.8.8, 2001:4860:4860::8888
 ///   and 10.77.2.2 (the helper's upstream) that gives instagram.com its "real" address, and TCP

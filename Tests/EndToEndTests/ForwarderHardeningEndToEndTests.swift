@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// A resolver that runs unattended for a year (issue 11): no memory growth per forwarded query,
+/// A resolver that runs unattended for a year (SPEC §9): no memory growth per forwarded query,
 /// serve-stale when the upstreams die (RFC 8767), and a spoofing margin beyond the ID and port
 /// (0x20 and unwanted replies, as unbound has).
 @Suite struct ForwarderHardeningEndToEndTests {
@@ -20,12 +20,12 @@ import Testing
             .flatMap { $0.split(separator: " ").compactMap { Int($0) }.first } ?? -1
     }
 
-    /// Issue 11 #2: ~540 bytes per forwarded query were never freed (1.13 M queries: 666 MB).
+    /// Memory per forwarded query (SPEC §9): ~540 bytes per forwarded query were never freed (1.13 M queries: 666 MB).
     /// Every answer has TTL 0, so nothing is cached and each query is a new upstream exchange:
     /// any per-forward leak shows as growth between 20 k (allocator and pools warm) and 220 k.
     /// With the leak (the cache's eviction list bounded by capacity, not by live entries), 200 k
     /// forwards grew this debug build by 228 MB. The bound is 16 MB: what is left is glibc keeping
-    /// freed memory (its own "in use" count stays flat, README "Soak"). It measured 3–12 MB here
+    /// freed memory (its own "in use" count stays flat, docs/benchmarks.md "Soak"). It measured 3–12 MB here
     /// before the fixed mmap threshold (AllocatorTuning), +3.5 and +3.7 MB after it at load 8–11.
     @Test func rss_stays_flat_over_200k_forwarded_queries() throws {
         let scratch = try Scratch()
@@ -70,7 +70,7 @@ import Testing
         return used / 1024
     }
 
-    /// Issue 11 soak with the cache full (TTL 3600): each stored cache key shared the name buffer
+    /// The soak (bench/soak.sh) with the cache full (TTL 3600): each stored cache key shared the name buffer
     /// of the loop's reusable query parser, so every answer stored cost a new full-capacity buffer
     /// that was kept (the soak: 333 MiB -> 1.34 GiB over 1 M names with the cache at its 100,000).
     /// Here the cache holds 2,000 answers and is full after the warm-up; 60,000 more names evict
@@ -94,7 +94,7 @@ import Testing
     }
 
     /// SIGUSR2 writes glibc's heap account (malloc_info(3)) to standard error, the figure the soak
-    /// benchmark reads to tell memory in use from memory held free (README "Soak"). Before, the
+    /// benchmark reads to tell memory in use from memory held free (docs/benchmarks.md "Soak"). Before, the
     /// signal's default action ended the helper.
     @Test func sigusr2_writes_the_allocator_report_and_the_helper_keeps_answering() throws {
         let scratch = try Scratch()
@@ -149,7 +149,7 @@ import Testing
         #expect(line.hasPrefix("FAIL  upstreams ") && line.contains("every upstream is down: 127.0.0.1:\(upstream.port)"), "\(doctor)")
     }
 
-    /// Issue 11 #6: all 65,536 IDs forged at the query's port, from the upstream's own address,
+    /// Forged replies (SPEC §9): all 65,536 IDs forged at the query's port, from the upstream's own address,
     /// before the real answer. Today's defences: 0x20 (the forgery has the wrong letter case) and
     /// the unwanted-reply threshold (the port is given up and the question asked over TCP).
     @Test func a_flood_of_every_id_at_the_query_port_poisons_nothing() throws {

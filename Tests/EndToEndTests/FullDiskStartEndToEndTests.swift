@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 10, the last hole: a helper restarted (or killed and restarted) while its state disk is
+/// SPEC §3, the last hole: a helper restarted (or killed and restarted) while its state disk is
 /// still full exited at the start's first write, and the household lost DNS altogether. The rules
 /// load fine from a full disk, so the helper starts and enforces them; the start's bookkeeping waits
 /// and is written once space is back.

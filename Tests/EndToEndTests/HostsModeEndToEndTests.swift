@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Hosts mode through the real binaries (SPEC §10, issue 12): `scrolloff-dns start --mode hosts`
+/// Hosts mode through the real binaries (SPEC §10): `scrolloff-dns start --mode hosts`
 /// keeps a managed section of a temporary hosts file in step with the CLI's rules, and
 /// `scrolloff-dns hosts remove` gives the original bytes back. The real /etc/hosts is only ever
 /// touched inside a private mount namespace, where a temporary file is bind-mounted over it.
@@ -250,7 +250,7 @@ import Testing
         return (helper, hosts)
     }
 
-    /// Issue 12 "an edit by hand to the section is undone": a line deleted from the section with an
+    /// SPEC §10: an edit by hand to the section is undone: a line deleted from the section with an
     /// in-place write, and the whole section dropped by an editor-style rename, both come back within
     /// 1 s (inotify wakes the helper; the 30 s check alone would be too slow), and the user's own
     /// change outside the section is kept.
@@ -296,7 +296,7 @@ import Testing
         #expect(ControlLimitsEndToEndTests.occurrences("another program is writing the hosts file", in: helper.child.stderr) == 1, "\(helper.child.stderr)")
     }
 
-    /// Issue 12: killing the helper (SIGKILL) in the middle of rewrites never leaves a truncated or
+    /// SPEC §10: killing the helper (SIGKILL) in the middle of rewrites never leaves a truncated or
     /// mixed file: a reader sees the old file or the new one, and the next start removes any
     /// temporary file the kill left beside it.
     @Test func kill_9_during_rewrites_never_leaves_a_torn_file_or_a_leftover() throws {

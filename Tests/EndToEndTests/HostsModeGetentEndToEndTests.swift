@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Hosts mode as glibc sees it (SPEC §10, issue 12): `getent` inside a private namespace whose
+/// Hosts mode as glibc sees it (SPEC §10): `getent` inside a private namespace whose
 /// /etc/hosts is the helper's file and whose resolver knows instagram.com's real address
 /// (``HostsNamespace``). Outside a window the name gets the resolver's address; inside it, the
 /// section's 0.0.0.0, within a second of the edge, with the helper's clock faked or real.
@@ -18,8 +18,8 @@ import Testing
         return nil
     }
 
-    /// Issue 12 "getent answers 0.0.0.0 inside a window and the real address outside it (under
-    /// faketime)": the helper's clocks start at Monday 22:59:40 and a block window opens at 23:00.
+    /// SPEC §10: getent answers 0.0.0.0 inside a window and the real address outside it, under
+    /// faketime: the helper's clocks start at Monday 22:59:40 and a block window opens at 23:00.
     @Test func under_faketime_getent_gives_the_real_address_before_a_2300_window_and_null_inside_it() throws {
         let scratch = try Scratch()
         let space = try HostsNamespace(scratch: scratch, hostsBytes: Self.plainHosts,
@@ -62,7 +62,7 @@ import Testing
         #expect(blocked.timeIntervalSince(edge) < 1.0, "blocked \(blocked.timeIntervalSince(edge)) s after the window started")
     }
 
-    /// Issue 12: `1.2.3.4 instagram.com` of the user's own still answered while blocked. Scroll Off
+    /// SPEC §10: `1.2.3.4 instagram.com` of the user's own still answered while blocked. Scroll Off
     /// keeps every byte outside its section, so it cannot take the line out; what it does: the
     /// section goes first (glibc's `multi off` then answers from it alone), and `doctor` names the
     /// line, because with `multi on` (Debian's default) glibc returns it as well and `getaddrinfo`

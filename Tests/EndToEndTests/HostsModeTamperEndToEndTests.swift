@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Hosts mode against people, not rules (SPEC §10, §11, issue 12): a hand edit of the section is put
+/// Hosts mode against people, not rules (SPEC §10, §11): a hand edit of the section is put
 /// back and recorded as one tamper event per edit; a strict curfew, which a hosts file cannot
 /// express, writes every name the lists know and `doctor` says what stays open.
 @Suite struct HostsModeTamperEndToEndTests {
@@ -23,7 +23,7 @@ import Testing
         try handle.close()
     }
 
-    /// Issue 12: a restored hand edit was only a log line. Now each edit is one tamper event: not one
+    /// SPEC §10: a restored hand edit was only a log line. Now each edit is one tamper event: not one
     /// per inotify wake (the helper's own rewrite wakes the watcher too), none for a change of the
     /// user's own lines, none for a rule change, and `doctor` counts them.
     @Test func each_hand_edit_of_the_section_is_put_back_and_recorded_once_as_a_tamper_event() throws {

@@ -3,7 +3,7 @@ import Testing
 
 /// A hosts-mode helper whose /etc/hosts is a temporary file, in a private mount namespace (and,
 /// with a resolver, a private network namespace), so glibc's own lookups (`getent`) can be asked
-/// while the real /etc/hosts is never touched (issue 12).
+/// while the real /etc/hosts is never touched (SPEC §10).
 ///
 /// - /etc gets an overlay whose upper layer is in the scratch folder: the backups the helper saves
 ///   next to the file (/etc/hosts.scrolloff.*) land there, not in the real /etc.

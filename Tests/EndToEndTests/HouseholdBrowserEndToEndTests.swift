@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The household page in a real browser (issue 13): Debian's headless Chromium, driven by
+/// The household page in a real browser (SPEC §9a): Debian's headless Chromium, driven by
 /// python3-selenium through chromedriver, from a kid's and a parent's network namespace, against
 /// the real helper under faketime. The scenario and its checks are in
 /// `scripts/browser/household_browser.py`, which prints what failed and the page the browser showed.

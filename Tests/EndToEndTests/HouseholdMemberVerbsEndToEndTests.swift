@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 13's review: what the CLI lets a member do for their own profile that the page lacked —
+/// A review of the page (SPEC §9a): what the CLI lets a member do for their own profile that the page lacked —
 /// a bypass's `--task`, `use` without `--for`, `export --csv`, `plan list --all`, `events --since` —
 /// and the page's own bounds: minutes a form cannot overflow, the address it is bound to, and
 /// allowed queries that stay out of the log while devices use it.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 13 "a household member can do from a phone everything the CLI lets them do for their own
+/// SPEC §11 "a household member can do from a phone everything the CLI lets them do for their own
 /// profile": the verbs beyond status, peek, use, token, stop and ask — `plan add/list/archive`,
 /// `alternatives add/list`, `focus`, `stats`, `events`, `wallet`'s batches and `schedule list` —
 /// over HTTP against the real helper, each on the device's own profile and never another's.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Leftover of issue 13: the owner's page could add schedules but not remove them. Removal is the
+/// Found after the page was built (SPEC §9a): the owner's page could add schedules but not remove them. Removal is the
 /// engine call of `scrolloff schedule rm` (one decision path), so the cooldown that follows adding a
 /// schedule refuses it with the same words, and only an owner signed in, with the form's CSRF token,
 /// on a profile their uid may edit, can ask. Real helper under faketime, real HTTP (curl).

@@ -72,7 +72,7 @@ struct HouseholdWebEndToEndTests {
     @Test func refusals_carry_the_rule_the_time_it_opens_and_the_reason_like_the_cli() throws {
         let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
         #expect(try helper.cli(["block", "tiktok", "--profile", "kid", "--reason", "homework first"]).exitCode == 0)
-        // Issue 16: the moment shows the plan whose trigger fits it (the entry), not the newest,
+        // SPEC §8: the moment shows the plan whose trigger fits it (the entry), not the newest,
         // and counts it once for the flow however often the page is loaded.
         #expect(try helper.cli(["plan", "add", "--profile", "kid", "--when", "TikTok pulls me in", "--then", "I will text a friend"]).exitCode == 0)
         #expect(try helper.cli(["plan", "add", "--profile", "kid", "--when", "I feel bored", "--then", "I will stretch"]).exitCode == 0)
@@ -102,7 +102,7 @@ struct HouseholdWebEndToEndTests {
         #expect(try owner.post("/signin", [("csrf", signIn), ("name", HouseholdHelper.ownerName), ("password", HouseholdHelper.ownerPassword)]).status == 303)
         let ownerPage = try owner.get("/owner")
         let ownerToken = try #require(ownerPage.csrf)
-        // Issue 16: the owner sees each member's week as charts, in that member's section.
+        // SPEC §7: the owner sees each member's week as charts, in that member's section.
         let kidSection = try #require(ownerPage.body.range(of: #"id="profile-kid""#).map { ownerPage.body[$0.lowerBound...] })
         let kidPart = kidSection.prefix(upTo: kidSection.range(of: "</section>")?.lowerBound ?? kidSection.endIndex)
         for chart in ["chart trend", "chart heatmap", "chart top"] { #expect(kidPart.contains("class=\"\(chart)\""), "\(chart)") }
@@ -112,7 +112,7 @@ struct HouseholdWebEndToEndTests {
         #expect(unblock.body.contains("tiktok is in cooldown until "))
         #expect(unblock.body.contains("Your reason: “homework first”"))
 
-        // Issue 16: events name who changed a rule and who was refused, by what, until when.
+        // SPEC §12: events name who changed a rule and who was refused, by what, until when.
         let listed = try helper.cli(["events", "--profile", "kid", "--json"])
         let events = try #require((try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["events"] as? [[String: Any]])
         let block = try #require(events.compactMap { $0["rule_change"] as? [String: Any] }.first { $0["change"] as? String == "block" })

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `make install` / `make uninstall` through scripts/install.sh into a temporary DESTDIR, with the
-/// debug binaries this test run built (issue 6, "Install and service").
+/// debug binaries this test run built (SPEC §13; README "Install as a service").
 @Suite(.serialized)
 struct InstallEndToEndTests {
     /// The checkout: this file is Tests/EndToEndTests/InstallEndToEndTests.swift.
@@ -142,7 +142,7 @@ struct InstallEndToEndTests {
         #expect(verify.output.isEmpty, "\(verify.output)")
     }
 
-    /// What issue 6 asks of the unit, line by line, so a later edit cannot drop one unnoticed.
+    /// What README "Install as a service" promises of the unit, line by line, so a later edit cannot drop one unnoticed.
     @Test(arguments: [
         "Type=notify", "ExecReload=/usr/local/bin/scrolloff-dns check-config --config /etc/scrolloff/scrolloff.toml",
         "ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure", "RuntimeDirectory=scrolloff",

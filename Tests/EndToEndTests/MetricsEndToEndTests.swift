@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The Prometheus endpoint and the logs of the real helper (issue 6 "Metrics and logs"; SPEC §9 privacy).
+/// The Prometheus endpoint and the logs of the real helper (docs/operations.md "Metrics and logs"; SPEC §9 privacy).
 @Suite struct MetricsEndToEndTests {
     /// One scrape with curl, parsed into `series → value` (`name{labels}` exactly as exposed).
     struct Scrape {

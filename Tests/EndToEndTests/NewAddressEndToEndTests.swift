@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Testing
 
-/// Issue 31 item 3, SPEC §11 "New addresses": a device in a MAC profile is in its profile from the
+/// SPEC §11 "New addresses": a device in a MAC profile is in its profile from the
 /// first query from any new IPv4 or IPv6 address. The device keeps this machine's MAC cached, so
 /// its first datagram from a new address comes with no ARP or NDP exchange before it and the
 /// kernel has no neighbour entry for that address yet (on main it got the real answer, 10 of 10).

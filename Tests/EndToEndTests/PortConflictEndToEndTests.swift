@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Testing
 
-/// A listen port already taken: the helper exits non-zero and names who holds it (issue 6).
+/// A listen port already taken: the helper exits non-zero and names who holds it (SPEC §13).
 struct PortConflictEndToEndTests {
     func start(on port: Int, upstream: Int, scratch: Scratch) throws -> Child {
         try Child(

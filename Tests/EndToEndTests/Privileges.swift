@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// How the test starts `scrolloff-dns`: as people run it (issue 11). Every DNS transport test runs
+/// How the test starts `scrolloff-dns`: as people run it (SPEC §9). Every DNS transport test runs
 /// in each mode, because a socket option that needs a capability only root has (SO_DEBUG, set by
 /// mistake) broke DNS over TCP for everyone else while every test ran as root.
 enum PrivilegeMode: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -3,7 +3,7 @@ import Testing
 
 /// `systemctl reload scrolloff-dns` is SIGHUP to the real binary: the configuration file is read
 /// again, a good file takes effect without a restart, a bad one is reported with its key and line
-/// and the configuration in force stays (ARCHITECTURE principle 5, issue 6).
+/// and the configuration in force stays (ARCHITECTURE principle 5, SPEC §13).
 @Suite struct ReloadEndToEndTests {
     /// The `status:` of dig's header for `name` A.
     static func status(_ port: Int, _ name: String) throws -> String {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 10 with the real binaries: a list under a block's cooldown does not shrink by a refresh,
+/// SPEC §3 with the real binaries: a list under a block's cooldown does not shrink by a refresh,
 /// not even across a kill -9, and two curfews that join into more than 16 h are refused.
 @Suite struct RuleHoldEndToEndTests {
     /// Writes the list and dates it `ahead` seconds from now, so a refresh sees a new copy.

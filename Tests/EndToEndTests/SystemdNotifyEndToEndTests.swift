@@ -56,7 +56,7 @@ struct SystemdNotifyEndToEndTests {
         } == 0
     }
 
-    /// Issue 6: `systemctl start scrolloff-dns && scrolloff doctor` must find the control socket
+    /// SPEC §13: `systemctl start scrolloff-dns && scrolloff doctor` must find the control socket
     /// (and the metrics endpoint, when on) answering the moment systemd hears READY=1.
     @Test(arguments: [false, true])
     func at_ready_the_control_socket_and_the_metrics_listener_already_answer(_ metrics: Bool) throws {

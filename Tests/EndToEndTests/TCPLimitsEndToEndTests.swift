@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Each bound of DNS over TCP, tried by a client that exceeds it while another client checks that
-/// service goes on (issue 11, RFC 7766 §6.2.3).
+/// service goes on (SPEC §9, RFC 7766 §6.2.3).
 @Suite struct TCPLimitsEndToEndTests {
     @Test func a_client_that_never_reads_its_replies_is_cut_off_and_memory_stays_bounded() throws {
         let scratch = try Scratch()
@@ -207,7 +207,7 @@ import Testing
         #expect(log.components(separatedBy: "closed the longest-idle one").count == 2, "\(log)")
     }
 
-    /// Issue 11: one client with 9 source addresses × 32 connections each could hold all 256
+    /// SPEC §9: one client with 9 source addresses × 32 connections each could hold all 256
     /// slots; another client's DNS over TCP then failed for as long as it held them. Now a
     /// newcomer closes the longest-idle connection of the address holding the most, while the
     /// flooder reconnects whatever is closed, as fast as it can.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Every DNS transport of the real helper, run as root, as an ordinary user and under the shipped
-/// unit's capability set (issue 11: DNS over TCP was reset for everyone but full root, and no
+/// unit's capability set (SPEC §9: DNS over TCP was reset for everyone but full root, and no
 /// test saw it because every test ran as root). CI runs as root, so it runs all three.
 @Suite struct TransportPrivilegeEndToEndTests {
     @Test(arguments: PrivilegeMode.allCases)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Stopping the real helper with the household page and the metrics endpoint on (issue 13 "one
+/// Stopping the real helper with the household page and the metrics endpoint on (SPEC §9a "one
 /// HTTP stack"): both ran on Hummingbird's `Application`, whose own graceful handler shut the
 /// server down a second time when the helper stopped and logged "Already closed" (or a
 /// CancellationError) as errors. A stop is not a failure: it must log none, even with

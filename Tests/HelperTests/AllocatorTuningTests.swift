@@ -6,7 +6,7 @@ import Testing
 
 @testable import Helper
 
-/// glibc's mmap threshold, fixed at start (issue 11 soak, README "Soak").
+/// glibc's mmap threshold, fixed at start (SPEC §9: memory stays flat; docs/benchmarks.md "Soak").
 @Suite(.serialized) struct AllocatorTuningTests {
     /// glibc takes the setting (mallopt returns 1 only for a parameter and value it accepts).
     ///
@@ -15,7 +15,7 @@ import Testing
     /// other suite, holds plenty (a clean CI run served the 1 MiB block from an arena with the
     /// threshold fixed). The effect is measured where it matters, in the helper: the allocator's
     /// bytes in use stay flat while a full cache evicts (`ForwarderHardeningEndToEndTests`), and
-    /// `bench/soak.sh` over millions of names (README "Soak").
+    /// `bench/soak.sh` over millions of names (docs/benchmarks.md "Soak").
     @Test func glibc_takes_the_fixed_mmap_threshold() {
         #if canImport(Glibc)
         #expect(AllocatorTuning.apply(environment: [:]) == [.mmapThreshold(128 * 1024)])

@@ -2,7 +2,7 @@
 import Synchronization
 import Testing
 
-/// Issue 31: overlapping clients are said, with the profile that wins; the neighbour cache's
+/// SPEC §11: overlapping clients are said, with the profile that wins; the neighbour cache's
 /// bounds and which clients it never looks up.
 @Suite struct ClientOverlapTests {
     @Test func a_network_inside_another_profiles_network_is_said_with_the_longer_prefix_winning() {

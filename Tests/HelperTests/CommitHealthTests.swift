@@ -2,7 +2,7 @@
 import ScrollOffCore
 import Testing
 
-/// A disk that stays full is said once, then in summaries ever further apart (issue 10: the log
+/// A disk that stays full is said once, then in summaries ever further apart (SPEC §3: the log
 /// wrote `timer work failed` once per second, 86,400 lines a day).
 @Suite struct CommitHealthTests {
     static let t0 = Instant(secondsSince1970: 1_795_003_200)

@@ -2,7 +2,7 @@
 import Sinkhole
 import Testing
 
-/// The connection limits fitted to the descriptor limit (issue 11): running out of descriptors
+/// The connection limits fitted to the descriptor limit (SPEC §9): running out of descriptors
 /// aborts the process (libdispatch), so a flood must meet a cap below the limit.
 @Suite struct DescriptorBudgetTests {
     static func configuration(web: Bool = true, metrics: Bool = false, loops: Int = 2) -> HelperConfiguration {

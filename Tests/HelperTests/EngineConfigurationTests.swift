@@ -5,7 +5,7 @@ import Store
 import Testing
 
 /// Profiles from the configuration file, applied at every start and reload through the engine
-/// (issue 6), and what a reload may not loosen while a lock is in force (SPEC §3, §11).
+/// (SPEC §13), and what a reload may not loosen while a lock is in force (SPEC §3, §11).
 @Suite struct EngineConfigurationTests {
     static func settings(_ name: String, clients: [String] = [], zone: String = "UTC", preset: Preset = .strict,
                          cooldown: Span? = nil, owners: [UInt32] = []) -> ProfileSettings {

@@ -5,7 +5,7 @@ import ScrollOffCore
 import Store
 import Testing
 
-/// Issue 16: `events` records rule changes with who made them and refused bypasses with the rule
+/// SPEC §12: `events` records rule changes with who made them and refused bypasses with the rule
 /// and time that refused them, through the engine's one decision path, on a real database.
 @Suite("Engine: rule changes and refusals in events")
 struct EngineEventLogTests {
@@ -150,7 +150,7 @@ struct EngineEventLogTests {
     }
 }
 
-/// Issue 16: the plan shown at a bypass fits the moment, and is counted once per bypass flow.
+/// SPEC §8: the plan shown at a bypass fits the moment, and is counted once per bypass flow.
 @Suite("Engine: the plan that fits the moment")
 struct EnginePlanMomentTests {
     @Test func at_2200_the_night_plan_at_0800_the_morning_plan_and_per_entry_the_entry_plan() async throws {

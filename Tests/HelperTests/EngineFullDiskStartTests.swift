@@ -4,7 +4,7 @@ import ScrollOffCore
 @testable import Store
 import Testing
 
-/// Issue 10: a start on a state disk that refuses writes (full) but reads fine enforces the loaded
+/// SPEC §3: a start on a state disk that refuses writes (full) but reads fine enforces the loaded
 /// rules; the start's bookkeeping is held and written by the first commit that succeeds, and the
 /// downtime earns exactly what a start on a healthy disk gives it (nothing, SPEC §4 and §11).
 @Suite struct EngineFullDiskStartTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Helper
 
-/// The event loops' short time slice (issue 15): asked for per thread, keeping everything else.
+/// The event loops' short time slice (SPEC §9): asked for per thread, keeping everything else.
 @Suite struct EventLoopSchedulingTests {
     @Test func asking_for_a_short_slice_keeps_the_threads_nice_value_and_is_applied_from_linux_6_12() {
         let (outcome, before, after, slice) = Self.onThreadOfItsOwn {

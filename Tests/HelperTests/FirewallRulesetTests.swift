@@ -2,7 +2,7 @@ import Foundation
 @testable import Helper
 import Testing
 
-/// The nftables text the helper applies (SPEC §9b, issue 14), checked as text, and checked by
+/// The nftables text the helper applies (SPEC §9b), checked as text, and checked by
 /// `nft -c` (parse and validate against the kernel, apply nothing) in a network namespace of its own.
 @Suite struct FirewallRulesetTests {
     static func settings(_ mode: FirewallSettings.Mode = .workstation, lan: [String] = []) -> FirewallSettings {
@@ -107,7 +107,7 @@ import Testing
         ] { #expect(text.contains(rule), "\(rule)") }
     }
 
-    /// Issue 31: `dig -p 5353 @208.67.222.222` got the real answer. A listed resolver serves DNS on
+    /// SPEC §9b: `dig -p 5353 @208.67.222.222` got the real answer. A listed resolver serves DNS on
     /// more than 53, 853 and 443 (DNSCrypt, DNS over QUIC on 784 and 8853, plain DNS on 5353), so
     /// every TCP and UDP port of its address is refused, IPv4 and IPv6, on both hooks.
     @Test func every_tcp_and_udp_port_of_a_listed_resolver_is_refused_in_both_families() {

@@ -5,7 +5,7 @@ import Store
 import Synchronization
 import Testing
 
-/// How hosts mode tells a hand edit of its section from its own rewrites (issue 12): by the bytes
+/// How hosts mode tells a hand edit of its section from its own rewrites (SPEC §10): by the bytes
 /// it left there, never by how many times inotify woke it.
 struct HostsSectionEditTests {
     static let left = Array("# BEGIN scrolloff\n0.0.0.0 a.com\n:: a.com\n# END scrolloff\n".utf8)
@@ -43,7 +43,7 @@ struct HostsSectionEditTests {
     }
 }
 
-/// The hosts service's wake counts a relative delay on the kernel's clock (issue 12).
+/// The hosts service's wake counts a relative delay on the kernel's clock (SPEC §10).
 struct RelativeWakeTimerTests {
     @Test func fires_once_after_the_delay_and_a_new_arming_replaces_the_old_one() async throws {
         let fired = Mutex<[Date]>([])

@@ -4,9 +4,9 @@ import ScrollOffCore
 import Store
 import Testing
 
-/// The household's tables do not grow without bound (issue 13): a request nobody answers expires
+/// The household's tables do not grow without bound (SPEC §9a): a request nobody answers expires
 /// after `pendingRequestLifetime`, answered requests go after the events' 90 days (SPEC §12);
-/// exercise outcomes stay, for the lifetime figures (issue 16).
+/// exercise outcomes stay, for the lifetime figures (SPEC §12).
 @Suite("Engine: requests for time expire and are purged")
 struct HouseholdRetentionTests {
     @Test func a_request_nobody_answers_expires_after_24_hours_as_declined_by_the_helper() async throws {

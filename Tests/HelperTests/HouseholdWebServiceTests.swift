@@ -91,7 +91,7 @@ struct WebSessionsTests {
         #expect(await sessions.find(first.id) == nil)
     }
 
-    /// Issue 13: no household table grows with what devices send. A LAN host with thousands of
+    /// SPEC §9a: no household table grows with what devices send. A LAN host with thousands of
     /// addresses (IPv6 privacy addresses) each starting a window stays within the bound, and a
     /// device just throttled stays throttled while the flood goes on below the bound.
     @Test func the_rate_limiter_tracks_at_most_its_bound_of_devices() async {
@@ -206,7 +206,7 @@ struct WebConnectionTests {
         }
     }
 
-    /// Issue 31: bytes arriving do not hold a connection open; the request must be whole in time.
+    /// SPEC §11: bytes arriving do not hold a connection open; the request must be whole in time.
     @Test func a_request_arriving_a_byte_at_a_time_is_closed_at_the_request_deadline() async throws {
         try await Self.withPage(limit: WebConnectionLimit(), idle: .seconds(30), requestTimeout: .seconds(2)) { port in
             let slow = Self.connect(port)

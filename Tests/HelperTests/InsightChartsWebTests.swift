@@ -9,7 +9,7 @@ import Store
 import Synchronization
 import Testing
 
-/// Issue 16: the household page draws the week's figures as inline SVG, with the numbers in
+/// SPEC §7: the household page draws the week's figures as inline SVG, with the numbers in
 /// words for screen readers, checked over real HTTP (curl) against the real page.
 @Suite("Household page charts over HTTP")
 struct InsightChartsWebTests {

@@ -6,7 +6,7 @@ import ScrollOffCore
 import Testing
 import TestSupport
 
-/// Issue 16: milestones and the weekly digest are written once, whatever restarts and
+/// SPEC §7: milestones and the weekly digest are written once, whatever restarts and
 /// recomputations follow; a digest missed while the helper was down comes at the next start.
 @Suite("Insight marks: milestones and the weekly digest, once each")
 struct InsightMarksTests {
@@ -133,7 +133,7 @@ struct InsightMarksTests {
         #expect(log2.lines == ["warning digest hook failed with exit status 1"])
     }
 
-    /// Leftover of issue 16: a check that keeps failing (here the marks cannot be written, as on a
+    /// Found after the digest was built (SPEC §7): a check that keeps failing (here the marks cannot be written, as on a
     /// full disk) was a warning at every 10-minute check, 144 a day. Now it is said once, then in
     /// summaries ever further apart (`CommitHealth`, as for state writes), and its recovery once.
     @Test func insight_checks_failing_for_6_hours_log_once_then_summaries_ever_further_apart() async throws {

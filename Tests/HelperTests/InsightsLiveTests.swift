@@ -5,7 +5,7 @@ import ScrollOffCore
 import Store
 import Testing
 
-/// Issue 16 through the engine's own paths rather than seeded rows: blocked queries, peeks, tokens,
+/// SPEC §7 through the engine's own paths rather than seeded rows: blocked queries, peeks, tokens,
 /// spends and exercises become the figures `stats` gives, on the profile's local days; and the
 /// weekly digest comes at Sunday 19:00 in each profile's own zone.
 @Suite("Insights from what the engine records, in the profile's zone")

@@ -5,7 +5,7 @@ import ScrollOffCore
 import Store
 import Testing
 
-/// Issue 16: four weeks of a person's rows written into a real store, then `stats` figures read
+/// SPEC §7: four weeks of a person's rows written into a real store, then `stats` figures read
 /// back through the one path the helper uses (store days → core `Insights` → `StatsReport`).
 /// Both zones cross their autumn DST change inside the four weeks (Berlin 2026-10-25, New York
 /// 2026-11-01). The expected numbers below were counted independently of this code.

@@ -5,7 +5,7 @@ import ScrollOffCore
 import Testing
 
 /// The engine keeps a fetched list as its stored copy, not as a second packed copy of its rules
-/// beside the matcher (issue 15), and reads the copy again when a rebuild or hosts mode needs it.
+/// beside the matcher (SPEC §9), and reads the copy again when a rebuild or hosts mode needs it.
 @Suite("Engine: lists kept as their stored copies")
 struct ListCopyRebuildTests {
     /// Writes a list of `count` names (and returns them) as a stored copy would lie on disk.
@@ -106,7 +106,7 @@ struct ListCopyRebuildTests {
 }
 
 /// The validator's parse of an accepted copy is handed to the code that puts it in force, so a
-/// list is parsed once per download (issue 15).
+/// list is parsed once per download (SPEC §9).
 @Suite("Lists: one parse per downloaded copy")
 struct ParsedCopiesTests {
     @Test func put_in_force_takes_the_validators_rules_and_forgets_them() throws {

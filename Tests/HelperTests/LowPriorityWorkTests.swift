@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 @testable import Helper
 
-/// Heavy list work runs at nice 10, and a refresh's under SCHED_IDLE, so that event loops answer meanwhile (issue 15).
+/// Heavy list work runs at nice 10, and a refresh's under SCHED_IDLE, so that event loops answer meanwhile (SPEC §9).
 @Suite struct LowPriorityWorkTests {
     struct Refused: Error, Equatable { var line: Int }
 

@@ -4,7 +4,7 @@ import ScrollOffCore
 import Synchronization
 import Testing
 
-/// Issue 31 item 3, SPEC §11 "New addresses", at the decision: a device whose MAC the kernel does
+/// SPEC §11 "New addresses", at the decision: a device whose MAC the kernel does
 /// not know yet (its first query from a new address) is answered by the strictest profile that
 /// could apply, never by the unknown devices' profile; with a neighbour table the test holds.
 @Suite struct NewAddressRoutingTests {

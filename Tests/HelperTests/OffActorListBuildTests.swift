@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 @testable import Helper
 
-/// `setLists` builds the matcher for a list change off the engine actor (issue 15: "a list
+/// `setLists` builds the matcher for a list change off the engine actor (SPEC §9: "a list
 /// refresh never stalls answers"): a person's calls run meanwhile against what is in force, and
 /// what is installed at the end is never stale and never an earlier call's.
 ///

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Helper
 
-/// systemd's first READY=1 waits for every listener (issue 6): the gate opens on the last part.
+/// systemd's first READY=1 waits for every listener (SPEC §13): the gate opens on the last part.
 struct ReadinessGateTests {
     /// Each row: the parts waited for, the order they bind in, the report after which it opens.
     @Test(arguments: [

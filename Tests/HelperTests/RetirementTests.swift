@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// `Retirement`: what the engine replaces is freed on the releaser thread once no one else holds
-/// it, never by the caller nor by a query in flight that drops it last (issue 15: a publish mid-query
+/// it, never by the caller nor by a query in flight that drops it last (SPEC §9: a publish mid-query
 /// had the event loop free a 30 MB matcher).
 @Suite struct RetirementTests {
     /// Where each probe's deinit ran.

@@ -2,7 +2,7 @@ import Helper
 import ScrollOffCore
 import Testing
 
-/// The engine evaluates only the entries a profile's rules name (issue 5: rebuild cost); the
+/// The engine evaluates only the entries a profile's rules name (a rule change must not cost a pass over every entry); the
 /// answer must be the one a full evaluation of every entry gives.
 @Suite("Engine: evaluating only the named entries")
 struct RuleEvaluationTests {

@@ -98,7 +98,7 @@ struct HostsLayoutTests {
         #expect(again.removingSection() == file)
     }
 
-    /// Issue 12: glibc without `multi on` answers from the first line naming a host, so a section
+    /// SPEC §10: glibc without `multi on` answers from the first line naming a host, so a section
     /// someone moved below their own `1.2.3.4 instagram.com` would lose to it. It goes back to the
     /// top; the lines outside keep their bytes and their order.
     @Test func section_moved_down_by_hand_goes_back_to_the_top_with_the_users_lines_in_order() throws {
@@ -113,7 +113,7 @@ struct HostsLayoutTests {
         #expect(try HostsLayout(parsing: out).removingSection() == Self.bytes("a\n1.2.3.4 instagram.com\nb"))
     }
 
-    /// Issue 12: with `multi on` (Debian's default) every line naming a host answers, wherever it is;
+    /// SPEC §10: with `multi on` (Debian's default) every line naming a host answers, wherever it is;
     /// those lines are found, numbered as in the file written (section first), so `doctor` can name
     /// them. Null and loopback addresses, comments and other names are the user's business.
     @Test func users_lines_that_give_a_blocked_name_a_real_address_are_found_with_their_line_numbers() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// `ListRefreshContext` reaches the store's validator and dropper, which run on threads of their
 /// own, and puts those threads under SCHED_IDLE for a refresh only, so the helper can run a
-/// refresh's work at the lowest priority and a person's at nice 10 (issue 15).
+/// refresh's work at the lowest priority and a person's at nice 10 (SPEC §9).
 @Suite struct ListRefreshContextTests {
     @Test func the_validator_and_dropper_see_a_refresh_bound_by_the_caller_and_nothing_else() async throws {
         let directory = try Scratch.directory("refresh-context")

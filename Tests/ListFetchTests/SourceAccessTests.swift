@@ -2,7 +2,7 @@ import Foundation
 @testable import ListFetch
 import Testing
 
-/// Issue 31: file:// sources are read by the helper without following links, and a member's
+/// SPEC §11: file:// sources are read by the helper without following links, and a member's
 /// http(s) source may reach only public addresses.
 @Suite("What a list source may read and reach")
 struct SourceAccessTests {

@@ -6,7 +6,7 @@ import Glibc
 import ScrollOffCore
 import Testing
 
-/// A refresh's file I/O in steps (issue 15): the bytes are still exactly right, the writeback of a
+/// A refresh's file I/O in steps (SPEC §9): the bytes are still exactly right, the writeback of a
 /// growing copy keeps pace with it, the old copy's pages are gone before its rename, and a full
 /// disk still fails cleanly. Page states are read from the kernel (`mincore`, `/proc/kpageflags`).
 @Suite("A refresh's file I/O goes in steps")

@@ -239,7 +239,7 @@ struct BypassLadderTests {
         #expect(a.status(at: berlin(2026, 11, 21, 12)).grantsInUse.compactMap(\.task) == ["reply to Sam", "find the invoice"])
     }
 
-    /// `stop`'s help says it closes what `use` opened (issue 10): a peek runs to its end.
+    /// `stop`'s help says it closes what `use` opened (SPEC §4): a peek runs to its end.
     @Test func stop_leaves_a_free_peek_running_and_says_when_it_ends() throws {
         var (a, _) = account(at: berlin(2026, 11, 21, 12))
         _ = try a.peek("reddit", at: berlin(2026, 11, 21, 12))
@@ -260,7 +260,7 @@ struct BypassLadderTests {
         #expect(a.wallet.grantsInUse.map(\.entry) == ["reddit"])
     }
 
-    /// Issue 10: `use` during a paid peek charged −60 s and then `spend` for the same minute.
+    /// SPEC §4: `use` during a paid peek charged −60 s and then `spend` for the same minute.
     @Test func use_during_a_running_peek_is_refused_with_its_end_and_charges_nothing() throws {
         var (a, _) = account(at: berlin(2026, 11, 21, 11, 50))
         _ = try a.peek("instagram", at: berlin(2026, 11, 21, 11, 50)) // the free one

@@ -1,7 +1,7 @@
 import ScrollOffCore
 import Testing
 
-/// Issue 16: the plan shown at a bypass is the one whose trigger fits the moment (`PlanTrigger`).
+/// SPEC §8: the plan shown at a bypass is the one whose trigger fits the moment (`PlanTrigger`).
 @Suite("Plans: the trigger that fits the moment")
 struct PlanTriggerTests {
     static let known = ["instagram", "Instagram", "youtube", "YouTube", "tiktok", "TikTok"]

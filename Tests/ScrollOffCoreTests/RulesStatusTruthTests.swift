@@ -1,7 +1,7 @@
 import Testing
 import ScrollOffCore
 
-/// `status` tells the truth (issue 10): the next instant the state really changes, what it changes
+/// `status` tells the truth (SPEC §3): the next instant the state really changes, what it changes
 /// to, and the reasons of every rule in force.
 @Suite struct RulesStatusTruthTests {
     static let zone = "Europe/Berlin"

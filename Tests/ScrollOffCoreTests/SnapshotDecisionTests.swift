@@ -104,7 +104,7 @@ import ScrollOffCore
         #expect(snap.decide(profile: 0, set: 3, now: Self.now) == Decision(blocked: false, managed: false, ttlCap: Decision.uncapped))
     }
 
-    /// The faketime bug of issue 10: a snapshot built at 22:59:40 kept answering "open, TTL 1" past
+    /// A faketime bug (SPEC §3): a snapshot built at 22:59:40 kept answering "open, TTL 1" past
     /// the 23:00 curfew edge until something rebuilt it. The timeline flips at the edge itself.
     @Test func a_snapshot_built_before_a_curfew_blocks_at_the_edge_without_a_rebuild() {
         let built = Self.at("2026-11-23 22:59") + .seconds(40)

@@ -2,7 +2,7 @@ import Testing
 import PropertyBased
 @testable import ScrollOffCore
 
-/// Property tests (issue 2): random sequences of earning time, spends, stops, peeks, tokens,
+/// Property tests (SPEC §4): random sequences of earning time, spends, stops, peeks, tokens,
 /// curfews, midnights and expiries, in three presets and three zones. After every step:
 /// balance == sum of the ledger; balance never negative; credited earnings per local day never
 /// above the cap; spends charged exactly the floor of the time used (fractions carried, never
@@ -202,7 +202,7 @@ struct WalletPropertyTests {
                 #expect(wallet.runningSpend == nil, "step \(step) \(op): a spend runs in a curfew")
             }
 
-            // Grants never stack (issue 10): no spend overlaps a peek or token on the same entry,
+            // Grants never stack (SPEC §4): no spend overlaps a peek or token on the same entry,
             // so no second is charged twice or paid for while a bypass already opens it.
             var spans: [Int64: Grant] = [:]
             for ev in events {

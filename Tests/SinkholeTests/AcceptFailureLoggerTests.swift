@@ -8,7 +8,7 @@ import NIOPosix
 import Testing
 import TestSupport
 
-/// Accepting at the descriptor limit (issue 11): a listener whose `accept` fails with EMFILE or
+/// Accepting at the descriptor limit (SPEC §9): a listener whose `accept` fails with EMFILE or
 /// ENFILE says so once per interval with how often it happened meanwhile, not once per attempt.
 /// The connection caps (`DescriptorBudget`) keep a flood from getting there; this is for a limit
 /// lowered from outside (`prlimit --pid`) or the system's table being full.

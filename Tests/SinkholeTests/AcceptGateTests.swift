@@ -6,7 +6,7 @@ import NIOPosix
 import Sinkhole
 import Testing
 
-/// The accept gate (issue 11): a listener stops accepting once its connections hold the cap plus
+/// The accept gate (SPEC §9): a listener stops accepting once its connections hold the cap plus
 /// the slack, so a flood cannot take descriptors faster than the connections' own rules refuse
 /// them, and it accepts again as soon as connections close.
 @Suite struct AcceptGateTests {

@@ -109,7 +109,7 @@ import Testing
         #expect(log.find(other) == nil)
     }
 
-    /// Issue 11 soak: with the cache full and evicting, the memory it holds is the same after
+    /// The soak (bench/soak.sh): with the cache full and evicting, the memory it holds is the same after
     /// 10,000 and after 60,000 answers, whatever their sizes (no block per answer to fragment).
     @Test func a_full_log_evicting_mixed_sizes_holds_the_same_memory_throughout() throws {
         let log = AnswerLog(byteBudget: 1_000 * CacheConfiguration.averageAnswerBytes)

@@ -4,7 +4,7 @@ import NIOEmbedded
 import Testing
 @testable import Sinkhole
 
-/// The cache is bounded in bytes as well as in answers (issue 11: a big answer costs more than a
+/// The cache is bounded in bytes as well as in answers (SPEC §9: a big answer costs more than a
 /// small one, so a bound in entries alone does not bound memory).
 @Suite struct CacheByteBudgetTests {
     /// Stores one answer for each name: a TXT answer of `txtOctets` octets, or an A answer.

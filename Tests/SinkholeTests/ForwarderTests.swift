@@ -117,7 +117,7 @@ import Testing
         func release() { for channel in held.withLock({ $0 }) { channel.close(promise: nil) } }
     }
 
-    /// Issue 11: each question over TCP holds a descriptor, so they are bounded
+    /// SPEC §9: each question over TCP holds a descriptor, so they are bounded
     /// (`maximumTCPExchanges`, fitted to the descriptor limit); past it a question gets SERVFAIL at
     /// once, the upstream is not blamed, and questions go over TCP again once one ends.
     @Test func questions_over_tcp_past_their_bound_get_servfail_at_once_without_blaming_the_upstream() async throws {

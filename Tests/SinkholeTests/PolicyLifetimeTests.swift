@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import Sinkhole
 
-/// Where a replaced policy is freed (issue 15, "a list refresh never stalls answers"): a policy
+/// Where a replaced policy is freed (SPEC §9: a list refresh never stalls answers): a policy
 /// holds the matcher, tens of MB for a large list, and whoever drops its last reference frees it.
 @Suite struct PolicyLifetimeTests {
     /// A policy whose release can be observed; it blocks `blocked.test` so both chain paths run.

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Sinkhole
 
-/// Reading /proc/net to say who holds a port a listener wanted (issue 6, "port 53 conflicts").
+/// Reading /proc/net to say who holds a port a listener wanted (SPEC §13: a port already taken is refused, naming who holds it).
 struct ProcNetSocketTests {
     static let header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops"
 

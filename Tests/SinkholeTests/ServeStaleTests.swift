@@ -31,7 +31,7 @@ import Testing
         ])
     }
 
-    /// Issue 11 #2: answers that are never stored (TTL 0 here) left their key in the eviction
+    /// Memory per forwarded query (SPEC §9): answers that are never stored (TTL 0 here) left their key in the eviction
     /// list until it held two capacities' worth: ~540 bytes per forwarded query, for good.
     @Test func uncacheable_answers_leave_no_trace_in_the_eviction_list() throws {
         let loop = EmbeddedEventLoop()
@@ -50,7 +50,7 @@ import Testing
         #expect(cache.footprint == empty, "\(cache.footprint) bytes held for no answer (\(empty) when new)")
     }
 
-    /// Issue 11 soak with TTL 3600: once full, the cache must free each answer it evicts.
+    /// The soak (bench/soak.sh) with TTL 3600: once full, the cache must free each answer it evicts.
     @Test func evicted_answers_are_freed() throws {
         final class Weak { weak var answer: CachedAnswer? }
         let loop = EmbeddedEventLoop()
@@ -73,7 +73,7 @@ import Testing
         #expect(watched.filter { $0.answer != nil }.count == 0, "evicted answers still alive")
     }
 
-    /// Issue 11 soak with TTL 3600: a stored key shared its name buffer with the event loop's one
+    /// The soak (bench/soak.sh) with TTL 3600: a stored key shared its name buffer with the event loop's one
     /// reusable `DNSQuery` (`Array(slice)` of a whole-buffer slice hands back that same buffer), so the
     /// next parse had to allocate the query a new buffer of full capacity (256 octets reserved) and
     /// every cached answer pinned one for as long as it lived. A stored key must own exactly its bytes.

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 @testable import Sinkhole
 
-/// The bounds of one DNS-over-TCP connection on an embedded channel (issue 11): queries in flight
+/// The bounds of one DNS-over-TCP connection on an embedded channel (SPEC §9): queries in flight
 /// counted as frames are decoded, replies the client does not read, connections per client.
 @Suite struct TCPLimitTests {
     /// Answers every query later, when the test says so: an upstream that takes its time.

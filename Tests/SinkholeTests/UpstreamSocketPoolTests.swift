@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import Sinkhole
 
-/// The pooled upstream sockets (issue 11): a bounded number of descriptors however many questions
+/// The pooled upstream sockets (SPEC §9): a bounded number of descriptors however many questions
 /// are outstanding, ports that still change, and replies still matched per question.
 @Suite struct UpstreamSocketPoolTests {
     /// Answers every A query with 198.51.100.9 and notes the source port it came from.

@@ -3,7 +3,7 @@ import ScrollOffCore
 import Testing
 @testable import Store
 
-/// Issue 5: "Kill -9 at any moment loses nothing acknowledged and leaves the ledger consistent".
+/// SPEC §3: "Kill -9 at any moment loses nothing acknowledged and leaves the ledger consistent".
 /// `store-crash-probe` runs the real wallet against the real store and prints each ledger id after
 /// its commit returned; here it is killed with SIGKILL 30 times at seeded, varied moments.
 @Suite struct CrashTests {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The household page in a real browser (issue 13, SPEC §9a), end to end.
+"""The household page in a real browser (SPEC §9a), end to end.
 
 Two network namespaces stand for two devices of a household, a kid's phone and a parent's laptop,
 each on a veth pair into a bridge of the root namespace, where the real helper runs under
@@ -205,7 +205,7 @@ def kid_asks(driver, base, out):
         expect("sleep before school" in entry.text, "the schedule's reason is shown", driver)
         driver.save_screenshot(os.path.join(out, "kid-blocked.png"))
 
-        # Issue 16: the week as server-drawn charts; the dig before this step was today's urge.
+        # SPEC §7: the week as server-drawn charts; the dig before this step was today's urge.
         charts = driver.find_element(By.CSS_SELECTOR, ".charts")
         days = charts.find_elements(By.CSS_SELECTOR, "svg.chart.trend g.day")
         expect(len(days) == 7, f"the trend shows 7 days ({len(days)})", driver)
@@ -258,7 +258,7 @@ def parent_approves(driver, base, out):
         expect("15 min" in request.text and "science project" in request.text, "the owner sees the request", driver)
         driver.save_screenshot(os.path.join(out, "parent-request.png"))
 
-        # Issue 16: the owner sees each member's week as the same charts, in that member's section.
+        # SPEC §7: the owner sees each member's week as the same charts, in that member's section.
         charts = profile.find_element(By.CSS_SELECTOR, ".charts")
         days = charts.find_elements(By.CSS_SELECTOR, "svg.chart.trend g.day")
         expect(len(days) == 7 and int(days[-1].get_attribute("data-urges")) >= 1, f"the owner sees the kid's 7 days and today's urge ({len(days)})", driver)

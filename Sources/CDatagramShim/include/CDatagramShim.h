@@ -1,5 +1,5 @@
 #pragma once
-// Batched datagram I/O for the DNS listener (issue 15): recvmmsg(2) and sendmmsg(2) and their
+// Batched datagram I/O for the DNS listener (SPEC §9): recvmmsg(2) and sendmmsg(2) and their
 // `struct mmsghdr` are _GNU_SOURCE declarations that the Swift Glibc module does not import.
 // One `scrolloff_datagrams` holds a batch's receive slots, their senders' addresses, and the
 // replies staged for them, allocated once per listener thread so that serving a batch allocates

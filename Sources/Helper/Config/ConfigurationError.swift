@@ -1,5 +1,5 @@
 /// One thing wrong with one key of the configuration file: which key, on which line, what is wrong
-/// and what would be accepted (issue 6: "errors that name the key, the line and what is allowed").
+/// and what would be accepted (SPEC §13: every problem names the key, the line and what is allowed).
 public struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
     /// The dotted path of the key, items counted from 1: `profiles[1].knobs.cooldown`.
     public var key: String

@@ -9,7 +9,7 @@ import Sinkhole
 import TOMLKit
 
 /// `scrolloff.toml`: reads the file, checks every key, and combines it with the flags of
-/// `scrolloff-dns start` into one `HelperConfiguration` (SPEC §6, §9, §13; issue 6).
+/// `scrolloff-dns start` into one `HelperConfiguration` (SPEC §6, §9, §13).
 ///
 /// Precedence is flags > file > embedded defaults: a flag given on the command line beats the
 /// file, and a key the file leaves out keeps its embedded default (`etc/scrolloff.toml` lists them

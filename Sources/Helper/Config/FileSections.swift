@@ -11,7 +11,7 @@ import Sinkhole
 struct FileSections {
     var configuration: HelperConfiguration
     /// `dns.block_encrypted_dns`: resolved to a list path after the flags (`--catalog`) are known.
-    /// Left out, it follows `firewall.enabled` (issue 14): a firewall that refuses DoH by address
+    /// Left out, it follows `firewall.enabled` (SPEC §9b): a firewall that refuses DoH by address
     /// but lets the DoH names resolve would leave the easier half of the hole open.
     var blockEncryptedDNSSetting: Bool?
     var blockEncryptedDNS: Bool { blockEncryptedDNSSetting ?? configuration.firewall.enabled }
@@ -250,7 +250,7 @@ struct FileSections {
         t.finish()
     }
 
-    /// `dns.tcp_*`: the bounds that keep one DNS-over-TCP client from taking the server (issue 11).
+    /// `dns.tcp_*`: the bounds that keep one DNS-over-TCP client from taking the server (SPEC §9).
     private mutating func readTCPLimits(_ t: TableReader) {
         var tcp = configuration.tcp
         if let total = t.integer("tcp_connections", in: 1...65_536, allowed: "1 to 65536 connections") { tcp.maximumConnections = total }
@@ -333,7 +333,7 @@ struct FileSections {
         if let period = t.duration("refresh_period", in: .minutes(15) ... .hours(24 * 30), allowed: "15min to 30d") {
             configuration.listRefreshPeriod = period
         }
-        // Issue 31: a group member's file:// source must lie under one of these folders (none by
+        // SPEC §11: a group member's file:// source must lie under one of these folders (none by
         // default: file:// is an administrator's), and their http(s) source on a public address
         // unless its address is allowed here.
         let foldersAllowed = "absolute folder paths such as [\"/srv/scrolloff-lists\"], without . or .. parts"

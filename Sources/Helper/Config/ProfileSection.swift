@@ -124,7 +124,7 @@ enum ProfileSection {
     }
 
     /// `owners` (edit, view, spend, grant) or `members` (view, spend, ask): uids allowed to act on
-    /// the profile through the control socket (SPEC §11, issue 13).
+    /// the profile through the control socket (SPEC §11).
     private static func uids(_ t: TableReader, _ key: String) -> [UInt32]? {
         let allowed = "user ids from 0 to 4294967294, such as [1000, 1001]"
         guard let items = t.array(key, allowed: allowed) else { return nil }

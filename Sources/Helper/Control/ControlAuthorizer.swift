@@ -3,7 +3,7 @@ import Glibc
 #endif
 import ControlAPI
 
-/// What a request does to a profile (issue 13): a member's rights are apart from an owner's.
+/// What a request does to a profile (SPEC §11): a member's rights are apart from an owner's.
 public enum ProfileAction: String, Sendable, Hashable, CaseIterable {
     /// Read its state: status, wallet, stats, events, plans, requests.
     case view
@@ -29,7 +29,7 @@ public enum ProfileAction: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// Who a profile lists (SPEC §11, issue 13): owners may do everything; members may view, spend
+/// Who a profile lists (SPEC §11): owners may do everything; members may view, spend
 /// and ask, not edit or grant.
 public struct ProfileAccess: Sendable, Hashable {
     public var owners: [UInt32]
@@ -56,7 +56,7 @@ public enum ProfileRole: String, Sendable, Hashable {
 }
 
 /// Decides who may act on which profile (SPEC §11: "the caller's uid (SO_PEERCRED) decides which
-/// profiles they may act on"), and how (issue 13: `ProfileAction`). `access` is what the profile
+/// profiles they may act on"), and how (SPEC §11: `ProfileAction`). `access` is what the profile
 /// lists (`HelperEngine.profileAccess()`).
 public protocol ControlAuthorizer: Sendable {
     func decide(_ caller: CallerIdentity, profile: String, access: ProfileAccess, action: ProfileAction) -> AuthorizationDecision
@@ -87,7 +87,7 @@ enum ProfileAdministration {
 public enum AuthorizationDecision: Sendable, Equatable {
     case allowed
     case denied(reason: String)
-    /// Refused by the caller's role on the profile (issue 13): a member asking to edit or grant.
+    /// Refused by the caller's role on the profile (SPEC §11): a member asking to edit or grant.
     /// The reason names the role, what it allows and who may; the wire carries rule `role`.
     case deniedByRole(reason: String)
 }

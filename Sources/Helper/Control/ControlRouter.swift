@@ -17,7 +17,7 @@ public struct ControlRouter: Sendable {
         var template: String
         var open: Bool
         var parameterName: String?
-        /// What the route does to `?profile=` (issue 13 roles).
+        /// What the route does to `?profile=` (SPEC §11 roles).
         var action: ProfileAction
         var handler: Handler
     }
@@ -108,7 +108,7 @@ public struct ControlRouter: Sendable {
                 }
             }
             do {
-                // Issue 16: rule changes and refusals this request causes name its caller.
+                // SPEC §12: rule changes and refusals this request causes name its caller.
                 return try await ChangeActor.$current.withValue(ChangeActor.describe(request.caller)) {
                     try await route.handler(request)
                 }

@@ -42,7 +42,7 @@ public struct ControlServerConfiguration: Sendable {
 /// How many control connections may be open (`helper.control_connections` and
 /// `helper.control_connections_per_user`). Any member of group `scrolloff` may connect; without
 /// these bounds one of them could hold thousands of idle connections and leave the helper without
-/// file descriptors to forward queries with (issue 11). Per uid, so such a member cannot lock out
+/// file descriptors to forward queries with (SPEC §9). Per uid, so such a member cannot lock out
 /// root's `scrolloff status`.
 public struct ControlConnectionLimits: Sendable, Equatable {
     public var total: Int

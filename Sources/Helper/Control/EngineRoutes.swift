@@ -26,7 +26,7 @@ import ScrollOffCore
 /// | export --csv | GET /v1/export (text/csv), the profiles the caller may view |
 /// | profile add (root only) / list | POST /v1/profiles, GET /v1/profiles (the profiles the caller may view) |
 ///
-/// What each does to the profile (`ProfileAction`, issue 13): GETs view; use, peek, token, stop,
+/// What each does to the profile (`ProfileAction`, SPEC §11): GETs view; use, peek, token, stop,
 /// exercises, plans, alternatives and focus (which only tightens) spend, so members may; block,
 /// unblock and schedules edit, for owners only.
 enum EngineRoutes {
@@ -175,7 +175,7 @@ enum EngineRoutes {
                 return EventsResponse(events: events, now: await engine.trustedNow())
             }
         }
-        // Every profile the caller may view, not only `?profile=` (issue 13: a member's export
+        // Every profile the caller may view, not only `?profile=` (SPEC §11: a member's export
         // holds their own profile's rows, never another's).
         router.add(ControlEndpoints.export) { r in
             let profiles = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)

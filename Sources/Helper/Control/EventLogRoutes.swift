@@ -2,11 +2,11 @@ import ControlAPI
 import Foundation
 import ScrollOffCore
 
-/// Issue 16's endpoint: `GET /v1/export/rows`, the export as typed JSON rows
+/// SPEC §12's endpoint: `GET /v1/export/rows`, the export as typed JSON rows
 /// (`scrolloff export --json`); the CSV stays at `GET /v1/export`.
 enum EventLogRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
-        // The rows of every profile the caller may view, as the CSV (issue 13).
+        // The rows of every profile the caller may view, as the CSV (SPEC §11).
         router.add(ControlEndpoints.exportRows) { r in
             let profiles = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
             return try await engineAnswer(engine) { () async throws(EngineError) in ExportRowsResponse(rows: try await engine.exportRows(profiles: profiles)) }

@@ -80,7 +80,7 @@ public struct HelperControl: Sendable {
             HelperEngine.parseLists(files: copyFiles, held: heldFiles, budget: budget, reusing: parsedCopies)
         }
         for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
-            // The engine keeps lists as their files (issue 15), so the rules in force now go at
+            // The engine keeps lists as their files (SPEC §9), so the rules in force now go at
             // the rebuild this causes; before, a packed copy of the previous rules stayed.
             logger.warning("a stored list copy did not parse; it blocks nothing until a good copy is downloaded (scrolloff lists update NAME)",
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])

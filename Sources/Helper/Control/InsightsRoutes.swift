@@ -1,6 +1,6 @@
 import ControlAPI
 
-/// Issue 16's endpoints: the weekly digest (`scrolloff digest`). `stats` stays in `EngineRoutes`.
+/// SPEC §7's endpoints: the weekly digest (`scrolloff digest`). `stats` stays in `EngineRoutes`.
 enum InsightsRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine) {
         router.add(ControlEndpoints.digest) { r in

@@ -13,7 +13,7 @@ public struct ListGuard: Sendable {
     /// refusal event: a refresh is not a person's attempt to undo a rule.
     public var holdOf: @Sendable (ListName) async -> ControlFailure?
     /// Told after a list was added (true) or removed (false), with its URL, so the change is
-    /// recorded as an event with who made it (issue 16).
+    /// recorded as an event with who made it (SPEC §12).
     public var changed: @Sendable (Bool, ListName, String) async -> Void
 
     public init(checkRemoval: @escaping @Sendable (ListName) async throws(ControlFailure) -> Void,

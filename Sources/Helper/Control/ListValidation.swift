@@ -3,7 +3,7 @@ import Foundation
 import ListFetch
 
 /// The validator the list store runs on every downloaded copy: the DomainLists parser with its
-/// bad-line budget (issue 4: beyond the budget the whole update is rejected and the previous copy
+/// bad-line budget (SPEC §1: beyond the budget the whole update is rejected and the previous copy
 /// stays in force).
 public enum DomainListValidator {
     /// `copies` keeps the parsed rules of an accepted copy for the code that puts it in force
@@ -29,10 +29,10 @@ public enum DomainListValidator {
         { kept, newCopy, output in
             // All of it at a low priority, not only the parses: the difference of two copies of a
             // million names runs for as long as a parse, and on the event loops' core it held
-            // them up during a refresh (`perf sched`, issue 15).
+            // them up during a refresh (`perf sched`, SPEC §9).
             try LowPriorityWork.run { () throws -> Int in
                 // Compared on the packed rules: a Set<ListRule> of a million names took seconds and
-                // hundreds of MB on every refresh of a held list (issue 15).
+                // hundreds of MB on every refresh of a held list (SPEC §9).
                 let now = try copies?.peek(newCopy) ?? parse(contentsOfFile: newCopy, budget: budget).rules
                 var dropped = Set<ListRule>()
                 // A copy that lost most of its names drops up to a million: these loops yield too.

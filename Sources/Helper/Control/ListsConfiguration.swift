@@ -4,7 +4,7 @@ import ScrollOffCore
 
 /// Knobs of the downloaded lists.
 public struct ListsConfiguration: Sendable {
-    /// When each list is refreshed; the period defaults to 24 h (issue 4).
+    /// When each list is refreshed; the period defaults to 24 h (SPEC §1).
     public var refreshPlan: RefreshPlan
     /// Bad lines a source may carry before an update is rejected (default 5 per 1,000).
     public var badLineBudget: BadLineBudget

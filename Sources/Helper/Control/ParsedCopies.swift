@@ -4,7 +4,7 @@ import Synchronization
 
 /// The rules the list store's validator parsed from a downloaded copy, handed on to the code that
 /// puts the copy in force, so a list is parsed once per download instead of three times
-/// (validation, the held-names diff, `HelperEngine.parseLists`; issue 15: a 1,000,000-name list
+/// (validation, the held-names diff, `HelperEngine.parseLists`; SPEC §9: a 1,000,000-name list
 /// took 4.8 s to come into force, most of it parsing).
 ///
 /// A copy is known by its file's identity (device, inode, size, modification time), which the

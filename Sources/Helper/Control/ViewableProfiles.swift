@@ -1,6 +1,6 @@
 import ControlAPI
 
-/// The profiles a caller may view (issue 13: "a member can never read … another profile"), for
+/// The profiles a caller may view (SPEC §9a: a member never sees another profile), for
 /// the answers that span profiles (`export`): the one `ControlAuthorizer` decides each, as the
 /// router decides a single `?profile=`. Root and the helper's own user see every profile.
 enum ViewableProfiles {

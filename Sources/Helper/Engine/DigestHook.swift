@@ -6,7 +6,7 @@ import ScrollOffCore
 import Glibc
 #endif
 
-/// `[digest] command` (issue 16): a program run once per weekly digest written, to deliver it
+/// `[digest] command` (SPEC §7): a program run once per weekly digest written, to deliver it
 /// (mail, a chat message, a desktop notification). Run directly, never through a shell, so nothing
 /// in a profile's name or a digest's words is interpreted; the digest as JSON on standard input,
 /// its sentences in `SCROLLOFF_DIGEST`, the profile in `SCROLLOFF_PROFILE`.

@@ -47,7 +47,7 @@ public struct MatcherTables: Sendable {
     /// `rules.evaluate(entries: entries, at: t)`, but only the entries a rule names are evaluated.
     /// An entry no block, schedule, focus session or grant names is `.none` with no next change
     /// whatever the time, and the catalog's entries are mostly that, so a rule change costs the
-    /// profile's few rules rather than every entry (issue 5). A strict curfew applies only to
+    /// profile's few rules rather than every entry, so a rule change stays cheap. A strict curfew applies only to
     /// entries another rule names (`ProfileRules.applies`), so it needs no full evaluation either.
     public func evaluate(_ rules: ProfileRules, at t: Instant) -> ProfileState {
         var statuses = unruled
@@ -123,7 +123,7 @@ public struct MatcherTables: Sendable {
 }
 
 /// What a matcher is built from besides the catalog; equal inputs give an equal matcher, so the
-/// engine rebuilds only when these change (issue 5: matcher rebuilds stay off the rule-change path).
+/// engine rebuilds only when these change (so a matcher rebuild stays off the path of a rule change).
 struct MatcherInputs: Equatable, Sendable {
     /// Fetched lists in force, by name (sorted); their rules change only with `listGeneration`.
     var listNames: [String] = []
@@ -294,7 +294,7 @@ public final class EnforcementBox: Sendable {
 
     /// The previous enforcement goes to the releaser thread (`Retirement`), which frees it once
     /// no query holds it: dropped here it was freed on the engine, or on an event loop when a
-    /// query still held it, a 30 MB matcher freed at once (issue 15).
+    /// query still held it, a 30 MB matcher freed at once (SPEC §9).
     func publish(_ enforcement: Enforcement) {
         let previous = current.withLock { held -> Enforcement in
             let previous = held

@@ -1,4 +1,4 @@
-// The helper's state engine (issue 5 "The helper"): the piece between the control API and the
+// The helper's state engine (SPEC §3, §4): the piece between the control API and the
 // DNS path. One actor, `HelperEngine`, owns every profile's rules and credit account; nothing else
 // writes the store.
 //

@@ -68,7 +68,7 @@ extension HelperEngine {
     @discardableResult
     public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
-        // Issue 16: the rule changes this applies are the configuration file's.
+        // SPEC §12: the rule changes this applies are the configuration file's.
         actorOverride = ChangeActor.configurationFile
         defer { actorOverride = nil }
         configuredProfileNames = Set(configured.map(\.name))

@@ -58,7 +58,7 @@ extension HelperEngine {
     /// the core, whose refusal says when it ends), runs the operation, and shows the plan that
     /// fits the moment (SPEC §8, `planAtGrant`), counting it in the same commit unless the
     /// preview of the same flow already did. A refusal by a rule that holds is recorded as a
-    /// `bypassRefused` event (issue 16).
+    /// `bypassRefused` event (SPEC §12).
     private func openGrant(_ entry: EntryID, action: String, profile: String,
                            _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
         let (plan, countPlan) = planAtGrant(profile: profile, entry: entry, at: advanceClock())

@@ -3,7 +3,7 @@ import Foundation
 import ScrollOffCore
 import Store
 
-/// Who is making the change the current request makes (issue 16), set once per request by the
+/// Who is making the change the current request makes (SPEC §12), set once per request by the
 /// control router (the caller's uid) and the household page (the signed-in owner, or the device),
 /// and read by the engine when it records a rule change or a refusal. A task-local, so no engine
 /// method needs a parameter for it; a change with none set was the helper's own.
@@ -22,7 +22,7 @@ public enum ChangeActor {
 }
 
 /// The refusals recorded as events, coalesced so a flood of attempts cannot grow the events
-/// table without bound (issue 16).
+/// table without bound (SPEC §12).
 ///
 /// The bound: per profile, at most `rowsPerHour` refusal rows have their first attempt inside any
 /// rolling hour. An attempt by the same actor with the same profile, kind, action, rule and subject as a row begun
@@ -75,7 +75,7 @@ struct RefusalLog {
     mutating func forget(profile: String) { recent[profile] = nil }
 }
 
-/// A plan shown at a bypass and not yet followed by its grant (issue 16): the grant that follows
+/// A plan shown at a bypass and not yet followed by its grant (SPEC §8): the grant that follows
 /// within `HelperEngine.planFlowWindow` for the same entry is the same flow and is not counted
 /// again, and neither is the same preview asked again (a page refresh).
 struct PlanFlow {
@@ -335,7 +335,7 @@ extension HelperEngine {
         return out
     }
 
-    /// The plan the bypass preview shows (issue 16): chosen for the moment and counted as shown
+    /// The plan the bypass preview shows (SPEC §8): chosen for the moment and counted as shown
     /// once per bypass flow — asking again for the same entry before the grant (a page refresh,
     /// a second look) does not count it again.
     func planShownAtPreview(profile: String, entry: EntryID?, at now: Instant) -> Plan? {
@@ -388,7 +388,7 @@ extension HelperEngine {
                            ruleChange: change, refusal: refusal)
     }
 
-    /// `scrolloff export --json` (issue 16): every ledger row and event still kept, typed, the
+    /// `scrolloff export --json` (SPEC §12): every ledger row and event still kept, typed, the
     /// same rows as the CSV.
     public func exportRows(profiles: Set<String>? = nil) throws(EngineError) -> [ExportRowReport] {
         try flushUrges()

@@ -34,7 +34,7 @@ extension HelperEngine {
 
     /// `scrolloff export --csv` (SPEC §12): the ledger and events, as the store writes them.
     /// Pending urges are written first so the export is complete. `profiles`: only the rows of
-    /// these (the profiles the caller may view, issue 13); nil for every profile.
+    /// these (the profiles the caller may view, SPEC §11); nil for every profile.
     public func exportCSV(profiles: Set<String>? = nil) throws(EngineError) -> String {
         try flushUrges()
         do { return try store.exportCSV(profiles: profiles) } catch { throw EngineError(error) }

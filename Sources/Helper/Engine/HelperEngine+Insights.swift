@@ -12,7 +12,7 @@ extension HelperEngine {
         "The streak counts days with no token used and no more credit spent than earned.",
     ]
 
-    /// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7, issue 16): the core's `Insights` over
+    /// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7): the core's `Insights` over
     /// the store's days (raw rows for 90 days, rollups before), as of the trusted now.
     public func stats(_ period: StatsPeriod, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StatsReport {
         let now = advanceClock()
@@ -50,7 +50,7 @@ extension HelperEngine {
     /// How often the timer looks for milestones reached; the digest moment is always looked at on time.
     static let insightCheckInterval = Span.minutes(10)
 
-    /// Records milestones reached and the week's digest when due (issue 16), each once: the store's
+    /// Records milestones reached and the week's digest when due (SPEC §7), each once: the store's
     /// marks make a second run, a restart or a recomputation write nothing. A digest missed while the
     /// helper was down is written at the next start (only the latest week's; older ones are gone by).
     /// - Returns: the digests written now, for the delivery hook.

@@ -18,7 +18,7 @@ extension HelperEngine {
     /// held file that does not parse fails its list as a whole, keeping the previous rules in force.
     ///
     /// `reusing` holds the rules the store's validator parsed from a copy it just accepted: that
-    /// copy is taken from there instead of being parsed again (issue 15). `copies` says where each
+    /// copy is taken from there instead of being parsed again (SPEC §9). `copies` says where each
     /// list's rules lie on disk, for `setLists` to read them again at a later rebuild.
     public nonisolated static func parseLists(
         files: [String: String], held: [String: String] = [:], budget: BadLineBudget, reusing parsed: ParsedCopies? = nil
@@ -44,7 +44,7 @@ extension HelperEngine {
         Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, $0.settings.ownerUIDs) })
     }
 
-    /// Owners and members of every profile, by name (issue 13 roles).
+    /// Owners and members of every profile, by name (SPEC §11 roles).
     public func profileAccess() -> [String: ProfileAccess] {
         Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, ProfileAccess(owners: $0.settings.ownerUIDs, members: $0.settings.memberUIDs)) })
     }

@@ -4,7 +4,7 @@ import ScrollOffCore
 extension HelperEngine {
     /// What `peek` or `token` would meet now (SPEC §5, §8), read-only: the next step of the ladder
     /// (the CLI offers the "try this first" exercise before any bypass, on a terminal), the
-    /// plan that fits the moment (issue 16: time of day, weekday, and `entry` when given) and
+    /// plan that fits the moment (SPEC §8: time of day, weekday, and `entry` when given) and
     /// their alternatives, and what is left today. The plan is counted as shown here, once per
     /// bypass flow (`planShownAtPreview`); the grant that follows does not count it again.
     public func bypassPreview(profile: String = HelperEngine.defaultProfile, entry word: String? = nil) throws(EngineError) -> BypassPreview {

@@ -2,7 +2,7 @@ import ControlAPI
 import ScrollOffCore
 import Store
 
-/// How long the household's requests for time live (issue 13): a request nobody answers expires
+/// How long the household's requests for time live (SPEC §9a): a request nobody answers expires
 /// after `pendingRequestLifetime`, and an answered one is kept as long as the events that tell of
 /// it (`Store.retention`, 90 days), so the table never grows without bound.
 extension HelperEngine {

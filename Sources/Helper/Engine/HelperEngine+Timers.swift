@@ -5,8 +5,8 @@ import ServiceLifecycle
 import Store
 
 extension HelperEngine: Service {
-    /// The timer loop (issue 5: "Timers fire at the next instant computed by ScrollOffCore, not by
-    /// polling"). Sleeps until ``nextDueInstant()`` or until a command or an urge wakes it, then
+    /// The timer loop (SPEC §3: timers fire at the next instant ScrollOffCore computes, not by
+    /// polling). Sleeps until ``nextDueInstant()`` or until a command or an urge wakes it, then
     /// runs ``tick()``. Ends on cancellation or graceful shutdown, writing pending urges first.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -80,7 +80,7 @@ extension HelperEngine: Service {
         var work = profiles
         for i in work.indices {
             var cursor = work[i].reminderCursor
-            // Issue 16: focus sessions that ended since the last tick, as `focusEnded` events.
+            // SPEC §12: focus sessions that ended since the last tick, as `focusEnded` events.
             for event in Self.focusEnds(of: work[i], after: cursor, through: now) { change.append(.appendEvent(event)) }
             while let r = work[i].rules.nextCurfewReminder(after: cursor), r.remindAt <= now {
                 // A reminder whose curfew already started (the helper was asleep) has no use any more.

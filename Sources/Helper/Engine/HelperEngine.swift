@@ -38,7 +38,7 @@ public struct EngineConfiguration: Sendable {
     }
 }
 
-/// The single owner of state in the helper process (issue 5 "The helper"): it holds every profile's
+/// The single owner of state in the helper process (SPEC §3): it holds every profile's
 /// rules and credit account, runs every command on the trusted clock (SPEC §11), commits each change
 /// with the clock anchor before answering, and publishes the enforcement the DNS path reads.
 ///
@@ -72,7 +72,7 @@ public actor HelperEngine {
     /// of their URLs.
     var listsInForce = FetchedLists()
     /// Fetched lists in force, by name: each is an entry people can block by name.
-    /// A stored copy is kept as its file, not its rules (`ListRules`, issue 15).
+    /// A stored copy is kept as its file, not its rules (`ListRules`, SPEC §9).
     var lists: [String: ListRules] { listsInForce.lists }
     /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
     var listNames: Set<String> { listsInForce.names }
@@ -114,7 +114,7 @@ public actor HelperEngine {
     var pendingRewinds: [(profile: String, outcome: CreditOutcome)] = []
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
     var nextRetentionAt = Instant(millisecondsSince1970: .max)
-    /// Milestones and the weekly digest (issue 16) are looked for when the timer starts, then at
+    /// Milestones and the weekly digest (SPEC §7) are looked for when the timer starts, then at
     /// the first tick 10 minutes after the last look, and at each digest moment (which wakes the timer).
     var nextInsightCheckAt = Instant(millisecondsSince1970: .min)
     /// `[digest] command`: run once per weekly digest written.
@@ -321,7 +321,7 @@ public actor HelperEngine {
         // from now on, never to minutes already used (an `unblock` ends a spend now, not at its start).
         for i in work.profiles.indices { Self.settle(&work.profiles[i], at: now, into: &work.change) }
         let result = try body(&work)
-        // Issue 16: every rule the command changed, with who changed it, in the same commit.
+        // SPEC §12: every rule the command changed, with who changed it, in the same commit.
         for event in Self.ruleChanges(from: profiles, to: work.profiles, at: now, actor: currentActor) {
             work.change.append(.appendEvent(event))
         }
@@ -498,7 +498,7 @@ public actor HelperEngine {
         publishHandler?(enforcement)
         // Parsing and building a large list free tens of MB of short-lived blocks that glibc
         // would keep resident until the next periodic trim (MemoryTrimService); hand them back
-        // now that the new matcher is published (issue 15: memory per name).
+        // now that the new matcher is published (SPEC §9: memory per name).
         if trimming { MemoryTrimService.trimNow() }
     }
 
@@ -522,7 +522,7 @@ public actor HelperEngine {
     /// call) are in force.
     ///
     /// The matcher for them is built off the engine (`LowPriorityWork.perform`, under `SCHED_IDLE`
-    /// within a refresh, issue 15): every other engine call (a person's block, `status`, a window
+    /// within a refresh, SPEC §9): every other engine call (a person's block, `status`, a window
     /// edge) runs meanwhile against the lists and matcher in force, which stay until the new
     /// matcher is installed. It is installed only if the matcher inputs it was built for are still
     /// the inputs then; if something changed them meanwhile (a custom domain, a reload's allowed
@@ -623,7 +623,7 @@ public actor HelperEngine {
 
     /// Hands the parsed lists of a `setLists` call to the releaser thread, which frees each
     /// storage when the caller's copies have gone too: tens of MB at 1,000,000 names that were
-    /// otherwise freed on the engine or a task of the caller (`Retirement`, issue 15).
+    /// otherwise freed on the engine or a task of the caller (`Retirement`, SPEC §9).
     private nonisolated func retire(_ lists: [String: RuleList]) {
         for rules in lists.values where rules.storageBytes >= PageRelease.step { Retirement.shared.retire(rules.storageOwner) }
     }

@@ -53,7 +53,7 @@ public struct ListCopy: Sendable, Equatable {
 ///
 /// A fetched list is kept as its copy on disk and read again when a build or hosts mode needs
 /// its names, not as a second packed copy beside the matcher: that copy cost ~33 bytes per name
-/// on top of the matcher's ~39 (issue 15: bytes per blocked name ≤ half dnsmasq's). Rebuilds
+/// on top of the matcher's ~39 (SPEC §9: bytes per blocked name ≤ half dnsmasq's). Rebuilds
 /// are rare (a custom domain or an always-allowed host changes the entries; rule changes reuse
 /// the matcher), so the cost of reading the file again falls where it is cheap.
 /// Catalog services and custom domains are small and stay in memory (the catalog's storage is

@@ -8,7 +8,7 @@ import Musl
 /// Frees what the engine replaces (an enforcement, a matcher, a list's parsed rules) on a thread
 /// of its own under `SCHED_IDLE`, never on an event loop or on the engine.
 ///
-/// Why (issue 15, "a list refresh never stalls answers"): a query holds the enforcement in force
+/// Why (SPEC §9: a list refresh never stalls answers): a query holds the enforcement in force
 /// for the whole query, so when a publish lands mid-query the event loop dropped the last
 /// reference and freed a 30 MB matcher itself, and otherwise the engine did, in `publish`. Large
 /// memory now goes back to the kernel in steps (`PageRelease`), but steps on the loop are still

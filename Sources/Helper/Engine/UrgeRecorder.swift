@@ -33,7 +33,7 @@ public final class UrgeRecorder: Sendable {
         /// The episode last looked up or started, equal to its entry in `episodeStart` (every write
         /// of that entry updates it, a sweep clears it): a phone retrying one blocked name, the
         /// common repeat, is found by comparing a key instead of hashing it (the lookup with its
-        /// `Hasher` was 2% of a blocked reply's CPU, issue 15).
+        /// `Hasher` was 2% of a blocked reply's CPU, SPEC §9).
         var lastEpisode: (key: Key, start: Instant)?
         var pending: [PendingUrge] = []
         var dropped = 0

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The nftables table `inet scrolloff` as text for `nft -f` (SPEC §9b, issue 14): a pure function
+/// The nftables table `inet scrolloff` as text for `nft -f` (SPEC §9b): a pure function
 /// of the settings, the sinkhole's bound addresses and the DoH address set, so what the kernel is
 /// given is checked by unit tests on its text, and the end-to-end tests check the kernel obeys it.
 ///

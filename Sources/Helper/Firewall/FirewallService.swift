@@ -5,7 +5,7 @@ import ServiceLifecycle
 
 /// Runs the firewall's life (SPEC §9b): the table goes in once the DNS listeners are bound (its
 /// redirect needs their ports, which `--listen …:0` only knows then), the DoH names are resolved
-/// again with every list refresh (issue 14: "refreshed with the lists"), and the table comes out
+/// again with every list refresh (SPEC §9b: the DoH addresses are refreshed with the lists), and the table comes out
 /// when the helper stops.
 ///
 /// It sits after the DNS server in the service group, so at a stop (reverse order) the table goes

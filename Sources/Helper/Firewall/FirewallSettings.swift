@@ -1,6 +1,6 @@
 import Foundation
 
-/// `[firewall]` (SPEC §9b, issue 14): whether the helper keeps its own nftables table that closes
+/// `[firewall]` (SPEC §9b): whether the helper keeps its own nftables table that closes
 /// the DNS bypasses (another resolver, DNS over TLS, DNS over HTTPS to a known resolver's address).
 public struct FirewallSettings: Sendable, Equatable {
     /// Where the table applies.

@@ -25,7 +25,7 @@ public struct MetricsListenError: Error, Sendable, CustomStringConvertible {
 /// It binds TCP only, and answers one request per connection (`Connection: close`): a scrape every
 /// few seconds does not need keep-alive, and the server then holds no idle connections.
 ///
-/// Its connections are bounded like the control socket's (issue 11): at most `connectionLimit` in
+/// Its connections are bounded like the control socket's (SPEC §9): at most `connectionLimit` in
 /// total and `connectionsPerClient` per client address (a newcomer evicts the longest-idle
 /// connection of the address holding the most, as DNS over TCP does), and each is closed
 /// `connectionDeadline` after it was accepted, answered or not. Unbounded, a flood of idle

@@ -194,7 +194,7 @@ extension HouseholdWeb {
     /// Peek, use or token, after recording the exercise's outcome when one was offered
     /// (`POST /v1/exercises` then `POST /v1/peek|use|token`, the same engine calls).
     func bypass(_ request: Request, _ context: WebContext) async throws -> Response {
-        // Issue 16: a refusal names the device that asked.
+        // SPEC §12: a refusal names the device that asked.
         try await ChangeActor.$current.withValue("device \(device(context)) on the household page") {
             try await bypassFromDevice(request, context)
         }

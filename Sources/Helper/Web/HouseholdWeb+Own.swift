@@ -4,8 +4,8 @@ import HTTPTypes
 import Hummingbird
 import ScrollOffCore
 
-/// The rest of what a member may do for their own profile (issue 13: "a household member can do
-/// from a phone everything the CLI lets them do for their own profile"), each through the engine
+/// The rest of what a member may do for their own profile (SPEC §9a: a household member can do
+/// from a phone everything the CLI lets them do for their own profile), each through the engine
 /// call of the CLI verb's control route (EngineRoutes), on the device's profile only: a form's
 /// `profile` field, if someone adds one, is never read.
 ///

@@ -99,7 +99,7 @@ extension HouseholdWeb {
                     },
                 ]
                 view["schedules"] = try await ownerScheduleViews(profile: name, now: status.now)
-                // Each member's week (issue 16), the same figures as their own page.
+                // Each member's week (SPEC §7), the same figures as their own page.
                 view["charts"] = InsightCharts.view(try await engine.stats(.week, profile: name),
                                                     digest: try await engine.digest(profile: name).digest)
                 let grants = await decide(owner, profile: name, action: .grant) == .allowed
@@ -122,7 +122,7 @@ extension HouseholdWeb {
         let profile = try await authorized(owner, form["profile"], .edit)
         guard let entry = form["entry"] else { throw WebFailure(.badRequest, "Name the entry, such as tiktok.") }
         let words = entry.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-        // Issue 16: the rule change and any refusal name the signed-in owner.
+        // SPEC §12: the rule change and any refusal name the signed-in owner.
         return await ChangeActor.$current.withValue("web owner \(owner.name) (uid \(owner.uid))") {
             do throws(EngineError) {
                 let result = block

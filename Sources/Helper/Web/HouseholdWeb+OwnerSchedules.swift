@@ -3,8 +3,8 @@ import Foundation
 import Hummingbird
 import ScrollOffCore
 
-/// An owner tightens a profile's rules with a schedule from the page (issue 13 "owner view:
-/// tighten rules"), through the engine call of `scrolloff schedule add` (EngineRoutes), and removes
+/// An owner tightens a profile's rules with a schedule from the page (SPEC §9a: owners may
+/// tighten rules), through the engine call of `scrolloff schedule add` (EngineRoutes), and removes
 /// one through the engine call of `scrolloff schedule rm`, which refuses while its cooldown or a
 /// curfew's edit lock holds it (SPEC §2, §3) — the page shows that refusal's words. Both need
 /// the right the control socket gives their uid on that profile (`edit`).

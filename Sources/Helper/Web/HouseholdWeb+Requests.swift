@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import ScrollOffCore
 
-/// Asking for time and granting it (SPEC §9a, issue 13): a member asks from their device; an owner
+/// Asking for time and granting it (SPEC §9a): a member asks from their device; an owner
 /// answers on their page or with `scrolloff requests`, and grants or takes minutes (`adjust`), through
 /// the engine calls the control routes use (HouseholdRoutes).
 ///

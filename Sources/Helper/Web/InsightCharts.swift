@@ -1,6 +1,6 @@
 import ControlAPI
 
-/// The household page's charts of SPEC §7 (issue 16), drawn on the server as inline SVG from the
+/// The household page's charts of SPEC §7, drawn on the server as inline SVG from the
 /// same `StatsReport` as `scrolloff stats`: no script, nothing fetched. Each chart is an image with
 /// a title and a description that say every number, for screen readers and text browsers.
 enum InsightCharts {

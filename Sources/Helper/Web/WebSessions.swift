@@ -122,7 +122,7 @@ actor WebRateLimiter {
     /// Devices tracked at most. Past it, windows that ended are dropped, and if that is not
     /// enough (a LAN host with many addresses, such as IPv6 privacy addresses, each starting a
     /// window), the oldest half: the table, like the sessions, must not grow with what a device
-    /// can send (issue 13). A dropped device starts a fresh window, which a device with that many
+    /// can send (SPEC §9a). A dropped device starts a fresh window, which a device with that many
     /// addresses has anyway.
     static let maximumTracked = 8192
 

@@ -22,7 +22,7 @@ enum WebTemplates {
         "signin": signin, "owner": owner, "charts": charts, "history": history, "plans": plans,
     ]
 
-    /// Issue 16: one profile's week as charts (`InsightCharts`, inline SVG already escaped there),
+    /// SPEC §7: one profile's week as charts (`InsightCharts`, inline SVG already escaped there),
     /// the sentences built from the numbers, and the latest weekly digest.
     static let charts = #"""
 <div class="card charts">{{#summary}}<p class="summary">{{.}}</p>{{/summary}}

@@ -1,4 +1,4 @@
-/// When the weekly digest is written (SPEC §7, issue 16): Sunday at 19:00 in the profile's zone,
+/// When the weekly digest is written (SPEC §7): Sunday at 19:00 in the profile's zone,
 /// covering the 7 local days Monday to Sunday. 19:00 is early enough to read it the same evening
 /// and never falls in a DST gap (those are at night). A helper that was down then writes the
 /// missed digest at its next start, once: the week's key (`weekEnding`) makes it once-only.
