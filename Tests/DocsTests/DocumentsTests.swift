@@ -87,7 +87,8 @@ private func matches(of pattern: String, in files: [(path: String, text: String)
         let unresolved = citations.filter { !sections.contains($0.capture) }
         for citation in unresolved { print("unresolved SPEC §\(citation.capture): \(citation.place)") }
         #expect(citations.count > 500, "only \(citations.count) citations found; is the root \(root.path) right?")
-        #expect(unresolved.isEmpty, "\(unresolved.count) of \(citations.count) SPEC citations have no `## N.` heading in docs/spec.md:\n" + unresolved.map { "SPEC §\($0.capture) at \($0.place)" }.joined(separator: "\n"))
+        let list = unresolved.map { "SPEC §\($0.capture) at \($0.place)" }.joined(separator: "\n")
+        #expect(unresolved.isEmpty, "\(unresolved.count) of \(citations.count) SPEC citations have no `## N.` heading in docs/spec.md:\n\(list)")
     }
 
     /// Paths another change is rewriting at the same time, whose comments still cite a tracker's
@@ -105,7 +106,8 @@ private func matches(of pattern: String, in files: [(path: String, text: String)
         let found = try matches(of: #"\bissue [0-9]+"#, in: files, ignoringCase: true)
         let left = found.filter { hit in !Self.issueNumbersAllowedIn.contains { hit.place.path.hasPrefix($0) } }
         for hit in left { print("issue number: \(hit.place)") }
-        #expect(left.isEmpty, "\(left.count) issue numbers a clone cannot resolve; cite a SPEC § section or say why in words:\n" + left.map { "\($0.place)" }.joined(separator: "\n"))
+        let list = left.map { "\($0.place)" }.joined(separator: "\n")
+        #expect(left.isEmpty, "\(left.count) issue numbers a clone cannot resolve; cite a SPEC § section or say why in words:\n\(list)")
     }
 
     @Test func every_relative_link_of_the_documents_points_at_a_file_of_the_repository() throws {
@@ -127,7 +129,7 @@ private func matches(of pattern: String, in files: [(path: String, text: String)
             }
         }
         for line in broken { print("broken link: \(line)") }
-        #expect(broken.isEmpty, "links to files that are not in the repository:\n" + broken.joined(separator: "\n"))
+        #expect(broken.isEmpty, "links to files that are not in the repository:\n\(broken.joined(separator: "\n"))")
     }
 
     @Test func nothing_in_the_repository_points_at_the_shared_folder_outside_it() throws {
@@ -139,6 +141,6 @@ private func matches(of pattern: String, in files: [(path: String, text: String)
             found += try matches(of: NSRegularExpression.escapedPattern(for: needle), in: files).map { "\($0.place)" }
         }
         #expect(files.count > 300, "only \(files.count) files read; is the root \(root.path) right?")
-        #expect(found.isEmpty, "paths outside the repository:\n" + found.joined(separator: "\n"))
+        #expect(found.isEmpty, "paths outside the repository:\n\(found.joined(separator: "\n"))")
     }
 }
