@@ -23,9 +23,10 @@ private func textFiles(_ paths: [String]) -> [(path: String, text: String)] {
     let fm = FileManager.default
     var out: [(String, String)] = []
     func add(_ url: URL) {
-        let relative = String(url.path(percentEncoded: false).dropFirst(root.path(percentEncoded: false).count))
+        var relative = Substring(url.standardizedFileURL.path(percentEncoded: false).dropFirst(root.standardizedFileURL.path(percentEncoded: false).count))
+        while relative.hasPrefix("/") { relative = relative.dropFirst() }
         guard let data = fm.contents(atPath: url.path(percentEncoded: false)), let text = String(data: data, encoding: .utf8) else { return }
-        out.append((relative, text))
+        out.append((String(relative), text))
     }
     for path in paths {
         let url = root.appending(path: path)
