@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Collects rules and builds a `DomainMatcher`. Runs off the hot path; the helper
 /// publishes the result whole in its `EnforcementBox`.
 ///
@@ -20,8 +26,9 @@ public struct MatcherBuilder {
     private var ownBelow: [UInt32] = []
     /// Bit 0: allow the name itself; bit 1: allow the names under it.
     private var ownAllow: [UInt8] = []
-    /// Slot = edge-hash high 32 bits << 32 | record offset + 1; 0 is empty.
-    private var table: [UInt64] = Array(repeating: 0, count: 1024)
+    /// Slot = edge-hash high 32 bits << 32 | record offset + 1; 0 is empty. Shared by copies of
+    /// the builder until one of them adds a name (`ownTable`).
+    private var table = ProbeTable(count: 1024)
     private var interner = EntrySetInterner()
     private var ruleCount = 0
     /// Read from the loads that warm a batch's slots and records, so they are not optimized away.
@@ -37,6 +44,11 @@ public struct MatcherBuilder {
     private static func release<T: BitwiseCopyable>(_ array: inout [T], sole: Bool) {
         if sole { PageRelease.release(&array) } else { array = [] }
     }
+
+    /// `build`'s allowed bits, beside a node's own (bit 0: the name itself, bit 1: names below):
+    /// the effective ones, inherited from the ancestors.
+    private static let allowsSelf: UInt8 = 4
+    private static let allowsBelow: UInt8 = 8
 
     /// Record field offsets (see `records`).
     private static let nodeField = 4
@@ -75,6 +87,7 @@ public struct MatcherBuilder {
     /// misses overlap, and the inserts find what they read in cache (issue 15: a 1,000,000-name
     /// build was mostly misses taken one after the other).
     private mutating func addAll(_ rules: RuleList, entry: EntryIndex, allowingAll: Bool) {
+        ownTable()
         reserve(rules: rules.count, nameBytes: rules.nameByteCount)
         rules.withPackedStorage { bytes, ends, kinds in
             guard let base = bytes.baseAddress else { return }
@@ -164,19 +177,14 @@ public struct MatcherBuilder {
     /// Loads the slots, then the records, that inserting the batch will probe first.
     private mutating func warmBatch() {
         var sink: UInt64 = 0
-        table.withUnsafeBufferPointer { table in
-            let mask = table.count - 1
-            for hash in batch.hashes[..<batch.count] { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
-        }
+        let table = self.table.base, mask = self.table.count - 1
+        for hash in batch.hashes[..<batch.count] { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
         records.withUnsafeBufferPointer { records in
-            table.withUnsafeBufferPointer { table in
-                let mask = table.count - 1
-                for hash in batch.hashes[..<batch.count] {
-                    let value = table[Int(truncatingIfNeeded: hash) & mask]
-                    guard value & 0xFFFF_FFFF_0000_0000 == hash & 0xFFFF_FFFF_0000_0000 else { continue }
-                    let offset = Int(value & 0xFFFF_FFFF) - 1
-                    if offset >= 0, offset < records.count { sink |= UInt64(records[offset]) }
-                }
+            for hash in batch.hashes[..<batch.count] {
+                let value = table[Int(truncatingIfNeeded: hash) & mask]
+                guard value & 0xFFFF_FFFF_0000_0000 == hash & 0xFFFF_FFFF_0000_0000 else { continue }
+                let offset = Int(value & 0xFFFF_FFFF) - 1
+                if offset >= 0, offset < records.count { sink |= UInt64(records[offset]) }
             }
         }
         warmed ^= sink
@@ -184,12 +192,15 @@ public struct MatcherBuilder {
 
     /// Makes room for `rules` more names of `nameBytes` bytes in all, so that the table is not
     /// rehashed and the arrays not copied while they go in. Most names of a list add one node,
-    /// so that is the estimate; a list of repeated names only reserves more than it uses.
+    /// so that is the estimate. A list of repeated names (one name three million times: a gzip
+    /// bomb under the download cap) reserves more than it uses, but only in address space: the
+    /// arrays' spare capacity is never written, and the table's pages are mapped zero pages
+    /// until a node lands on them (`ProbeTable`), so what is resident follows the distinct names.
     private mutating func reserve(rules: Int, nameBytes: Int) {
         guard rules > 0 else { return }
         let nodes = parents.count + rules
         var capacity = table.count
-        while capacity < nodes * 2 { capacity <<= 1 }
+        while capacity * Self.maxLoad.numerator < nodes * Self.maxLoad.denominator { capacity <<= 1 }
         if capacity > table.count { rehash(capacity: capacity) }
         let sole = isKnownUniquelyReferenced(&soleCopy)
         // At least doubling, so that many lists added one after the other (each reserving its
@@ -251,17 +262,15 @@ public struct MatcherBuilder {
         // in steps (`PageRelease`): a 1,000,000-name build's scratch is tens of MB, and freeing it
         // in one call held a woken event loop off the core for milliseconds (issue 15).
         let sole = isKnownUniquelyReferenced(&soleCopy)
-        Self.release(&table, sole: sole)
+        table = ProbeTable(count: 1)
         batch = Batch()
         let nodeCount = parents.count
         // Effective sets are computed in the builder's interner, then renumbered so that the
         // published table holds only the sets some answer uses.
-        var effectiveBelow = [UInt32](repeating: 0, count: nodeCount)
-        var allowBelow = [Bool](repeating: false, count: nodeCount)
         var renumber = [UInt32](repeating: UInt32.max, count: interner.sets.count)
         var published: [[EntryIndex]] = [[]]
         renumber[0] = 0
-        func publish(_ id: UInt32) -> UInt32 {
+        func publish(_ id: UInt32) {
             // Unions made in this pass add sets to the interner, so the map grows as it goes.
             if Int(id) >= renumber.count {
                 renumber.append(contentsOf: repeatElement(UInt32.max, count: Int(id) + 1 - renumber.count))
@@ -270,28 +279,44 @@ public struct MatcherBuilder {
                 renumber[Int(id)] = UInt32(published.count)
                 published.append(interner.sets[Int(id)])
             }
-            return renumber[Int(id)]
         }
 
-        // First pass: every node's answers (32-bit, allowed in bit 31). Their width in the
-        // table depends on how many sets get published, known only once all are.
-        var selfAnswers = [UInt32](repeating: 0, count: nodeCount)
-        var belowAnswers = [UInt32](repeating: 0, count: nodeCount)
+        // First pass: every node's effective sets and allowed bits, written over its own ones in
+        // place (a node's own values are read only at its turn, before they are replaced), so the
+        // pass adds no array: four new ones were 13 bytes a name, 65 MB at 5,000,000 names, at
+        // the build's peak. Afterwards `selfSets`/`belowSets` hold interner ids (published ids
+        // through `renumber`), `allowBits` bit 2 "the name itself is allowed", bit 3 "names below".
+        var selfSets: [UInt32] = [], belowSets: [UInt32] = [], allowBits: [UInt8] = []
+        swap(&selfSets, &ownSelf)
+        swap(&belowSets, &ownBelow)
+        swap(&allowBits, &ownAllow)
         for node in 0..<nodeCount {
             // Each pass over the nodes yields on the way (`CooperativeYield`, issue 15).
             if node & 1023 == 0 { CooperativeYield.point() }
             // Parents are created before their children, so theirs are already final here.
             let parent = parents[node]
             let isTopLevel = parent == DomainMatcher.rootParent
-            let inheritedSet = isTopLevel ? 0 : effectiveBelow[Int(parent)]
-            let inheritedAllow = isTopLevel ? false : allowBelow[Int(parent)]
-            let selfSet = interner.union(ownSelf[node], inheritedSet)
-            let belowSet = interner.union(ownBelow[node], inheritedSet)
-            effectiveBelow[node] = belowSet
-            allowBelow[node] = inheritedAllow || ownAllow[node] & 2 != 0
-            let selfAllowed = inheritedAllow || ownAllow[node] & 1 != 0
-            selfAnswers[node] = publish(selfSet) | (selfAllowed ? DomainMatcher.allowBit : 0)
-            belowAnswers[node] = publish(belowSet) | (allowBelow[node] ? DomainMatcher.allowBit : 0)
+            let inheritedSet = isTopLevel ? 0 : belowSets[Int(parent)]
+            let inheritedAllow = isTopLevel ? false : allowBits[Int(parent)] & Self.allowsBelow != 0
+            let selfSet = interner.union(selfSets[node], inheritedSet)
+            let belowSet = interner.union(belowSets[node], inheritedSet)
+            let own = allowBits[node]
+            selfSets[node] = selfSet
+            belowSets[node] = belowSet
+            allowBits[node] = (inheritedAllow || own & 1 != 0 ? Self.allowsSelf : 0) | (inheritedAllow || own & 2 != 0 ? Self.allowsBelow : 0)
+            // Published in the order the answers are met, as they always were: the same ids.
+            publish(selfSet)
+            publish(belowSet)
+        }
+        // Read through buffer pointers in the passes below: a closure over the arrays made every
+        // read a checked access to a boxed variable (the build's CPU time rose by half).
+        /// A node's two answers (32-bit, allowed in bit 31).
+        @inline(__always)
+        func answers(_ node: Int, _ renumber: UnsafeBufferPointer<UInt32>, _ selfSets: UnsafeBufferPointer<UInt32>,
+                     _ belowSets: UnsafeBufferPointer<UInt32>, _ allowBits: UnsafeBufferPointer<UInt8>) -> (self: UInt32, below: UInt32) {
+            let allowed = allowBits[node]
+            return (renumber[Int(selfSets[node])] | (allowed & Self.allowsSelf != 0 ? DomainMatcher.allowBit : 0),
+                    renumber[Int(belowSets[node])] | (allowed & Self.allowsBelow != 0 ? DomainMatcher.allowBit : 0))
         }
 
         // Second pass: the records, with the narrowest answer width that holds every id, written
@@ -299,11 +324,20 @@ public struct MatcherBuilder {
         // 1,000,000-name build).
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
         var total = 0
+        renumber.withUnsafeBufferPointer { renumber in
+         selfSets.withUnsafeBufferPointer { selfSets in
+          belowSets.withUnsafeBufferPointer { belowSets in
+           allowBits.withUnsafeBufferPointer { allowBits in
         for node in 0..<nodeCount {
             if node & 4095 == 0 { CooperativeYield.point() }  // a few reads per node: points further apart
-            let form = Self.form(self: selfAnswers[node], below: belowAnswers[node])
+            let (selfAnswer, belowAnswer) = answers(node, renumber, selfSets, belowSets, allowBits)
+            let form = Self.form(self: selfAnswer, below: belowAnswer)
             total += DomainMatcher.lengthFieldOffset + 1 + Int(records[Int(nodeOffsets[node]) + Self.lengthField])
                 + Self.storedAnswerCount(form) * answerWidth
+        }
+           }
+          }
+         }
         }
         // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
         precondition(total < Int(UInt32.max), "the record table is limited to 4 GiB")
@@ -311,10 +345,33 @@ public struct MatcherBuilder {
         // Written straight into the matcher's own table (zero-filled, spare bytes included).
         let table = TableMemory.allocate(UInt8.self, count: total + DomainMatcher.spareRecordBytes)
         let out = UnsafeMutableRawPointer(table.base)
+        // This pass reads the builder's records and per-node arrays in order, each element once
+        // (`publishedOffsets` is the only one read at random): when this builder is their only
+        // holder, what it has read goes back to the kernel as it goes (`ReadPrefix`), so the
+        // matcher's records grow while the builder's shrink instead of both being whole at once.
         records.withUnsafeBufferPointer { source in
+          parents.withUnsafeBufferPointer { parents in
+           nodeOffsets.withUnsafeBufferPointer { nodeOffsets in
+            selfSets.withUnsafeBufferPointer { selfSetValues in
+             belowSets.withUnsafeBufferPointer { belowSetValues in
+              allowBits.withUnsafeBufferPointer { allowBitValues in
+               renumber.withUnsafeBufferPointer { renumber in
+            var read = [ReadPrefix](repeating: ReadPrefix(), count: 6)
+            func handBack(upTo node: Int, recordBytes: Int) {
+                guard sole else { return }
+                read[0].discard(source, upTo: recordBytes)
+                read[1].discard(parents, upTo: node)
+                read[2].discard(nodeOffsets, upTo: node)
+                read[3].discard(selfSetValues, upTo: node)
+                read[4].discard(belowSetValues, upTo: node)
+                read[5].discard(allowBitValues, upTo: node)
+            }
             var position = 0
             for node in 0..<nodeCount {
-                if node & 1023 == 0 { CooperativeYield.point() }
+                if node & 1023 == 0 {
+                    CooperativeYield.point()
+                    if node & 32767 == 0, node > 0 { handBack(upTo: node, recordBytes: Int(nodeOffsets[node])) }
+                }
                 let parent = parents[node]
                 publishedOffsets[node] = UInt32(position)
                 let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
@@ -322,7 +379,7 @@ public struct MatcherBuilder {
                 let labelAt = Int(nodeOffsets[node]) + Self.lengthField
                 let length = source[labelAt]
                 precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
-                let selfAnswer = selfAnswers[node], belowAnswer = belowAnswers[node]
+                let (selfAnswer, belowAnswer) = answers(node, renumber, selfSetValues, belowSetValues, allowBitValues)
                 let form = Self.form(self: selfAnswer, below: belowAnswer)
                 out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
                 (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
@@ -339,23 +396,27 @@ public struct MatcherBuilder {
                 }
             }
             precondition(position == total, "the record table was sized for its records")
+               }
+              }
+             }
+            }
+           }
+          }
         }
-        PageRelease.release(&effectiveBelow)
-        PageRelease.release(&allowBelow)
+        // Swapped out of this builder's arrays: shared with a copy of it unless the first pass
+        // wrote to them (every node does), so released like the builder's own.
+        Self.release(&selfSets, sole: sole)
+        Self.release(&belowSets, sole: sole)
+        Self.release(&allowBits, sole: sole)
         PageRelease.release(&renumber)
-        PageRelease.release(&selfAnswers)
-        PageRelease.release(&belowAnswers)
         Self.release(&records, sole: sole)
         Self.release(&parents, sole: sole)
-        Self.release(&ownSelf, sole: sole)
-        Self.release(&ownBelow, sole: sole)
-        Self.release(&ownAllow, sole: sole)
+        Self.release(&nodeOffsets, sole: sole)
         let matcher = DomainMatcher(
             recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
             ruleCount: ruleCount, answerWidth: answerWidth
         )
         Self.release(&hashes, sole: sole)
-        Self.release(&nodeOffsets, sole: sole)
         PageRelease.release(&publishedOffsets)
         return matcher
     }
@@ -400,6 +461,7 @@ public struct MatcherBuilder {
     /// name, one of dots only, or one with a label longer than 63 bytes.
     private mutating func insert(_ name: UnsafeBufferPointer<UInt8>) -> UInt32? {
         guard let base = name.baseAddress, !name.isEmpty else { return nil }
+        ownTable()
         withUnsafePointer(to: UInt32(name.count)) { end in hashBatch(base, UnsafeBufferPointer(start: end, count: 1), 0..<1) }
         return batchNode(firstLabel: 0, labels: Int(batch.labelCounts[0]), base: base)
     }
@@ -422,7 +484,7 @@ public struct MatcherBuilder {
     /// The record offset of `parent`'s child labelled `label`, created if missing.
     private mutating func child(of parent: UInt32, hash: UInt64, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
         let tag = hash & 0xFFFF_FFFF_0000_0000
-        let mask = table.count - 1
+        let table = self.table.base, mask = self.table.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while true {
             let value = table[slot]
@@ -452,7 +514,7 @@ public struct MatcherBuilder {
         ownBelow.append(0)
         ownAllow.append(0)
         table[slot] = tag | (UInt64(offset) + 1)
-        if parents.count * 2 > table.count { rehash(capacity: table.count * 2) }
+        if parents.count * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator { rehash(capacity: self.table.count * 2) }
         return offset
     }
 
@@ -474,16 +536,93 @@ public struct MatcherBuilder {
     }
 
     private mutating func rehash(capacity: Int) {
-        var bigger = [UInt64](repeating: 0, count: capacity)
-        let mask = capacity - 1
+        let bigger = ProbeTable(count: capacity)
+        let slots = bigger.base, mask = capacity - 1
         for (index, (hash, offset)) in zip(hashes, nodeOffsets).enumerated() {
             // A rehash moves every node made so far: it yields on the way.
             if index & 1023 == 0 { CooperativeYield.point() }
             var slot = Int(truncatingIfNeeded: hash) & mask
-            while bigger[slot] != 0 { slot = (slot &+ 1) & mask }
-            bigger[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
+            while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+            slots[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
         }
-        swap(&table, &bigger)
-        Self.release(&bigger, sole: isKnownUniquelyReferenced(&soleCopy))
+        // The smaller table is freed in steps when this builder held it alone (`ProbeTable.deinit`).
+        table = bigger
+    }
+
+    /// The most the probe table is filled before it doubles: 3/4. Linear probing stays short at
+    /// that load (2.5 slots on a hit, 8.5 on a miss, within one or two cache lines of 8 slots),
+    /// and a table at 1/2 was the largest array of a large build: at 5,000,000 names 16 Mi slots
+    /// (128 MiB) against 8 Mi now, as much as the whole matcher that is built from it.
+    private static let maxLoad = (numerator: 3, denominator: 4)
+
+    /// Gives this builder a table of its own before it writes to it, if a copy shares it.
+    private mutating func ownTable() {
+        if !isKnownUniquelyReferenced(&table) { table = table.copy() }
+    }
+
+    /// Bytes of the probe table that are resident (`mincore`): what a build's table costs in memory,
+    /// for tests. Its size follows the rules reserved for, its resident pages the names stored.
+    var tableResidentBytes: Int { table.residentBytes }
+    /// Bytes the probe table spans (resident or not), for tests.
+    var tableBytes: Int { table.count * MemoryLayout<UInt64>.stride }
+}
+
+/// How much of an array `build` has read once and for all, and handed back: whole pages only, in
+/// the usual steps (`PageRelease`), never past the element it is told is read.
+private struct ReadPrefix {
+    /// Bytes from the buffer's start whose whole pages are handed back.
+    private var done = 0
+
+    /// Hands back the whole pages before element `end`.
+    mutating func discard<T>(_ buffer: UnsafeBufferPointer<T>, upTo end: Int) {
+        guard let base = buffer.baseAddress, end > 0 else { return }
+        let start = UInt(bitPattern: base)
+        let page = UInt(PageRelease.pageSize)
+        let limit = Int((start + UInt(min(end, buffer.count) * MemoryLayout<T>.stride)) & ~(page - 1)) - Int(start)
+        guard limit > done else { return }
+        PageRelease.discard(UnsafeMutableRawPointer(mutating: base) + done, bytes: limit - done)
+        done = limit
+    }
+}
+
+/// The builder's open-addressing table, in zero pages mapped for it alone (`mmap`), so that a page
+/// no node lands on never becomes resident: a table sized for a list's rule count costs memory for
+/// the list's distinct names only. Freed in steps (`PageRelease`) when its last holder goes.
+final class ProbeTable {
+    let base: UnsafeMutablePointer<UInt64>
+    let count: Int
+    private let mappedBytes: Int
+
+    /// `count` zero slots (a power of two).
+    init(count: Int) {
+        self.count = count
+        let bytes = max(count, 1) * MemoryLayout<UInt64>.stride
+        mappedBytes = (bytes + PageRelease.pageSize - 1) / PageRelease.pageSize * PageRelease.pageSize
+        let mapped = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        precondition(mapped != nil && mapped != MAP_FAILED, "out of memory for a probe table of \(count) slots")
+        // Small pages only, also where the kernel would otherwise back every mapping with huge
+        // ones: a node written into a 2 MiB page would make all of it resident.
+        _ = madvise(mapped, mappedBytes, MADV_NOHUGEPAGE)
+        base = mapped!.bindMemory(to: UInt64.self, capacity: max(count, 1))
+    }
+
+    deinit {
+        PageRelease.discard(UnsafeMutableRawPointer(base), bytes: mappedBytes)
+        munmap(base, mappedBytes)
+    }
+
+    /// A table of its own with the same slots.
+    func copy() -> ProbeTable {
+        let other = ProbeTable(count: count)
+        other.base.update(from: base, count: count)
+        return other
+    }
+
+    /// Resident bytes of the mapping, from `mincore`.
+    var residentBytes: Int {
+        let pages = mappedBytes / PageRelease.pageSize
+        var vector = [UInt8](repeating: 0, count: pages)
+        guard mincore(UnsafeMutableRawPointer(base), mappedBytes, &vector) == 0 else { return mappedBytes }
+        return vector.reduce(0) { $0 + Int($1 & 1) } * PageRelease.pageSize
     }
 }

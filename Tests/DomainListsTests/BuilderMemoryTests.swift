@@ -1,0 +1,73 @@
+import Testing
+@testable import DomainLists
+
+/// What a matcher build costs in memory follows the list's distinct names, not its rule count: a
+/// list of one name repeated millions of times (a gzip bomb that stays under the download cap)
+/// must not make a table for millions of names resident.
+@Suite struct BuilderMemoryTests {
+    /// `count` copies of one rule, made by doubling (`append(contentsOf:)`), not one by one.
+    static func repeated(_ name: String, count: Int) -> RuleList {
+        var rules = RuleList([ListRule(name: DomainName(normalizedText: name))])
+        while rules.count * 2 <= count { rules.append(contentsOf: rules) }
+        var rest = RuleList()
+        for _ in rules.count..<count { rest.append(ListRule(name: DomainName(normalizedText: name))) }
+        rules.append(contentsOf: rest)
+        return rules
+    }
+
+    @Test func a_list_of_one_name_repeated_two_million_times_keeps_only_a_few_pages_of_the_probe_table_resident() {
+        let rules = Self.repeated("bomb.listmem.example", count: 2_000_000)
+        #expect(rules.count == 2_000_000)
+        var builder = MatcherBuilder()
+        builder.add(rules, entry: EntryIndex(1))
+        // The table is sized for the rule count (one rehash, not twenty, for a list of distinct
+        // names): 32 MiB of address space. Three names were stored (example, listmem.example,
+        // bomb.listmem.example): a few of its pages were written, the rest never became resident.
+        // Before, the whole table was written with zeros: 32 MiB resident for three names.
+        #expect(builder.tableBytes >= 16 << 20)
+        #expect(builder.tableResidentBytes <= 16 * PageRelease.pageSize,
+                "\(builder.tableResidentBytes) bytes of the probe table resident for 3 names")
+        let matcher = (consume builder).build()
+        #expect(matcher.nodeCount == 3)
+        #expect(matcher.ruleCount == 2_000_000)
+        let hit = Array("www.bomb.listmem.example".utf8).withUnsafeBytes { matcher.match(text: $0) }
+        #expect(hit.isBlocked)
+    }
+
+    @Test func a_list_of_distinct_names_makes_its_probe_table_resident_as_it_fills() {
+        var rules = RuleList()
+        for index in 0..<200_000 { rules.append(ListRule(name: DomainName(normalizedText: "n\(index).example.com"))) }
+        var builder = MatcherBuilder()
+        builder.add(rules, entry: EntryIndex(1))
+        // 200,002 nodes in at most 4/3 of a slot each: the table is as full as it is resident.
+        #expect(builder.tableBytes <= 4 << 20)
+        #expect(builder.tableResidentBytes >= builder.tableBytes / 2)
+    }
+
+    /// `build` hands back the records and per-node arrays it has read while it writes the
+    /// matcher's records (when it is the builder's only copy): every name must still be there.
+    @Test func a_builder_that_hands_back_what_it_has_read_still_builds_every_name_and_answer() {
+        var rules = RuleList()
+        for index in 0..<150_000 { rules.append(ListRule(name: DomainName(normalizedText: "n\(index).s\(index % 97).example.com"))) }
+        var allow = RuleList()
+        for index in stride(from: 0, to: 150_000, by: 1000) {
+            allow.append(ListRule(name: DomainName(normalizedText: "n\(index).s\(index % 97).example.com")))
+        }
+        var builder = MatcherBuilder()
+        builder.add(rules, entry: EntryIndex(1))
+        builder.add(RuleList([ListRule(name: DomainName(normalizedText: "s5.example.com"))]), entry: EntryIndex(2))
+        builder.allowAll(allow)
+        let before = PageRelease.stepsTaken.load(ordering: .relaxed)
+        let matcher = (consume builder).build()
+        #expect(PageRelease.stepsTaken.load(ordering: .relaxed) - before >= 10)
+        var wrong: [String] = []
+        for index in 0..<150_000 {
+            let name = "www.n\(index).s\(index % 97).example.com"
+            let result = Array(name.utf8).withUnsafeBytes { matcher.match(text: $0) }
+            let entries = matcher.entrySets[Int(result.entrySet.rawValue)].map(\.rawValue)
+            let expected: [UInt32] = index % 97 == 5 ? [1, 2] : [1]
+            if entries != expected || result.isAllowed != (index % 1000 == 0) { wrong.append(name) }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) names answered wrongly, first \(wrong.prefix(3))")
+    }
+}
