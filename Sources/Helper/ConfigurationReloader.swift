@@ -1,3 +1,4 @@
+import Enforcement
 import Logging
 import NIOCore
 import ScrollOffCore

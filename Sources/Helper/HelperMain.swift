@@ -1,4 +1,5 @@
 import DomainLists
+import Enforcement
 import Foundation
 import Logging
 import NIOCore
@@ -106,7 +107,7 @@ public enum HelperMain {
         // DNS answers come from one immutable policy, replaced whenever the engine publishes new
         // enforcement; neither the CLI nor the control socket sits on this path.
         let policies = PolicyStore(AllowAllPolicy()) // replaced below, before any listener opens
-        let composer = PolicyComposer(target: policies, engine: engine)
+        let composer = PolicyComposer(target: policies, urges: engine.urges, wakeTarget: engine.wakeTarget)
         // Hosts mode (SPEC §10) follows the same published enforcement as the DNS answers.
         var parts: Set<ReadinessGate.Part> = [.control]
         if mode.servesDNS { parts.insert(.dns) }

@@ -1,3 +1,4 @@
+@testable import Enforcement
 import Foundation
 @testable import Helper
 import ScrollOffCore

@@ -1,4 +1,5 @@
 import ControlAPI
+import Enforcement
 import Helper
 import ScrollOffCore
 import Store

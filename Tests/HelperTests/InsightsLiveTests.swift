@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import Enforcement
 import Foundation
 @testable import Helper
 import ScrollOffCore

@@ -1,8 +1,10 @@
 import ControlAPI
 import DomainLists
+@testable import Enforcement
 import Foundation
 import ListFetch
 import Logging
+@testable import LowPriority
 import ScrollOffCore
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store

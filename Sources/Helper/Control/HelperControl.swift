@@ -1,8 +1,10 @@
 import ControlAPI
 import DomainLists
+import Enforcement
 import Foundation
 import ListFetch
 import Logging
+import LowPriority
 import ScrollOffCore
 import ServiceLifecycle
 

@@ -1,5 +1,6 @@
 import ControlAPI
 import DomainLists
+import Enforcement
 import Foundation
 import ListFetch
 import Logging

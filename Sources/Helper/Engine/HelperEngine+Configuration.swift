@@ -1,3 +1,4 @@
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -239,8 +240,7 @@ extension HelperEngine {
     }
 
     private nonisolated static func networks(of s: ProfileSettings) throws(EngineError) -> [ClientNetwork] {
-        var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
+        let networks = try ClientNetwork.networks(in: s.clientCIDRs)
         return networks
     }
 

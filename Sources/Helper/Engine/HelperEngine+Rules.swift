@@ -1,5 +1,6 @@
 import ControlAPI
 import DomainLists
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -232,8 +233,7 @@ extension HelperEngine {
     /// entries, schedules and wallet (and its own starter credit). Adding an existing name updates
     /// its clients.
     public func addProfile(_ name: String, clients: [String], timeZoneID: String? = nil, preset: Preset? = nil) throws(EngineError) -> [String] {
-        var networks: [ClientNetwork] = []
-        for c in clients where MACAddress.parse(c) == nil { networks.append(try ClientNetwork(parsing: c)) }
+        let networks = try ClientNetwork.networks(in: clients)
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw .invalid("“\(name)” cannot be a profile name; use letters, digits, - and _.")
         }

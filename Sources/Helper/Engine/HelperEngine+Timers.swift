@@ -1,4 +1,5 @@
 import ControlAPI
+import Enforcement
 import Logging
 import ScrollOffCore
 import ServiceLifecycle

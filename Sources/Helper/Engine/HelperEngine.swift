@@ -1,9 +1,12 @@
 import ControlAPI
 import DomainLists
+import Enforcement
 import Foundation
 import ListFetch
 import Logging
+import LowPriority
 import ScrollOffCore
+import Sinkhole
 import Store
 
 /// What the engine needs to start.
@@ -190,7 +193,7 @@ public actor HelperEngine {
         timeRequests = loaded.timeRequests
         unknownDevices = loaded.settings[Self.unknownDevicesKey] ?? Self.defaultProfile
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
-        wakeTarget.engine = self
+        wakeTarget.target = self
     }
 
     /// - Parameter lastRun: the trusted time of the last commit (the saved anchor), the last instant
@@ -706,13 +709,13 @@ struct Work {
     var change: StateChange
 }
 
-/// Lets the urge recorder, created before the engine exists, and the DNS path wake the engine's timer.
-final class WakeTarget: @unchecked Sendable {
-    // @unchecked: written once in the engine's init before any urge can be recorded, read after.
-    weak var engine: HelperEngine?
+extension HelperEngine: Wakeable {}
 
-    func wake() {
-        guard let engine else { return }
-        Task { await engine.wake() }
+extension HelperEngine {
+    /// The policy the resolver chain asks for every query, over the enforcement in force now: the
+    /// same type `PolicyComposer` publishes, for `scrolloff-bench reply`, which drives the real
+    /// chain without a running server (ARCHITECTURE principle 14: one decision path).
+    public nonisolated func currentQueryPolicy() -> any QueryPolicy {
+        EnforcementPolicy(enforcement: box.enforcement, urges: urges, wakeTarget: wakeTarget)
     }
 }

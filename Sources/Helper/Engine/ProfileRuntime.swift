@@ -1,3 +1,4 @@
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -94,8 +95,7 @@ struct ProfileRuntime: Sendable {
         guard let calendar = LocalCalendar(identifier: s.timeZoneID) else {
             throw .invalid("Profile \(s.name): “\(s.timeZoneID)” is not a known IANA time zone; use a name like Europe/Berlin.")
         }
-        var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
+        let networks = try ClientNetwork.networks(in: s.clientCIDRs)
         let account = CreditAccount(state: stored ?? CreditAccountState(asOf: now),
                                     policy: CreditPolicy(knobs: knobs, calendar: calendar))
         return ProfileRuntime(

@@ -1,3 +1,4 @@
+import Enforcement
 import HostsFile
 import Store
 import Logging
