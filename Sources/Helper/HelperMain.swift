@@ -1,7 +1,9 @@
 import DomainLists
 import Enforcement
+import Engine
 import Foundation
 import Logging
+import LowPriority
 import NIOCore
 import NIOPosix
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 import ControlAPI
 import DNSWire
 @testable import Enforcement
+@testable import Engine
 import Foundation
 @testable import Helper
 import ScrollOffCore

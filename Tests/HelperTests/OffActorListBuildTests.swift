@@ -1,6 +1,7 @@
 import ControlAPI
 import DomainLists
 @testable import Enforcement
+@testable import Engine
 import Foundation
 import ListFetch
 import Logging

@@ -1,4 +1,5 @@
 import Enforcement
+import Engine
 import Foundation
 import ScrollOffCore
 import Store

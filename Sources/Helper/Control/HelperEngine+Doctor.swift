@@ -2,6 +2,7 @@ import ControlAPI
 import DNSWire
 import DomainLists
 import Enforcement
+import Engine
 import ScrollOffCore
 import Store
 

@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 
 /// Issue 16's endpoints: the weekly digest (`scrolloff digest`). `stats` stays in `EngineRoutes`.
 enum InsightsRoutes {

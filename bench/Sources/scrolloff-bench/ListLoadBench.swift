@@ -20,6 +20,7 @@
 // Run through bench/listload.sh.
 import DomainLists
 import Enforcement
+import Engine
 import Foundation
 import Helper
 import Logging

@@ -286,8 +286,8 @@ extension HelperEngine {
 
 /// The canonical form of a profile client, to find one claimed twice: a network as `address/len`
 /// with the host bits kept as written, a MAC in lower case with colons.
-enum ClientKey {
-    static func keys(_ clients: [String]) -> [String] {
+package enum ClientKey {
+    package static func keys(_ clients: [String]) -> [String] {
         clients.map { text in
             if let mac = MACAddress.parse(text) { return MACAddress.describe(mac) }
             return (try? ClientNetwork(parsing: text)).map(\.description) ?? text

@@ -245,7 +245,7 @@ extension HelperEngine {
     }
 
     /// An instant as the log shows it: ISO 8601 in UTC.
-    nonisolated static func logTime(_ t: Instant) -> String {
+    package nonisolated static func logTime(_ t: Instant) -> String {
         Date(timeIntervalSince1970: Double(t.millisecondsSince1970) / 1000).ISO8601Format()
     }
 }

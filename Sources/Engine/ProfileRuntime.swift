@@ -6,7 +6,7 @@ import Store
 /// One profile as the engine holds it between commands: its settings, rules and credit account,
 /// plus the bookkeeping the timers need. Plain value: a command works on a copy and the engine
 /// keeps the copy only after the store has committed it.
-struct ProfileRuntime: Sendable {
+package struct ProfileRuntime: Sendable {
     var settings: ProfileSettings
     var networks: [ClientNetwork]
     /// The MAC addresses among its clients (SPEC §9), matched through the neighbour table.
