@@ -109,12 +109,41 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Work off the event loops: SCHED_IDLE threads for parses and frees (`LowPriorityWork`,
+        // `Retirement`), so queries are answered while a large list is read or dropped.
+        .target(
+            name: "LowPriority",
+            dependencies: [
+                "CThreadShim", "DomainLists", "ListFetch",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The per-query decision (SPEC §9): the published enforcement, client routing by address,
+        // network and MAC, the policy the resolver chain asks, and urge recording (SPEC §7).
+        .target(
+            name: "Enforcement",
+            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire", "Sinkhole", "ListFetch", "LowPriority", "CThreadShim"],
+            swiftSettings: swiftSettings
+        ),
+        // The rules engine (SPEC §1–§8, §11, §12): the one actor that owns the household's state,
+        // applies every command under the rules of ScrollOffCore, commits to the Store and publishes
+        // the enforcement the DNS path reads.
+        .target(
+            name: "Engine",
+            dependencies: [
+                "ScrollOffCore", "DomainLists", "Enforcement", "LowPriority", "ListFetch", "Store", "ControlAPI", "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Wiring of the long-running services of the root helper.
         .target(
             name: "Helper",
             dependencies: [
                 "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
-                "CThreadShim",
+                "CThreadShim", "LowPriority", "Enforcement", "Engine",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -166,7 +195,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-bench",
             dependencies: [
-                "ScrollOffCore", "DomainLists", "DNSWire", "HostsFile", "Sinkhole", "Helper",
+                "ScrollOffCore", "DomainLists", "DNSWire", "HostsFile", "Sinkhole", "Helper", "Engine", "Enforcement",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -211,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
+                "Helper", "Engine", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -223,14 +252,14 @@ let package = Package(
         // through the real binary (the dependency builds it).
         .testTarget(
             name: "ConfigurationTests",
-            dependencies: ["Helper", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
+            dependencies: ["Helper", "Engine", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [
-                "Helper", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
+                "Helper", "Engine", "Enforcement", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

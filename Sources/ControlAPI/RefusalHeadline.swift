@@ -31,3 +31,19 @@ extension Exercise {
         return catalogue[day % catalogue.count]
     }
 }
+
+extension Refusal.Rule {
+    /// `curfewEditLock` → `curfew_edit_lock`: the wire spells every name in snake_case (the stored
+    /// events keep the raw value, so it is not changed there).
+    public var wireName: String {
+        var out = ""
+        for character in rawValue {
+            if character.isUppercase {
+                out += "_" + character.lowercased()
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,3 +1,4 @@
+import Engine
 import NIOCore
 import ScrollOffCore
 import Sinkhole

@@ -1,3 +1,5 @@
+import Enforcement
+import Engine
 import Logging
 import NIOCore
 import ScrollOffCore

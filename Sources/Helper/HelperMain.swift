@@ -1,6 +1,9 @@
 import DomainLists
+import Enforcement
+import Engine
 import Foundation
 import Logging
+import LowPriority
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -106,7 +109,7 @@ public enum HelperMain {
         // DNS answers come from one immutable policy, replaced whenever the engine publishes new
         // enforcement; neither the CLI nor the control socket sits on this path.
         let policies = PolicyStore(AllowAllPolicy()) // replaced below, before any listener opens
-        let composer = PolicyComposer(target: policies, engine: engine)
+        let composer = PolicyComposer(target: policies, urges: engine.urges, wakeTarget: engine.wakeTarget)
         // Hosts mode (SPEC §10) follows the same published enforcement as the DNS answers.
         var parts: Set<ReadinessGate.Part> = [.control]
         if mode.servesDNS { parts.insert(.dns) }

@@ -1,9 +1,11 @@
 #if canImport(Glibc)
+import Engine
 import Glibc
 #endif
 import ControlAPI
 import DomainLists
 import Foundation
+import Enforcement
 import Helper
 import Logging
 import ScrollOffCore
@@ -104,7 +106,7 @@ final class EngineServer: Sendable {
         }
         wire.append(0)
         let enforcement = engine.box.enforcement
-        return wire.withUnsafeBytes { decide(enforcement, wire: $0, client: .unknown, now: now) }.blocked
+        return wire.withUnsafeBytes { enforcement.decide(wire: $0, client: .unknown, now: now) }.blocked
     }
 
     func stop() async {

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Engine
 import Glibc
 #endif
 import ControlAPI

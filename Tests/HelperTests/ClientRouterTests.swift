@@ -1,3 +1,4 @@
+import Enforcement
 import Helper
 import Testing
 
@@ -47,7 +48,7 @@ struct ClientRouterTests {
 
     @Test(arguments: ["+1.2.3.4/32", "1.2.3.04x", "10.0.0.0/+8", "10.0.0.0/", "fd00::/+8", "1.2.3.4/32/1"])
     func malformed_client_networks_are_rejected(text: String) {
-        #expect(throws: EngineError.self) { try ClientNetwork(parsing: text) }
+        #expect(throws: ClientNetworkError.self) { try ClientNetwork(parsing: text) }
     }
 
     @Test func an_ipv4_tail_in_an_ipv6_address_is_read_as_its_two_groups() {

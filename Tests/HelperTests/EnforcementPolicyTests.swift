@@ -1,5 +1,7 @@
 import ControlAPI
 import DNSWire
+@testable import Enforcement
+@testable import Engine
 import Foundation
 @testable import Helper
 import ScrollOffCore
@@ -58,12 +60,12 @@ import Testing
     func policy_table(c: Case) async throws {
         let (engine, _) = try await Self.engine()
         let enforcement = engine.box.enforcement
-        let policy = EnforcementPolicy(enforcement: enforcement, engine: engine)
+        let policy = EnforcementPolicy(enforcement: enforcement, urges: engine.urges, wakeTarget: engine.wakeTarget)
         let name = try DNSName(c.name).lowercased.wireBytes
         let client = ClientIP(c.client) ?? .unknown
         // The test clock stands still at 12:00; a query `after` seconds later uses the same enforcement.
         let now = Fixture.noon + .seconds(c.after)
-        let decision = name.withUnsafeBytes { Helper.decide(enforcement, wire: $0, client: client, now: now) }
+        let decision = name.withUnsafeBytes { enforcement.decide(wire: $0, client: client, now: now) }
         let answer: PolicyDecision = decision.blocked ? .blocked(ttlCap: decision.ttlCap)
             : decision.managed ? .managed(ttlCap: decision.ttlCap) : .allowed
         #expect(answer == c.expected)

@@ -1,4 +1,6 @@
 import ControlAPI
+import Enforcement
+import Engine
 import Helper
 import ScrollOffCore
 import Synchronization
@@ -104,9 +106,9 @@ struct EngineBlockTests {
     }
 
     @Test func cidr_text_is_validated() {
-        #expect(throws: EngineError.self) { try ClientNetwork(parsing: "10.0.0.0/33") }
-        #expect(throws: EngineError.self) { try ClientNetwork(parsing: "10.0.0/8") }
-        #expect(throws: EngineError.self) { try ClientNetwork(parsing: "fd00::1::2/8") }
+        #expect(throws: ClientNetworkError.self) { try ClientNetwork(parsing: "10.0.0.0/33") }
+        #expect(throws: ClientNetworkError.self) { try ClientNetwork(parsing: "10.0.0/8") }
+        #expect(throws: ClientNetworkError.self) { try ClientNetwork(parsing: "fd00::1::2/8") }
         #expect((try? ClientNetwork(parsing: "fd00::/8"))?.prefixLength == 8)
         #expect((try? ClientNetwork(parsing: "192.168.1.1"))?.prefixLength == 32)
     }

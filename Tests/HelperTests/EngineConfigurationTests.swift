@@ -1,3 +1,5 @@
+@testable import Enforcement
+@testable import Engine
 import Foundation
 @testable import Helper
 import ScrollOffCore

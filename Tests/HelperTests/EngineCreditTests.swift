@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 import Helper
 import ScrollOffCore
 import Store

@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import Enforcement
 @testable import Helper
 import ScrollOffCore
 import Testing

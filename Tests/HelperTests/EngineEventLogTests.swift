@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 import Foundation
 import Helper
 import ScrollOffCore

@@ -1,5 +1,6 @@
 import ControlAPI
 import DomainLists
+import Engine
 import Foundation
 import Helper
 import ScrollOffCore

@@ -1,4 +1,6 @@
 import ControlAPI
+import Enforcement
+import Engine
 import Helper
 import ScrollOffCore
 import Testing

@@ -1,4 +1,6 @@
 import DomainLists
+import Enforcement
+import Engine
 import Foundation
 import Helper
 import ScrollOffCore
@@ -116,7 +118,7 @@ extension HelperEngine {
         let enforcement = box.enforcement
         let bytes = Fixture.wire(name)
         let ip = ClientIP(client) ?? .unknown
-        return bytes.withUnsafeBytes { decide(enforcement, wire: $0, client: ip, now: now) }
+        return bytes.withUnsafeBytes { enforcement.decide(wire: $0, client: ip, now: now) }
     }
 }
 

@@ -1,4 +1,5 @@
 import ControlAPI
+import Enforcement
 import Helper
 import ScrollOffCore
 import Testing
@@ -77,7 +78,7 @@ struct EngineTimerTests {
             let now = await engine.trustedNow()
             let e = engine.box.enforcement
             let wire = Fixture.wire("www.instagram.com")
-            blocked = wire.withUnsafeBytes { decide(e, wire: $0, client: .unknown, now: now).blocked }
+            blocked = wire.withUnsafeBytes { e.decide(wire: $0, client: .unknown, now: now).blocked }
         }
         #expect(blocked)
         let wallet = try await engine.wallet()
@@ -123,7 +124,7 @@ struct EngineTimerTests {
             try await Task.sleep(for: .milliseconds(50))
             let e = engine.box.enforcement
             let now = await engine.trustedNow()
-            blocked = Fixture.wire("www.instagram.com").withUnsafeBytes { decide(e, wire: $0, client: .unknown, now: now).blocked }
+            blocked = Fixture.wire("www.instagram.com").withUnsafeBytes { e.decide(wire: $0, client: .unknown, now: now).blocked }
         }
         #expect(blocked)
         #expect(try await engine.wallet().balanceSeconds == 119)

@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import Engine
 @testable import Helper
 import ScrollOffCore
 @testable import Store

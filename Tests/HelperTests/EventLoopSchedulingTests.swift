@@ -1,5 +1,6 @@
 import CThreadShim
 import Foundation
+@testable import LowPriority
 import Testing
 @testable import Helper
 

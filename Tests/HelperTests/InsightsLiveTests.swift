@@ -1,4 +1,6 @@
 import ControlAPI
+@testable import Enforcement
+@testable import Engine
 import Foundation
 @testable import Helper
 import ScrollOffCore

@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import Engine
 import Foundation
 @testable import Helper
 import ScrollOffCore

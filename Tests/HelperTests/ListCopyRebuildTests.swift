@@ -1,4 +1,6 @@
 import DomainLists
+import Enforcement
+import Engine
 import Foundation
 import Helper
 import ScrollOffCore

@@ -3,6 +3,7 @@ import DomainLists
 import Foundation
 import ListFetch
 import Logging
+@testable import LowPriority
 import ScrollOffCore
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+@testable import Enforcement
 import Foundation
 @testable import Helper
 import ScrollOffCore
@@ -38,7 +39,7 @@ import Testing
     }
 
     static func decision(_ e: Enforcement, _ name: String, from client: String, at now: Instant) -> EnforcementDecision {
-        Fixture.wire(name).withUnsafeBytes { decide(e, wire: $0, client: ClientIP(client)!, now: now) }
+        Fixture.wire(name).withUnsafeBytes { e.decide(wire: $0, client: ClientIP(client)!, now: now) }
     }
 
     @Test func a_managed_name_from_an_address_the_kernel_does_not_know_yet_is_answered_blocked() async throws {

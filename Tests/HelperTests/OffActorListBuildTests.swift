@@ -1,8 +1,11 @@
 import ControlAPI
 import DomainLists
+@testable import Enforcement
+@testable import Engine
 import Foundation
 import ListFetch
 import Logging
+@testable import LowPriority
 import ScrollOffCore
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
+@testable import Enforcement
 import Foundation
 @testable import Helper
+@testable import LowPriority
 import ScrollOffCore
 import Synchronization
 import Testing

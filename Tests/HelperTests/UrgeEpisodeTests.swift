@@ -1,3 +1,5 @@
+import Enforcement
+import Engine
 import Helper
 import ScrollOffCore
 import Testing

@@ -1,3 +1,5 @@
+import Enforcement
+import Engine
 import Foundation
 import ScrollOffCore
 import Store

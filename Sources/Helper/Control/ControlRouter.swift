@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -224,7 +225,7 @@ extension ControlFailure {
             self = .forbidden(reason)
         case .deniedByRole(let reason):
             self = .forbidden(reason)
-            error.rule = Self.wireName(of: .role)
+            error.rule = Refusal.Rule.role.wireName
         }
     }
 }

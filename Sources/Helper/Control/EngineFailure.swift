@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 import Hummingbird
 import ScrollOffCore
 
@@ -11,7 +12,7 @@ extension ControlFailure {
         switch error {
         case .refused(let refusal):
             self.init(status: .conflict, code: ControlErrorCode.refused, message: refusal.message)
-            self.error.rule = Self.wireName(of: refusal.rule)
+            self.error.rule = refusal.rule.wireName
             self.error.opensAt = refusal.opensAt?.date
             self.error.reason = refusal.reason
             self.error.subject = refusal.subject
@@ -23,19 +24,6 @@ extension ControlFailure {
         case .storage, .catalog:
             self.init(status: .internalServerError, code: ControlErrorCode.storage, message: error.description)
         }
-    }
-
-    /// `curfewEditLock` → `curfew_edit_lock`: the wire spells every name in snake_case.
-    static func wireName(of rule: Refusal.Rule) -> String {
-        var out = ""
-        for character in rule.rawValue {
-            if character.isUppercase {
-                out += "_" + character.lowercased()
-            } else {
-                out.append(character)
-            }
-        }
-        return out
     }
 }
 

@@ -1,4 +1,6 @@
 import ControlAPI
+import Enforcement
+import Engine
 import Foundation
 import ScrollOffCore
 

@@ -1,8 +1,11 @@
 import ControlAPI
 import DomainLists
+import Enforcement
+import Engine
 import Foundation
 import ListFetch
 import Logging
+import LowPriority
 import ScrollOffCore
 import ServiceLifecycle
 

@@ -1,6 +1,8 @@
 import ControlAPI
 import DNSWire
 import DomainLists
+import Enforcement
+import Engine
 import ScrollOffCore
 import Store
 
@@ -61,7 +63,7 @@ extension HelperEngine {
         for entry in enforcement.blockingEntries(profile: index, at: now) {
             for candidate in probeCandidates(for: entry) {
                 guard let wire = try? DNSName(candidate).wireBytes else { continue }
-                let decision = wire.withUnsafeBytes { decide(enforcement, wire: $0, client: client, now: now) }
+                let decision = wire.withUnsafeBytes { enforcement.decide(wire: $0, client: client, now: now) }
                 if decision.blocked {
                     // The probe that follows is a check, not an urge (SPEC §7).
                     urges.excuseProbe(profile: decision.profile, client: client, now: now)

@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 
 /// SPEC §7's endpoints: the weekly digest (`scrolloff digest`). `stats` stays in `EngineRoutes`.
 enum InsightsRoutes {

@@ -1,3 +1,4 @@
+import Engine
 import ListFetch
 
 /// What the rules say about a list change, asked by `ListsController` before it acts. A list is an

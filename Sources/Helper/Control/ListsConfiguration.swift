@@ -1,4 +1,5 @@
 import DomainLists
+import Engine
 import ListFetch
 import ScrollOffCore
 

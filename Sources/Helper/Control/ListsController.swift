@@ -1,5 +1,7 @@
 import ControlAPI
 import DomainLists
+import Enforcement
+import Engine
 import Foundation
 import ListFetch
 import Logging

@@ -1,4 +1,5 @@
 import ControlAPI
+import Engine
 
 /// The profiles a caller may view (SPEC §9a: a member never sees another profile), for
 /// the answers that span profiles (`export`): the one `ControlAuthorizer` decides each, as the

@@ -1,3 +1,5 @@
+import Enforcement
+import Engine
 import HostsFile
 import Store
 import Logging

@@ -1,4 +1,5 @@
 import Crypto
+import Engine
 import Foundation
 import _CryptoExtras
 #if canImport(Glibc)

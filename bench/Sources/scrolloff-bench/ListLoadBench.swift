@@ -19,6 +19,8 @@
 // `feed123.s456.gram-bench.com`, one per line (plain) or as `0.0.0.0 name` (hosts).
 // Run through bench/listload.sh.
 import DomainLists
+import Enforcement
+import Engine
 import Foundation
 import Helper
 import Logging

@@ -9,6 +9,7 @@
 // preloads bench/alloc_count.c. Usage: scrolloff-bench reply UPSTREAM_PORT [names] [replies]
 import DNSWire
 import DomainLists
+import Engine
 import Foundation
 import Helper
 import Logging

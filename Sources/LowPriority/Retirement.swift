@@ -22,9 +22,9 @@ import Musl
 /// The queue is bounded: past `capacity`, or if no thread can be made, the caller drops its
 /// reference in place, as before. The thread exits when nothing waits and is never joined, so
 /// a shutdown does not wait for it.
-final class Retirement: Sendable {
+package final class Retirement: Sendable {
     /// The one the engine and the DNS policy hand their replaced objects to.
-    static let shared = Retirement()
+    package static let shared = Retirement()
 
     let pollInterval: Duration
     let patience: Duration
@@ -50,7 +50,7 @@ final class Retirement: Sendable {
     }
 
     /// Hands `object` over to be freed on the releaser thread once every other reference is gone.
-    func retire(_ object: AnyObject) {
+    package func retire(_ object: AnyObject) {
         let start = state.withLock { state -> Bool in
             // Already waiting: this reference is not the last, so the caller may drop it.
             if state.waiting.contains(where: { $0.object === object }) { return false }

@@ -51,11 +51,11 @@ import Musl
 /// same thing: it carries the list store's blocking I/O (a download, file writes, fsync) at the
 /// caller's priority, not nice 10, and its threads must not count as workers here, or the
 /// validator's parse it calls would run in place at that priority instead of at nice 10.
-enum LowPriorityWork {
+package enum LowPriorityWork {
     static let niceness: Int32 = 10
 
     /// `body`'s result, computed on a low-priority thread while the caller waits.
-    static func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package static func run<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         if pthread_getspecific(workerKey) != nil { return try body() }
         let idle = ListRefreshContext.isRefresh
         return try withoutActuallyEscaping(body) { (escapable: @escaping () throws(E) -> T) throws(E) -> T in
@@ -71,7 +71,7 @@ enum LowPriorityWork {
 
     /// `body`'s result, computed on a low-priority thread while the calling task is suspended;
     /// the worker thread resumes it. The class follows the task's `ListRefreshContext`.
-    static func perform<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    package static func perform<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         if pthread_getspecific(workerKey) != nil { return try body() }
         let idle = ListRefreshContext.isRefresh
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in

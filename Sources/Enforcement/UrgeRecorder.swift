@@ -57,7 +57,7 @@ public final class UrgeRecorder: Sendable {
     /// Wakes the engine's timer when the first urge of a batch arrives (or a batch fills up).
     private let wake: @Sendable () -> Void
 
-    init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
+    package init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
 
     /// Records a blocked query on a managed entry set, for the entries of the set that block for
     /// `profile` in `enforcement` (the one the decision was made with, so the entry indices and
@@ -65,7 +65,7 @@ public final class UrgeRecorder: Sendable {
     /// open or not ruled for this profile is no urge: the query was blocked for another entry.
     /// - Returns: how many entries started a new episode (were counted as urges).
     @discardableResult
-    func record(set: UInt32, client: ClientIP, profile: Int, now: Instant, enforcement: Enforcement) -> Int {
+    package func record(set: UInt32, client: ClientIP, profile: Int, now: Instant, enforcement: Enforcement) -> Int {
         let sets = enforcement.tables.entrySets
         guard Int(set) < sets.count, profile >= 0, profile < enforcement.states.count else { return 0 }
         // Under a strict curfew every listed name is blocked, so each entry of the set counts.
@@ -128,7 +128,7 @@ public final class UrgeRecorder: Sendable {
     /// the sinkhole and is no urge (SPEC §7), so blocked queries from `client` for `profile` within
     /// `probeGrace` of now start an episode without being counted. A person's own query in those
     /// seconds from that address is not counted either, which is the price of not counting doctor.
-    func excuseProbe(profile: Int, client: ClientIP, now: Instant) {
+    package func excuseProbe(profile: Int, client: ClientIP, now: Instant) {
         state.withLock { s in
             s.excused = s.excused.filter { now <= $0.value && now >= $0.value - Self.probeGrace }
             guard s.excused.count < Self.maximumExcused else { return }
@@ -165,7 +165,7 @@ public final class UrgeRecorder: Sendable {
     }
 
     /// When the pending batch should be written: `flushDelay` after its oldest urge, or now when it is full.
-    var flushDue: Instant? {
+    package var flushDue: Instant? {
         state.withLock { s in
             guard let first = s.pending.first else { return nil }
             return s.pending.count >= Self.flushCount ? first.time : first.time + Self.flushDelay
@@ -173,7 +173,7 @@ public final class UrgeRecorder: Sendable {
     }
 
     /// Takes the pending batch and sweeps ended episodes out (as of the newest urge taken).
-    func drain() -> [PendingUrge] {
+    package func drain() -> [PendingUrge] {
         state.withLock { s in
             let batch = s.pending
             s.pending = []
@@ -186,10 +186,18 @@ public final class UrgeRecorder: Sendable {
     var trackedCount: Int { state.withLock { $0.episodeStart.count } }
 
     /// Puts a batch back after a failed write, ahead of newer urges.
-    func restore(_ batch: [PendingUrge]) {
+    package func restore(_ batch: [PendingUrge]) {
         state.withLock { s in s.pending = Array((batch + s.pending).prefix(Self.maximumPending)) }
     }
 
     /// Urges not recorded because a bound was reached (reported by the engine's log).
     public var droppedCount: Int { state.withLock { $0.dropped } }
+}
+
+/// One urge episode waiting to be written (SPEC §7).
+package struct PendingUrge: Hashable, Sendable {
+    package var profile: String
+    package var entry: EntryID
+    package var client: String
+    package var time: Instant
 }

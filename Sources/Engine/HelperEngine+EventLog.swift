@@ -381,7 +381,7 @@ extension HelperEngine {
     static func eventReport(_ e: StoredEvent) -> EventReport {
         let change = e.ruleChange.map { RuleChangeInfo(change: $0.change, actor: $0.actor, rule: $0.rule, before: $0.before, entries: $0.entries) }
         let refusal = e.refusalRecord.map { r in
-            RefusalInfo(rule: ControlFailure.wireName(of: r.rule), subject: r.subject, opensAt: r.opensAt, reason: r.reason, message: r.message,
+            RefusalInfo(rule: r.rule.wireName, subject: r.subject, opensAt: r.opensAt, reason: r.reason, message: r.message,
                         action: r.action, actor: r.actor, curfew: r.curfew, count: r.count, lastAt: r.lastAt, folded: r.folded)
         }
         return EventReport(id: e.id, profile: e.profile, time: e.time, kind: e.kind.rawValue, entry: e.entry?.rawValue, message: e.message,

@@ -7,9 +7,9 @@ import ScrollOffCore
 ///
 /// Any background task that fails again and again logs through one of these (the project's rule:
 /// said once, then summaries ever further apart): the hosts-file writer and the insight marks too.
-struct CommitHealth: Sendable {
+package struct CommitHealth: Sendable {
     /// What to log after a write.
-    enum Note: Equatable, Sendable {
+    package enum Note: Equatable, Sendable {
         /// The first failure of a run of them.
         case failing
         /// A summary while failures go on.
@@ -26,23 +26,23 @@ struct CommitHealth: Sendable {
     /// it once space is back).
     static let longestRetryDelay = Span.seconds(8)
 
-    private(set) var failingSince: Instant?
-    private(set) var attempts = 0
-    private(set) var lastError: String?
+    package private(set) var failingSince: Instant?
+    package private(set) var attempts = 0
+    package private(set) var lastError: String?
     private var nextLogAt: Instant?
     private let firstLogInterval: Span
     private var logInterval: Span
 
     /// - Parameter firstLogInterval: when the first summary is due after the first failure; a task
     ///   that retries every 10 minutes starts at 10, so its summaries double from its first retry.
-    init(firstLogInterval: Span = CommitHealth.firstLogInterval) {
+    package init(firstLogInterval: Span = CommitHealth.firstLogInterval) {
         self.firstLogInterval = firstLogInterval
         logInterval = firstLogInterval
     }
 
-    var isFailing: Bool { failingSince != nil }
+    package var isFailing: Bool { failingSince != nil }
 
-    mutating func failed(_ error: String, at now: Instant) -> Note? {
+    package mutating func failed(_ error: String, at now: Instant) -> Note? {
         attempts += 1
         lastError = error
         guard let since = failingSince, let due = nextLogAt else {
@@ -57,7 +57,7 @@ struct CommitHealth: Sendable {
         return .stillFailing(for: now - since, attempts: attempts)
     }
 
-    mutating func succeeded(at now: Instant) -> Note? {
+    package mutating func succeeded(at now: Instant) -> Note? {
         guard let since = failingSince else { return nil }
         let note = Note.recovered(after: now - since, attempts: attempts)
         self = CommitHealth(firstLogInterval: firstLogInterval)
@@ -65,7 +65,7 @@ struct CommitHealth: Sendable {
     }
 
     /// How long the timer waits before retrying after the current run of failures.
-    var retryDelay: Span {
+    package var retryDelay: Span {
         let doubled = Span.seconds(1) * Int64(1 << min(max(attempts - 1, 0), 10))
         return min(doubled, Self.longestRetryDelay)
     }

@@ -1,4 +1,5 @@
 import DNSWire
+import LowPriority
 import Sinkhole
 import Synchronization
 
@@ -19,20 +20,20 @@ import Synchronization
 /// store into the query's context and on to the cache link's renderer; a copy of the struct
 /// retained and released its three references each time (value witness copies and destroys were
 /// 12% of the reply benchmark's CPU, SPEC §9), a copy of a reference retains one.
-final class EnforcementPolicy: QueryPolicy {
+package final class EnforcementPolicy: QueryPolicy {
     let enforcement: Enforcement
     let urges: UrgeRecorder
     let wakeTarget: WakeTarget
 
-    init(enforcement: Enforcement, engine: HelperEngine) {
+    package init(enforcement: Enforcement, urges: UrgeRecorder, wakeTarget: WakeTarget) {
         self.enforcement = enforcement
-        urges = engine.urges
-        wakeTarget = engine.wakeTarget
+        self.urges = urges
+        self.wakeTarget = wakeTarget
     }
 
-    func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
+    package func decide(lowercasedName: [UInt8], type: DNSType, client: ClientAddress) -> PolicyDecision {
         let now = enforcement.now()
-        let decision = lowercasedName.withUnsafeBytes { Helper.decide(enforcement, wire: $0, client: client, now: now) }
+        let decision = lowercasedName.withUnsafeBytes { enforcement.decide(wire: $0, client: client, now: now) }
         // The snapshot's timeline runs out: ask the engine for a new one (SPEC §3 "fails closed").
         if enforcement.claimRebuild(at: now) { wakeTarget.wake() }
         if decision.blocked {
@@ -49,32 +50,44 @@ final class EnforcementPolicy: QueryPolicy {
 /// Builds the one policy the resolver chain reads per query from the engine's latest enforcement,
 /// whenever the engine publishes. Composing here, off the hot path, keeps every query to a single
 /// reference read of the chain's `PolicyStore`. There is one decision path: no diagnostic lists.
-final class PolicyComposer: Sendable {
+package final class PolicyComposer: Sendable {
     private let target: PolicyStore
-    private let engine: HelperEngine
+    private let urges: UrgeRecorder
+    private let wakeTarget: WakeTarget
     private let published: Mutex<Void>
 
-    init(target: PolicyStore, engine: HelperEngine) {
+    package init(target: PolicyStore, urges: UrgeRecorder, wakeTarget: WakeTarget) {
         self.target = target
-        self.engine = engine
+        self.urges = urges
+        self.wakeTarget = wakeTarget
         published = Mutex(())
     }
 
-    func enforcementPublished(_ enforcement: Enforcement) {
+    package func enforcementPublished(_ enforcement: Enforcement) {
         // Replacing under this lock keeps an older publication from overwriting a newer one when
         // two publish at the same moment. The target's lock never calls out.
-        let replaced = published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, engine: engine)) }
+        let replaced = published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, urges: urges, wakeTarget: wakeTarget)) }
         // The enforcement replaced is freed on the releaser thread once no query holds it, not
         // here on the engine nor on the event loop whose query drops it last (SPEC §9).
         if let old = (replaced as? EnforcementPolicy)?.enforcement, old !== enforcement { Retirement.shared.retire(old) }
     }
 }
 
-extension HelperEngine {
-    /// The policy the resolver chain asks for every query, over the enforcement in force now: the
-    /// same type `PolicyComposer` publishes, for `scrolloff-bench reply`, which drives the real
-    /// chain without a running server (ARCHITECTURE principle 14: one decision path).
-    public nonisolated func currentQueryPolicy() -> any QueryPolicy {
-        EnforcementPolicy(enforcement: box.enforcement, engine: self)
+/// What the DNS path wakes when a snapshot's timeline runs out or an urge waits to be written:
+/// the engine's timer. A protocol, so the decision does not depend on the engine that builds it.
+package protocol Wakeable: AnyObject, Sendable {
+    func wake() async
+}
+
+/// Lets the urge recorder, created before the engine exists, and the DNS path wake the engine's timer.
+package final class WakeTarget: @unchecked Sendable {
+    // @unchecked: written once in the engine's init before any urge can be recorded, read after.
+    package weak var target: (any Wakeable)?
+
+    package init() {}
+
+    package func wake() {
+        guard let target else { return }
+        Task { await target.wake() }
     }
 }

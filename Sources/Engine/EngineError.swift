@@ -1,4 +1,5 @@
 import DomainLists
+import Enforcement
 import ScrollOffCore
 import Store
 
@@ -39,4 +40,18 @@ public enum EngineError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     init(_ error: StoreError) { self = .storage(error.description) }
+
+    init(_ error: ClientNetworkError) { self = .invalid(error.description) }
+}
+
+extension ClientNetwork {
+    /// The networks among a profile's client texts (MAC addresses are routed by the neighbour
+    /// table, not by prefix), or the first text that is neither, as an engine error.
+    static func networks(in clients: [String]) throws(EngineError) -> [ClientNetwork] {
+        var networks: [ClientNetwork] = []
+        for text in clients where MACAddress.parse(text) == nil {
+            do { networks.append(try ClientNetwork(parsing: text)) } catch { throw EngineError(error) }
+        }
+        return networks
+    }
 }

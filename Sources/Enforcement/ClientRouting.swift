@@ -41,13 +41,20 @@ extension ClientAddress: CustomStringConvertible {
     }
 }
 
+/// Why a profile's client text is not an address or network; the text says what to write instead.
+public struct ClientNetworkError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let description: String
+
+    static func invalid(_ text: String) -> ClientNetworkError { ClientNetworkError(description: text) }
+}
+
 /// A client network written in a profile (`10.0.0.0/8`, `fd00::/8`, or a single address).
 public struct ClientNetwork: Hashable, Sendable, CustomStringConvertible {
     public let address: ClientIP
     public let prefixLength: Int
 
-    /// - Throws: `EngineError.invalid` naming the text and the form expected.
-    public init(parsing text: String) throws(EngineError) {
+    /// - Throws: `ClientNetworkError` naming the text and the form expected.
+    public init(parsing text: String) throws(ClientNetworkError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count <= 2, let address = ClientIP(String(parts[0])) else {
             throw .invalid("“\(text)” is not an address or network; write it like 192.168.1.0/24 or fd00::/8.")
@@ -234,7 +241,7 @@ extension ClientNetwork {
     }
 
     /// The network's first address: the written one with its host bits cleared (`10.0.0.5/24` → `10.0.0.0`).
-    var first: ClientIP {
+    package var first: ClientIP {
         let m = masks
         switch address {
         case .v4(let a): return .v4(a & UInt32(truncatingIfNeeded: m.low))
@@ -244,7 +251,7 @@ extension ClientNetwork {
     }
 
     /// The address right after the network's last one; nil when the network ends the address space.
-    var afterLast: ClientIP? {
+    package var afterLast: ClientIP? {
         let m = masks
         switch first {
         case .v4(let a):
@@ -261,7 +268,7 @@ extension ClientNetwork {
     }
 
     /// Whether `ip` lies in the network (same address family).
-    func contains(_ ip: ClientIP) -> Bool {
+    package func contains(_ ip: ClientIP) -> Bool {
         let m = masks
         switch (first, ip) {
         case (.v4(let base), .v4(let a)): return a & UInt32(truncatingIfNeeded: m.low) == base
@@ -271,12 +278,12 @@ extension ClientNetwork {
     }
 
     /// Whether `other` lies wholly inside this network and is smaller than it.
-    func strictlyContains(_ other: ClientNetwork) -> Bool {
+    package func strictlyContains(_ other: ClientNetwork) -> Bool {
         other.prefixLength > prefixLength && contains(other.first)
     }
 
     /// The same network as `other`, however each was written (`10.0.0.5/24` is `10.0.0.0/24`).
-    func sameNetwork(as other: ClientNetwork) -> Bool {
+    package func sameNetwork(as other: ClientNetwork) -> Bool {
         prefixLength == other.prefixLength && first == other.first
     }
 }

@@ -1,3 +1,4 @@
+import Enforcement
 import ScrollOffCore
 import Store
 

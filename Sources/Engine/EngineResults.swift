@@ -33,11 +33,3 @@ extension PlanReport {
         self.init(id: p.id, when: p.when, then: p.then, archived: p.archived, shownCount: p.shownCount, created: p.created)
     }
 }
-
-/// One urge episode waiting to be written (SPEC §7).
-struct PendingUrge: Hashable, Sendable {
-    var profile: String
-    var entry: EntryID
-    var client: String
-    var time: Instant
-}

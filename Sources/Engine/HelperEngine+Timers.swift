@@ -1,4 +1,5 @@
 import ControlAPI
+import Enforcement
 import Logging
 import ScrollOffCore
 import ServiceLifecycle
@@ -65,7 +66,7 @@ extension HelperEngine: Service {
     }
 
     /// Whether the timer's writes are failing now, for `doctor`: since when, how many attempts, the error.
-    func writeFailure() -> (since: Instant, attempts: Int, error: String)? {
+    package func writeFailure() -> (since: Instant, attempts: Int, error: String)? {
         guard let since = commitHealth.failingSince else { return nil }
         return (since, commitHealth.attempts, commitHealth.lastError ?? "unknown")
     }

@@ -1,4 +1,5 @@
 import DomainLists
+import Enforcement
 import Foundation
 import ScrollOffCore
 

@@ -1,5 +1,6 @@
 import ControlAPI
 import DomainLists
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -232,8 +233,7 @@ extension HelperEngine {
     /// entries, schedules and wallet (and its own starter credit). Adding an existing name updates
     /// its clients.
     public func addProfile(_ name: String, clients: [String], timeZoneID: String? = nil, preset: Preset? = nil) throws(EngineError) -> [String] {
-        var networks: [ClientNetwork] = []
-        for c in clients where MACAddress.parse(c) == nil { networks.append(try ClientNetwork(parsing: c)) }
+        let networks = try ClientNetwork.networks(in: clients)
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw .invalid("“\(name)” cannot be a profile name; use letters, digits, - and _.")
         }
@@ -286,8 +286,8 @@ extension HelperEngine {
 
 /// The canonical form of a profile client, to find one claimed twice: a network as `address/len`
 /// with the host bits kept as written, a MAC in lower case with colons.
-enum ClientKey {
-    static func keys(_ clients: [String]) -> [String] {
+package enum ClientKey {
+    package static func keys(_ clients: [String]) -> [String] {
         clients.map { text in
             if let mac = MACAddress.parse(text) { return MACAddress.describe(mac) }
             return (try? ClientNetwork(parsing: text)).map(\.description) ?? text

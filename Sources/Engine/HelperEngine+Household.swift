@@ -1,4 +1,5 @@
 import ControlAPI
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -61,7 +62,7 @@ extension HelperEngine {
     }
 
     /// What `status` shows a member: pending requests and those answered in the last 7 days.
-    func recentTimeRequests(profile: String, now: Instant) -> [TimeRequestInfo] {
+    package func recentTimeRequests(profile: String, now: Instant) -> [TimeRequestInfo] {
         timeRequests.filter { r in
             r.profile == profile && (r.status == .pending || (r.answeredAt ?? r.created) >= now - .hours(24 * 7))
         }.sorted { $0.id > $1.id }.map(TimeRequestInfo.init)

@@ -18,7 +18,7 @@ public enum ProfileAction: String, Sendable, Hashable, CaseIterable {
     case grant
 
     /// The words a refusal uses for it.
-    var words: String {
+    package var words: String {
         switch self {
         case .view: "view it"
         case .spend: "spend its credit"
@@ -155,8 +155,8 @@ public struct GroupMembershipAuthorizer: ControlAuthorizer {
 }
 
 /// Thin wrappers over the reentrant group and password database calls.
-enum SystemGroups {
-    static func groupID(named name: String) -> UInt32? {
+package enum SystemGroups {
+    package static func groupID(named name: String) -> UInt32? {
         var group = group()
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
@@ -174,7 +174,7 @@ enum SystemGroups {
     }
 
     /// The supplementary groups of the user with `uid`, from the group database.
-    static func groups(ofUID uid: UInt32, primary: UInt32) -> [UInt32] {
+    package static func groups(ofUID uid: UInt32, primary: UInt32) -> [UInt32] {
         guard let name = userName(ofUID: uid) else { return [] }
         var count: Int32 = 64
         var groups = [gid_t](repeating: 0, count: Int(count))

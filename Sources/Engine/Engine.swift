@@ -20,7 +20,7 @@
 // DNS side (no allocation per query):
 //   let e = engine.box.enforcement                 // once per query
 //   let now = e.now()                              // trusted time from CLOCK_BOOTTIME
-//   let d = decide(e, wire: name, client: ip, now: now)
+//   let d = e.decide(wire: name, client: ip, now: now)
 //   if d.blocked && d.managed { engine.recordUrge(d, enforcement: e, client: ip, now: now) }
 //
 // Timers: `HelperEngine` is a swift-service-lifecycle `Service`; put it in the ServiceGroup. Its

@@ -1,9 +1,12 @@
 import ControlAPI
 import DomainLists
+import Enforcement
 import Foundation
 import ListFetch
 import Logging
+import LowPriority
 import ScrollOffCore
+import Sinkhole
 import Store
 
 /// What the engine needs to start.
@@ -53,7 +56,7 @@ public actor HelperEngine {
     /// Where the DNS side reports blocked queries on managed names.
     public nonisolated let urges: UrgeRecorder
     /// Wakes the engine's timer from the DNS path (a snapshot due for a rebuild) and from `urges`.
-    nonisolated let wakeTarget = WakeTarget()
+    package nonisolated let wakeTarget = WakeTarget()
     /// Client address → MAC, for profiles that name devices by MAC (SPEC §9).
     public nonisolated let neighbours = NeighbourCache()
     /// The profile clients no rule claims follow (`[dns] unknown_devices`); the default profile
@@ -62,10 +65,10 @@ public actor HelperEngine {
     /// A new `unknown_devices` that waits for the locks of the profile unknown devices follow now.
     var heldUnknownDevices: (name: String, due: Instant)?
 
-    let store: Store
+    package let store: Store
     let timeSource: any TimeSource
-    let catalog: Catalog
-    let logger: Logger
+    package let catalog: Catalog
+    package let logger: Logger
     /// Always-allowed hosts from the configuration; the hosts of list URLs are added to them.
     var configuredAllowed: [String]
     /// Fetched lists in force (`setLists`): their copies, every configured name and the hosts
@@ -73,7 +76,7 @@ public actor HelperEngine {
     var listsInForce = FetchedLists()
     /// Fetched lists in force, by name: each is an entry people can block by name.
     /// A stored copy is kept as its file, not its rules (`ListRules`, SPEC §9).
-    var lists: [String: ListRules] { listsInForce.lists }
+    package var lists: [String: ListRules] { listsInForce.lists }
     /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
     var listNames: Set<String> { listsInForce.names }
     /// Rules `setLists` was handed, for an in-place matcher build it falls back to; dropped after it.
@@ -99,7 +102,7 @@ public actor HelperEngine {
     var listBuildProbe: (@Sendable (MatcherInputs) -> Void)?
     var clock: TrustedClock
     /// Index 0 is the default profile; the others follow by name.
-    var profiles: [ProfileRuntime]
+    package var profiles: [ProfileRuntime]
     var plans: [Plan]
     var alternatives: [Alternative]
     /// Members' requests for time, oldest first; answered ones are kept as history.
@@ -118,7 +121,7 @@ public actor HelperEngine {
     /// the first tick 10 minutes after the last look, and at each digest moment (which wakes the timer).
     var nextInsightCheckAt = Instant(millisecondsSince1970: .min)
     /// `[digest] command`: run once per weekly digest written.
-    var digestHook = DigestHookSettings()
+    package var digestHook = DigestHookSettings()
     /// Digest hooks running now; the timer loop's end (the helper's stop) ends them.
     let runningHooks = RunningHooks()
     /// The configuration file's profiles while part of them is held back by a lock, and when the
@@ -190,7 +193,7 @@ public actor HelperEngine {
         timeRequests = loaded.timeRequests
         unknownDevices = loaded.settings[Self.unknownDevicesKey] ?? Self.defaultProfile
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
-        wakeTarget.engine = self
+        wakeTarget.target = self
     }
 
     /// - Parameter lastRun: the trusted time of the last commit (the saved anchor), the last instant
@@ -250,7 +253,7 @@ public actor HelperEngine {
     /// Only for changes that are safe to enforce before they are on disk: a kill before the write
     /// loads the state from before them, which is the start's own point (it resumes again) or a
     /// spend that charges on (a `stop` lost, never credit paid twice).
-    func hold(_ change: StateChange, profiles work: [ProfileRuntime], now: Instant) {
+    package func hold(_ change: StateChange, profiles work: [ProfileRuntime], now: Instant) {
         heldChange = Self.joined(heldChange, change)
         // `commit` already put the tamper events into `change`; they must not be written twice.
         pendingJumps.removeAll()
@@ -279,7 +282,7 @@ public actor HelperEngine {
     // MARK: The trusted clock
 
     /// Advances the trusted clock to a fresh reading and keeps any tamper event for the next commit.
-    func advanceClock() -> Instant {
+    package func advanceClock() -> Instant {
         if let jump = clock.advance(to: timeSource.read()) {
             pendingJumps.append(jump)
             if jump.correction != nil { rewindProfiles(to: clock.now) }
@@ -344,7 +347,7 @@ public actor HelperEngine {
     /// brings), wallets settled against the new rules, protected time, then COMMIT, then the state
     /// kept and the enforcement rebuilt.
     @discardableResult
-    func commit(_ change: inout StateChange, profiles work: inout [ProfileRuntime], now: Instant) throws(EngineError) -> CommitReceipt {
+    package func commit(_ change: inout StateChange, profiles work: inout [ProfileRuntime], now: Instant) throws(EngineError) -> CommitReceipt {
         for rewind in pendingRewinds {
             guard let i = work.firstIndex(where: { $0.name == rewind.profile }) else { continue }
             change.record(rewind.outcome, account: work[i].account.state, profile: rewind.profile)
@@ -706,13 +709,13 @@ struct Work {
     var change: StateChange
 }
 
-/// Lets the urge recorder, created before the engine exists, and the DNS path wake the engine's timer.
-final class WakeTarget: @unchecked Sendable {
-    // @unchecked: written once in the engine's init before any urge can be recorded, read after.
-    weak var engine: HelperEngine?
+extension HelperEngine: Wakeable {}
 
-    func wake() {
-        guard let engine else { return }
-        Task { await engine.wake() }
+extension HelperEngine {
+    /// The policy the resolver chain asks for every query, over the enforcement in force now: the
+    /// same type `PolicyComposer` publishes, for `scrolloff-bench reply`, which drives the real
+    /// chain without a running server (ARCHITECTURE principle 14: one decision path).
+    public nonisolated func currentQueryPolicy() -> any QueryPolicy {
+        EnforcementPolicy(enforcement: box.enforcement, urges: urges, wakeTarget: wakeTarget)
     }
 }

@@ -1,6 +1,7 @@
 import DomainLists
 import Foundation
 import ListFetch
+import LowPriority
 
 /// The validator the list store runs on every downloaded copy: the DomainLists parser with its
 /// bad-line budget (SPEC §1: beyond the budget the whole update is rejected and the previous copy

@@ -1,4 +1,5 @@
 import DomainLists
+import LowPriority
 import ScrollOffCore
 import Synchronization
 
@@ -12,7 +13,7 @@ public struct MatcherTables: Sendable {
     /// `entrySets[id]` = the entry indices of matcher set `id`, in the form the snapshot takes.
     public let entrySets: [[ScrollOffCore.EntryIndex]]
     /// The inputs the matcher was built from, to tell whether a rebuild is needed.
-    let inputs: MatcherInputs
+    package let inputs: MatcherInputs
     /// Entry id → entry index, so a rule's entries find their slot without a scan.
     let indexOfEntry: [EntryID: Int]
     /// Every entry with no rule: `.none` for good. A profile's states start as a copy of it.
@@ -25,7 +26,7 @@ public struct MatcherTables: Sendable {
     /// a fetched list is its stored copy, read when hosts mode needs its names (`ListRules`).
     public let entryRules: [ListRules]
 
-    init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs,
+    package init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs,
          entryRules: [ListRules] = []) {
         self.entryRules = entryRules
         self.matcher = matcher
@@ -68,7 +69,7 @@ public struct MatcherTables: Sendable {
     /// A list's rules come from `fresh` (just parsed by `setLists`' caller) or else from its
     /// `ListRules` (a stored copy is read again). A copy that no longer reads is left out and
     /// named in `unreadable`; its entry stays, matching nothing.
-    static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: RuleList] = [:],
+    package static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: RuleList] = [:],
                       inputs: MatcherInputs) -> (tables: MatcherTables, unreadable: [String: String]) {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
@@ -124,14 +125,23 @@ public struct MatcherTables: Sendable {
 
 /// What a matcher is built from besides the catalog; equal inputs give an equal matcher, so the
 /// engine rebuilds only when these change (so a matcher rebuild stays off the path of a rule change).
-struct MatcherInputs: Equatable, Sendable {
+package struct MatcherInputs: Equatable, Sendable {
     /// Fetched lists in force, by name (sorted); their rules change only with `listGeneration`.
-    var listNames: [String] = []
-    var listGeneration = 0
-    var customDomains: [EntryID] = []
-    var extraAllowed: [String] = []
+    package var listNames: [String] = []
+    package var listGeneration = 0
+    package var customDomains: [EntryID] = []
+    package var extraAllowed: [String] = []
     /// Hosts of the list URLs, allowed by exact name only.
-    var listHosts: [String] = []
+    package var listHosts: [String] = []
+
+    package init(listNames: [String] = [], listGeneration: Int = 0, customDomains: [EntryID] = [], extraAllowed: [String] = [],
+                 listHosts: [String] = []) {
+        self.listNames = listNames
+        self.listGeneration = listGeneration
+        self.customDomains = customDomains
+        self.extraAllowed = extraAllowed
+        self.listHosts = listHosts
+    }
 }
 
 /// Everything the DNS path needs to answer one query, immutable once built (ARCHITECTURE "data
@@ -154,7 +164,7 @@ public final class Enforcement: Sendable {
     /// per snapshot, not once per query.
     let rebuildRequested = Atomic<Bool>(false)
 
-    init(tables: MatcherTables, snapshot: EnforcementSnapshot, states: [ProfileState], router: ClientRouter,
+    package init(tables: MatcherTables, snapshot: EnforcementSnapshot, states: [ProfileState], router: ClientRouter,
          profileNames: [String], clock: TrustedClock) {
         self.tables = tables
         self.snapshot = snapshot
@@ -237,22 +247,24 @@ public struct EnforcementDecision: Hashable, Sendable {
 /// A device whose MAC is not known yet (`ClientRoute.unresolved`) is answered by the strictest of
 /// the profiles it could be in (SPEC §11 "New addresses": never open).
 /// No allocation: the matcher walks the wire name on the stack, the router and snapshot index arrays.
-/// - Parameter wire: the question name in DNS wire form (RFC 1035 §3.1), any case.
-@inlinable
-public func decide(_ enforcement: Enforcement, wire: UnsafeRawBufferPointer, client: ClientIP, now: Instant) -> EnforcementDecision {
-    let match = enforcement.matcher.match(wire: wire)
-    let route = enforcement.router.route(for: client)
-    let set = match.entrySet.rawValue
-    if match.isAllowed {
-        return EnforcementDecision(blocked: false, managed: false, ttlCap: Decision.uncapped, entrySet: set, profile: route.profile,
-                                   attributed: route == .profile(route.profile))
-    }
-    switch route {
-    case .profile(let profile):
-        let d = enforcement.snapshot.decide(profile: profile, set: set, now: now)
-        return EnforcementDecision(blocked: d.blocked, managed: d.managed, ttlCap: d.ttlCap, entrySet: set, profile: profile)
-    case .unresolved(let own):
-        return strictestDecision(enforcement, set: set, own: own, now: now)
+extension Enforcement {
+    /// - Parameter wire: the question name in DNS wire form (RFC 1035 §3.1), any case.
+    @inlinable
+    public func decide(wire: UnsafeRawBufferPointer, client: ClientIP, now: Instant) -> EnforcementDecision {
+        let match = matcher.match(wire: wire)
+        let route = router.route(for: client)
+        let set = match.entrySet.rawValue
+        if match.isAllowed {
+            return EnforcementDecision(blocked: false, managed: false, ttlCap: Decision.uncapped, entrySet: set, profile: route.profile,
+                                       attributed: route == .profile(route.profile))
+        }
+        switch route {
+        case .profile(let profile):
+            let d = snapshot.decide(profile: profile, set: set, now: now)
+            return EnforcementDecision(blocked: d.blocked, managed: d.managed, ttlCap: d.ttlCap, entrySet: set, profile: profile)
+        case .unresolved(let own):
+            return strictestDecision(self, set: set, own: own, now: now)
+        }
     }
 }
 
@@ -295,7 +307,7 @@ public final class EnforcementBox: Sendable {
     /// The previous enforcement goes to the releaser thread (`Retirement`), which frees it once
     /// no query holds it: dropped here it was freed on the engine, or on an event loop when a
     /// query still held it, a 30 MB matcher freed at once (SPEC §9).
-    func publish(_ enforcement: Enforcement) {
+    package func publish(_ enforcement: Enforcement) {
         let previous = current.withLock { held -> Enforcement in
             let previous = held
             held = enforcement

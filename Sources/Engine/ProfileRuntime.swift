@@ -1,3 +1,4 @@
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -5,7 +6,7 @@ import Store
 /// One profile as the engine holds it between commands: its settings, rules and credit account,
 /// plus the bookkeeping the timers need. Plain value: a command works on a copy and the engine
 /// keeps the copy only after the store has committed it.
-struct ProfileRuntime: Sendable {
+package struct ProfileRuntime: Sendable {
     var settings: ProfileSettings
     var networks: [ClientNetwork]
     /// The MAC addresses among its clients (SPEC §9), matched through the neighbour table.
@@ -94,8 +95,7 @@ struct ProfileRuntime: Sendable {
         guard let calendar = LocalCalendar(identifier: s.timeZoneID) else {
             throw .invalid("Profile \(s.name): “\(s.timeZoneID)” is not a known IANA time zone; use a name like Europe/Berlin.")
         }
-        var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
+        let networks = try ClientNetwork.networks(in: s.clientCIDRs)
         let account = CreditAccount(state: stored ?? CreditAccountState(asOf: now),
                                     policy: CreditPolicy(knobs: knobs, calendar: calendar))
         return ProfileRuntime(

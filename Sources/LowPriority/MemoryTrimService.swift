@@ -15,8 +15,10 @@ import ServiceLifecycle
 /// throughout, though the slow creep (~8 bytes a query) is there either way. It takes each
 /// arena's lock for well under a millisecond at this heap size, so once every 30 s costs nothing
 /// a client could notice.
-struct MemoryTrimService: Service {
-    var interval: Duration = .seconds(30)
+package struct MemoryTrimService: Service {
+    package var interval: Duration = .seconds(30)
+
+    package init(interval: Duration = .seconds(30)) { self.interval = interval }
 
     /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not export
     /// <malloc.h>, and on another C library the trim is simply skipped.
@@ -32,11 +34,11 @@ struct MemoryTrimService: Service {
     /// Trims once, now (after a large matcher build). A plain function, so callers inline no
     /// optional C function pointer.
     @inline(never)
-    static func trimNow() {
+    package static func trimNow() {
         if let trim { _ = trim(0) }
     }
 
-    func run() async throws {
+    package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while true {
                 try await Task.sleep(for: interval)

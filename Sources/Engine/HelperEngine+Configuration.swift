@@ -1,3 +1,4 @@
+import Enforcement
 import Foundation
 import ScrollOffCore
 import Store
@@ -239,13 +240,12 @@ extension HelperEngine {
     }
 
     private nonisolated static func networks(of s: ProfileSettings) throws(EngineError) -> [ClientNetwork] {
-        var networks: [ClientNetwork] = []
-        for text in s.clientCIDRs where MACAddress.parse(text) == nil { networks.append(try ClientNetwork(parsing: text)) }
+        let networks = try ClientNetwork.networks(in: s.clientCIDRs)
         return networks
     }
 
     /// An instant as the log shows it: ISO 8601 in UTC.
-    nonisolated static func logTime(_ t: Instant) -> String {
+    package nonisolated static func logTime(_ t: Instant) -> String {
         Date(timeIntervalSince1970: Double(t.millisecondsSince1970) / 1000).ISO8601Format()
     }
 }
