@@ -138,12 +138,112 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every long-running part of the helper shares: the HTTP/1 listener and its protocol
+        // handlers, transfer codings, the change signal, runtime paths, start and reload errors.
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "ControlAPI",
+                "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The optional nftables table that closes DNS bypasses (SPEC §9b): rules, controller, service.
+        .target(
+            name: "Firewall",
+            dependencies: [
+                "ControlAPI",
+                "DNSWire",
+                "Engine",
+                "ScrollOffCore",
+                "ServiceKit",
+                "Sinkhole",
+                "Store",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // hosts mode (SPEC §10): the managed section of /etc/hosts kept in step with the rules.
+        .target(
+            name: "HostsMode",
+            dependencies: [
+                "ControlAPI",
+                "DomainLists",
+                "Enforcement",
+                "Engine",
+                "HostsFile",
+                "ScrollOffCore",
+                "ServiceKit",
+                "Sinkhole",
+                "Store",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The control socket's server (SPEC §13): routes, who may call them, list lifecycle, doctor.
+        .target(
+            name: "ControlServer",
+            dependencies: [
+                "ControlAPI",
+                "DNSWire",
+                "DomainLists",
+                "Enforcement",
+                "Engine",
+                "Firewall",
+                "HostsMode",
+                "ListFetch",
+                "LowPriority",
+                "ScrollOffCore",
+                "ServiceKit",
+                "Sinkhole",
+                "Store",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The household page (SPEC §9a; its main type is HouseholdWeb): templates, sessions, sign-in, forms over the same engine.
+        .target(
+            name: "HouseholdPage",
+            dependencies: [
+                "ControlAPI",
+                "ControlServer",
+                "Engine",
+                "ScrollOffCore",
+                "ServiceKit",
+                "Sinkhole",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Wiring of the long-running services of the root helper.
         .target(
             name: "Helper",
             dependencies: [
                 "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
-                "CThreadShim", "LowPriority", "Enforcement", "Engine",
+                "CThreadShim", "LowPriority", "Enforcement", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -163,7 +263,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper", "Sinkhole", "ControlAPI", "Store", "HostsFile",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Sinkhole", "ControlAPI", "Store", "HostsFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -195,7 +295,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-bench",
             dependencies: [
-                "ScrollOffCore", "DomainLists", "DNSWire", "HostsFile", "Sinkhole", "Helper", "Engine", "Enforcement",
+                "ScrollOffCore", "DomainLists", "DNSWire", "HostsFile", "Sinkhole", "Helper", "Engine", "Enforcement", "ControlServer", "HostsMode",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -228,7 +328,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "DNSFraming", "Helper", "DNSWire", "DomainLists", "TestSupport",
+                "Sinkhole", "DNSFraming", "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "DNSWire", "DomainLists", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -240,7 +340,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "Engine", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -252,14 +352,14 @@ let package = Package(
         // through the real binary (the dependency builds it).
         .testTarget(
             name: "ConfigurationTests",
-            dependencies: ["Helper", "Engine", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
+            dependencies: ["Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [
-                "Helper", "Engine", "Enforcement", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Enforcement", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -269,7 +369,7 @@ let package = Package(
         .testTarget(
             name: "MetricsTests",
             dependencies: [
-                "Helper", "Sinkhole",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Sinkhole",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,6 +1,9 @@
+import ControlServer
 import Engine
+import Firewall
 import NIOCore
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 
 /// A configuration that passed every check needing no running helper, with what the checks

@@ -1,8 +1,11 @@
+import ControlServer
 import Enforcement
 import Engine
+import Firewall
 import Logging
 import NIOCore
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 import Store
 
@@ -37,11 +40,6 @@ public struct LiveSettings: Sendable {
     public var upstreamTCP = DescriptorBudget.upstreamTCP
 }
 
-/// A reload was refused before anything changed; the message says what to fix.
-public struct ConfigurationRejected: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
 
 /// Takes a new configuration on SIGHUP (SPEC §13; ARCHITECTURE principle 5 "on reload keep the old
 /// config and report"): reads it, validates every part before touching anything, then applies

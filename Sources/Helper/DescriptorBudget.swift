@@ -1,8 +1,11 @@
 #if canImport(Glibc)
+import ControlServer
 import Glibc
 #endif
 import Foundation
+import HouseholdPage
 import Logging
+import ServiceKit
 import Sinkhole
 
 /// The descriptors each part of the helper may hold (`DescriptorBudget`).

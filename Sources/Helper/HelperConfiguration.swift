@@ -1,9 +1,13 @@
+import ControlServer
 import Engine
+import Firewall
 import Foundation
+import HouseholdPage
 import ListFetch
 import Logging
 import NIOCore
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 import Store
 
@@ -99,21 +103,7 @@ public struct HelperConfiguration: Sendable {
     }
 }
 
-/// A downloaded list named in the configuration file (`[[lists.source]]`).
-public struct ConfiguredListSource: Sendable, Equatable {
-    public var name: String
-    public var url: String
-    public init(name: String, url: String) {
-        self.name = name
-        self.url = url
-    }
-}
 
-/// Start-up failed; the message says what to change.
-public struct HelperStartError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
 
 /// Where the rules take effect (SPEC §10): DNS answers, the managed hosts-file section, or both.
 public enum EnforcementMode: String, Sendable, CaseIterable {

@@ -1,11 +1,16 @@
+import ControlServer
 import DomainLists
 import Enforcement
 import Engine
+import Firewall
 import Foundation
+import HostsMode
+import HouseholdPage
 import Logging
 import LowPriority
 import NIOCore
 import NIOPosix
+import ServiceKit
 import ServiceLifecycle
 import Sinkhole
 

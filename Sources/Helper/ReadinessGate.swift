@@ -1,3 +1,4 @@
+import ControlServer
 import ServiceLifecycle
 import Synchronization
 

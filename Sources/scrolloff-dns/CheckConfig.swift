@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Helper
+import ServiceKit
 
 /// `scrolloff-dns check-config [--config FILE]` (SPEC §13): reads and checks the configuration
 /// file without starting anything, so a change can be checked before `systemctl reload`.

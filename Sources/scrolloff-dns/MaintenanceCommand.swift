@@ -1,5 +1,6 @@
 import ControlAPI
 import Helper
+import ServiceKit
 
 /// What `reset --wipe` and `hosts remove` share: both act on files the running helper owns, so
 /// both read the same configuration and ask the same question, "is the helper still running?"

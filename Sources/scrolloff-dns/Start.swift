@@ -2,6 +2,7 @@ import ArgumentParser
 import Helper
 import Logging
 import NIOCore
+import ServiceKit
 import Sinkhole
 
 extension BlockingMode: ExpressibleByArgument {}

@@ -3,6 +3,8 @@ import Foundation
 import Helper
 #if canImport(Glibc)
 import Glibc
+import HouseholdPage
+import ServiceKit
 #endif
 
 /// `scrolloff-dns web …`: the household page (SPEC §9a).

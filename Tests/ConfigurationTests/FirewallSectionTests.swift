@@ -1,4 +1,5 @@
 @testable import Helper
+@testable import ServiceKit
 import Testing
 
 /// `[firewall]` (SPEC §9b): each key reaches the settings, bad values name their line,

@@ -1,6 +1,7 @@
 import Foundation
 import Helper
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 import Store
 

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import ControlServer
 import Engine
 import Glibc
 #endif

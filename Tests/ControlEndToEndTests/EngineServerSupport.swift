@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import ControlServer
 import Engine
 import Glibc
 #endif
@@ -9,6 +10,7 @@ import Enforcement
 import Helper
 import Logging
 import ScrollOffCore
+import ServiceKit
 import Synchronization
 import Testing
 

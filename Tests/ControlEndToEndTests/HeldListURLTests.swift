@@ -1,9 +1,12 @@
 import ControlAPI
+import ControlServer
+import Engine
 import Foundation
 import Helper
 import ListFetch
 import Logging
 import ScrollOffCore
+import ServiceKit
 import Testing
 
 /// A configuration file URL for a list a rule holds (SPEC §3, §11) waits for the lock's end, then

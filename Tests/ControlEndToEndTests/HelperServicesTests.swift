@@ -1,9 +1,11 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Foundation
 import Helper
 import Logging
 import ScrollOffCore
+import ServiceKit
 import ServiceLifecycle
 import Testing
 

@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import DomainLists
 import Helper
 import Foundation

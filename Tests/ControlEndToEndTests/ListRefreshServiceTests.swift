@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Foundation
 import Helper
 import ListFetch

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Helper
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 import Store
 import Synchronization

@@ -1,7 +1,9 @@
+import Engine
 import Foundation
 import Helper
 import Logging
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 import Store
 import Testing

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import ControlServer
 import Glibc
 #endif
 import ControlAPI

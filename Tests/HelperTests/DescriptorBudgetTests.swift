@@ -1,4 +1,6 @@
+@testable import ControlServer
 @testable import Helper
+@testable import ServiceKit
 import Sinkhole
 import Testing
 

@@ -1,7 +1,14 @@
 import ControlAPI
+@testable import ControlServer
 @testable import Enforcement
+@testable import Engine
+@testable import Firewall
 @testable import Helper
+@testable import HostsMode
+@testable import HouseholdPage
+@testable import LowPriority
 import ScrollOffCore
+@testable import ServiceKit
 import Testing
 
 /// The engine's facts for `scrolloff doctor` (SPEC §11): the name it probes, the clock, the database.

@@ -1,3 +1,4 @@
+@testable import Firewall
 import Foundation
 @testable import Helper
 import Testing

@@ -1,6 +1,8 @@
+@testable import Firewall
 import Foundation
 @testable import Helper
 import Logging
+@testable import ServiceKit
 import ServiceLifecycle
 import Sinkhole
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Helper
 import HostsFile
+@testable import HostsMode
 import Store
 import Synchronization
 import Testing

@@ -1,8 +1,10 @@
 @testable import Engine
 import Foundation
 @testable import Helper
+@testable import HouseholdPage
 import Logging
 import NIOPosix
+@testable import ServiceKit
 import ServiceLifecycle
 import Sinkhole
 import Synchronization

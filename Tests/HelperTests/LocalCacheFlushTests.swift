@@ -1,5 +1,6 @@
 import Foundation
 @testable import Helper
+@testable import HostsMode
 import Logging
 import Testing
 

@@ -1,5 +1,7 @@
 import ControlAPI
+@testable import ControlServer
 import DomainLists
+@testable import Engine
 import Foundation
 import ListFetch
 import Logging

@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import ControlServer
 import DomainLists
 @testable import Enforcement
 @testable import Engine

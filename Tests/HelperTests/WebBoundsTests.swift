@@ -1,4 +1,5 @@
 @testable import Helper
+@testable import HouseholdPage
 import NIOCore
 import Sinkhole
 import Synchronization

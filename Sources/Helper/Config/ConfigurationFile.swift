@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NIOCore
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 import TOMLKit
 

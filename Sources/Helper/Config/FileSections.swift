@@ -1,8 +1,13 @@
+import ControlServer
+import Engine
+import Firewall
 import Foundation
+import HouseholdPage
 import ListFetch
 import Logging
 import NIOCore
 import ScrollOffCore
+import ServiceKit
 import Sinkhole
 
 /// Reads `[helper]`, `[dns]`, `[lists]` and `[metrics]` into a `HelperConfiguration` that starts

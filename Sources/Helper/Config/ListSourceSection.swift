@@ -1,3 +1,5 @@
+import ControlServer
+import Engine
 import ListFetch
 
 /// One `[[lists.source]]`: a downloaded list, checked by the same rules as `scrolloff lists add`

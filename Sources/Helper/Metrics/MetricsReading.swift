@@ -1,4 +1,6 @@
+import ControlServer
 import Engine
+import Firewall
 import ScrollOffCore
 import Sinkhole
 

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import NIOHTTPTypes
 import NIOPosix
+import ServiceKit
 import ServiceLifecycle
 import Sinkhole
 
