@@ -304,7 +304,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Helpers shared by test targets (which cannot import one another): a capturing log handler.
+        // Helpers shared by test targets (which cannot import one another): a capturing log handler, a
+        // seeded random generator.
         // Only test targets depend on it; no product links it.
         .target(
             name: "TestSupport",
@@ -322,8 +323,8 @@ let package = Package(
             dependencies: ["HostsFile", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
-        .testTarget(name: "DomainListsTests", dependencies: ["DomainLists"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "TestSupport"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
+        .testTarget(name: "DomainListsTests", dependencies: ["DomainLists", "TestSupport"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "ListFetchTests", dependencies: ["ListFetch", "CThreadShim", "ScrollOffCore"], resources: [.copy("Resources")], swiftSettings: swiftSettings),
         .testTarget(
             name: "SinkholeTests",

@@ -1,4 +1,5 @@
 import DNSWire
+import TestSupport
 import Testing
 
 // A small deterministic cousin of the libFuzzer target that runs in every `swift test`: damaged
@@ -47,17 +48,4 @@ func bit_flips_of_a_seed_packet_parse_and_round_trip_or_fail_typed(name: String)
     }
     // Flips in IDs, TTLs and addresses leave valid packets: the round-trip check must have run.
     #expect(parsed > 100)
-}
-
-/// Deterministic, so a failure reproduces; Vigna's SplitMix64.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
