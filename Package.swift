@@ -144,6 +144,7 @@ let package = Package(
             name: "ServiceKit",
             dependencies: [
                 "ControlAPI",
+                "CThreadShim",
                 "Sinkhole",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -238,12 +239,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The configuration file (SPEC §13 check-config): TOML sections, their checks and defaults,
+        // and the helper's whole configuration value; the reload that applies it is Helper's.
+        .target(
+            name: "Config",
+            dependencies: [
+                "ControlServer", "Enforcement", "Engine", "Firewall", "HouseholdPage", "ListFetch", "ScrollOffCore", "ServiceKit",
+                "Sinkhole", "Store",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Wiring of the long-running services of the root helper.
         .target(
             name: "Helper",
             dependencies: [
                 "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
-                "CThreadShim", "LowPriority", "Enforcement", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage",
+                "CThreadShim", "LowPriority", "Enforcement", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -263,7 +277,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Sinkhole", "ControlAPI", "Store", "HostsFile",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Sinkhole", "ControlAPI", "Store", "HostsFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -329,7 +343,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "DNSFraming", "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "DNSWire", "DomainLists", "TestSupport",
+                "Sinkhole", "DNSFraming", "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "DNSWire", "DomainLists", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -341,7 +355,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -353,14 +367,14 @@ let package = Package(
         // through the real binary (the dependency builds it).
         .testTarget(
             name: "ConfigurationTests",
-            dependencies: ["Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
+            dependencies: ["Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Enforcement", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -370,7 +384,7 @@ let package = Package(
         .testTarget(
             name: "MetricsTests",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Sinkhole",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Sinkhole",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

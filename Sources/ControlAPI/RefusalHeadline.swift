@@ -10,15 +10,16 @@ public enum RefusalHeadline {
         guard let opensAt = refusal.opensAt.map(Instant.init(date:)) else { return nil }
         let when = TimeWords.until(opensAt, now: now)
         let subject = refusal.subject ?? "This"
-        switch refusal.rule {
-        case "cooldown": return "\(subject) is in cooldown until \(when)"
-        case "curfew_edit_lock": return "The curfew “\(subject)” is locked until \(when)"
-        case "curfew": return "\(subject) is in curfew until \(when)"
-        case "bypass_lockout": return "\(subject) can be opened again at \(when)"
-        case "peeks_used_up": return "Peeks come back at \(when)"
-        case "tokens_used_up": return "New tokens arrive at \(when)"
-        case "grant_running": return "\(subject) is already open until \(when)"
-        default: return "Opens again at \(when)"
+        switch refusal.refusalRule {
+        case .cooldown: return "\(subject) is in cooldown until \(when)"
+        case .curfewEditLock: return "The curfew “\(subject)” is locked until \(when)"
+        case .curfew: return "\(subject) is in curfew until \(when)"
+        case .bypassLockout: return "\(subject) can be opened again at \(when)"
+        case .peeksUsedUp: return "Peeks come back at \(when)"
+        case .tokensUsedUp: return "New tokens arrive at \(when)"
+        case .grantRunning: return "\(subject) is already open until \(when)"
+        case .insufficientCredit, .entryDailySpendCap, .invalidSchedule, .notBlocked, .requestsPending, .role, nil:
+            return "Opens again at \(when)"
         }
     }
 }
@@ -34,7 +35,8 @@ extension Exercise {
 
 extension Refusal.Rule {
     /// `curfewEditLock` → `curfew_edit_lock`: the wire spells every name in snake_case (the stored
-    /// events keep the raw value, so it is not changed there).
+    /// events keep the raw value, so it is not changed there). Computed from the case, so a new
+    /// rule has its wire name without a table to keep.
     public var wireName: String {
         var out = ""
         for character in rawValue {
@@ -46,4 +48,16 @@ extension Refusal.Rule {
         }
         return out
     }
+
+    /// The rule a wire name stands for; nil for a name this build does not know (a newer helper).
+    public init?(wireName: String) {
+        guard let rule = Self.allCases.first(where: { $0.wireName == wireName }) else { return nil }
+        self = rule
+    }
+}
+
+extension ControlError {
+    /// The refusal's rule as the typed value both sides declare; nil when no rule refused or the
+    /// helper is newer than this client.
+    public var refusalRule: Refusal.Rule? { rule.flatMap(Refusal.Rule.init(wireName:)) }
 }

@@ -1,3 +1,4 @@
+import Config
 import ControlServer
 import Enforcement
 import Engine

@@ -1,3 +1,4 @@
+import Config
 import ControlServer
 import DomainLists
 import Enforcement

@@ -1,7 +1,7 @@
 /// Why a rule said no, and when it will say yes. Every refused operation carries one, so the CLI
 /// can print "instagram is in cooldown until 21:42 — 1 h 12 min" (SPEC §3, §13 exit code 1).
 public struct Refusal: Error, Hashable, Sendable, Codable {
-    public enum Rule: String, Hashable, Sendable, Codable {
+    public enum Rule: String, Hashable, Sendable, Codable, CaseIterable {
         case cooldown            // SPEC §3
         case curfewEditLock      // SPEC §2 edit lock
         case curfew              // SPEC §2, §4, §5: nothing opens during a curfew

@@ -1,3 +1,4 @@
+import Config
 import ControlAPI
 import Helper
 import ServiceKit

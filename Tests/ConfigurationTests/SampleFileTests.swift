@@ -1,3 +1,4 @@
+@testable import Config
 import Foundation
 @testable import Helper
 import Testing

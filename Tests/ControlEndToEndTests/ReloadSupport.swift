@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Config
 import Glibc
 #endif
 import Foundation

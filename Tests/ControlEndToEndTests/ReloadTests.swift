@@ -1,3 +1,4 @@
+import Config
 import Engine
 import Foundation
 import Helper

@@ -1,3 +1,4 @@
+@testable import Config
 @testable import ControlServer
 @testable import Helper
 @testable import ServiceKit

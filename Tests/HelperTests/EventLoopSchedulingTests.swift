@@ -1,6 +1,7 @@
 import CThreadShim
 import Foundation
 @testable import LowPriority
+@testable import ServiceKit
 import Testing
 @testable import Helper
 

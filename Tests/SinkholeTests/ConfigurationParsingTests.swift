@@ -1,3 +1,4 @@
+@testable import Config
 import Helper
 import NIOCore
 import Testing

@@ -34,7 +34,7 @@ public enum EventLoopScheduling {
     }
 
     /// What `requestShortSlice` achieved on the calling thread.
-    enum SliceOutcome: Equatable, Sendable {
+    package enum SliceOutcome: Equatable, Sendable {
         /// The kernel reports the requested slice.
         case applied
         /// The call succeeded but the kernel keeps no per-thread slice (before Linux 6.12).
@@ -44,7 +44,7 @@ public enum EventLoopScheduling {
     }
 
     /// Asks for the short slice on the calling thread.
-    static func requestShortSlice() -> SliceOutcome {
+    package static func requestShortSlice() -> SliceOutcome {
         let failure = scrolloff_set_fair_slice(sliceNanoseconds)
         if failure != 0 { return .failed(failure) }
         return scrolloff_fair_slice() == sliceNanoseconds ? .applied : .unsupported
@@ -53,7 +53,7 @@ public enum EventLoopScheduling {
     /// Gives every loop of `group` the short slice, on the loop's own thread, and logs once what
     /// the kernel did with it. A kernel without per-thread slices keeps its default scheduling:
     /// answers are the same, only a refresh's effect on latency differs.
-    static func prepare(_ group: MultiThreadedEventLoopGroup, logger: Logger) async {
+    package static func prepare(_ group: MultiThreadedEventLoopGroup, logger: Logger) async {
         var outcomes: [SliceOutcome] = []
         for loop in group.makeIterator() {
             if let outcome = try? await loop.submit({ requestShortSlice() }).get() { outcomes.append(outcome) }
