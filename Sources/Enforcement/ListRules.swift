@@ -55,7 +55,7 @@ public struct ListCopy: Sendable, Equatable {
 /// A parsed list on its way from the parse into one matcher build, held only here: the build
 /// takes it (`take`) and is then its one owner, so the builder hands its pages back while the
 /// names go in (`MatcherBuilder.add(taking:entry:)`) instead of the whole parsed copy living
-/// through the build beside the builder's arrays (issue 31, "List memory": 25 B a line, all of the
+/// through the build beside the builder's arrays (SPEC §9, memory per name: 25 B a line, all of the
 /// add of one name repeated, ~17 B a name at 5,000,000). A build that finds it taken already (a
 /// second attempt) reads the list's stored copy again.
 public final class ListHandoff: Sendable {

@@ -549,8 +549,8 @@ public actor HelperEngine {
     ///     the newer one's lists are in force. nil = not from a snapshot (tests).
     ///
     /// `lists` is consumed: a list kept as its copy is held from here on only by the `ListHandoff`
-    /// its matcher build takes it from, so the build frees its pages as the names go in (issue 31,
-    /// "List memory"). A caller that wants that hands its last reference (`consume`).
+    /// its matcher build takes it from, so the build frees its pages as the names go in (SPEC §9,
+    /// memory per name). A caller that wants that hands its last reference (`consume`).
     public func setLists(_ lists: consuming [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
                          copies: [String: ListCopy] = [:], order: Int? = nil) async {
         let asked = !ListRefreshContext.isRefresh

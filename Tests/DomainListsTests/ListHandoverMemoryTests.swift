@@ -4,7 +4,7 @@ import Glibc
 import Testing
 @testable import DomainLists
 
-/// What adding a list costs in memory beyond the list itself (issue 31, "List memory"): a name
+/// What adding a list costs in memory beyond the list itself (SPEC §9, memory per name): a name
 /// repeated on every line is kept once, and a parsed list handed to the matcher builder as its
 /// only owner gives its pages back while its names go in, instead of living whole beside the
 /// builder's arrays until the build ends.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 31, "List memory", with the real binaries: a list of one name repeated until it nearly
+/// SPEC §9 (memory per name) with the real binaries: a list of one name repeated until it nearly
 /// reaches the 64 MiB download cap (what a small gzip inflates to) costs the helper less than the
 /// cap. Before, every repeat was kept (~22 B a line, about 80 MiB for this list) and the parsed
 /// copy lived through the whole matcher build.

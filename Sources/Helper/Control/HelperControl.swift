@@ -89,7 +89,7 @@ public struct HelperControl: Sendable {
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])
         }
         // The parsed lists are handed over, not kept here too: their matcher build frees them as it
-        // reads them (`setLists`, issue 31 "List memory").
+        // reads them (`setLists`, SPEC §9: memory per name).
         await engine.setLists(consume lists, names: snapshot.lists.map(\.name), hosts: snapshot.allowedHosts,
                               keeping: Set(failures.keys), copies: copies, order: snapshot.sequence)
     }
