@@ -80,16 +80,18 @@ public struct HelperControl: Sendable {
         // thread of Swift's pool waits for it. A refresh's parse runs under SCHED_IDLE, anything
         // else at nice 10 (`LowPriorityWork` reads this task's `ListRefreshContext`).
         let (copyFiles, heldFiles) = (files, held)
-        let parsed = await LowPriorityWork.perform {
+        let (lists, copies, failures) = await LowPriorityWork.perform {
             HelperEngine.parseLists(files: copyFiles, held: heldFiles, budget: budget, reusing: parsedCopies)
         }
-        for (name, failure) in parsed.failures.sorted(by: { $0.key < $1.key }) {
+        for (name, failure) in failures.sorted(by: { $0.key < $1.key }) {
             // The engine keeps lists as their files (SPEC §9), so the rules in force now go at
             // the rebuild this causes; before, a packed copy of the previous rules stayed.
             logger.warning("a stored list copy did not parse; it blocks nothing until a good copy is downloaded (scrolloff lists update NAME)",
                            metadata: ["list.name": "\(name)", "error": "\(failure)"])
         }
-        await engine.setLists(parsed.lists, names: snapshot.lists.map(\.name), hosts: snapshot.allowedHosts,
-                              keeping: Set(parsed.failures.keys), copies: parsed.copies, order: snapshot.sequence)
+        // The parsed lists are handed over, not kept here too: their matcher build frees them as it
+        // reads them (`setLists`, SPEC §9: memory per name).
+        await engine.setLists(consume lists, names: snapshot.lists.map(\.name), hosts: snapshot.allowedHosts,
+                              keeping: Set(failures.keys), copies: copies, order: snapshot.sequence)
     }
 }

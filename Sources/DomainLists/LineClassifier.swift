@@ -233,7 +233,7 @@ struct LineClassifier {
         if !scratch.contains(UInt8(ascii: ".")) {
             return .bad(.singleLabel(String(decoding: scratch, as: UTF8.self)))
         }
-        rules.append(normalizedName: scratch, scope: scope, action: action)
+        rules.append(normalizedName: scratch, scope: scope, action: action, droppingRepeat: true)
         return .added
     }
 

@@ -100,6 +100,29 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     /// Bytes of all the names together.
     var nameByteCount: Int { storage.bytes.count }
 
+    /// Rules the parser read but did not store because each repeated the rule just before it
+    /// (same name, scope and action): one name written three million times (a list that compresses
+    /// to almost nothing, under the download cap) is one rule in memory, not 80 MiB of copies
+    /// (issue 31, "List memory"). A repeat adds nothing to what a list blocks or allows.
+    public var repeatsLeftOut: Int { storage.repeats }
+
+    /// The rules as the list's lines gave them, repeats included: the count people are told
+    /// ("N rules from M lines"), which leaving the repeats out of memory does not change.
+    public var countWithRepeats: Int { count + storage.repeats }
+
+    /// Whether this list holds its storage alone, no other copy sharing it: only then may a reader
+    /// that consumes it hand its pages back as it goes (`MatcherBuilder.add(taking:entry:)`).
+    mutating func holdsStorageAlone() -> Bool { isKnownUniquelyReferenced(&storage) }
+
+    /// Whether the last rule stored is `name` with `kind` (the name's bytes compared).
+    private func lastRuleIs(_ name: UnsafeBufferPointer<UInt8>, kind: UInt8) -> Bool {
+        let last = count - 1
+        guard last >= 0, kinds[last] == kind else { return false }
+        let range = span(last)
+        guard range.count == name.count, let from = name.baseAddress else { return false }
+        return memcmp(bytes.baseAddress! + range.lowerBound, from, range.count) == 0
+    }
+
     /// Same rules in the same order: the packed bytes compared.
     public static func == (lhs: RuleList, rhs: RuleList) -> Bool {
         if lhs.storage === rhs.storage { return true }
@@ -124,9 +147,14 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         append(normalizedName: Array(rule.name.text.utf8), scope: rule.scope, action: rule.action)
     }
 
-    /// Appends a name that has already been through `DomainNormalizer`.
-    mutating func append(normalizedName: [UInt8], scope: MatchScope, action: RuleAction) {
+    /// Appends a name that has already been through `DomainNormalizer`. With `droppingRepeat` (the
+    /// parser), a rule equal to the one just before it is counted (`repeatsLeftOut`), not stored.
+    mutating func append(normalizedName: [UInt8], scope: MatchScope, action: RuleAction, droppingRepeat: Bool = false) {
         let storage = unique()
+        if droppingRepeat, normalizedName.withUnsafeBufferPointer({ lastRuleIs($0, kind: scope.rawValue | action.rawValue << 4) }) {
+            storage.repeats += 1
+            return
+        }
         normalizedName.withUnsafeBufferPointer { storage.bytes.append(contentsOf: $0) }
         storage.ends.append(UInt32(storage.bytes.count))
         storage.kinds.append(scope.rawValue | action.rawValue << 4)
@@ -151,6 +179,12 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         guard simple else {
             storage.bytes.truncate(to: start)
             return false
+        }
+        // A repeat of the rule just before it is counted, not stored (`repeatsLeftOut`).
+        if lastRuleIs(UnsafeBufferPointer(name), kind: MatchScope.nameAndSubdomains.rawValue | RuleAction.block.rawValue << 4) {
+            storage.bytes.truncate(to: start)
+            storage.repeats += 1
+            return true
         }
         storage.ends.append(UInt32(storage.bytes.count))
         storage.kinds.append(MatchScope.nameAndSubdomains.rawValue | RuleAction.block.rawValue << 4)
@@ -218,6 +252,7 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
         storage.ends.reserveMore(rules)
         for end in ends { storage.ends.append(end + base) }
         storage.kinds.append(contentsOf: kinds)
+        storage.repeats += source.repeats
         withExtendedLifetime(source) {}
     }
 
@@ -342,6 +377,8 @@ final class PackedRules: @unchecked Sendable {
     @exclusivity(unchecked) var bytes = PagedBuffer<UInt8>()
     @exclusivity(unchecked) var ends = PagedBuffer<UInt32>()
     @exclusivity(unchecked) var kinds = PagedBuffer<UInt8>()
+    /// Rules read but not stored, each a repeat of the one before it (`RuleList.repeatsLeftOut`).
+    @exclusivity(unchecked) var repeats = 0
 
     /// The storage of every empty list until it is written (never written itself: its static
     /// reference means no list holds it uniquely).
@@ -353,6 +390,7 @@ final class PackedRules: @unchecked Sendable {
         other.bytes = bytes.copy()
         other.ends = ends.copy()
         other.kinds = kinds.copy()
+        other.repeats = repeats
         return other
     }
 }

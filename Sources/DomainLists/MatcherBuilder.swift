@@ -72,6 +72,19 @@ public struct MatcherBuilder {
         addAll(rules, entry: entry, allowingAll: false)
     }
 
+    /// Adds a parsed list the caller hands over, like `add(_:entry:)`. When the list holds its
+    /// storage alone (no other copy shares it), the pages of the names, ends and kinds already read
+    /// go back to the kernel in steps as the names go in, and the rest when the add returns, so a
+    /// list's parsed copy and the builder's arrays are not both whole at the build's peak (issue 31,
+    /// "List memory": ~25 B a line on top of the builder's own). A shared list is only read.
+    public mutating func add(taking rules: consuming RuleList, entry: EntryIndex) {
+        let alone = rules.holdsStorageAlone()
+        addAll(rules, entry: entry, allowingAll: false, releasingAsRead: alone)
+    }
+
+    /// Tests: runs after each batch of `add(taking:entry:)`'s names, with how many names are in.
+    var afterBatch: ((Int) -> Void)?
+
     /// Adds every rule of a list as an allow rule, whatever its action (an always-allow list).
     public mutating func allowAll(_ rules: RuleList) {
         addAll(rules, entry: EntryIndex(0), allowingAll: true)
@@ -86,11 +99,15 @@ public struct MatcherBuilder {
     /// points at, and only then inserts. Those loads do not depend on one another, so their cache
     /// misses overlap, and the inserts find what they read in cache (issue 15: a 1,000,000-name
     /// build was mostly misses taken one after the other).
-    private mutating func addAll(_ rules: RuleList, entry: EntryIndex, allowingAll: Bool) {
+    ///
+    /// `releasingAsRead`: the caller holds `rules` alone and drops it after this; each array's
+    /// pages before what the next batch reads go back as the batches go (`ReadPrefix`).
+    private mutating func addAll(_ rules: RuleList, entry: EntryIndex, allowingAll: Bool, releasingAsRead: Bool = false) {
         ownTable()
         reserve(rules: rules.count, nameBytes: rules.nameByteCount)
         rules.withPackedStorage { bytes, ends, kinds in
             guard let base = bytes.baseAddress else { return }
+            var readBytes = ReadPrefix(), readEnds = ReadPrefix(), readKinds = ReadPrefix()
             var batchStart = 0
             while batchStart < ends.count {
                 // A million-name list is 30,000 batches of ~10 µs: a refresh yields between them (issue 15).
@@ -111,6 +128,16 @@ public struct MatcherBuilder {
                     }
                 }
                 batchStart = batchEnd
+                if releasingAsRead {
+                    // The next batch reads from the end of the last name on (`hashBatch` reads the
+                    // end offset before its first name); whole pages before that are done with. In
+                    // steps of at least `PageRelease.step`, not one call per page.
+                    let minimum = PageRelease.step
+                    readBytes.discard(bytes, upTo: Int(ends[batchEnd - 1]), atLeast: minimum)
+                    readEnds.discard(ends, upTo: batchEnd - 1, atLeast: minimum)
+                    readKinds.discard(kinds, upTo: batchEnd, atLeast: minimum)
+                }
+                afterBatch?(batchEnd)
             }
         }
     }
@@ -573,13 +600,14 @@ private struct ReadPrefix {
     /// Bytes from the buffer's start whose whole pages are handed back.
     private var done = 0
 
-    /// Hands back the whole pages before element `end`.
-    mutating func discard<T>(_ buffer: UnsafeBufferPointer<T>, upTo end: Int) {
+    /// Hands back the whole pages before element `end`, once they come to at least `minimum`
+    /// bytes more than were handed back already.
+    mutating func discard<T>(_ buffer: UnsafeBufferPointer<T>, upTo end: Int, atLeast minimum: Int = 1) {
         guard let base = buffer.baseAddress, end > 0 else { return }
         let start = UInt(bitPattern: base)
         let page = UInt(PageRelease.pageSize)
         let limit = Int((start + UInt(min(end, buffer.count) * MemoryLayout<T>.stride)) & ~(page - 1)) - Int(start)
-        guard limit > done else { return }
+        guard limit > done, limit - done >= minimum else { return }
         PageRelease.discard(UnsafeMutableRawPointer(mutating: base) + done, bytes: limit - done)
         done = limit
     }

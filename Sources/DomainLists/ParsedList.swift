@@ -156,7 +156,7 @@ public struct ParsedList: Sendable {
     /// A one-line summary for `scrolloff lists list`, numbers first.
     public var summary: String {
         let format = formats.dominant.map { formats.isMixed ? "mostly \($0)" : "\($0)" } ?? "no rules"
-        var text = "\(rules.count) rules from \(lineCount) lines (\(format))"
+        var text = "\(rules.countWithRepeats) rules from \(lineCount) lines (\(format))"
         if badLineCount > 0 { text += ", \(badLineCount) lines skipped as unreadable" }
         return text
     }

@@ -69,7 +69,7 @@ public struct MatcherTables: Sendable {
     /// A list's rules come from `fresh` (just parsed by `setLists`' caller) or else from its
     /// `ListRules` (a stored copy is read again). A copy that no longer reads is left out and
     /// named in `unreadable`; its entry stays, matching nothing.
-    package static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: RuleList] = [:],
+    package static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: ListHandoff] = [:],
                       inputs: MatcherInputs) -> (tables: MatcherTables, unreadable: [String: String]) {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
@@ -83,9 +83,12 @@ public struct MatcherTables: Sendable {
         for name in inputs.listNames {
             // One list's rules at a time: the packed copy is freed before the next one is read.
             do throws(ListParseError) {
-                var rules = fresh[name]
+                // Handed to the builder, not copied: when nothing else holds the rules (a fresh
+                // parse taken from its `ListHandoff`, a copy read again here) their pages go back
+                // while they are added.
+                var rules = fresh[name]?.take()
                 if rules == nil { rules = try lists[name]?.load() }
-                if let rules { builder.add(rules, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
+                if rules != nil { builder.add(taking: rules.take()!, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
             } catch {
                 unreadable[name] = error.description
             }

@@ -14,7 +14,8 @@ public enum DomainListValidator {
             let parsed = try parse(contentsOfFile: path, budget: budget)
             copies?.keep(parsed.rules, parsedFrom: path)
             return ValidationSummary(
-                entryCount: parsed.rules.count,
+                // The rules as the lines gave them: a repeat the parser did not store still counts.
+                entryCount: parsed.rules.countWithRepeats,
                 badLineCount: parsed.badLineCount,
                 // The parser keeps the reason (which quotes the offending text), not the raw line.
                 badLines: parsed.badLines.map { .init(lineNumber: $0.lineNumber, text: "", reason: $0.reason.description) }

@@ -80,7 +80,7 @@ public actor HelperEngine {
     /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
     var listNames: Set<String> { listsInForce.names }
     /// Rules `setLists` was handed, for an in-place matcher build it falls back to; dropped after it.
-    var freshListRules: [String: RuleList] = [:]
+    var freshListRules: [String: ListHandoff] = [:]
     /// Matcher inputs whose build was refused because a list in force could not be read again;
     /// not tried again until the inputs change (a new list generation brings a new copy).
     var unbuildableInputs: MatcherInputs?
@@ -547,7 +547,11 @@ public actor HelperEngine {
     ///   - order: the lists snapshot's place (`ListsSnapshot.sequence`): a call for a snapshot older
     ///     than one already handed in (its parse finished later) changes nothing and returns once
     ///     the newer one's lists are in force. nil = not from a snapshot (tests).
-    public func setLists(_ lists: [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
+    ///
+    /// `lists` is consumed: a list kept as its copy is held from here on only by the `ListHandoff`
+    /// its matcher build takes it from, so the build frees its pages as the names go in (SPEC §9,
+    /// memory per name). A caller that wants that hands its last reference (`consume`).
+    public func setLists(_ lists: consuming [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
                          copies: [String: ListCopy] = [:], order: Int? = nil) async {
         let asked = !ListRefreshContext.isRefresh
         if asked { listCallsAsked += 1 }
@@ -566,13 +570,19 @@ public actor HelperEngine {
         let ticket = listTicket
         // What an earlier call still building asked for is the previous state for this one.
         let previous = pendingLists ?? listsInForce
-        var fresh: [String: RuleList] = [:]
+        var fresh: [String: ListHandoff] = [:]
         var next: [String: ListRules] = [:]
-        for (name, rules) in lists {
+        // Each list moved out of `lists` into its handoff, so that, kept as a copy, nothing else
+        // here holds its rules (sorted: of two names that differ only in case, the same one wins).
+        for name in lists.keys.sorted() {
+            guard let rules = lists.removeValue(forKey: name) else { continue }
             let key = name.lowercased()
-            guard next[key] == nil else { continue }
-            fresh[key] = rules
+            guard next[key] == nil else {
+                retire([name: rules])
+                continue
+            }
             next[key] = copies[name].map(ListRules.copy) ?? .rules(rules)
+            fresh[key] = ListHandoff(rules)
         }
         for name in keeping { if next[name.lowercased()] == nil, let old = previous.lists[name.lowercased()] { next[name.lowercased()] = old } }
         let state = FetchedLists(lists: next, names: Set((names ?? Array(next.keys)).map { $0.lowercased() }).union(next.keys),
@@ -598,7 +608,7 @@ public actor HelperEngine {
                 // the releaser thread, not on the engine (`Retirement`).
                 if let matcher = built?.tables.matcher { Retirement.shared.retire(matcher) }
                 built = nil
-                retire(lists)
+                retire(freshRules)
                 await waitForListsInForce(ticket)
                 return
             }
@@ -621,7 +631,7 @@ public actor HelperEngine {
         }
         pendingLists = nil
         listsPutInForce(ticket)
-        retire(lists)
+        retire(freshRules)
     }
 
     /// Hands the parsed lists of a `setLists` call to the releaser thread, which frees each
@@ -629,6 +639,14 @@ public actor HelperEngine {
     /// otherwise freed on the engine or a task of the caller (`Retirement`, SPEC §9).
     private nonisolated func retire(_ lists: [String: RuleList]) {
         for rules in lists.values where rules.storageBytes >= PageRelease.step { Retirement.shared.retire(rules.storageOwner) }
+    }
+
+    /// The same for what no build took from its handoff (a build a later call made moot); a list
+    /// a build took was freed by that build, as it was read, off the engine.
+    private nonisolated func retire(_ handoffs: [String: ListHandoff]) {
+        for handoff in handoffs.values {
+            if let rules = handoff.take(), rules.storageBytes >= PageRelease.step { Retirement.shared.retire(rules.storageOwner) }
+        }
     }
 
     /// Returns once the lists of call `ticket` or of a later one are in force.

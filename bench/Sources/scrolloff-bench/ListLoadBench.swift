@@ -143,10 +143,13 @@ private func measureListLoad(count: Int, rounds: Int) async -> Int32 {
                 print("FAIL the validator rejected the \(variant) list: \(error)")
                 return 1
             }
-            let parsed = measured(&reuse) { HelperEngine.parseLists(files: ["bench": path], budget: .default, reusing: copies) }
+            var parsed = measured(&reuse) { HelperEngine.parseLists(files: ["bench": path], budget: .default, reusing: copies) }
             // ParsedCopies.take forgets what it hands over: nothing waiting means the rules were reused.
-            if copies.waiting != 0 || parsed.lists["bench"]?.count != ruleCount { reused = false }
-            await measuredAsync(&build) { await engine.setLists(parsed.lists, copies: parsed.copies) }
+            if copies.waiting != 0 || parsed.lists["bench"]?.countWithRepeats != ruleCount { reused = false }
+            // Handed over as HelperControl does, so the build frees the parsed list as it reads it.
+            var handed: [String: RuleList]? = parsed.lists
+            parsed.lists = [:]
+            await measuredAsync(&build) { await engine.setLists(handed.take()!, copies: parsed.copies) }
             // The listed names are in the published matcher (blocking them is a rule change, no build).
             if engine.box.enforcement.matcher.match(names[count / 2]).entrySet == .none { blocked = false }
 
