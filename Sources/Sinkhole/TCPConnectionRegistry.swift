@@ -7,6 +7,9 @@ public final class TCPConnectionEntry: Sendable {
     public let client: ClientAddress
     /// Uptime in nanoseconds of the last query read or reply written.
     private let lastActive: Atomic<UInt64>
+    /// Uptime in nanoseconds since when its client has taken none of its replies (the channel is
+    /// not writable: `tcp_unsent_bytes` wait for it); 0 while it reads them.
+    private let stalledAt = Atomic<UInt64>(0)
     /// Set once the slot is given back, by the connection closing or by an eviction, whichever
     /// comes first, so that it is given back once.
     private let released = Atomic<Bool>(false)
@@ -21,6 +24,11 @@ public final class TCPConnectionEntry: Sendable {
     public func touch(_ now: UInt64) { lastActive.store(now, ordering: .relaxed) }
     var idleSince: UInt64 { lastActive.load(ordering: .relaxed) }
 
+    /// Notes that the client stopped taking its replies at `now` (nil: it takes them again).
+    public func stalled(_ now: UInt64?) { stalledAt.store(now.map { max($0, 1) } ?? 0, ordering: .relaxed) }
+    /// Since when the client has taken none of its replies; nil while it reads them.
+    var stalledSince: UInt64? { let at = stalledAt.load(ordering: .relaxed); return at == 0 ? nil : at }
+
     /// True the first time only.
     func markReleased() -> Bool { !released.exchange(true, ordering: .acquiringAndReleasing) }
 
@@ -31,9 +39,18 @@ public final class TCPConnectionEntry: Sendable {
 /// per client address (RFC 7766 §6.2.3), with fairness when the total is reached.
 ///
 /// A client with many source addresses (`tcp_connections_per_client` each) could otherwise hold
-/// every slot. When all are taken, a newcomer is not refused if some address holds at least two
-/// more connections than the newcomer would: that address's longest-idle connection is closed
-/// (RFC 7766 §6.2.3 lets a server close idle connections first) and the newcomer takes its slot.
+/// every slot. When all are taken, a newcomer takes the slot of the connection whose client has
+/// taken none of its replies for longest (a stalled one: it pipelines queries and never reads, as
+/// unbound and nginx drop the slowest connection first). With none stalled, it is not refused if
+/// some address holds at least two more connections than the newcomer would: that address's
+/// longest-idle connection is closed (RFC 7766 §6.2.3 lets a server close idle connections first).
+///
+/// Slow readers from ten addresses (320 connections pipelining, never reading) kept every slot
+/// stalled until its idle timeout, and a newcomer from an address with an equal share was refused.
+/// A stalled connection has had about 4,000 replies by then (the client's receive window and the
+/// kernel's send buffer take them before the water mark counts any); dropping it costs nothing a
+/// reader would miss. Its address is not refused further connections: a household's devices may
+/// share one (NAT, a local stub resolver), and one stuck program must not cut off the rest.
 /// The lock is held for a counter update, and for a scan of at most `limit` entries only when full.
 public final class TCPConnectionRegistry: Sendable {
     public enum Admission {
@@ -67,7 +84,9 @@ public final class TCPConnectionRegistry: Sendable {
             if held >= perKeyLimit { return .refused(.perKey(limit: perKeyLimit)) }
             var evicted: TCPConnectionEntry?
             if state.open >= limit {
-                guard let victim = Self.victim(in: state, newcomerHolds: held) else { return .refused(.total(limit: limit)) }
+                guard let victim = Self.longestStalled(in: state) ?? Self.victim(in: state, newcomerHolds: held) else {
+                    return .refused(.total(limit: limit))
+                }
                 Self.remove(victim, from: &state)
                 evicted = victim
             }
@@ -87,6 +106,18 @@ public final class TCPConnectionRegistry: Sendable {
     public var current: Int { state.withLock { $0.open } }
 
     public func current(for client: ClientAddress) -> Int { state.withLock { $0.byClient[client]?.count ?? 0 } }
+
+    /// The connection whose client has taken none of its replies for longest, if any.
+    private static func longestStalled(in state: State) -> TCPConnectionEntry? {
+        var oldest: (entry: TCPConnectionEntry, since: UInt64)?
+        for entries in state.byClient.values {
+            for entry in entries.values {
+                guard let since = entry.stalledSince, since < oldest?.since ?? .max else { continue }
+                oldest = (entry, since)
+            }
+        }
+        return oldest?.entry
+    }
 
     /// The longest-idle connection of the address holding the most, if it holds at least two more
     /// than the newcomer would have: evicting from an equal share would only trade places.

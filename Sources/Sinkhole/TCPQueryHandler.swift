@@ -60,7 +60,8 @@ final class InFlightCounter: Sendable {
 ///   most 64 KiB, so that wait is bounded too), and the connection is not read meanwhile;
 /// - at most `maximumUnsentBytes` of replies wait for the client (NIO's write-buffer water mark).
 ///   Past it the connection is neither read nor served until the client reads, and a client that
-///   reads nothing for `idleTimeout` is disconnected;
+///   reads nothing for `idleTimeout` is disconnected. Its slot is the first taken for a newcomer
+///   when all are (`TCPConnectionRegistry`);
 /// - connections in total and per client address (`ConnectionCounter`), and queries being
 ///   answered per client address over all its connections (`ClientInFlight`). A connection whose
 ///   client is at that bound looks again every 20 ms, since the answer that frees a slot may come
@@ -116,7 +117,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             slot = entry
             if evicted != nil {
                 limitLog?.warning(
-                    "tcp-evict", "all \(counter.limit) DNS-over-TCP connections are open: closed the longest-idle one of the client holding the most (dns.tcp_connections)",
+                    "tcp-evict", "all \(counter.limit) DNS-over-TCP connections are open: closed the longest-idle one of the client holding the most, or first one whose client reads none of its replies (dns.tcp_connections)",
                     metadata: ["client.ip": "\(address)"])
             }
         case .refused(let refusal):
@@ -163,12 +164,15 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
+            slot?.stalled(nil)
             stallTimer?.cancel()
             stallTimer = nil
             drain(context: context)
             armIdleTimer(context: context)
             context.flush()
         } else if stallTimer == nil {
+            // The first to be dropped when every connection is taken.
+            slot?.stalled(NIODeadline.now().uptimeNanoseconds)
             // The idle timer must not be what keeps this connection: queries keep arriving from a
             // client that reads nothing, and each would otherwise restart it.
             idleTimer?.cancel()

@@ -179,4 +179,31 @@ import Testing
         if let evicted { registry.release(evicted) }
         #expect(registry.current == 4)
     }
+
+    @Test func a_full_registry_drops_the_longest_stalled_connection_first() throws {
+        let registry = TCPConnectionRegistry(limit: 3, perKeyLimit: 3)
+        let slow = ClientAddress.v4(1), other = ClientAddress.v4(2), newcomer = ClientAddress.v4(3)
+        let closed = Mutex<[Int]>([])
+        var entries: [Int: TCPConnectionEntry] = [:]
+        func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
+            let admission = registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
+            if case .admitted(let entry, _) = admission { entries[tag] = entry }
+            return admission
+        }
+        for (client, tag) in [(other, 1), (slow, 2), (slow, 3)] {
+            guard case .admitted = admit(client, at: UInt64(10 * tag), tag: tag) else { Issue.record("\(tag) refused"); return }
+        }
+        // `slow`'s second connection stops taking its replies at 40, its first at 50.
+        entries[3]?.stalled(40)
+        entries[2]?.stalled(50)
+        // Full: the newcomer takes the slot of the connection stalled longest, although `other`'s
+        // connection has been idle longer and no address holds an unfair share.
+        guard case .admitted(_, let evicted) = admit(newcomer, at: 70, tag: 5) else { Issue.record("newcomer refused"); return }
+        #expect(evicted === entries[3])
+        #expect(closed.withLock { $0 } == [3])
+        // Reading again clears it: then the fairness rule alone decides, and nobody holds more.
+        entries[2]?.stalled(nil)
+        guard case .refused(.total(limit: 3)) = admit(slow, at: 80, tag: 6) else { Issue.record("expected a refusal for the total"); return }
+        #expect(registry.current == 3 && registry.current(for: slow) == 1)
+    }
 }
