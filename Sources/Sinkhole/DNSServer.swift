@@ -1,3 +1,4 @@
+import CThreadShim
 import DNSFraming
 import DNSWire
 import Logging
@@ -19,7 +20,8 @@ public struct DNSServerConfiguration: Sendable {
     public var drainTimeout: TimeAmount
     /// Where queries are counted for the metrics endpoint; nil (the default) counts nothing.
     public var counters: QueryCounters?
-    /// Runs first on each UDP listener's thread: the helper gives it the event loops' scheduling.
+    /// Runs first on each UDP listener's thread and on the TCP listeners' accept thread: the helper
+    /// gives them the event loops' scheduling.
     public var prepareListenerThread: @Sendable () -> Void = {}
 
     public init(listen: [HostPort], tcp: TCPLimits = TCPLimits(), vectorReadCount: Int = 32, drainTimeout: TimeAmount = .seconds(5)) {
@@ -35,6 +37,13 @@ public struct DNSServerConfiguration: Sendable {
 /// UDP gets one socket per event loop on the same port (SO_REUSEPORT), so the kernel spreads
 /// queries over all cores, each read by a thread of its own (`DatagramListener`); TCP has one
 /// listening socket whose connections are spread over the loops.
+///
+/// The TCP listening sockets are served by an event loop of their own (the thread
+/// `scrolloff-tcp`), which only accepts: the connections live on the shared loops. Slow readers
+/// from ten addresses pipelining queries kept the shared loops busy answering them, and a
+/// listener there accepted four connections per turn, 16–30 a second, while their reconnects
+/// filled the kernel's accept queue: another client's new connection waited there past its
+/// 2 s deadline. Accepting now never waits behind answering.
 public final class DNSServer: Service {
     public let configuration: DNSServerConfiguration
     let chain: ResolverChain
@@ -76,9 +85,15 @@ public final class DNSServer: Service {
         var datagramListeners: [(listener: DatagramListener, loop: any EventLoop)] = []
         var listeners: [any Channel] = []
         var addresses: [HostPort] = []
+        let acceptLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let prepareAcceptThread = configuration.prepareListenerThread
+        try? await acceptLoop.next().submit {
+            _ = scrolloff_name_thread("scrolloff-tcp")
+            prepareAcceptThread()
+        }.get()
         do {
             for address in configuration.listen {
-                let (udp, tcp, port) = try await bind(address)
+                let (udp, tcp, port) = try await bind(address, acceptLoop: acceptLoop)
                 datagramListeners += udp
                 listeners.append(tcp)
                 let shown = HostPort(host: address.host, port: port)
@@ -93,6 +108,7 @@ public final class DNSServer: Service {
             bound?.removeAll()
             for (listener, _) in datagramListeners { listener.close() }
             for channel in listeners { try? await channel.close() }
+            try? await acceptLoop.shutdownGracefully()
             throw error
         }
         // One thread per UDP socket, each blocking in `recvmmsg` (see `DatagramListener` for why
@@ -138,12 +154,13 @@ public final class DNSServer: Service {
         logger.info("stopping listeners")
         for (listener, _) in datagramListeners { listener.close() }
         try? await threads.shutdownGracefully()
+        try? await acceptLoop.shutdownGracefully()
     }
 
     /// Binds UDP once per loop and TCP once, all on one port. With port 0 the first UDP socket
     /// picks it; if TCP cannot have the same port, everything is retried on a new one, since clients
     /// retry over TCP on the port they used for UDP.
-    private func bind(_ address: HostPort) async throws -> (udp: [(listener: DatagramListener, loop: any EventLoop)], tcp: any Channel, port: Int) {
+    private func bind(_ address: HostPort, acceptLoop: any EventLoopGroup) async throws -> (udp: [(listener: DatagramListener, loop: any EventLoop)], tcp: any Channel, port: Int) {
         let attempts = address.port == 0 ? 20 : 1
         var failure: (transport: DNSTransport, error: any Error)?
         for _ in 0..<attempts {
@@ -158,7 +175,7 @@ public final class DNSServer: Service {
                     if port == 0 { port = listener.port }
                 }
                 transport = .tcp
-                let tcp = try await bindTCP(HostPort(host: address.host, port: port))
+                let tcp = try await bindTCP(HostPort(host: address.host, port: port), acceptLoop: acceptLoop)
                 return (bound, tcp, port)
             } catch {
                 failure = (transport, error)
@@ -172,7 +189,7 @@ public final class DNSServer: Service {
         throw ListenError.diagnose(address: address, transport: failure.transport, error: failure.error)
     }
 
-    private func bindTCP(_ address: HostPort) async throws -> any Channel {
+    private func bindTCP(_ address: HostPort, acceptLoop: any EventLoopGroup) async throws -> any Channel {
         let chain = chain
         let limits = configuration.tcp
         let counter = counter
@@ -181,7 +198,7 @@ public final class DNSServer: Service {
         let limitLog = limitLog
         let clientInFlight = clientInFlight
         let acceptGate = acceptGate
-        return try await ServerBootstrap(group: group)
+        return try await ServerBootstrap(group: acceptLoop, childGroup: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
             .serverChannelInitializer { channel in

@@ -21,8 +21,12 @@ import Testing
         // One UDP listener thread per loop and listen address (`DatagramListener`).
         let listeners = try HelperThread.udpListeners(of: server.child.process.pid, count: 1)
         #expect(listeners.count == 1, "\(mode): \(listeners)")
+        // Plus one thread that only accepts TCP connections, for any number of cores: it is not an
+        // answering loop, so it does not take turns with one (`DNSServer`).
+        let accept = try HelperThread.tcpAcceptor(of: server.child.process.pid)
+        #expect(accept.count == 1, "\(mode): \(accept)")
         if KernelRelease.hasFairSlices {
-            #expect((loops + listeners).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(mode): \(loops + listeners)")
+            #expect((loops + listeners + accept).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(mode): \(loops + listeners + accept)")
         }
         // 300 datagrams sent before any reply is read: more than nine receive batches of 32, each
         // read with one recvmmsg per wake-up; every one is answered, blocked or from the zone.
@@ -43,12 +47,18 @@ import Testing
         #expect(loops.count == expected, "\(loops)")
         let listeners = try HelperThread.udpListeners(of: pid, count: expected)
         #expect(listeners.count == expected, "\(listeners)")
+        // One thread accepts the TCP connections, whatever the cores: accepting must not wait behind
+        // answering (slow readers' pipelines kept a shared loop from accepting another client).
+        let accept = try HelperThread.tcpAcceptor(of: pid)
+        #expect(accept.count == 1, "\(accept)")
         if KernelRelease.hasFairSlices {
-            #expect((loops + listeners).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops + listeners)")
+            #expect((loops + listeners + accept).allSatisfy { $0.sliceNanoseconds == 100_000 }, "\(loops + listeners + accept)")
         }
         // The helper's other threads keep the kernel's default slice: only the threads that answer
-        // DNS are favoured.
-        let others = try HelperThread.threads(of: pid).filter { !$0.name.hasPrefix("NIO-ELT-") && $0.name != "scrolloff-udp" }
+        // DNS or accept its connections are favoured.
+        let others = try HelperThread.threads(of: pid).filter {
+            !$0.name.hasPrefix("NIO-ELT-") && $0.name != "scrolloff-udp" && $0.name != "scrolloff-tcp"
+        }
         #expect(!others.isEmpty && others.allSatisfy { $0.sliceNanoseconds != 100_000 }, "\(others)")
         #expect(try shortA(server.port, "host.test") == "10.0.0.7")
     }
@@ -116,6 +126,12 @@ struct HelperThread: CustomStringConvertible {
             Thread.sleep(forTimeInterval: 0.1)
         }
         return found
+    }
+
+    /// The thread that accepts DNS-over-TCP connections (`DNSServer`), named before the helper says
+    /// it is listening.
+    static func tcpAcceptor(of pid: pid_t) throws -> [HelperThread] {
+        try threads(of: pid).filter { $0.name == "scrolloff-tcp" }
     }
 
     /// Whole CPUs of the cgroup v2 quota at the mount's root (`cpu.max`: "max 100000" is none),
