@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of scrolloff-dns, dnsmasq and unbound as blocking resolvers (issues 3, 15).
+# Side-by-side benchmark of scrolloff-dns, dnsmasq and unbound as blocking resolvers (SPEC §9).
 #
 # The production path: scrolloff-dns is started as people start it (`scrolloff-dns start`, no
 # diagnostic flags; pinned to one core, so it runs one event loop), blocks two catalog

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Hosts-mode figures (issue 12): writing a 100,000-domain section (target <= 200 ms), then the cost
+# Hosts-mode figures (SPEC §10): writing a 100,000-domain section (target <= 200 ms), then the cost
 # of a glibc lookup through that file, which `getent` reads line by line on every call. The lookups
 # run in a private mount namespace with the file bind-mounted over /etc/hosts (root), so the real
 # /etc/hosts is never touched. Usage: bench/hosts.sh [domain-count]

@@ -2,7 +2,7 @@
 # Builds the list-load benchmark in release mode and prints the CPU time of each stage the helper
 # runs when a list is added (`scrolloff lists add URL`): the validator's parse, the reuse of its
 # rules by HelperEngine.parseLists, and the matcher build (setLists → MatcherTables.build), for a
-# plain and a hosts-format copy of a bench/dns.sh-style list (issue 15: 1,000,000 names in force
+# plain and a hosts-format copy of a bench/dns.sh-style list (the brief's target: 1,000,000 names in force
 # <= 1.5 s after the list is added). CPU time is the process's, so the shared VM's waits are left out.
 # Usage: bench/listload.sh [name-count] [rounds]        e.g. bench/listload.sh 1000000 3
 #   BEFORE=file: a previous run's output; its RESULT lines are printed beside this run's as ratios.

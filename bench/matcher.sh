@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the matcher benchmark in release mode and prints its figures against the targets of
-# issue 4: 1,000,000 domains built in <= 1.5 s, <= 48 bytes per domain, lookup <= 300 ns, no
+# targets: 1,000,000 domains built in <= 1.5 s, <= 48 bytes per domain, lookup <= 300 ns, no
 # allocation per lookup. Allocations are counted by bench/alloc_count.c, preloaded (see decision.sh).
 # Usage: bench/matcher.sh [domain-count]
 set -eu

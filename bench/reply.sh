@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Full-reply benchmark (issue 15): query bytes in, reply bytes out, through the helper's engine
+# Full-reply benchmark: query bytes in, reply bytes out, through the helper's engine
 # (a NAMES-name list added and blocked, plus instagram), its published policy and the server's
 # resolver chain, on one event loop with no socket. Prints CPU time and allocations per reply for
 # the blocked and the cache-hit path, with and without the copy the UDP listener makes into its sendmmsg batch.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak benchmark of the forwarder (issue 11): COUNT unique names, each a cache miss, forwarded to a
+# Soak benchmark of the forwarder (SPEC §9.6): COUNT unique names, each a cache miss, forwarded to a
 # local dnsmasq that answers every name with TTL 0 (nothing may be cached), so every query is a new
 # upstream exchange. Prints each server's RSS once the cache is full (after CACHE_SIZE names, the
 # cache's bound in answers, default 100,000 as in the helper), after every further STEP, and at

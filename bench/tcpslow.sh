@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Slow DNS-over-TCP readers against scrolloff-dns, unbound and dnsmasq (issue 31).
+# Slow DNS-over-TCP readers against scrolloff-dns, unbound and dnsmasq (SPEC §9.6).
 #
 # Clients that pipeline queries over TCP and never read a reply (bench/tcpslow.py flood), from 10
 # IPv4 loopback addresses (127.0.0.10–19) and 5 IPv6 ones, each with 32 connections and opening

@@ -1,6 +1,6 @@
 #!/bin/sh
 # How late a thread woken from another core runs while a low-priority neighbour on its core does
-# different kinds of work (bench/wakeup_probe.c says which); issue 15, "a refresh never stalls
+# different kinds of work (bench/wakeup_probe.c says which); SPEC §9.10, "a refresh never stalls
 # answers". Needs 2 cores and gcc. Usage: bench/wakeup.sh
 set -eu
 cd "$(dirname "$0")"

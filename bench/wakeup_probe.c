@@ -1,5 +1,5 @@
 // How long a thread woken from another core waits for its own core while a neighbour thread on
-// that core works at low priority (issue 15: "a list refresh never stalls answers").
+// that core works at low priority (SPEC §9.10: "a list refresh never stalls answers").
 //
 // A reader thread on CPU 0 blocks on a pipe; a writer on CPU 1 writes a timestamp every 1 ms; the
 // reader records how late it ran. Meanwhile a neighbour on CPU 0 (SCHED_IDLE or nice 10) does one

@@ -10,7 +10,7 @@ import Darwin
 /// latest. The points are a few hundred names apart (tens of microseconds of work), so the
 /// longest run between two yields is `interval` and that spacing.
 ///
-/// Why (issue 15, "a list refresh never stalls answers"): a waking event loop preempts a
+/// Why (SPEC §9.10: a list refresh never stalls answers): a waking event loop preempts a
 /// `SCHED_IDLE` or nice-10 list thread only when the reschedule reaches that thread's core. The
 /// kernel marks the running thread at once, but it acts on the mark only where that thread next
 /// enters the kernel (a system call, a fault, an interrupt). A `sched_switch`/`sched_wakeup` trace

@@ -12,7 +12,7 @@
 ///
 /// A node has two answers: "self" for a query equal to its name and "below" for a query under
 /// it. An answer is an entry-set id with the allowed bit on top: bit 15 of a 2-byte answer, bit 31
-/// of a 4-byte one. The form says which answers are stored (issue 15: most nodes store none or one):
+/// of a 4-byte one. The form says which answers are stored (measured: most nodes store none or one):
 ///
 ///     0  none       nothing stored; self and below are 0 (no entry, not allowed). Most
 ///                   parents a listed name passes through (`com`, `example.com` of `ads.example.com`).
@@ -141,7 +141,7 @@ public final class DomainMatcher: @unchecked Sendable {
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
         for (index, (hash, offset)) in zip(nodeHashes, nodeOffsets).enumerated() {
-            // A build's last loop: a million nodes' random writes yield on the way (issue 15).
+            // A build's last loop: a million nodes' random writes yield on the way (SPEC §9.10).
             if index & 1023 == 0 { CooperativeYield.point() }
             var slot = Int(truncatingIfNeeded: hash) & slotMask
             while slots[slot] != 0 { slot = (slot &+ 1) & slotMask }

@@ -84,7 +84,7 @@ struct LineClassifier {
     /// name `RuleList.appendIfSimpleName` takes: appended in one pass, with the format the full
     /// path gives them. Nil, with nothing appended, sends the line down the full path, which
     /// handles every line; this only takes the ones whose outcome it knows to be the same
-    /// (issue 15: the parse of a 1,000,000-name list).
+    /// (the parse of a 1,000,000-name list, SPEC §1).
     private mutating func simpleRule(_ line: UnsafeBufferPointer<UInt8>) -> ListFormat? {
         var nameStart = 0
         var format = ListFormat.plain

@@ -34,7 +34,7 @@ public struct ListParser {
         var lineStart = 0
         var lines = 0
         while lineStart < count {
-            // A 1 MiB chunk is 30,000 lines or more: its parse yields on the way (issue 15).
+            // A 1 MiB chunk is 30,000 lines or more: its parse yields on the way (SPEC §9.10).
             lines &+= 1
             if lines & 255 == 0 { CooperativeYield.point() }
             guard let found = memchr(base + lineStart, 0x0A, count - lineStart) else { break }
@@ -113,7 +113,7 @@ public struct ListParser {
         let chunkSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer {
-            // In steps, like every large buffer a refresh frees (`PageRelease`, issue 15).
+            // In steps, like every large buffer a refresh frees (`PageRelease`, SPEC §9.10).
             PageRelease.discard(buffer.baseAddress!, bytes: chunkSize)
             buffer.deallocate()
         }

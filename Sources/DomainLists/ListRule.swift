@@ -51,7 +51,7 @@ public struct ListRule: Hashable, Sendable, CustomStringConvertible {
 ///
 /// A value type: copies share one `PackedRules` until one of them is changed, which first takes a
 /// storage of its own (copy on write), so no copy ever sees another's change. The storage hands
-/// its pages back to the kernel in steps when the last copy goes (`PagedBuffer`, issue 15).
+/// its pages back to the kernel in steps when the last copy goes (`PagedBuffer`, SPEC §9.10).
 public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     private var storage: PackedRules
 
@@ -103,7 +103,7 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     /// Rules the parser read but did not store because each repeated the rule just before it
     /// (same name, scope and action): one name written three million times (a list that compresses
     /// to almost nothing, under the download cap) is one rule in memory, not 80 MiB of copies
-    /// (issue 31, "List memory"). A repeat adds nothing to what a list blocks or allows.
+    /// (SPEC §9.6: a list costs memory for what it holds). A repeat adds nothing to what a list blocks or allows.
     public var repeatsLeftOut: Int { storage.repeats }
 
     /// The rules as the list's lines gave them, repeats included: the count people are told
@@ -166,7 +166,7 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     /// that is not all digits, and not `localhost.localdomain`. Anything else (a trailing dot,
     /// non-ASCII, an A-label to check, a name to reject or set aside) returns false with nothing
     /// appended, and the caller takes the full path (`LineClassifier.addName`), which decides the
-    /// same for what this takes (issue 15: one pass over the bytes, written where they are kept,
+    /// same for what this takes (measured: one pass over the bytes, written where they are kept,
     /// instead of copy, lowercase, validate, look up, copy again).
     mutating func appendIfSimpleName(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = token.count
@@ -265,7 +265,7 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
     /// without a `String` or a `Set<ListRule>` per rule.
     public func subtracting(_ other: RuleList) -> RuleList {
         var present = RuleTable(capacityFor: other.count)
-        // A held list's refresh compares a million names each way: both loops yield on the way (issue 15).
+        // A held list's refresh compares a million names each way: both loops yield on the way (SPEC §9.10).
         for index in other.indices {
             if index & 1023 == 0 { CooperativeYield.point() }
             present.insert(index, of: other)
@@ -310,7 +310,7 @@ public struct RuleList: RandomAccessCollection, Sendable, Equatable {
 
 /// Rule positions of one `RuleList` by hash, for `RuleList.subtracting`. Grows at half full.
 /// Each slot keeps the top 32 bits of its rule's hash beside the position, so a probe compares
-/// names only when those agree (issue 15: comparing at every probe read the other list's storage
+/// names only when those agree (measured: comparing at every probe read the other list's storage
 /// at random, a miss each, and made the held-names difference of a refresh as slow as a parse).
 /// The slots are a `PagedBuffer`: 16 MiB for a 1,000,000-name list, handed back in steps.
 private struct RuleTable: ~Copyable {

@@ -20,7 +20,7 @@ public struct MatcherBuilder {
     /// One record per node: the parent's record offset (UInt32, `rootParent` at the top), the
     /// node's index (UInt32), the label length, the lowercase label. What a probe verifies lies in
     /// one place, so a probe that finds a node costs one cache miss, not one per array
-    /// (issue 15: three dependent misses per label were most of a 1,000,000-name build).
+    /// (measured: three dependent misses per label were most of a 1,000,000-name build).
     private var records: [UInt8] = []
     private var ownSelf: [UInt32] = []
     private var ownBelow: [UInt32] = []
@@ -75,8 +75,8 @@ public struct MatcherBuilder {
     /// Adds a parsed list the caller hands over, like `add(_:entry:)`. When the list holds its
     /// storage alone (no other copy shares it), the pages of the names, ends and kinds already read
     /// go back to the kernel in steps as the names go in, and the rest when the add returns, so a
-    /// list's parsed copy and the builder's arrays are not both whole at the build's peak (issue 31,
-    /// "List memory": ~25 B a line on top of the builder's own). A shared list is only read.
+    /// list's parsed copy and the builder's arrays are not both whole at the build's peak (SPEC §9.6;
+    /// docs/benchmarks.md "List memory": ~25 B a line on top of the builder's own). A shared list is only read.
     public mutating func add(taking rules: consuming RuleList, entry: EntryIndex) {
         let alone = rules.holdsStorageAlone()
         addAll(rules, entry: entry, allowingAll: false, releasingAsRead: alone)
@@ -97,7 +97,7 @@ public struct MatcherBuilder {
     /// one gives; only the memory is touched in a different order: each batch first hashes every
     /// suffix of its names, then loads the table slot of each, then the record a tag-matching slot
     /// points at, and only then inserts. Those loads do not depend on one another, so their cache
-    /// misses overlap, and the inserts find what they read in cache (issue 15: a 1,000,000-name
+    /// misses overlap, and the inserts find what they read in cache (measured: a 1,000,000-name
     /// build was mostly misses taken one after the other).
     ///
     /// `releasingAsRead`: the caller holds `rules` alone and drops it after this; each array's
@@ -110,7 +110,7 @@ public struct MatcherBuilder {
             var readBytes = ReadPrefix(), readEnds = ReadPrefix(), readKinds = ReadPrefix()
             var batchStart = 0
             while batchStart < ends.count {
-                // A million-name list is 30,000 batches of ~10 µs: a refresh yields between them (issue 15).
+                // A million-name list is 30,000 batches of ~10 µs: a refresh yields between them (SPEC §9.10).
                 CooperativeYield.point()
                 let batchEnd = min(batchStart + Self.batchSize, ends.count)
                 hashBatch(base, ends, batchStart..<batchEnd)
@@ -287,7 +287,7 @@ public struct MatcherBuilder {
         // The probe table and the batch buffers are done with: freed before the matcher's tables
         // are made, so the build's peak holds neither twice. Every large scratch array goes back
         // in steps (`PageRelease`): a 1,000,000-name build's scratch is tens of MB, and freeing it
-        // in one call held a woken event loop off the core for milliseconds (issue 15).
+        // in one call held a woken event loop off the core for milliseconds (SPEC §9.10).
         let sole = isKnownUniquelyReferenced(&soleCopy)
         table = ProbeTable(count: 1)
         batch = Batch()
@@ -318,7 +318,7 @@ public struct MatcherBuilder {
         swap(&belowSets, &ownBelow)
         swap(&allowBits, &ownAllow)
         for node in 0..<nodeCount {
-            // Each pass over the nodes yields on the way (`CooperativeYield`, issue 15).
+            // Each pass over the nodes yields on the way (`CooperativeYield`, SPEC §9.10).
             if node & 1023 == 0 { CooperativeYield.point() }
             // Parents are created before their children, so theirs are already final here.
             let parent = parents[node]
@@ -347,7 +347,7 @@ public struct MatcherBuilder {
         }
 
         // Second pass: the records, with the narrowest answer width that holds every id, written
-        // in place into a table sized first (issue 15: appending field by field was a tenth of a
+        // in place into a table sized first (measured: appending field by field was a tenth of a
         // 1,000,000-name build).
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
         var total = 0

@@ -9,7 +9,7 @@ import Synchronization
 /// time, each step its own `madvise(MADV_DONTNEED)` call, so that the `free`/`munmap` that follows
 /// finds nothing left to free.
 ///
-/// Why (issue 15, "a list refresh never stalls answers"): this kernel is `PREEMPT_NONE`, so a
+/// Why (SPEC §9.10: a list refresh never stalls answers): this kernel is `PREEMPT_NONE`, so a
 /// thread inside a system call keeps its core until the call returns to user space, whatever its
 /// scheduling class. Freeing a 30 MB buffer is one `munmap` that frees every page in one call: a
 /// `perf sched` trace of a 1,000,000-name refresh ended 2.8 ms waits of the event loop there, and

@@ -6,7 +6,7 @@ import Darwin
 
 /// A growable run of trivial values in memory of its own, whose pages go back to the kernel in
 /// steps when it is freed (`PageRelease`), instead of in the one `munmap` a Swift array's storage
-/// gets: a parse's storage is tens of MB at 1,000,000 names (issue 15).
+/// gets: a parse's storage is tens of MB at 1,000,000 names (SPEC §9.10).
 ///
 /// Non-copyable, so exactly one owner frees it: `deinit` runs once, when that owner goes. Types
 /// that share one (`RuleList`'s storage class) copy it before they write.

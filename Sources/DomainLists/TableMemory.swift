@@ -44,7 +44,7 @@ enum TableMemory {
     /// Frees memory from `allocate`, its pages handed back in steps first (`PageRelease`), so the
     /// `munmap` or `free` that ends it finds nothing left to free: a 1,000,000-name matcher's
     /// tables are about 30 MB, and one call freeing them kept a woken event loop off its core for
-    /// milliseconds on a `PREEMPT_NONE` kernel (issue 15).
+    /// milliseconds on a `PREEMPT_NONE` kernel (SPEC §9.10).
     ///
     /// A mapped table starts on a 2 MiB boundary and asked for huge pages: its whole 2 MiB ranges
     /// go in 2 MiB steps on those boundaries, so each step frees a huge page whole rather than
@@ -73,7 +73,7 @@ enum TableMemory {
     ///
     /// The length is not rounded up to a whole huge page: the kernel backs only the 2 MiB ranges
     /// that lie wholly inside the mapping with huge pages and the tail with small ones, so a
-    /// 6.1 MiB table is resident as 6.1 MiB, not 8 (issue 15: up to 2 MiB less per table, about
+    /// 6.1 MiB table is resident as 6.1 MiB, not 8 (measured: up to 2 MiB less per table, about
     /// 7 bytes per name at 200,000 names).
     private static func mapHugePages(_ bytes: Int) -> UnsafeMutableRawPointer? {
         let length = pageRounded(bytes)

@@ -24,7 +24,7 @@ enum DedicatedThread {
 /// Whether the list work the current task starts serves a refresh of lists already in force,
 /// which nobody waits for (the copies in force answer meanwhile), rather than something a person
 /// asked for and waits on. A refresh's download, file writes, parse and build run under
-/// `SCHED_IDLE` (here and in the helper's `LowPriorityWork`, issue 15), so they never hold a core
+/// `SCHED_IDLE` (here and in the helper's `LowPriorityWork`, SPEC §9.10), so they never hold a core
 /// an event loop wants. Bound around a whole refresh, its publish included, so every
 /// step of it inherits the value, on the store's own threads too.
 public enum ListRefreshContext {

@@ -51,7 +51,7 @@ enum DurableFile {
     /// Renames an fsynced `temporary` over `target` and makes the rename durable.
     ///
     /// The old target's cached pages are dropped in steps first: the rename ends the old inode's
-    /// last link, and freeing a cached 30 MB copy inside it held the core 2.9–3.8 ms (issue 15,
+    /// last link, and freeing a cached 30 MB copy inside it held the core 2.9–3.8 ms (SPEC §9.10,
     /// `StepwiseIO`). Its disk blocks are still freed inside the rename (ext4 frees the extents at
     /// the last iput): 0.1–0.2 ms of CPU for 30 MB, about one step, so left as they are — the old
     /// copy cannot be truncated in steps first, because a reader may have it open.

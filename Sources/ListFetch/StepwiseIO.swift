@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// The large file operations of a list refresh, cut into steps of `step` bytes, each its own
-/// system call (issue 15).
+/// system call (SPEC §9.10).
 ///
 /// Why: this kernel is built PREEMPT_NONE, so a thread inside a system call keeps its core until
 /// the call returns to user space, whatever its scheduling class, and an event loop woken on that

@@ -2,7 +2,7 @@ import NIOCore
 import Synchronization
 
 /// Bounds the descriptors a listener's connections hold, counted from `accept` to close, by not
-/// accepting while `limit` are held (issue 11).
+/// accepting while `limit` are held (SPEC §9.6).
 ///
 /// The connection caps (`ConnectionCounter`, the control and page limits) are checked where a
 /// connection is set up, on the event loop it is given to. Under a flood that loop can lag far

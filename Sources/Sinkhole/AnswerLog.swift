@@ -13,7 +13,7 @@ import Musl
 /// blocks (its key's name, the answer object, its wire bytes, its TTL offsets) living for as long
 /// as 100,000 newer answers took to push it out, allocated among the short-lived blocks of every
 /// forward. With the cache full and evicting, glibc's free lists grew from 24 to 53 MiB over 10 M
-/// names while the bytes in use stayed flat (issue 11 soak, README "Soak"): freed answers left
+/// names while the bytes in use stayed flat (the forwarder soak, docs/benchmarks.md): freed answers left
 /// holes the next answers' different sizes did not fit. Here the cache allocates nothing per
 /// answer: the region grows only while the cache fills (to what its capacity will need, see
 /// `grow`), the index (load ≤ ½) only while answers grow in number, and neither ever shrinks short

@@ -35,7 +35,7 @@ public struct CanaryLink: ResolverLink {
     public let blocking: BlockingSettingsStore
     /// Bit n is set when a canary or the probe name is n octets long in wire form. A name of no
     /// such length (nearly every name) is compared with none of them: walking the static lists
-    /// retained and released each of their arrays per query (issue 15).
+    /// retained and released each of their arrays per query (bench/reply.sh).
     let specialLengths: UInt64 = (Self.nxdomainNames + Self.nodataNames + [Self.doctorProbeWire]).reduce(0) { mask, name in
         name.count < 64 ? mask | 1 << UInt64(name.count) : mask
     }

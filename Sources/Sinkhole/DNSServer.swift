@@ -182,7 +182,7 @@ public final class DNSServer: Service {
                 for (listener, _) in bound { listener.close() }
             }
         }
-        // Say who holds the port and how to free it, not just "address in use" (issue 6).
+        // Say who holds the port and how to free it, not just "address in use" (SPEC §13: errors say what to do).
         guard let failure else {
             throw ListenError(address: address, transport: .udp, cause: .other("no event loop to bind on"))
         }
@@ -203,7 +203,7 @@ public final class DNSServer: Service {
             .serverChannelOption(ChannelOptions.backlog, value: 128)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // No accepting past the connections' descriptors (issue 11).
+                    // No accepting past the connections' descriptors (SPEC §9.6).
                     try channel.pipeline.syncOperations.addHandler(acceptGate.handler())
                     // Out of descriptors all the same: say so once, then wait a second between accepts.
                     try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "dns tcp \(address)"))
@@ -212,7 +212,7 @@ public final class DNSServer: Service {
             }
             // TCP_NODELAY lives at IPPROTO_TCP. The generic socket option for `.tcp_nodelay` sets
             // option 1 at SOL_SOCKET, which is SO_DEBUG: it needs CAP_NET_ADMIN, so without it every
-            // accepted connection failed its set-up and was reset (issue 11).
+            // accepted connection failed its set-up and was reset (SPEC §9.6).
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             // Replies the client has not read count against `maximumUnsentBytes`; past it the
             // channel turns unwritable and the handler stops reading the connection.

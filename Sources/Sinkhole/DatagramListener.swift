@@ -13,7 +13,7 @@ import Glibc
 /// kernel spreads clients over the cores by their address and port) read by a thread that blocks in
 /// `recvmmsg` and answers the batch with one `sendmmsg` (RFC 1035 §4.2.1).
 ///
-/// Why not SwiftNIO's `DatagramChannel`, which served UDP until 2026-11-25 (issue 15): at
+/// Why not SwiftNIO's `DatagramChannel`, which served UDP until 2026-11-25 (docs/benchmarks.md): at
 /// household rates every wake-up carries one datagram, and a user-space profile at 20,000 QPS put
 /// 47% of the helper's user time per query in the channel (an envelope, a `SocketAddress` with its
 /// address formatted by `inet_ntop`, a `ByteBuffer` per reply, the pending-writes queue and their
@@ -200,7 +200,7 @@ final class DatagramListener: Sendable {
 
     /// The reply's bytes, borrowed in place: `context.builder.withUnsafeBytes` first copied the
     /// builder out of the context (a retain and a release of each of its arrays, 3% of a reply's
-    /// CPU in the profile, issue 15); an `inout` argument is the stored value itself.
+    /// CPU in the profile); an `inout` argument is the stored value itself.
     private static func lend(_ builder: inout DNSResponseBuilder, _ body: (UnsafeRawBufferPointer) -> Void) {
         builder.withUnsafeBytes(body)
     }

@@ -13,7 +13,7 @@ public struct PolicyLink: ResolverLink {
 
     public func handle(_ context: QueryContext, next: ResolverNext) -> Resolution {
         // One copy out of the store (taken under its lock), then swapped into the context, not
-        // copied again: each copy of the policy is a retain and a release per query (issue 15).
+        // copied again: each copy of the policy is a retain and a release per query (bench/reply.sh).
         // (`consume policy` would say it plainly; Swift 6.3 rejects it for an existential.)
         var policy = policies.policy
         let decision = policy.decide(
@@ -21,7 +21,7 @@ public struct PolicyLink: ResolverLink {
         swap(&context.policy, &policy)
         // Not kept past this query: a context kept the policy of its last query until its next,
         // so after a rule change or list refresh the old policy's last reference, and with it the
-        // free of a matcher of tens of MB, was an event loop's (issue 15: a refresh must not stall
+        // free of a matcher of tens of MB, was an event loop's (SPEC §9.10: a refresh must not stall
         // answers). A later reply reads the store again (`CacheLink.renderLater`).
         defer { context.policy = AllowAllPolicy() }
         context.decision = decision

@@ -18,7 +18,7 @@ public enum DNSTransport: Sendable {
 ///
 /// Its fields are `@exclusivity(unchecked)`: the runtime's exclusivity check on every read and
 /// write of a class's stored property (`swift_beginAccess`, a thread-local access set) was 7% of a
-/// reply's CPU (issue 15). A context is confined to its thread, and the chain touches its fields
+/// reply's CPU (bench/reply.sh). A context is confined to its thread, and the chain touches its fields
 /// one link after another, never one field through two paths at once: a link passes
 /// `&context.builder` or `&context.scratch` together with values read out of the other fields,
 /// never with the context itself.
@@ -88,7 +88,7 @@ public final class QueryContext {
 /// under, and a cache hit. The renderers take them through this struct's `mutating` methods, which
 /// borrow them in place while the context's builder or scratch is written: passed as arguments
 /// straight out of the class's storage, each was copied first, a retain and a release of each of
-/// their arrays and references per query (issue 15). The methods mutate nothing; `mutating` is
+/// their arrays and references per query (bench/reply.sh). The methods mutate nothing; `mutating` is
 /// what lets the compiler borrow `self` rather than copy it.
 struct QueryFacts {
     var query: DNSQuery

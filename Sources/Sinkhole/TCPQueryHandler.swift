@@ -54,7 +54,7 @@ final class InFlightCounter: Sendable {
 /// Serves framed queries on one TCP connection (RFC 7766). Queries are answered as they resolve,
 /// possibly out of order (§6.2.1.1 pipelining); each reply carries its query's ID.
 ///
-/// Three bounds keep one connection from taking more than its share (issue 11):
+/// Three bounds keep one connection from taking more than its share (SPEC §9.6):
 /// - at most `maximumInFlightPerConnection` queries resolve at once. The frame decoder hands over
 ///   every frame of a read at once, so frames past the bound wait here, unresolved (a read is at
 ///   most 64 KiB, so that wait is bounded too), and the connection is not read meanwhile;

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A socket per question made every forwarded query need a free descriptor: at the descriptor
 /// limit (a flood of TCP connections, a low `LimitNOFILE`) every forward failed with EMFILE and
-/// the client got SERVFAIL (issue 11). The pool opens its sockets before the listeners (see
+/// the client got SERVFAIL (SPEC §9.6). The pool opens its sockets before the listeners (see
 /// `Forwarder.openSockets`) and only ever replaces one once its successor is bound, so it keeps
 /// working with no descriptor left. The spoofing margin stays (RFC 5452 §9.2): each question goes
 /// from a socket picked at random, each socket's port is picked at random by the kernel and changes

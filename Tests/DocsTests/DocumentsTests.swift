@@ -92,23 +92,12 @@ private func matches(of pattern: String, in files: [(path: String, text: String)
         #expect(unresolved.isEmpty, "\(unresolved.count) of \(citations.count) SPEC citations have no `## N.` heading in docs/spec.md:\n\(list)")
     }
 
-    /// Paths another change is rewriting at the same time, whose comments still cite a tracker's
-    /// numbers. Each is removed from here once swept; the list should end up empty.
-    static let issueNumbersAllowedIn: [String] = [
-        "Sources/DomainLists/",
-        "Sources/ListFetch/",
-        "Sources/Sinkhole/",
-        "bench/",
-        "docs/benchmarks.md",
-    ]
-
     @Test func no_comment_or_document_cites_an_issue_number() throws {
         let files = textFiles(["Sources", "Tests", "scripts", "bench", "Package.swift", "Makefile", "README.md", "DEVELOPERS.md", "docs", "etc"])
         let found = try matches(of: #"\bissue [0-9]+"#, in: files, ignoringCase: true)
-        let left = found.filter { hit in !Self.issueNumbersAllowedIn.contains { hit.place.path.hasPrefix($0) } }
-        for hit in left { print("issue number: \(hit.place)") }
-        let list = left.map { "\($0.place)" }.joined(separator: "\n")
-        #expect(left.isEmpty, "\(left.count) issue numbers a clone cannot resolve; cite a SPEC § section or say why in words:\n\(list)")
+        for hit in found { print("issue number: \(hit.place)") }
+        let list = found.map { "\($0.place)" }.joined(separator: "\n")
+        #expect(found.isEmpty, "\(found.count) issue numbers a clone cannot resolve; cite a SPEC § section or say why in words:\n\(list)")
     }
 
     @Test func every_relative_link_of_the_documents_points_at_a_file_of_the_repository() throws {

@@ -5,7 +5,7 @@ import NIOCore
 
 /// Binding a listen address failed at start-up (fatal, ARCHITECTURE.md principle 5), with what
 /// was in the way and how to clear it: port 53 is often taken already by systemd-resolved's stub
-/// or a dnsmasq, and "address in use" alone leaves a person guessing (issue 6).
+/// or a dnsmasq, and "address in use" alone leaves a person guessing (SPEC §13: errors say what to do).
 public struct ListenError: Error, Sendable, CustomStringConvertible {
     public enum Cause: Sendable, Equatable {
         /// EADDRINUSE, with the programs found holding the port (empty when /proc hides them).

@@ -1,4 +1,4 @@
-// Hosts-mode benchmark (issue 12): renders and writes a section of N synthetic names (default
+// Hosts-mode benchmark (SPEC §10): renders and writes a section of N synthetic names (default
 // 100,000) into a hosts file the way the helper does (temp file, fsync, rename, fsync of the
 // folder), then rewrites it with one name changed, and re-applies it unchanged. Target: writing a
 // 100,000-domain section in <= 200 ms of CPU. Run through bench/hosts.sh, which also measures `getent`

@@ -1,4 +1,4 @@
-// List-load benchmark (issue 15: "1,000,000 names in force <= 1.5 s after the list is added").
+// List-load benchmark (the brief's target: 1,000,000 names in force <= 1.5 s after the list is added).
 // Runs the stages the helper runs between `scrolloff lists add URL` having the file on disk and the
 // new matcher being published, on the helper's own code, and prints the CPU time of each:
 //

@@ -1,4 +1,4 @@
-// Matcher benchmark (issue 4): builds a DomainMatcher from synthetic names and prints build
+// Matcher benchmark (SPEC §1): builds a DomainMatcher from synthetic names and prints build
 // time, memory per domain, lookup time and allocations per lookup against the targets.
 // Run through bench/matcher.sh (`scrolloff-bench matcher`), which builds in release mode and preloads
 // the allocation counter of bench/alloc_count.c.

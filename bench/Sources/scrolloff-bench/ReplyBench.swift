@@ -1,4 +1,4 @@
-// Full-reply benchmark (issue 15): a query packet in, the reply bytes out, through the code the
+// Full-reply benchmark: a query packet in, the reply bytes out, through the code the
 // server runs — the helper's engine with a list added and blocked, its published policy, and
 // `ResolverChain.standard` (gate, rate limit, canaries, policy, cache, forwarder) — with no socket
 // in between. Prints CPU time and allocations per reply for the blocked path and the cache-hit
