@@ -128,6 +128,10 @@ final class LoopSockets {
         }
     }
 
+    // Literals that always parse, so the force is never taken.
+    private static let anyIPv4 = try! SocketAddress(ipAddress: "0.0.0.0", port: 0)
+    private static let anyIPv6 = try! SocketAddress(ipAddress: "::", port: 0)
+
     private func bind(_ index: Int, then: @escaping (Result<PooledSocketHandler, any Error>) -> Void) {
         let handler = PooledSocketHandler()
         let bound = NIOLoopBound(handler, eventLoop: loop)
@@ -142,8 +146,11 @@ final class LoopSockets {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }
             }
-            // Port 0: the kernel picks a random ephemeral port (RFC 5452 §9.2).
-            .bind(host: inet6 ? "::" : "0.0.0.0", port: 0)
+            // Port 0: the kernel picks a random ephemeral port (RFC 5452 §9.2). A literal address,
+            // not a host name: NIO resolves a host through getaddrinfo, whose default hints
+            // (AI_V4MAPPED | AI_ADDRCONFIG) make "0.0.0.0" the IPv6 `::ffff:0.0.0.0` on a machine
+            // with IPv6 but no IPv4 beyond loopback, and an IPv4 upstream then got no answer.
+            .bind(to: inet6 ? Self.anyIPv6 : Self.anyIPv4)
             .assumeIsolated()
             .whenComplete { result in
                 // The mark changed while this socket was being bound: it takes the new one too.
