@@ -60,16 +60,7 @@ BIN=${SCROLLOFF_BIN:-"$(swift build -c release --show-bin-path)/scrolloff-dns"}
 CLI=${SCROLLOFF_CLI:-"$(swift build -c release --show-bin-path)/scrolloff"}
 # The curated lists of this checkout, wherever the binary lies.
 export SCROLLOFF_CATALOG=${SCROLLOFF_CATALOG:-"$PWD/blocklists"}
-WORK=$(mktemp -d /tmp/scrolloff-bench.XXXXXX)
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. bench/lib.sh bench
 now_ms() { date +%s%3N; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 # CPU time (user + system) a process has used, in ms: what a step cost the server whatever the

@@ -45,16 +45,7 @@ if [ -z "${SCROLLOFF_BIN:-}" ]; then
     make --no-print-directory release SWIFT_FLAGS="${SCRATCH[*]}" >/dev/null
 fi
 BIN=${SCROLLOFF_BIN:-"$(swift build "${SCRATCH[@]}" -c release --show-bin-path)/scrolloff-dns"}
-WORK=$(mktemp -d /tmp/scrolloff-soak.XXXXXX)
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. bench/lib.sh soak
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 anon_kib() { awk '/^Anonymous:/ {print $2}' "/proc/$1/smaps_rollup"; }
 # glibc's totals for the helper (its SIGUSR2 writes malloc_info's XML to standard error): "in use
