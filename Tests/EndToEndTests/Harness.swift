@@ -210,3 +210,33 @@ func python(_ port: Int, _ script: String, scratch: Scratch) throws -> String {
     let path = try scratch.file("client-\(UUID().uuidString).py", "PORT = \(port)\n" + script)
     return try run("/usr/bin/python3", [path])
 }
+
+/// A network namespace with only its loopback up, for a test that needs addresses or ports of its
+/// own. One left under the same name by a killed earlier run is removed first; call `remove()` in a
+/// `defer`. Names should carry the test's pid (and case) so runs side by side do not meet.
+struct LoopbackNamespace {
+    let name: String
+    /// The words that run a command inside it.
+    var exec: [String] { ["/usr/sbin/ip"] + inside([]) }
+
+    /// `ip`'s arguments that run `command` inside it.
+    func inside(_ command: [String]) -> [String] { ["netns", "exec", name] + command }
+
+    init(_ name: String) throws {
+        self.name = name
+        _ = try runWithStatus("/usr/sbin/ip", ["netns", "del", name])
+        try Self.ip(["netns", "add", name])
+        do { try Self.ip(["-n", name, "link", "set", "lo", "up"]) } catch {
+            remove()
+            throw error
+        }
+    }
+
+    /// `ip ARGUMENTS`, an error with its output when it fails.
+    static func ip(_ arguments: [String]) throws {
+        let outcome = try runWithStatus("/usr/sbin/ip", arguments)
+        guard outcome.exitCode == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(outcome)") }
+    }
+
+    func remove() { _ = try? runWithStatus("/usr/sbin/ip", ["netns", "del", name]) }
+}

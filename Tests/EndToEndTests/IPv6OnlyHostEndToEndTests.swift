@@ -13,28 +13,21 @@ struct IPv6OnlyHostEndToEndTests {
     func an_ipv4_upstream_on_loopback_answers_on_a_host_whose_only_other_address_is_ipv6(mode: PrivilegeMode) throws {
         let scratch = try Scratch()
         // One namespace per case: the cases run side by side.
-        let namespace = "soc-v6only-\(getpid() % 100_000)-\(PrivilegeMode.allCases.firstIndex(of: mode) ?? 0)"
-        func ip(_ arguments: [String]) throws {
-            let outcome = try runWithStatus("/usr/sbin/ip", arguments)
-            guard outcome.exitCode == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(outcome)") }
-        }
-        // A namespace left by a killed earlier run of this same process id is ours to remove.
-        _ = try runWithStatus("/usr/sbin/ip", ["netns", "del", namespace])
-        try ip(["netns", "add", namespace])
-        defer { _ = try? runWithStatus("/usr/sbin/ip", ["netns", "del", namespace]) }
-        try ip(["-n", namespace, "link", "set", "lo", "up"])
+        let space = try LoopbackNamespace("soc-v6only-\(getpid() % 100_000)-\(PrivilegeMode.allCases.firstIndex(of: mode) ?? 0)")
+        defer { space.remove() }
+        let namespace = space.name
         // A global IPv6 address and no IPv4 beyond 127.0.0.1: what makes AI_ADDRCONFIG map.
-        try ip(["-n", namespace, "addr", "add", "2001:db8:5c::1/64", "dev", "lo", "nodad"])
+        try LoopbackNamespace.ip(["-n", namespace, "addr", "add", "2001:db8:5c::1/64", "dev", "lo", "nodad"])
         let upstreamPort = 5300
         let log = "\(scratch.path)/dnsmasq-v6only.log"
-        let upstream = try Child("/usr/sbin/ip", [
-            "netns", "exec", namespace, "/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--port=\(upstreamPort)",
+        let upstream = try Child("/usr/sbin/ip", space.inside([
+            "/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--port=\(upstreamPort)",
             "--listen-address=127.0.0.1", "--bind-interfaces", "--no-resolv", "--no-hosts", "--log-queries", "--log-facility=\(log)",
             "--pid-file=", "--host-record=host.test,10.0.0.7",
-        ], scratch: scratch, label: "dnsmasq-v6only")
+        ]), scratch: scratch, label: "dnsmasq-v6only")
         defer { upstream.signal(SIGTERM) }
         func digInside(_ port: Int, _ name: String) throws -> String {
-            try run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/dig", "@127.0.0.1", "-p", "\(port)", "+time=2", "+tries=1", "+short", name])
+            try run("/usr/sbin/ip", space.inside(["/usr/bin/dig", "@127.0.0.1", "-p", "\(port)", "+time=2", "+tries=1", "+short", name]))
         }
         var upstreamReady = false
         for _ in 0..<100 where !upstreamReady {
@@ -44,7 +37,7 @@ struct IPv6OnlyHostEndToEndTests {
         try #require(upstreamReady, "dnsmasq in \(namespace) does not answer: \(upstream.stderr)")
 
         let helper = try Sinkhole(scratch: scratch, upstreams: [upstreamPort], extra: ["--web-listen", "off"], mode: mode,
-                                  wrapper: ["/usr/sbin/ip", "netns", "exec", namespace])
+                                  wrapper: space.exec)
         defer { helper.child.signal(SIGTERM) }
         #expect(try digInside(helper.port, "host.test") == "10.0.0.7\n", "helper log: \(helper.child.stderr)")
     }

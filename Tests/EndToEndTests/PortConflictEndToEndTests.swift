@@ -46,16 +46,10 @@ struct PortConflictEndToEndTests {
     /// the holder hears nothing.
     @Test func port_0_never_lands_on_another_programs_shared_udp_port() throws {
         let scratch = try Scratch()
-        let namespace = "soc-port0-\(getpid() % 100_000)"
-        func ip(_ arguments: [String]) throws {
-            let outcome = try runWithStatus("/usr/sbin/ip", arguments)
-            guard outcome.exitCode == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(outcome)") }
-        }
-        // A namespace left by a killed earlier run of this same process id is ours to remove.
-        _ = try runWithStatus("/usr/sbin/ip", ["netns", "del", namespace])
-        try ip(["netns", "add", namespace])
-        defer { _ = try? runWithStatus("/usr/sbin/ip", ["netns", "del", namespace]) }
-        try ip(["-n", namespace, "link", "set", "lo", "up"])
+        let space = try LoopbackNamespace("soc-port0-\(getpid() % 100_000)")
+        defer { space.remove() }
+        let namespace = space.name
+        func ip(_ arguments: [String]) throws { try LoopbackNamespace.ip(arguments) }
         let held = 40_000
         func ephemeralPorts(_ low: Int, _ high: Int) throws {
             try ip(["netns", "exec", namespace, "/usr/sbin/sysctl", "-qw", "net.ipv4.ip_local_port_range=\(low) \(high)"])
