@@ -94,25 +94,12 @@ package struct HouseholdWebService: Service {
     }
 }
 
-/// A connection let in (its HTTP/1 channel), or one closed at once for being over a bound.
-enum WebAdmission: ServerChildChannelValue {
-    case accepted(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
-    case refused(any Channel)
-
-    var channel: any Channel {
-        switch self {
-        case .accepted(let wrapped): wrapped.channel
-        case .refused(let channel): channel
-        }
-    }
-}
-
 /// Each household-page connection: admitted by `WebConnectionLimit` (a newcomer to a full pool
 /// takes the slot of the longest idle or slowest connection), held to the whole-request deadline
 /// (`IdleConnectionCloser`, as on the control socket), then Hummingbird's HTTP/1 pipeline and
 /// request loop.
 struct WebChannel: ServerChildChannel {
-    typealias Value = WebAdmission
+    typealias Value = HTTPAdmission
 
     let responder: HTTPChannelHandler.Responder
     let limit: WebConnectionLimit
@@ -120,7 +107,7 @@ struct WebChannel: ServerChildChannel {
     let requestTimeout: TimeAmount
     let limitLog: ThrottledLog
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<WebAdmission> {
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTPAdmission> {
         let admission = limit.admit(channel.remoteAddress, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
         let client = channel.remoteAddress?.ipAddress ?? "?"
         switch admission {
@@ -152,7 +139,7 @@ struct WebChannel: ServerChildChannel {
         }
     }
 
-    func handle(value: WebAdmission, logger: Logger) async {
+    func handle(value: HTTPAdmission, logger: Logger) async {
         guard case .accepted(let wrapped) = value else { return }
         await HTTP1Channel(responder: responder).handle(value: wrapped, logger: logger)
     }

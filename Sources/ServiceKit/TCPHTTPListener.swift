@@ -88,3 +88,17 @@ package final class CloseAfterResponse: ChannelOutboundHandler, RemovableChannel
         }
     }
 }
+
+/// A connection a TCP listener let in (its HTTP/1 channel), or one it closed at once for being over
+/// a bound: the household page's and the metrics endpoint's child channels answer with this.
+package enum HTTPAdmission: ServerChildChannelValue {
+    case accepted(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    case refused(any Channel)
+
+    package var channel: any Channel {
+        switch self {
+        case .accepted(let wrapped): wrapped.channel
+        case .refused(let channel): channel
+        }
+    }
+}

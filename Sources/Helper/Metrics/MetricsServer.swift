@@ -77,24 +77,11 @@ public final class MetricsServer: Service {
     }
 }
 
-/// A connection let in under the bounds, or one refused (already closed).
-enum MetricsAdmission: ServerChildChannelValue {
-    case accepted(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
-    case refused(any Channel)
-
-    var channel: any Channel {
-        switch self {
-        case .accepted(let wrapped): wrapped.channel
-        case .refused(let channel): channel
-        }
-    }
-}
-
 /// Each metrics connection: admitted by the `TCPConnectionRegistry` (a newcomer may evict the
 /// longest-idle connection of the address holding the most), closed at its deadline whatever it
 /// did, then Hummingbird's HTTP/1 pipeline answering one request and closing (`CloseAfterResponse`).
 struct MetricsChannel: ServerChildChannel {
-    typealias Value = MetricsAdmission
+    typealias Value = HTTPAdmission
 
     let sources: MetricsSources
     let exposition: MetricsExposition
@@ -118,7 +105,7 @@ struct MetricsChannel: ServerChildChannel {
             configuration: .init(additionalChannelHandlers: [CloseAfterResponse()]))
     }
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<MetricsAdmission> {
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTPAdmission> {
         let client = ClientAddress(channel.remoteAddress)
         switch registry.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) }) {
         case .refused:
@@ -137,7 +124,7 @@ struct MetricsChannel: ServerChildChannel {
         return http.setup(channel: channel, logger: logger).map { .accepted($0) }
     }
 
-    func handle(value: MetricsAdmission, logger: Logger) async {
+    func handle(value: HTTPAdmission, logger: Logger) async {
         guard case .accepted(let wrapped) = value else { return }
         await http.handle(value: wrapped, logger: logger)
     }
