@@ -97,11 +97,15 @@ let package = Package(
         ),
         // The managed section of /etc/hosts (SPEC §10): byte-exact split, render, atomic writer.
         .target(name: "HostsFile", swiftSettings: swiftSettings),
+        // Who holds a port the helper could not bind (/proc/net and /proc/PID/fd), for the listen
+        // error's advice. Apart from Sinkhole: it reads /proc, never a packet.
+        .target(name: "PortDiagnostics", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
         // The UDP listeners (recvmmsg threads), SwiftNIO TCP server, query gate, resolver chain, forwarder, cache.
+        // Chain/ is the chain and what every link shares, Links/NAME one folder per link, Transport/ the listeners.
         .target(
             name: "Sinkhole",
             dependencies: [
-                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists", "CDatagramShim", "CThreadShim",
+                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists", "CDatagramShim", "CThreadShim", "PortDiagnostics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -343,7 +347,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "DNSFraming", "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "DNSWire", "DomainLists", "TestSupport",
+                "Sinkhole", "DNSFraming", "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "DNSWire", "DomainLists", "TestSupport", "PortDiagnostics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -351,6 +355,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "PortDiagnosticsTests", dependencies: ["PortDiagnostics", "DNSWire"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(
             name: "HelperTests",

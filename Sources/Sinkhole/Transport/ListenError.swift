@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DNSWire
 import NIOCore
+import PortDiagnostics
 
 /// Binding a listen address failed at start-up (fatal, ARCHITECTURE.md principle 5), with what
 /// was in the way and how to clear it: port 53 is often taken already by systemd-resolved's stub

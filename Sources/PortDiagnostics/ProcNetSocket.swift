@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DNSWire
 
 /// One socket line of `/proc/net/udp`, `udp6`, `tcp` or `tcp6` (proc(5)): which local address and
 /// port it holds, its state, its owner's uid and its inode (the key to the process that holds it).

@@ -3,6 +3,7 @@ import CThreadShim
 import DNSWire
 import Logging
 import NIOCore
+import PortDiagnostics
 import Synchronization
 
 #if canImport(Glibc)

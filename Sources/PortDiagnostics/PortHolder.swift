@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DNSWire
 import Foundation
 
 /// A program that holds a port a listener wanted, as far as `/proc` shows it.

@@ -4,6 +4,7 @@ import DNSWire
 import Logging
 import NIOCore
 import NIOPosix
+import PortDiagnostics
 import ServiceLifecycle
 
 #if canImport(Glibc)

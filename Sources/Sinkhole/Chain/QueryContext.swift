@@ -1,12 +1,6 @@
 import DNSWire
 import NIOCore
 
-/// How a query reached us; it decides the reply size limit (RFC 1035 §4.2).
-public enum DNSTransport: Sendable {
-    case udp
-    case tcp
-}
-
 /// The working state of one query as it walks the resolver chain.
 ///
 /// One context belongs to one UDP listener's thread or one TCP connection's handler and is reused

@@ -1,3 +1,4 @@
+import DNSWire
 import Synchronization
 
 /// One socket the DNS server has bound.
