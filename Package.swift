@@ -355,6 +355,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // One test target per module (the rest of HelperTests follows as it is split).
+        .testTarget(name: "EnforcementTests", dependencies: ["Enforcement", "DomainLists"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FirewallTests",
+            dependencies: ["Firewall", "ServiceKit", "Sinkhole", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "HostsModeTests", dependencies: ["HostsMode", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HouseholdPageTests",
+            dependencies: ["HouseholdPage", "Sinkhole", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LowPriorityTests",
+            dependencies: ["LowPriority", "ControlAPI", "ControlServer", "DomainLists", "Engine", "ListFetch", "ScrollOffCore",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "LowPriority", "CThreadShim"], swiftSettings: swiftSettings),
         .testTarget(name: "PortDiagnosticsTests", dependencies: ["PortDiagnostics", "DNSWire"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(

@@ -1,6 +1,5 @@
 @testable import Firewall
 import Foundation
-@testable import Helper
 import Logging
 @testable import ServiceKit
 import ServiceLifecycle

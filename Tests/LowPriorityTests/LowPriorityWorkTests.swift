@@ -9,7 +9,6 @@ import Logging
 import ScrollOffCore
 import Synchronization
 import Testing
-@testable import Helper
 
 /// Heavy list work runs at nice 10, and a refresh's under SCHED_IDLE, so that event loops answer meanwhile (SPEC §9).
 @Suite struct LowPriorityWorkTests {

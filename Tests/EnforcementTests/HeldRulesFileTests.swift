@@ -1,7 +1,6 @@
 import DomainLists
 import Enforcement
 import Foundation
-import Helper
 import Testing
 
 /// The held-names file a refresh writes under a lock (SPEC §3) is a list like any other: every

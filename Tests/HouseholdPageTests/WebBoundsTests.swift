@@ -1,4 +1,3 @@
-@testable import Helper
 @testable import HouseholdPage
 import NIOCore
 import Sinkhole

@@ -1,5 +1,4 @@
 import Enforcement
-import Helper
 import Testing
 
 @Suite("Client → profile routing")

@@ -1,5 +1,4 @@
 @testable import Enforcement
-@testable import Helper
 import Synchronization
 import Testing
 

@@ -1,6 +1,5 @@
 @testable import Firewall
 import Foundation
-@testable import Helper
 import Testing
 
 /// The nftables text the helper applies (SPEC §9b), checked as text, and checked by

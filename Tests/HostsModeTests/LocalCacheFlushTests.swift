@@ -1,5 +1,4 @@
 import Foundation
-@testable import Helper
 @testable import HostsMode
 import Logging
 import Testing

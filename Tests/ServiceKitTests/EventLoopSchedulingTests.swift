@@ -3,7 +3,6 @@ import Foundation
 @testable import LowPriority
 @testable import ServiceKit
 import Testing
-@testable import Helper
 
 /// The event loops' short time slice (SPEC §9): asked for per thread, keeping everything else.
 @Suite struct EventLoopSchedulingTests {
