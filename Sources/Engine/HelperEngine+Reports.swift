@@ -50,7 +50,7 @@ extension HelperEngine {
         _ = try profileIndex(profile, in: profiles)
         try flushUrges()
         let rows: [StoredEvent]
-        do { rows = try store.events(since: since, profile: profile) } catch { throw EngineError(error) }
+        do { rows = try store.events(since: since, profile: profile, kinds: nil) } catch { throw EngineError(error) }
         return rows.map(Self.eventReport)
     }
 }

@@ -65,7 +65,8 @@ public actor HelperEngine {
     /// A new `unknown_devices` that waits for the locks of the profile unknown devices follow now.
     var heldUnknownDevices: (name: String, due: Instant)?
 
-    package let store: Store
+    /// Where the state lives (`StateStore`): the engine commits every change there before it answers.
+    package let store: any StateStore
     let timeSource: any TimeSource
     package let catalog: Catalog
     package let logger: Logger
@@ -159,11 +160,16 @@ public actor HelperEngine {
     public static func start(configuration: EngineConfiguration, timeSource: any TimeSource,
                              logger: Logger = Logger(label: "scrolloff.engine")) async throws(EngineError) -> HelperEngine {
         let store: Store
+        do { store = try Store(directory: configuration.stateDirectory) } catch { throw EngineError(error) }
+        return try await start(configuration: configuration, store: store, timeSource: timeSource, logger: logger)
+    }
+
+    /// `start` on a store already open: any backend that keeps the state (`StateStore`);
+    /// `configuration.stateDirectory` is then not read.
+    package static func start(configuration: EngineConfiguration, store: any StateStore, timeSource: any TimeSource,
+                              logger: Logger = Logger(label: "scrolloff.engine")) async throws(EngineError) -> HelperEngine {
         let loaded: StoredState
-        do {
-            store = try Store(directory: configuration.stateDirectory)
-            loaded = try store.load()
-        } catch { throw EngineError(error) }
+        do { loaded = try store.load() } catch { throw EngineError(error) }
         let clock = TrustedClock(anchor: loaded.anchor, buildDate: configuration.buildDate, reading: timeSource.read())
         let engine = try HelperEngine(configuration: configuration, store: store, loaded: loaded, clock: clock,
                                       timeSource: timeSource, logger: logger)
@@ -172,7 +178,7 @@ public actor HelperEngine {
         return engine
     }
 
-    private init(configuration: EngineConfiguration, store: Store, loaded: StoredState, clock: TrustedClock,
+    private init(configuration: EngineConfiguration, store: any StateStore, loaded: StoredState, clock: TrustedClock,
                  timeSource: any TimeSource, logger: Logger) throws(EngineError) {
         let box = EnforcementBox(.empty(clock: clock))
         self.box = box
@@ -267,7 +273,7 @@ public actor HelperEngine {
     func applyRetention(now: Instant) {
         nextRetentionAt = now + .hours(24)
         do {
-            let report = try store.applyRetention(now: now)
+            let report = try store.applyRetention(now: now, days: Store.retention)
             forgetRetainedTimeRequests(now: now)
             if report.ledgerRowsDeleted + report.eventsDeleted > 0 {
                 logger.info("retention rolled up old rows", metadata: ["store.days": "\(report.daysRolledUp)",
@@ -416,10 +422,10 @@ public actor HelperEngine {
         switch commitHealth.failed(failure, at: now) {
         case .failing?:
             logger.error("cannot write the state; rules stay enforced, the books catch up when writes succeed",
-                         metadata: ["store.path": "\(store.path)", "error": "\(failure)"])
+                         metadata: ["store.path": "\(store.location)", "error": "\(failure)"])
         case .stillFailing(let span, let attempts)?:
             logger.error("state writes still failing for \(SpanWords.describe(span)), \(attempts) attempts; rules stay enforced",
-                         metadata: ["store.path": "\(store.path)", "error": "\(failure)"])
+                         metadata: ["store.path": "\(store.location)", "error": "\(failure)"])
         default: break
         }
     }
@@ -427,7 +433,7 @@ public actor HelperEngine {
     func noteCommitSucceeded(at now: Instant) {
         if case .recovered(let span, let attempts)? = commitHealth.succeeded(at: now) {
             logger.notice("state writes succeed again after \(SpanWords.describe(span)), \(attempts) failed attempts; the books are caught up",
-                          metadata: ["store.path": "\(store.path)"])
+                          metadata: ["store.path": "\(store.location)"])
         }
     }
 
