@@ -206,21 +206,23 @@ extension HelperEngine {
         planBook.archive(id)
     }
 
-    /// `scrolloff alternatives add TEXT`.
-    public func addAlternative(_ text: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> AlternativeReport {
+    /// `scrolloff alternatives add TEXT`: the alternative as stored (the control server answers
+    /// it as `AlternativeReport`).
+    public func addAlternative(_ text: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> Alternative {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw .invalid("Write the alternative in a few words, such as “text a friend”.") }
         let now = advanceClock()
         _ = try profileIndex(profile, in: profiles)
         let id = try commitReturning(StateChange([.addAlternative(profile: profile, text: text, created: now)]), now: now).alternativeIDs.first
         guard let id else { throw .storage("the new alternative got no id") }
-        planBook.add(Alternative(id: id, profile: profile, text: text, created: now))
-        return AlternativeReport(id: id, text: text, created: now)
+        let alternative = Alternative(id: id, profile: profile, text: text, created: now)
+        planBook.add(alternative)
+        return alternative
     }
 
     /// `scrolloff alternatives list`, newest first.
-    public func alternativeList(profile: String = HelperEngine.defaultProfile) -> [AlternativeReport] {
-        planBook.alternatives(profile: profile).map { AlternativeReport(id: $0.id, text: $0.text, created: $0.created) }
+    public func alternativeList(profile: String = HelperEngine.defaultProfile) -> [Alternative] {
+        planBook.alternatives(profile: profile)
     }
 
     /// The plan to show at a bypass of `entry` now (`PlanBook.forMoment`), in the profile's zone,
