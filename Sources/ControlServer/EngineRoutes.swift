@@ -153,10 +153,12 @@ enum EngineRoutes {
             }
         }
         router.add(ControlEndpoints.addAlternative, action: .spend) { r, body in
-            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addAlternative(body.text, profile: r.profile) }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in
+                try await AlternativeReport(engine.addAlternative(body.text, profile: r.profile))
+            }
         }
         router.add(ControlEndpoints.alternatives) { r in
-            try await engineAnswer(engine) { () async throws(EngineError) in AlternativesResponse(alternatives: await engine.alternativeList(profile: r.profile)) }
+            try await engineAnswer(engine) { () async throws(EngineError) in AlternativesResponse(alternatives: await engine.alternativeList(profile: r.profile).map(AlternativeReport.init)) }
         }
         router.add(ControlEndpoints.stats) { r in
             let word = r.query["period"] ?? StatsPeriod.day.rawValue

@@ -31,7 +31,7 @@ extension HelperEngine {
         var tamper: [DoctorTamperEvent] = []
         do {
             // The clock check shows clock jumps only; hosts-file edits are the hosts check's.
-            tamper = try store.events(since: report.trusted - Self.doctorTamperWindow, kinds: [.tamper])
+            tamper = try store.events(since: report.trusted - Self.doctorTamperWindow, profile: nil, kinds: [.tamper])
                 .filter(\.isClockJump).map { DoctorTamperEvent(time: $0.time.date, message: $0.message ?? "The system clock moved.") }
         } catch {
             problems.append("reading the tamper events failed: \(error)")
@@ -47,7 +47,7 @@ extension HelperEngine {
             tamperWindowSeconds: Self.doctorTamperWindow.milliseconds / 1000)
         return DoctorEngineFacts(
             clock: clock,
-            database: DoctorDatabaseFacts(path: store.path, problems: problems, writeFailure: writeFailure().map {
+            database: DoctorDatabaseFacts(path: store.location, problems: problems, writeFailure: writeFailure().map {
                 DoctorWriteFailure(since: $0.since.date, attempts: $0.attempts, error: $0.error)
             }),
             blocked: probeClient.flatMap { blockedProbeName(profile: profile, client: $0) })

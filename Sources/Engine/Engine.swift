@@ -1,6 +1,19 @@
 // The helper's state engine (SPEC §3, §4): the piece between the control API and the
 // DNS path. One actor, `HelperEngine`, owns every profile's rules and credit account; nothing else
-// writes the store.
+// writes the store, which it reaches only through `StateStore` (Sources/Store/StateStore.swift).
+//
+// The actor is the single owner and serialiser; each concern keeps its state and the rules that
+// need nothing else in a capability type the actor holds, in its own folder:
+//   Lists/ListsLifecycle      the fetched lists in force, overlapping `setLists` calls, the list guard
+//   Household/TimeRequests    members' requests for time, their expiry and retention
+//   Household/Household       adjustments and notes (bounds, the ledger row an approval writes)
+//   Plans/PlanBook            plans and alternatives, and the bypass flow that counts a plan once
+//   Wallet/CommitBooks        what the next commit owes: tamper events, rewound wallets, held changes
+//   Insights/InsightChecks    milestones and the weekly digest, looked for once each
+//   EventLog/RuleChanges      the `ruleChange` events a command's change makes, in words
+//   EventLog/RefusalLog       refusals coalesced into few rows
+// The HelperEngine+*.swift files are the command entry points: they advance the clock, run the
+// command on a copy (`perform`), commit, and only then change the capability's state.
 //
 // Control side (every command validates, applies the ScrollOffCore rules on the trusted clock,
 // commits with the clock anchor in one transaction, then publishes the new enforcement):

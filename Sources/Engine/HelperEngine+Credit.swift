@@ -54,6 +54,28 @@ extension HelperEngine {
         return p.account.ladder.nextStep(at: now, policy: p.account.policy)
     }
 
+    /// What `peek` or `token` would meet now (SPEC §5, §8), read-only: the next step of the ladder
+    /// (the CLI offers the "try this first" exercise before any bypass, on a terminal), the
+    /// plan that fits the moment (SPEC §8: time of day, weekday, and `entry` when given) and
+    /// their alternatives, and what is left today. The plan is counted as shown here, once per
+    /// bypass flow (`planShownAtPreview`); the grant that follows does not count it again.
+    public func bypassPreview(profile: String = HelperEngine.defaultProfile, entry word: String? = nil) throws(EngineError) -> BypassPreview {
+        let now = advanceClock()
+        var p = profiles[try profileIndex(profile, in: profiles)]
+        _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
+        let credit = p.account.status(at: now)
+        let (step, cost): (String, Int64?) = switch p.account.ladder.nextStep(at: now, policy: p.account.policy) {
+        case .freePeek: (BypassPreview.freePeek, nil)
+        case .paidPeek(let seconds): (BypassPreview.paidPeek, seconds)
+        case .tokenOnly: (BypassPreview.tokenOnly, nil)
+        }
+        // An entry that does not resolve only loses its say in the plan; the preview still answers.
+        let entry = word.flatMap { w -> EntryID? in try? resolveOne(w) }
+        let plan = planShownAtPreview(profile: profile, entry: entry, at: now).map(PlanReport.init)
+        return BypassPreview(step: step, costSeconds: cost, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
+                             peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth)
+    }
+
     /// Shared shape of `use`, `peek` and `token`: checks the entry is blocked (a curfew is left to
     /// the core, whose refusal says when it ends), runs the operation, and shows the plan that
     /// fits the moment (SPEC §8, `planAtGrant`), counting it in the same commit unless the
@@ -69,8 +91,8 @@ extension HelperEngine {
             recordRefused(error, profile: profile, action: action, kind: .bypassRefused)
             throw error
         }
-        if let plan, countPlan, let k = plans.firstIndex(where: { $0.id == plan.id }) { plans[k].shownCount += 1 }
-        finishPlanFlow(profile: profile, plan: plan, entry: entry, at: clock.now)
+        if let plan, countPlan { planBook.countShown(plan.id) }
+        planBook.granted(plan, profile: profile, entry: entry, at: clock.now)
         return result
     }
 
@@ -93,7 +115,7 @@ extension HelperEngine {
             if let plan, countPlan { w.change.append(.countPlanShown(id: plan.id)) }
             w.profiles[i] = p
             let status = p.account.status(at: w.now)
-            let alternatives = self.alternatives.filter { $0.profile == profile }.sorted { $0.id > $1.id }.map(\.text)
+            let alternatives = planBook.alternatives(profile: profile).map(\.text)
             let opened = out.events.first { if case .grantOpened = $0.kind { true } else { false } }
             return GrantResult(
                 grant: GrantReport(grant), plan: plan.map { var shown = $0; if countPlan { shown.shownCount += 1 }; return PlanReport(shown) },
@@ -167,40 +189,78 @@ extension HelperEngine {
         let id = try commitReturning(StateChange([.addPlan(profile: profile, when: when, then: then, created: now)]), now: now).planIDs.first
         guard let id else { throw .storage("the new plan got no id") }
         let plan = Plan(id: id, profile: profile, when: when, then: then, created: now)
-        plans.append(plan)
+        planBook.add(plan)
         return PlanReport(plan)
     }
 
     /// `scrolloff plan list`: active plans, most recent first; archived ones with `includeArchived`.
     public func planList(includeArchived: Bool = false, profile: String = HelperEngine.defaultProfile) -> [PlanReport] {
-        plans.filter { $0.profile == profile && (includeArchived || !$0.archived) }.sorted { $0.id > $1.id }.map(PlanReport.init)
+        planBook.plans(profile: profile, includeArchived: includeArchived).map(PlanReport.init)
     }
 
     /// `scrolloff plan archive ID`: hidden, never deleted (SPEC §12).
     public func archivePlan(_ id: Int64, profile: String = HelperEngine.defaultProfile) throws(EngineError) {
-        guard let k = plans.firstIndex(where: { $0.id == id && $0.profile == profile }) else {
-            throw .notFound("There is no plan \(id); `scrolloff plan list` shows their ids.")
-        }
+        try planBook.archivable(id, profile: profile)
         let now = advanceClock()
         _ = try commitReturning(StateChange([.archivePlan(id: id)]), now: now)
-        plans[k].archived = true
+        planBook.archive(id)
     }
 
-    /// `scrolloff alternatives add TEXT`.
-    public func addAlternative(_ text: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> AlternativeReport {
+    /// `scrolloff alternatives add TEXT`: the alternative as stored (the control server answers
+    /// it as `AlternativeReport`).
+    public func addAlternative(_ text: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> Alternative {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw .invalid("Write the alternative in a few words, such as “text a friend”.") }
         let now = advanceClock()
         _ = try profileIndex(profile, in: profiles)
         let id = try commitReturning(StateChange([.addAlternative(profile: profile, text: text, created: now)]), now: now).alternativeIDs.first
         guard let id else { throw .storage("the new alternative got no id") }
-        alternatives.append(Alternative(id: id, profile: profile, text: text, created: now))
-        return AlternativeReport(id: id, text: text, created: now)
+        let alternative = Alternative(id: id, profile: profile, text: text, created: now)
+        planBook.add(alternative)
+        return alternative
     }
 
     /// `scrolloff alternatives list`, newest first.
-    public func alternativeList(profile: String = HelperEngine.defaultProfile) -> [AlternativeReport] {
-        alternatives.filter { $0.profile == profile }.sorted { $0.id > $1.id }.map { AlternativeReport(id: $0.id, text: $0.text, created: $0.created) }
+    public func alternativeList(profile: String = HelperEngine.defaultProfile) -> [Alternative] {
+        planBook.alternatives(profile: profile)
+    }
+
+    /// The plan to show at a bypass of `entry` now (`PlanBook.forMoment`), in the profile's zone,
+    /// knowing the names of the catalog, the profile's entries and the lists.
+    func planForMoment(profile: String, entry: EntryID?, at now: Instant) -> Plan? {
+        guard let p = profiles.first(where: { $0.name == profile }) else { return nil }
+        return planBook.forMoment(profile: profile, entryNames: entry.map { names(of: $0) }, at: now, timeZone: p.calendar.timeZone) {
+            catalog.services.flatMap { [$0.id, $0.name] } + p.namedEntries(at: now).map(\.rawValue) + listNames.sorted()
+        }
+    }
+
+    /// An entry's names people write: its id, and a service's display name.
+    private func names(of entry: EntryID) -> [String] {
+        var out = [entry.rawValue]
+        if let s = catalog.service(id: entry.rawValue) { out.append(s.name) }
+        return out
+    }
+
+    /// The plan the bypass preview shows (SPEC §8): chosen for the moment and counted as shown
+    /// once per bypass flow — asking again for the same entry before the grant (a page refresh,
+    /// a second look) does not count it again.
+    func planShownAtPreview(profile: String, entry: EntryID?, at now: Instant) -> Plan? {
+        if let plan = planBook.planInFlow(profile: profile, entry: entry, at: now) { return plan }
+        guard let plan = planForMoment(profile: profile, entry: entry, at: now) else { return nil }
+        do {
+            _ = try commitReturning(StateChange([.countPlanShown(id: plan.id)]), now: now)
+            planBook.previewed(plan, profile: profile, entry: entry, at: now)
+        } catch {
+            logger.warning("a plan shown could not be counted", metadata: ["error": "\(error)"])
+        }
+        return planBook.plan(id: plan.id) ?? plan
+    }
+
+    /// The plan a grant for `entry` shows, and whether the grant must count it: not when the
+    /// preview of the same flow already did.
+    func planAtGrant(profile: String, entry: EntryID, at now: Instant) -> (plan: Plan?, count: Bool) {
+        if let plan = planBook.planInFlow(profile: profile, entry: entry, at: now) { return (plan, false) }
+        return (planForMoment(profile: profile, entry: entry, at: now), true)
     }
 
     /// Commits a change that touches no profile state and returns the ids the store assigned.

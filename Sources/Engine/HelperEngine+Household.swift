@@ -12,26 +12,47 @@ extension HelperEngine {
     /// than written into the ledger. The control API's bounds (`AdjustmentBounds`,
     /// `TimeRequestBounds`) are the one place the ranges are written.
     public static let longestHouseholdGrant: Int64 = AdjustmentBounds.range.upperBound
-    /// Unanswered requests one profile may have at once, so a member cannot flood their owners.
-    public static let pendingRequestsPerProfile = 5
+    /// Unanswered requests one profile may have at once (`TimeRequests.pendingPerProfile`).
+    public static let pendingRequestsPerProfile = TimeRequests.pendingPerProfile
+    /// How long a request waits for its answer (`TimeRequests.pendingLifetime`).
+    public static let pendingRequestLifetime = TimeRequests.pendingLifetime
+    /// Who "answered" an expired request, in `answered_by` and on the member's page.
+    public static let requestExpiryAuthor = TimeRequests.expiryAuthor
     /// Notes are short sentences; longer text is refused rather than cut.
     public static let longestHouseholdNote = 280
+
+    /// Declines, as the helper, every pending request older than `TimeRequests.pendingLifetime`:
+    /// one answer row and one event each, in one commit. A failed write leaves them pending; the
+    /// next tick tries again.
+    func expireTimeRequestsIfDue(now: Instant) {
+        let due = requests.expired(at: now)
+        guard !due.isEmpty else { return }
+        do {
+            _ = try commitReturning(TimeRequests.expiryChange(due, at: now), now: now)
+        } catch {
+            logger.warning("expired requests for time could not be written; the next wake tries again", metadata: ["error": "\(error)"])
+            return
+        }
+        for request in due {
+            requests.answered(id: request.id, status: .declined, at: now, by: TimeRequests.expiryAuthor, note: TimeRequests.expiryNote)
+        }
+    }
 
     /// `scrolloff adjust [+|-]DURATION --note TEXT` (SPEC §13, owners): adds credit (an
     /// `adjustment` batch that never expires) or takes it back (at most the balance), as one
     /// ledger `adjust` row with `note`. `by` names who did it, for the event.
     public func adjust(profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
-        let note = try Self.householdNote(note, what: "adjustment", example: "“chores done”")
-        try Self.checkAdjustment(seconds)
+        let note = try Household.note(note, what: "adjustment", example: "“chores done”")
+        try Household.checkAdjustment(seconds)
         return try perform { (w: inout Work) throws(EngineError) -> AdjustReport in
-            try Self.adjust(&w, profile: profile, seconds: seconds, note: note, by: by)
+            try Household.adjust(&w, profile: profile, seconds: seconds, note: note, by: by)
         }
     }
 
     /// A member asks for `seconds` of credit with `note`. The request waits for an owner;
     /// at most `pendingRequestsPerProfile` wait at once.
     public func requestTime(profile: String, seconds: Int64, note: String) throws(EngineError) -> TimeRequestInfo {
-        let note = try Self.householdNote(note, what: "request", example: "“homework research”")
+        let note = try Household.note(note, what: "request", example: "“homework research”")
         guard TimeRequestBounds.contains(seconds) else {
             throw .invalid("Ask for between 1 min and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)), such as 15m; \(seconds) s is not.")
         }
@@ -39,7 +60,7 @@ extension HelperEngine {
         _ = try profileIndex(profile, in: profiles)
         // A request past its lifetime no longer holds a slot, even before the timer got to it.
         expireTimeRequestsIfDue(now: now)
-        let pending = timeRequests.filter { $0.profile == profile && $0.status == .pending }
+        let pending = requests.pending(profile: profile)
         if pending.count >= Self.pendingRequestsPerProfile {
             throw .refused(Refusal(rule: .requestsPending, subject: profile,
                                    message: "Profile \(profile) already has \(pending.count) requests waiting for an answer (at most \(Self.pendingRequestsPerProfile)); "
@@ -47,25 +68,23 @@ extension HelperEngine {
         }
         let words = SpanWords.describe(seconds: seconds)
         let event = StoredEvent(profile: profile, time: now, kind: .timeRequested,
-                                message: "Asked for \(words): \(note)", payload: householdPayload(["seconds": "\(seconds)"]))
+                                message: "Asked for \(words): \(note)", payload: Household.payload(["seconds": "\(seconds)"]))
         let receipt = try commitReturning(StateChange([.addTimeRequest(profile: profile, seconds: seconds, note: note, created: now),
                                                        .appendEvent(event)]), now: now)
         guard let id = receipt.timeRequestIDs.first else { throw .storage("the new request got no id") }
         let request = TimeRequest(id: id, profile: profile, seconds: seconds, note: note, created: now)
-        timeRequests.append(request)
+        requests.add(request)
         return TimeRequestInfo(request)
     }
 
     /// Requests for time, newest first: one profile's, or every profile's for `nil`.
     public func timeRequests(profile: String?) -> [TimeRequestInfo] {
-        timeRequests.filter { profile == nil || $0.profile == profile }.sorted { $0.id > $1.id }.map(TimeRequestInfo.init)
+        requests.list(profile: profile).map(TimeRequestInfo.init)
     }
 
     /// What `status` shows a member: pending requests and those answered in the last 7 days.
     package func recentTimeRequests(profile: String, now: Instant) -> [TimeRequestInfo] {
-        timeRequests.filter { r in
-            r.profile == profile && (r.status == .pending || (r.answeredAt ?? r.created) >= now - .hours(24 * 7))
-        }.sorted { $0.id > $1.id }.map(TimeRequestInfo.init)
+        requests.recent(profile: profile, now: now).map(TimeRequestInfo.init)
     }
 
     /// An owner answers request `id`: approval writes the ledger `adjust` row with the request's
@@ -76,92 +95,28 @@ extension HelperEngine {
         if let answerNote, answerNote.count > Self.longestHouseholdNote {
             throw .invalid("Keep the answer's note under \(Self.longestHouseholdNote) characters.")
         }
-        guard let k = timeRequests.firstIndex(where: { $0.id == id }) else {
-            throw .notFound("There is no request \(id); `scrolloff requests` lists them.")
-        }
-        let request = timeRequests[k]
-        guard request.status == .pending else {
-            let by = request.answeredBy.map { " by \($0)" } ?? ""
-            throw .invalid("Request \(id) was already \(request.status.rawValue)\(by); a request is answered once.")
-        }
+        let request = try requests.answerable(id: id)
         let status: TimeRequest.Status = approve ? .approved : .declined
         let (adjustment, now) = try perform { (w: inout Work) throws(EngineError) -> (AdjustReport?, Instant) in
             var adjustment: AdjustReport?
             if approve {
                 let ledgerNote = "request \(id): \(request.note)" + (answerNote.map { " — \($0)" } ?? "")
-                adjustment = try Self.adjust(&w, profile: request.profile, seconds: request.seconds, note: ledgerNote, by: answeredBy)
+                adjustment = try Household.adjust(&w, profile: request.profile, seconds: request.seconds, note: ledgerNote, by: answeredBy)
             }
             w.change.append(.answerTimeRequest(id: id, status: status, at: w.now, by: answeredBy, note: answerNote))
             let words = SpanWords.describe(seconds: request.seconds)
             w.change.append(.appendEvent(StoredEvent(
                 profile: request.profile, time: w.now, kind: .timeRequestAnswered,
                 message: "\(answeredBy) \(status.rawValue) the request for \(words)" + (answerNote.map { ": \($0)" } ?? "."),
-                payload: householdPayload(["request": "\(id)", "status": status.rawValue]))))
+                payload: Household.payload(["request": "\(id)", "status": status.rawValue]))))
             return (adjustment, w.now)
         }
-        timeRequests[k].status = status
-        timeRequests[k].answeredAt = now
-        timeRequests[k].answeredBy = answeredBy
-        timeRequests[k].answerNote = answerNote
+        let answered = requests.answered(id: id, status: status, at: now, by: answeredBy, note: answerNote) ?? request
         let words = SpanWords.describe(seconds: request.seconds)
         let message = approve
             ? "Approved: \(words) added to \(request.profile)'s credit." + (adjustment.map { " Balance \(SpanWords.describe(seconds: $0.balanceSeconds))." } ?? "")
             : "Declined the request for \(words) from \(request.profile)."
-        return TimeRequestAnswerReport(request: TimeRequestInfo(timeRequests[k]), adjustment: adjustment, message: message)
-    }
-
-    /// The adjustment inside a command, shared by `adjust` and an approval so both write the same
-    /// ledger row and event.
-    private static func adjust(_ w: inout Work, profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
-        // Checked here too: an approval adjusts by a stored request's seconds, not a request's.
-        try checkAdjustment(seconds)
-        let i = try householdIndex(profile, in: w.profiles)
-        var p = w.profiles[i]
-        // The balance after it is a sum of the ledger (SPEC §4): checked, not trapped.
-        if p.account.wallet.balanceSeconds.addingReportingOverflow(seconds).overflow {
-            throw .invalid("The balance of \(p.name) cannot grow by \(seconds) s more; it is at the most this helper can count.")
-        }
-        let out: CreditOutcome
-        do throws(CreditError) { out = try p.account.adjust(seconds, note: note, at: w.now) } catch { throw EngineError(error) }
-        var change = StateChange()
-        change.record(out, account: p.account.state, profile: p.name)
-        let words = (seconds > 0 ? "+" : "-") + SpanWords.describe(seconds: abs(seconds))
-        // The wallet's event says how much; the household's says who and why as well.
-        for op in change.operations {
-            if case .appendEvent(var e) = op, e.kind == .adjusted {
-                e.message = "\(by) adjusted the balance by \(words): \(note)"
-                w.change.append(.appendEvent(e))
-            } else {
-                w.change.append(op)
-            }
-        }
-        w.profiles[i] = p
-        let balance = p.account.wallet.balanceSeconds
-        return AdjustReport(profile: p.name, seconds: seconds, note: note, balanceSeconds: balance, ledgerID: nil,
-                            message: "\(words) for \(p.name) (“\(note)”); balance \(SpanWords.describe(seconds: balance)).")
-    }
-
-    /// Within a day either way and not 0, checked before any arithmetic: `abs(Int64.min)` traps,
-    /// and a trap here takes the household's DNS down with the helper.
-    private static func checkAdjustment(_ seconds: Int64) throws(EngineError) {
-        guard AdjustmentBounds.contains(seconds) else {
-            throw .invalid("An adjustment is between 1 s and \(SpanWords.describe(seconds: longestHouseholdGrant)) either way, such as +15m or -10m; \(seconds) s is not.")
-        }
-    }
-
-    /// The profile's index; static so the household commands can use it on a command's copy.
-    private static func householdIndex(_ name: String, in profiles: [ProfileRuntime]) throws(EngineError) -> Int {
-        guard let i = profiles.firstIndex(where: { $0.name == name }) else {
-            throw .notFound("There is no profile “\(name)”; profiles: \(profiles.map(\.name).joined(separator: ", ")).")
-        }
-        return i
-    }
-
-    private static func householdNote(_ text: String, what: String, example: String) throws(EngineError) -> String {
-        let note = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !note.isEmpty else { throw .invalid("Say why in a few words with --note, such as \(example); every \(what) keeps its note in the ledger.") }
-        guard note.count <= longestHouseholdNote else { throw .invalid("Keep the note under \(longestHouseholdNote) characters.") }
-        return note
+        return TimeRequestAnswerReport(request: TimeRequestInfo(answered), adjustment: adjustment, message: message)
     }
 }
 
@@ -170,13 +125,6 @@ extension TimeRequestInfo {
         self.init(id: r.id, profile: r.profile, seconds: r.seconds, note: r.note, status: Status(rawValue: r.status.rawValue) ?? .pending,
                   createdAt: r.created, answeredAt: r.answeredAt, answeredBy: r.answeredBy, answerNote: r.answerNote)
     }
-}
-
-/// A small string map as an event payload.
-func householdPayload(_ fields: [String: String]) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    return (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
 }
 
 // MARK: Removing a profile
@@ -214,9 +162,8 @@ extension HelperEngine {
             w.profiles.remove(at: i)
             w.change.append(.removeProfile(name))
         }
-        plans.removeAll { $0.profile == name }
-        alternatives.removeAll { $0.profile == name }
-        timeRequests.removeAll { $0.profile == name }
+        planBook.remove(profile: name)
+        requests.remove(profile: name)
         let follows = profiles.contains { $0.name == unknownDevices } ? unknownDevices : Self.defaultProfile
         return "Removed profile \(name): its rules, its wallet (\(SpanWords.describe(seconds: balance)) of credit), ledger, events, plans and requests are deleted. "
             + "Its devices now follow profile \(follows)."

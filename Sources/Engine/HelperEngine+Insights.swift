@@ -47,74 +47,25 @@ extension HelperEngine {
         do { return try store.dailyTotals(profile: profile).map(\.insight) } catch { throw EngineError(error) }
     }
 
-    /// How often the timer looks for milestones reached; the digest moment is always looked at on time.
-    static let insightCheckInterval = Span.minutes(10)
-
-    /// Records milestones reached and the week's digest when due (SPEC §7), each once: the store's
-    /// marks make a second run, a restart or a recomputation write nothing. A digest missed while the
-    /// helper was down is written at the next start (only the latest week's; older ones are gone by).
+    /// Records milestones reached and the week's digest when due (SPEC §7), each once
+    /// (`InsightChecks.look`), and logs failing looks with back-off.
     /// - Returns: the digests written now, for the delivery hook.
     @discardableResult
     func recordInsightMarks(now: Instant) -> [(profile: String, report: StatsReport)] {
-        var next = now + Self.insightCheckInterval
-        var written: [(String, StatsReport)] = []
-        var failures: [String] = []
-        for p in profiles {
-            next = min(next, WeeklyDigest.next(after: now, calendar: p.calendar))
-            do {
-                let days = try store.dailyTotals(profile: p.name).map(\.insight)
-                guard let first = days.first?.day else { continue }
-                let today = p.calendar.day(of: now)
-                let lifetime = Insights(days: days, today: today, periodDays: nil, calendar: p.calendar)
-                for m in lifetime.milestones {
-                    let event = StoredEvent(profile: p.name, time: now, kind: .milestone, message: m.message,
-                                            payload: String(decoding: ControlJSON.encode(MilestoneReport(m)), as: UTF8.self))
-                    if try store.recordOnce(key: m.key, event: event) {
-                        logger.info("milestone reached", metadata: ["profile": "\(p.name)", "insights.milestone": "\(m.key)"])
-                    }
-                }
-                let due = WeeklyDigest.latest(atOrBefore: now, calendar: p.calendar)
-                // A week with nothing recorded before its Sunday has nothing to say (a helper first started on a
-                // Sunday evening writes no digest of that one day).
-                guard first < due.weekEnding else { continue }
-                let key = WeeklyDigest.key(weekEnding: due.weekEnding)
-                guard try !store.isMarked(key: key, profile: p.name) else { continue }
-                let report = Self.report(.week, profile: p.name, days: days, today: due.weekEnding, calendar: p.calendar)
-                let event = StoredEvent(profile: p.name, time: now, kind: .weeklyDigest,
-                                        message: "Your week \(report.firstDay) to \(report.lastDay): " + report.summary.joined(separator: " "),
-                                        payload: String(decoding: ControlJSON.encode(report), as: UTF8.self))
-                if try store.recordOnce(key: key, event: event) {
-                    logger.info("weekly digest written", metadata: ["profile": "\(p.name)", "insights.week": "\(due.weekEnding)"])
-                    written.append((p.name, report))
-                }
-            } catch {
-                // Only books: try again at the next check.
-                failures.append("\(p.name): \(error)")
-            }
-        }
-        nextInsightCheckAt = next
-        noteInsightCheck(failures: failures, at: now)
+        let (written, failures) = insightChecks.look(profiles: profiles, store: store, now: now, logger: logger)
+        insightChecks.note(failures: failures, at: now, logger: logger)
         return written
     }
 
-    /// Logs failing checks as failing state writes are logged (`CommitHealth`): the first at once,
-    /// then summaries ever further apart, and the recovery — not a warning at every 10-minute check.
-    func noteInsightCheck(failures: [String], at now: Instant) {
-        guard !failures.isEmpty else {
-            if case .recovered(let span, let attempts)? = insightHealth.succeeded(at: now) {
-                logger.notice("insights are recorded again after \(SpanWords.describe(span)), \(attempts) failed checks")
-            }
-            return
-        }
-        let error = failures.joined(separator: "; ")
-        switch insightHealth.failed(error, at: now) {
-        case .failing?:
-            logger.warning("milestones and the weekly digest could not be recorded; checking again every \(SpanWords.describe(Self.insightCheckInterval)), rules and stats are unaffected",
-                           metadata: ["error": "\(error)"])
-        case .stillFailing(let span, let attempts)?:
-            logger.warning("milestones and the weekly digest still cannot be recorded after \(SpanWords.describe(span)), \(attempts) attempts",
-                           metadata: ["error": "\(error)"])
-        default: break
-        }
+    /// Hands each digest written now to the hook, off the engine's actor.
+    func deliverDigests(_ written: [(profile: String, report: StatsReport)]) {
+        let settings = digestHook
+        guard !settings.command.isEmpty else { return }
+        let logger = self.logger
+        let running = runningHooks
+        for w in written { Task.detached { await DigestHook.deliver(w.report, settings: settings, logger: logger, running: running) } }
     }
+
+    /// `[digest]` from the configuration, at start and on reload.
+    public func setDigestHook(_ settings: DigestHookSettings) { digestHook = settings }
 }

@@ -267,6 +267,17 @@ extension HelperEngine {
     }
 
     /// `scrolloff profile list`: names and client networks, default profile first.
+    /// Which uids may act on which profile (SPEC §11), for the control server's SO_PEERCRED check.
+    /// An empty list means the profile names no owner: members of the `scrolloff` group may act on it.
+    public func profileOwners() -> [String: [UInt32]] {
+        Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, $0.settings.ownerUIDs) })
+    }
+
+    /// Owners and members of every profile, by name (SPEC §11 roles).
+    public func profileAccess() -> [String: ProfileAccess] {
+        Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, ProfileAccess(owners: $0.settings.ownerUIDs, members: $0.settings.memberUIDs)) })
+    }
+
     public func profileList() -> [(name: String, clients: [String])] {
         profiles.map { ($0.name, $0.settings.clientCIDRs) }
     }

@@ -23,7 +23,7 @@ extension HelperEngine: Service {
                     // A failed write leaves the held state as it was (the enforcement was still
                     // published) and is logged with back-off by `commit`; retry the same work after
                     // a pause that grows with the failures.
-                    let delay = await self.commitHealth.retryDelay
+                    let delay = await self.books.health.retryDelay
                     try? await Task.sleep(for: .milliseconds(delay.milliseconds))
                 }
             }
@@ -53,22 +53,22 @@ extension HelperEngine: Service {
         consider(urges.flushDue)
         consider(heldBackProfiles?.due)
         consider(heldUnknownDevices?.due)
-        consider(nextRequestExpiry)
+        consider(requests.nextExpiry)
         // A running spend is committed at least every `spendCheckpoint`: a helper that dies (kill -9,
         // a power cut) is charged up to its last commit and nothing after (SPEC §4), so this bounds
         // the time a pulled plug can leave unpaid.
-        if let last = lastCommitAt, profiles.contains(where: { $0.account.wallet.runningSpend != nil }) {
+        if let last = books.lastCommitAt, profiles.contains(where: { $0.account.wallet.runningSpend != nil }) {
             consider(last + Self.spendCheckpoint)
         }
         // Held changes wait for the disk: retry now (the loop's back-off paces it).
-        if heldChange != nil { consider(now) }
+        if books.held != nil { consider(now) }
         return due
     }
 
     /// Whether the timer's writes are failing now, for `doctor`: since when, how many attempts, the error.
     package func writeFailure() -> (since: Instant, attempts: Int, error: String)? {
-        guard let since = commitHealth.failingSince else { return nil }
-        return (since, commitHealth.attempts, commitHealth.lastError ?? "unknown")
+        guard let since = books.health.failingSince else { return nil }
+        return (since, books.health.attempts, books.health.lastError ?? "unknown")
     }
 
     /// One wake: advances the trusted clock by the boot clock (recording a tamper event on a
@@ -82,7 +82,7 @@ extension HelperEngine: Service {
         for i in work.indices {
             var cursor = work[i].reminderCursor
             // SPEC §12: focus sessions that ended since the last tick, as `focusEnded` events.
-            for event in Self.focusEnds(of: work[i], after: cursor, through: now) { change.append(.appendEvent(event)) }
+            for event in RuleChanges.focusEnds(of: work[i], after: cursor, through: now) { change.append(.appendEvent(event)) }
             while let r = work[i].rules.nextCurfewReminder(after: cursor), r.remindAt <= now {
                 // A reminder whose curfew already started (the helper was asleep) has no use any more.
                 if now < r.occurrence.start { change.append(.appendEvent(StoredEvent(r, profile: work[i].name))) }
@@ -105,7 +105,7 @@ extension HelperEngine: Service {
         applyHeldBackProfilesIfDue(now: now)
         applyHeldUnknownDevicesIfDue(now: now)
         expireTimeRequestsIfDue(now: now)
-        if now >= nextInsightCheckAt { deliverDigests(recordInsightMarks(now: now)) }
+        if now >= insightChecks.nextAt { deliverDigests(recordInsightMarks(now: now)) }
     }
 
     /// Writes the pending urges now (before `events` or `stats` read them).
@@ -114,7 +114,7 @@ extension HelperEngine: Service {
         // events or stats right after the jump already shows its tamper event (SPEC §11).
         let now = advanceClock()
         let batch = urges.drain()
-        guard !batch.isEmpty || !pendingJumps.isEmpty else { return }
+        guard !batch.isEmpty || !books.jumps.isEmpty else { return }
         var change = StateChange()
         for u in batch where profiles.contains(where: { $0.name == u.profile }) { change.append(.appendEvent(Self.event(u))) }
         do { _ = try commitReturning(change, now: now) } catch {
@@ -168,7 +168,7 @@ extension HelperEngine: Service {
         }
         let now = advanceClock()
         // A jump seen just now is recorded at once rather than at the next due instant.
-        guard pendingJumps.isEmpty else { return }
+        guard books.jumps.isEmpty else { return }
         let timer: Task<Void, Never>? = nextDueInstant().map { due in
             let delay = max(0, (due - now).milliseconds)
             return Task { [weak self] in

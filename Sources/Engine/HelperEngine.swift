@@ -65,61 +65,36 @@ public actor HelperEngine {
     /// A new `unknown_devices` that waits for the locks of the profile unknown devices follow now.
     var heldUnknownDevices: (name: String, due: Instant)?
 
-    package let store: Store
+    /// Where the state lives (`StateStore`): the engine commits every change there before it answers.
+    package let store: any StateStore
     let timeSource: any TimeSource
     package let catalog: Catalog
     package let logger: Logger
     /// Always-allowed hosts from the configuration; the hosts of list URLs are added to them.
     var configuredAllowed: [String]
-    /// Fetched lists in force (`setLists`): their copies, every configured name and the hosts
-    /// of their URLs.
-    var listsInForce = FetchedLists()
+    /// The fetched lists in force and the `setLists` calls under way (HelperEngine+Lists.swift).
+    var listsLifecycle = ListsLifecycle()
     /// Fetched lists in force, by name: each is an entry people can block by name.
     /// A stored copy is kept as its file, not its rules (`ListRules`, SPEC §9).
-    package var lists: [String: ListRules] { listsInForce.lists }
+    package var lists: [String: ListRules] { listsLifecycle.inForce.lists }
     /// Every configured list, fetched or not (`setLists`): a name here is an entry, never a domain.
-    var listNames: Set<String> { listsInForce.names }
-    /// Rules `setLists` was handed, for an in-place matcher build it falls back to; dropped after it.
-    var freshListRules: [String: ListHandoff] = [:]
-    /// Matcher inputs whose build was refused because a list in force could not be read again;
-    /// not tried again until the inputs change (a new list generation brings a new copy).
-    var unbuildableInputs: MatcherInputs?
-    /// The lists of the latest `setLists` while its matcher is built off the engine.
-    var pendingLists: FetchedLists?
-    /// `setLists` calls so far; the latest call's lists win over an earlier call still building.
-    var listTicket = 0
-    /// The latest `setLists` call whose lists are in force.
-    var listTicketInForce = 0
-    /// Earlier `setLists` calls waiting for a later call's lists to be in force.
-    var listWaiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    /// `setLists` calls under way that are not a refresh's (a person's `lists add`, a configured
-    /// source's first fetch): each ends with the latest call's lists, so while one is under way a
-    /// refresh's build is waited for and runs at nice 10, not under `SCHED_IDLE`.
-    var listCallsAsked = 0
-    /// The newest lists snapshot handed to `setLists` (`ListsSnapshot.sequence`).
-    var listOrder = 0
-    /// Tests: runs on the worker thread before each matcher build of `setLists`.
-    var listBuildProbe: (@Sendable (MatcherInputs) -> Void)?
+    var listNames: Set<String> { listsLifecycle.inForce.names }
     var clock: TrustedClock
     /// Index 0 is the default profile; the others follow by name.
     package var profiles: [ProfileRuntime]
-    var plans: [Plan]
-    var alternatives: [Alternative]
-    /// Members' requests for time, oldest first; answered ones are kept as history.
-    var timeRequests: [TimeRequest]
+    /// Plans and alternatives (SPEC §8) and the bypass flows that show them (`PlanBook`).
+    var planBook: PlanBook
+    /// Members' requests for time, oldest first; answered ones are kept as history (`TimeRequests`).
+    var requests: TimeRequests
     var tables: MatcherTables
     var publishHandler: (@Sendable (Enforcement) -> Void)?
-    /// Tamper events seen by the clock and not committed yet.
-    var pendingJumps: [ClockJump] = []
-    /// The trusted time of the last commit that succeeded: a spend's checkpoint counts from it.
-    var lastCommitAt: Instant?
-    /// Wallets cut back to a corrected trusted clock (SPEC §11 clock recovery), not committed yet.
-    var pendingRewinds: [(profile: String, outcome: CreditOutcome)] = []
+    /// What the next commit owes the store: tamper events, rewound wallets, a change the disk
+    /// refused; and how the writes are going (`CommitBooks`).
+    var books = CommitBooks()
     /// Retention (SPEC §12) runs at start and then once a day from the timer.
     var nextRetentionAt = Instant(millisecondsSince1970: .max)
-    /// Milestones and the weekly digest (SPEC §7) are looked for when the timer starts, then at
-    /// the first tick 10 minutes after the last look, and at each digest moment (which wakes the timer).
-    var nextInsightCheckAt = Instant(millisecondsSince1970: .min)
+    /// When milestones and the weekly digest (SPEC §7) are looked for next, and how those looks go (`InsightChecks`).
+    var insightChecks = InsightChecks()
     /// `[digest] command`: run once per weekly digest written.
     package var digestHook = DigestHookSettings()
     /// Digest hooks running now; the timer loop's end (the helper's stop) ends them.
@@ -131,20 +106,8 @@ public actor HelperEngine {
     /// to the file, since a reload would bring them back.
     var configuredProfileNames: Set<String> = []
 
-    /// Failing state writes, for the log's back-off and `doctor`.
-    var commitHealth = CommitHealth()
-    /// Failing insight checks (milestones, the weekly digest), for the same back-off in the log.
-    var insightHealth = CommitHealth(firstLogInterval: HelperEngine.insightCheckInterval)
-    /// Changes already in force that the disk refused (full or read-only): the start's bookkeeping
-    /// (wallets resumed, starter credit, tamper events) and `stop`s, which only end charging. The
-    /// held state includes them; the next commit that succeeds writes them first, in the same
-    /// transaction (SPEC §3: a full disk never takes DNS away nor keeps a spend charging).
-    var heldChange: StateChange?
-
     /// Recent refusal rows, to coalesce bursts (`RefusalLog`, HelperEngine+EventLog.swift).
     var refusalLog = RefusalLog()
-    /// Per profile, the plan shown by the last bypass preview (HelperEngine+EventLog.swift).
-    var planFlows: [String: PlanFlow] = [:]
     /// Who makes the changes in progress when it is not a request's caller (the configuration file).
     var actorOverride: String?
 
@@ -159,11 +122,16 @@ public actor HelperEngine {
     public static func start(configuration: EngineConfiguration, timeSource: any TimeSource,
                              logger: Logger = Logger(label: "scrolloff.engine")) async throws(EngineError) -> HelperEngine {
         let store: Store
+        do { store = try Store(directory: configuration.stateDirectory) } catch { throw EngineError(error) }
+        return try await start(configuration: configuration, store: store, timeSource: timeSource, logger: logger)
+    }
+
+    /// `start` on a store already open: any backend that keeps the state (`StateStore`);
+    /// `configuration.stateDirectory` is then not read.
+    package static func start(configuration: EngineConfiguration, store: any StateStore, timeSource: any TimeSource,
+                              logger: Logger = Logger(label: "scrolloff.engine")) async throws(EngineError) -> HelperEngine {
         let loaded: StoredState
-        do {
-            store = try Store(directory: configuration.stateDirectory)
-            loaded = try store.load()
-        } catch { throw EngineError(error) }
+        do { loaded = try store.load() } catch { throw EngineError(error) }
         let clock = TrustedClock(anchor: loaded.anchor, buildDate: configuration.buildDate, reading: timeSource.read())
         let engine = try HelperEngine(configuration: configuration, store: store, loaded: loaded, clock: clock,
                                       timeSource: timeSource, logger: logger)
@@ -172,7 +140,7 @@ public actor HelperEngine {
         return engine
     }
 
-    private init(configuration: EngineConfiguration, store: Store, loaded: StoredState, clock: TrustedClock,
+    private init(configuration: EngineConfiguration, store: any StateStore, loaded: StoredState, clock: TrustedClock,
                  timeSource: any TimeSource, logger: Logger) throws(EngineError) {
         let box = EnforcementBox(.empty(clock: clock))
         self.box = box
@@ -188,9 +156,8 @@ public actor HelperEngine {
         var runtimes: [ProfileRuntime] = []
         for p in loaded.profiles { runtimes.append(try ProfileRuntime.make(p, now: now)) }
         profiles = Self.ordered(runtimes)
-        plans = loaded.plans
-        alternatives = loaded.alternatives
-        timeRequests = loaded.timeRequests
+        planBook = PlanBook(plans: loaded.plans, alternatives: loaded.alternatives)
+        requests = TimeRequests(loaded.timeRequests)
         unknownDevices = loaded.settings[Self.unknownDevicesKey] ?? Self.defaultProfile
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.target = self
@@ -209,7 +176,7 @@ public actor HelperEngine {
             }
         }
         var change = StateChange()
-        if let jump = clock.startJump { pendingJumps.append(jump) }
+        if let jump = clock.startJump { books.noteJump(jump) }
         if profiles.isEmpty {
             let settings = ProfileSettings(name: Self.defaultProfile, timeZoneID: defaultTimeZoneID ?? ProfileRuntime.systemTimeZoneID, preset: preset)
             change.append(.saveProfile(settings))
@@ -254,10 +221,8 @@ public actor HelperEngine {
     /// loads the state from before them, which is the start's own point (it resumes again) or a
     /// spend that charges on (a `stop` lost, never credit paid twice).
     package func hold(_ change: StateChange, profiles work: [ProfileRuntime], now: Instant) {
-        heldChange = Self.joined(heldChange, change)
         // `commit` already put the tamper events into `change`; they must not be written twice.
-        pendingJumps.removeAll()
-        pendingRewinds.removeAll()
+        books.hold(change)
         profiles = work
         rebuild(now: now)
         wake()
@@ -267,8 +232,8 @@ public actor HelperEngine {
     func applyRetention(now: Instant) {
         nextRetentionAt = now + .hours(24)
         do {
-            let report = try store.applyRetention(now: now)
-            forgetRetainedTimeRequests(now: now)
+            let report = try store.applyRetention(now: now, days: Store.retention)
+            requests.forgetRetained(now: now)
             if report.ledgerRowsDeleted + report.eventsDeleted > 0 {
                 logger.info("retention rolled up old rows", metadata: ["store.days": "\(report.daysRolledUp)",
                                                                      "store.ledger_rows": "\(report.ledgerRowsDeleted)"])
@@ -284,7 +249,7 @@ public actor HelperEngine {
     /// Advances the trusted clock to a fresh reading and keeps any tamper event for the next commit.
     package func advanceClock() -> Instant {
         if let jump = clock.advance(to: timeSource.read()) {
-            pendingJumps.append(jump)
+            books.noteJump(jump)
             if jump.correction != nil { rewindProfiles(to: clock.now) }
         }
         return clock.now
@@ -298,7 +263,7 @@ public actor HelperEngine {
     func rewindProfiles(to now: Instant) {
         for i in profiles.indices {
             let out = profiles[i].account.rewind(to: now)
-            pendingRewinds.append((profiles[i].name, out))
+            books.noteRewind(profile: profiles[i].name, out)
             profiles[i].reminderCursor = min(profiles[i].reminderCursor, now)
             if let since = profiles[i].protectedSince, since > now { profiles[i].protectedSince = now }
         }
@@ -325,7 +290,7 @@ public actor HelperEngine {
         for i in work.profiles.indices { Self.settle(&work.profiles[i], at: now, into: &work.change) }
         let result = try body(&work)
         // SPEC §12: every rule the command changed, with who changed it, in the same commit.
-        for event in Self.ruleChanges(from: profiles, to: work.profiles, at: now, actor: currentActor) {
+        for event in RuleChanges.events(from: profiles, to: work.profiles, at: now, actor: currentActor) {
             work.change.append(.appendEvent(event))
         }
         do {
@@ -348,12 +313,8 @@ public actor HelperEngine {
     /// kept and the enforcement rebuilt.
     @discardableResult
     package func commit(_ change: inout StateChange, profiles work: inout [ProfileRuntime], now: Instant) throws(EngineError) -> CommitReceipt {
-        for rewind in pendingRewinds {
-            guard let i = work.firstIndex(where: { $0.name == rewind.profile }) else { continue }
-            change.record(rewind.outcome, account: work[i].account.state, profile: rewind.profile)
-        }
-        let jumps = pendingJumps
-        for jump in jumps {
+        books.recordRewinds(into: &change, profiles: work)
+        for jump in books.jumps {
             if let correction = jump.correction {
                 logger.warning("trusted clock moved back to the system clock", metadata: [
                     "clock.authority": "\(correction.rawValue)", "clock.offset_ms": "\(jump.offset.milliseconds)",
@@ -364,26 +325,18 @@ public actor HelperEngine {
                 ])
             }
             change.append(.appendEvent(StoredEvent(jump)))
-            for i in work.indices {
-                guard let until = jump.earningFrozenUntil(in: work[i].calendar) else { continue }
-                let out = work[i].account.freezeEarning(until: until, at: now)
-                change.record(out, account: work[i].account.state, profile: work[i].name)
-            }
+            CommitBooks.freezeEarning(after: jump, profiles: &work, into: &change, at: now)
         }
         for i in work.indices { Self.settle(&work[i], at: now, into: &change) }
-        var receipt: CommitReceipt
+        let written: CommitReceipt
         do {
-            receipt = try store.commit(Self.joined(heldChange, change), anchor: clock.anchor)
+            written = try store.commit(books.toWrite(change), anchor: clock.anchor)
         } catch {
             noteCommit(failure: "\(error)", at: now)
             throw EngineError(error)
         }
-        if let held = heldChange { receipt = Self.receipt(receipt, dropping: held) }
-        heldChange = nil
+        let receipt = books.committed(written, at: now)
         noteCommitSucceeded(at: now)
-        lastCommitAt = now
-        pendingJumps.removeAll()
-        pendingRewinds.removeAll()
         profiles = work
         rebuild(now: now)
         return receipt
@@ -413,21 +366,21 @@ public actor HelperEngine {
 
     /// Logs a failed write: the first at once, then summaries ever further apart (`CommitHealth`).
     func noteCommit(failure: String, at now: Instant) {
-        switch commitHealth.failed(failure, at: now) {
+        switch books.health.failed(failure, at: now) {
         case .failing?:
             logger.error("cannot write the state; rules stay enforced, the books catch up when writes succeed",
-                         metadata: ["store.path": "\(store.path)", "error": "\(failure)"])
+                         metadata: ["store.path": "\(store.location)", "error": "\(failure)"])
         case .stillFailing(let span, let attempts)?:
             logger.error("state writes still failing for \(SpanWords.describe(span)), \(attempts) attempts; rules stay enforced",
-                         metadata: ["store.path": "\(store.path)", "error": "\(failure)"])
+                         metadata: ["store.path": "\(store.location)", "error": "\(failure)"])
         default: break
         }
     }
 
     func noteCommitSucceeded(at now: Instant) {
-        if case .recovered(let span, let attempts)? = commitHealth.succeeded(at: now) {
+        if case .recovered(let span, let attempts)? = books.health.succeeded(at: now) {
             logger.notice("state writes succeed again after \(SpanWords.describe(span)), \(attempts) failed attempts; the books are caught up",
-                          metadata: ["store.path": "\(store.path)"])
+                          metadata: ["store.path": "\(store.location)"])
         }
     }
 
@@ -443,16 +396,16 @@ public actor HelperEngine {
     func rebuild(now: Instant) {
         let inputs = matcherInputs(now: now)
         var rebuilt = false
-        if inputs != tables.inputs && inputs != unbuildableInputs {
+        if inputs != tables.inputs && inputs != listsLifecycle.unbuildableInputs {
             // At a low priority, so the event loops answer while it runs (`LowPriorityWork`). Never
             // SCHED_IDLE, even within a refresh: this build holds the engine, so every engine call
             // (a person's block, status, a window edge) waits for it, and on busy cores an idle
             // thread gets a fraction of a percent of one.
-            let (catalog, lists, fresh) = (catalog, lists, freshListRules)
+            let (catalog, lists, fresh) = (catalog, lists, listsLifecycle.freshRules)
             let built = ListRefreshContext.$isRefresh.withValue(false) {
                 LowPriorityWork.run { MatcherTables.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs) }
             }
-            freshListRules = [:]
+            listsLifecycle.freshRules = [:]
             rebuilt = install(built, inputs: inputs)
         }
         publish(now: now, trimming: rebuilt)
@@ -471,9 +424,9 @@ public actor HelperEngine {
         Retirement.shared.retire(lost.isEmpty ? tables.matcher : built.tables.matcher)
         if lost.isEmpty {
             tables = built.tables
-            unbuildableInputs = nil
+            listsLifecycle.unbuildableInputs = nil
         } else {
-            unbuildableInputs = inputs
+            listsLifecycle.unbuildableInputs = inputs
         }
         for (name, failure) in built.unreadable.sorted(by: { $0.key < $1.key }) {
             logger.warning(
@@ -519,171 +472,6 @@ public actor HelperEngine {
         rebuild(now: advanceClock())
     }
 
-    /// Puts freshly fetched lists in force (`HelperControl` calls this after every change of the
-    /// `ListsController`, with the copies parsed by `parseLists`). Each list is an entry named like
-    /// its source, blocked like a service. When this returns, these lists (or those of a later
-    /// call) are in force.
-    ///
-    /// The matcher for them is built off the engine (`LowPriorityWork.perform`, under `SCHED_IDLE`
-    /// within a refresh, SPEC §9): every other engine call (a person's block, `status`, a window
-    /// edge) runs meanwhile against the lists and matcher in force, which stay until the new
-    /// matcher is installed. It is installed only if the matcher inputs it was built for are still
-    /// the inputs then; if something changed them meanwhile (a custom domain, a reload's allowed
-    /// hosts) it is built once more off the engine, then in place. Calls that overlap end with the
-    /// latest call's lists in force: an earlier call's build is dropped and it waits for the latest.
-    ///
-    /// - Parameters:
-    ///   - names: every configured list, fetched or not; nil = the names of `lists`. A configured
-    ///     list not fetched yet is still an entry (blocking it blocks nothing until it arrives).
-    ///   - hosts: the hosts of the list URLs, always allowed so blocking can never cut off its own
-    ///     list updates (SPEC §1); nil = keep the hosts set before.
-    ///   - keeping: lists whose new copy failed to parse: their previous copy stays in force
-    ///     (ARCHITECTURE principle 5) when it is in memory; a list kept as its stored copy is read
-    ///     again at the build this causes; if that copy no longer reads, the matcher in force
-    ///     stays (fail closed, `install`).
-    ///   - copies: where the stored copies of `lists` lie (`parseLists`). A list with a copy is
-    ///     kept as that file and read again when a later rebuild needs it; its rules here serve
-    ///     this build only. A list without one (tests, in-memory rules) is kept as rules.
-    ///   - order: the lists snapshot's place (`ListsSnapshot.sequence`): a call for a snapshot older
-    ///     than one already handed in (its parse finished later) changes nothing and returns once
-    ///     the newer one's lists are in force. nil = not from a snapshot (tests).
-    ///
-    /// `lists` is consumed: a list kept as its copy is held from here on only by the `ListHandoff`
-    /// its matcher build takes it from, so the build frees its pages as the names go in (SPEC §9,
-    /// memory per name). A caller that wants that hands its last reference (`consume`).
-    public func setLists(_ lists: consuming [String: RuleList], names: [String]? = nil, hosts: [String]? = nil, keeping: Set<String> = [],
-                         copies: [String: ListCopy] = [:], order: Int? = nil) async {
-        let asked = !ListRefreshContext.isRefresh
-        if asked { listCallsAsked += 1 }
-        defer { if asked { listCallsAsked -= 1 } }
-        if let order {
-            // Calls are ordered by when they reach the engine, snapshots by when they were taken:
-            // a refresh's parse under SCHED_IDLE can finish after a later `lists add`'s, and its
-            // older snapshot would then drop the added list until the next change.
-            guard order > listOrder else {
-                await waitForListsInForce(listTicket)
-                return
-            }
-            listOrder = order
-        }
-        listTicket += 1
-        let ticket = listTicket
-        // What an earlier call still building asked for is the previous state for this one.
-        let previous = pendingLists ?? listsInForce
-        var fresh: [String: ListHandoff] = [:]
-        var next: [String: ListRules] = [:]
-        // Each list moved out of `lists` into its handoff, so that, kept as a copy, nothing else
-        // here holds its rules (sorted: of two names that differ only in case, the same one wins).
-        for name in lists.keys.sorted() {
-            guard let rules = lists.removeValue(forKey: name) else { continue }
-            let key = name.lowercased()
-            guard next[key] == nil else {
-                retire([name: rules])
-                continue
-            }
-            next[key] = copies[name].map(ListRules.copy) ?? .rules(rules)
-            fresh[key] = ListHandoff(rules)
-        }
-        for name in keeping { if next[name.lowercased()] == nil, let old = previous.lists[name.lowercased()] { next[name.lowercased()] = old } }
-        let state = FetchedLists(lists: next, names: Set((names ?? Array(next.keys)).map { $0.lowercased() }).union(next.keys),
-                                 hosts: hosts ?? previous.hosts, generation: ticket)
-        pendingLists = state
-        let (nextLists, freshRules) = (next, fresh)
-        var inputs = matcherInputs(now: advanceClock(), lists: state)
-        for attempt in 1...2 {
-            let (catalog, probe, wanted) = (catalog, listBuildProbe, inputs)
-            // A refresh's build waits for idle CPU unless an earlier call a person waits for now
-            // ends with it (`listCallsAsked`): on busy cores that person would wait for the compiler.
-            let idle = ListRefreshContext.isRefresh && listCallsAsked == 0
-            var built: (tables: MatcherTables, unreadable: [String: String])? = await ListRefreshContext.$isRefresh.withValue(idle) {
-                await LowPriorityWork.perform {
-                    probe?(wanted)
-                    return MatcherTables.build(catalog: catalog, lists: nextLists, fresh: freshRules, inputs: wanted)
-                }
-            }
-            guard ticket == listTicket else {
-                // A later call asked for other lists meanwhile: its lists go in force, not these.
-                // This matcher goes now, not after the wait: with the one in force and the later
-                // call's, three matchers of a large list would be held at once. It is freed on
-                // the releaser thread, not on the engine (`Retirement`).
-                if let matcher = built?.tables.matcher { Retirement.shared.retire(matcher) }
-                built = nil
-                retire(freshRules)
-                await waitForListsInForce(ticket)
-                return
-            }
-            let now = advanceClock()
-            let current = matcherInputs(now: now, lists: state)
-            if current == inputs {
-                listsInForce = state
-                publish(now: now, trimming: install(built!, inputs: inputs))
-                break
-            }
-            if attempt == 2 {
-                // Still moving: build in place, holding the engine, as for any other change.
-                listsInForce = state
-                freshListRules = freshRules
-                rebuild(now: now)
-                freshListRules = [:]
-                break
-            }
-            inputs = current
-        }
-        pendingLists = nil
-        listsPutInForce(ticket)
-        retire(freshRules)
-    }
-
-    /// Hands the parsed lists of a `setLists` call to the releaser thread, which frees each
-    /// storage when the caller's copies have gone too: tens of MB at 1,000,000 names that were
-    /// otherwise freed on the engine or a task of the caller (`Retirement`, SPEC §9).
-    private nonisolated func retire(_ lists: [String: RuleList]) {
-        for rules in lists.values where rules.storageBytes >= PageRelease.step { Retirement.shared.retire(rules.storageOwner) }
-    }
-
-    /// The same for what no build took from its handoff (a build a later call made moot); a list
-    /// a build took was freed by that build, as it was read, off the engine.
-    private nonisolated func retire(_ handoffs: [String: ListHandoff]) {
-        for handoff in handoffs.values {
-            if let rules = handoff.take(), rules.storageBytes >= PageRelease.step { Retirement.shared.retire(rules.storageOwner) }
-        }
-    }
-
-    /// Returns once the lists of call `ticket` or of a later one are in force.
-    private func waitForListsInForce(_ ticket: Int) async {
-        guard listTicketInForce < ticket else { return }
-        await withCheckedContinuation { listWaiters.append((ticket, $0)) }
-    }
-
-    /// Call `ticket`'s lists are in force: every earlier call waiting for that goes on.
-    private func listsPutInForce(_ ticket: Int) {
-        listTicketInForce = max(listTicketInForce, ticket)
-        let ready = listWaiters.filter { $0.ticket <= listTicketInForce }
-        listWaiters.removeAll { $0.ticket <= listTicketInForce }
-        for waiter in ready { waiter.continuation.resume() }
-    }
-
-    /// Runs `probe` on the worker thread before each list build of `setLists`, with the inputs
-    /// it builds for (tests: hold a build to prove that the engine answers meanwhile).
-    func setListBuildProbe(_ probe: (@Sendable (MatcherInputs) -> Void)?) {
-        listBuildProbe = probe
-    }
-
-    func matcherInputs(now: Instant) -> MatcherInputs {
-        matcherInputs(now: now, lists: listsInForce)
-    }
-
-    /// The inputs of a matcher for `lists` and everything else as it is now.
-    func matcherInputs(now: Instant, lists fetched: FetchedLists) -> MatcherInputs {
-        var named = Set<EntryID>()
-        for p in profiles { named.formUnion(p.namedEntries(at: now)) }
-        // A configured source not fetched yet is still an entry (with no names), never a custom domain.
-        let listNames = Set(fetched.lists.keys).union(fetched.names)
-        let custom = named.filter { catalog.service(id: $0.rawValue) == nil && !listNames.contains($0.rawValue) }.sorted()
-        return MatcherInputs(listNames: listNames.sorted(), listGeneration: fetched.generation, customDomains: custom,
-                             extraAllowed: Array(Set(configuredAllowed)).sorted(), listHosts: Array(Set(fetched.hosts)).sorted())
-    }
-
     /// The default profile first, then the others by name (profile index = position).
     static func ordered(_ profiles: [ProfileRuntime]) -> [ProfileRuntime] {
         profiles.filter { $0.name == defaultProfile } + profiles.filter { $0.name != defaultProfile }.sorted { $0.name < $1.name }
@@ -706,18 +494,6 @@ public actor HelperEngine {
     public nonisolated func recordUrge(_ decision: EnforcementDecision, enforcement: Enforcement, client: ClientIP, now: Instant) {
         urges.record(set: decision.entrySet, client: client, profile: decision.profile, now: now, enforcement: enforcement)
     }
-}
-
-/// Fetched lists as `setLists` puts them in force: what the matcher inputs take from them.
-struct FetchedLists: Sendable {
-    /// By lowercased name.
-    var lists: [String: ListRules] = [:]
-    /// Every configured list, fetched or not.
-    var names: Set<String> = []
-    /// Hosts of the configured list URLs, always allowed (SPEC §1).
-    var hosts: [String] = []
-    /// Changes with every `setLists` (its ticket), so a matcher is rebuilt for new rules.
-    var generation = 0
 }
 
 /// A command's working copy.

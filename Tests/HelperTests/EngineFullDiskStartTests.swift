@@ -86,12 +86,12 @@ import Testing
         let held = StateChange([.addPlan(profile: "p", when: "w", then: "t", created: Fixture.noon),
                                 .addAlternative(profile: "p", text: "walk", created: Fixture.noon)])
         let own = StateChange([.addPlan(profile: "p", when: "w2", then: "t2", created: Fixture.noon)])
-        #expect(HelperEngine.joined(held, own).operations.count == 3)
-        #expect(HelperEngine.joined(nil, own).operations.count == 1)
+        #expect(CommitBooks.joined(held, own).operations.count == 3)
+        #expect(CommitBooks.joined(nil, own).operations.count == 1)
         var written = CommitReceipt()
         written.planIDs = [7, 8]
         written.alternativeIDs = [3]
-        let mine = HelperEngine.receipt(written, dropping: held)
+        let mine = CommitBooks.receipt(written, dropping: held)
         #expect(mine.planIDs == [8])
         #expect(mine.alternativeIDs.isEmpty)
     }

@@ -46,7 +46,7 @@ import Testing
 extension HelperEngine {
     /// Makes every commit fail, as a full disk does: each commit writes the clock anchor.
     func failStateWrites() throws {
-        try store.queue.writeWithoutTransaction { db in
+        try sqliteStore.queue.writeWithoutTransaction { db in
             try db.execute(sql: """
                 CREATE TEMP TRIGGER fail_anchor_insert BEFORE INSERT ON clock_anchor BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
                 CREATE TEMP TRIGGER fail_anchor_update BEFORE UPDATE ON clock_anchor BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
@@ -55,7 +55,7 @@ extension HelperEngine {
     }
 
     func restoreStateWrites() throws {
-        try store.queue.writeWithoutTransaction { db in
+        try sqliteStore.queue.writeWithoutTransaction { db in
             try db.execute(sql: "DROP TRIGGER fail_anchor_insert; DROP TRIGGER fail_anchor_update;")
         }
     }

@@ -65,7 +65,7 @@ struct HouseholdRetentionTests {
         time.pass(.hours(24 * 11))
         let engine = try await Fixture.start(dir, time)
         #expect(await engine.timeRequests(profile: nil).map(\.note) == ["recent"])
-        let store = await engine.store
+        let store = await engine.sqliteStore
         let stored = try store.load().timeRequests
         #expect(stored.map(\.note) == ["recent"])
         #expect(try store.exercises(profile: "default").map(\.outcome) == [.completed, .skipped])

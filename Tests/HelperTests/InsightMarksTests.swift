@@ -186,12 +186,12 @@ struct InsightMarksTests {
 extension HelperEngine {
     /// Makes writing an insight mark fail, as a full disk does, while every other write succeeds.
     func failInsightMarks() throws {
-        try store.queue.writeWithoutTransaction { db in
+        try sqliteStore.queue.writeWithoutTransaction { db in
             try db.execute(sql: "CREATE TEMP TRIGGER fail_marks BEFORE INSERT ON insight_marks BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;")
         }
     }
 
     func restoreInsightMarks() throws {
-        try store.queue.writeWithoutTransaction { db in try db.execute(sql: "DROP TRIGGER fail_marks;") }
+        try sqliteStore.queue.writeWithoutTransaction { db in try db.execute(sql: "DROP TRIGGER fail_marks;") }
     }
 }

@@ -196,7 +196,7 @@ struct OffActorListBuildTests {
                               copies: ["bench": ListCopy(path: dir + "/bench.list", budget: .default)])
         _ = try await engine.block(["bench"])
         #expect(await engine.decision("handed-in.example").blocked)
-        #expect(await engine.freshListRules.isEmpty)
+        #expect(await engine.listsLifecycle.freshRules.isEmpty)
         _ = try await engine.block(["news.example.com"]) // a rebuild: the list is read from its copy
         #expect(await engine.decision("on-disk.example").blocked)
         #expect(await engine.decision("handed-in.example").blocked == false)

@@ -79,17 +79,3 @@ enum DigestHook {
         }
     }
 }
-
-extension HelperEngine {
-    /// Hands each digest written now to the hook, off the engine's actor.
-    func deliverDigests(_ written: [(profile: String, report: StatsReport)]) {
-        let settings = digestHook
-        guard !settings.command.isEmpty else { return }
-        let logger = self.logger
-        let running = runningHooks
-        for w in written { Task.detached { await DigestHook.deliver(w.report, settings: settings, logger: logger, running: running) } }
-    }
-
-    /// `[digest]` from the configuration, at start and on reload.
-    public func setDigestHook(_ settings: DigestHookSettings) { digestHook = settings }
-}

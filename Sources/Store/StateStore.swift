@@ -1,0 +1,54 @@
+import ScrollOffCore
+
+/// What the rules engine asks of the place its state lives (SPEC §3, §12), in the product's
+/// own values: no SQL, no database handle. `Store` (SQLite, one file beside the helper) is the one
+/// backend today; a second one (a server that two resolvers of one household share) conforms to
+/// this and the engine does not change.
+///
+/// Every operation is synchronous and runs on the engine: the engine is the single writer, and a
+/// command answers only after its change is durable (`commit`), so a backend must not acknowledge
+/// a commit it could still lose.
+///
+/// The list is exactly what the engine and its `doctor` facts call, read off their calls; tools that
+/// open the database themselves (`scrolloff-dns reset`, `clock reset`, the crash probe) keep using
+/// `Store` directly.
+public protocol StateStore: Sendable {
+    /// Where the state lives, for the log and `doctor`: a file path, or a server's address.
+    var location: String { get }
+
+    /// Everything needed to rebuild the engine after a restart (`StoredState`).
+    func load() throws(StoreError) -> StoredState
+    /// Applies `change` and saves `anchor` atomically, and returns only once both are durable; a
+    /// failure leaves nothing of the change behind.
+    @discardableResult
+    func commit(_ change: StateChange, anchor: ClockAnchor) throws(StoreError) -> CommitReceipt
+    /// Rolls rows older than `days` local days into daily totals and deletes them, atomically.
+    @discardableResult
+    func applyRetention(now: Instant, days: Int) throws(StoreError) -> RetentionReport
+
+    /// One profile's days, oldest first, for the insights (SPEC §7).
+    func dailyTotals(profile: String) throws(StoreError) -> [DailyTotals]
+    /// Writes `event` only if `key` was never marked for its profile, mark and event atomically.
+    @discardableResult
+    func recordOnce(key: String, event: StoredEvent) throws(StoreError) -> Bool
+    /// Whether `key` is marked for `profile`.
+    func isMarked(key: String, profile: String) throws(StoreError) -> Bool
+    /// The newest event of `kind` for `profile`.
+    func latestEvent(kind: EventKind, profile: String) throws(StoreError) -> StoredEvent?
+    /// Events oldest first: since `since` (nil: all kept), of `profile` and the machine-wide ones
+    /// (nil: every profile's), of `kinds` (nil: every kind).
+    func events(since: Instant?, profile: String?, kinds: Set<EventKind>?) throws(StoreError) -> [StoredEvent]
+
+    /// The ledger and events as CSV (SPEC §12); nil `profiles` for every profile.
+    func exportCSV(profiles: Set<String>?) throws(StoreError) -> String
+    /// The same rows, as values.
+    func exportRows(profiles: Set<String>?) throws(StoreError) -> [ExportRow]
+    /// Per profile, whether the balance is the sum of its ledger (SPEC §4).
+    func verifyLedger() throws(StoreError) -> [LedgerBalance]
+    /// The backend's own consistency check for `doctor`; empty problems when sound.
+    func integrityCheck() throws(StoreError) -> IntegrityReport
+}
+
+extension Store: StateStore {
+    public var location: String { path }
+}
