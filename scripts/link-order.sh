@@ -6,7 +6,7 @@
 # is one callgrind dump, most instructions first within it (scripts/link-order.py). Placed
 # together, the code a running helper touches fills a few MiB of pages instead of being spread
 # over the whole 30 MB of code, and its resident memory is that much smaller (docs/benchmarks.md,
-# "What changed last", 2026-11-25 midday).
+# "The baseline, cut at the link").
 #
 # Run it after large changes to start-up or serving code, then commit the file. A stale order still
 # links and runs the same: names it no longer finds are skipped and new functions go where the
