@@ -44,7 +44,8 @@ public struct DNSServerConfiguration: Sendable {
 /// from ten addresses pipelining queries kept the shared loops busy answering them, and a
 /// listener there accepted four connections per turn, 16–30 a second, while their reconnects
 /// filled the kernel's accept queue: another client's new connection waited there past its
-/// 2 s deadline. Accepting now never waits behind answering.
+/// 2 s deadline. Accepting now never waits behind answering, and connections are admitted,
+/// refused or displaced there too (`TCPAdmission`).
 public final class DNSServer: Service {
     public let configuration: DNSServerConfiguration
     let chain: ResolverChain
@@ -199,6 +200,7 @@ public final class DNSServer: Service {
         let limitLog = limitLog
         let clientInFlight = clientInFlight
         let acceptGate = acceptGate
+        let admission = TCPAdmission(registry: counter, limitLog: limitLog)
         return try await ServerBootstrap(group: acceptLoop, childGroup: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
@@ -206,6 +208,8 @@ public final class DNSServer: Service {
                 channel.eventLoop.makeCompletedFuture {
                     // No accepting past the connections' descriptors (SPEC §9.6).
                     try channel.pipeline.syncOperations.addHandler(acceptGate.handler())
+                    // Slots are given, refused and taken back here, not on the busy child loops.
+                    try channel.pipeline.syncOperations.addHandler(admission.handler())
                     // Out of descriptors all the same: say so once, then wait a second between accepts.
                     try channel.pipeline.syncOperations.addHandler(AcceptFailureLogger(log: limitLog, listener: "dns tcp \(address)"))
                     try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false))
@@ -224,10 +228,12 @@ public final class DNSServer: Service {
             // Work per connection per turn of the event loop is what one read hands over. NIO's
             // default, four reads of up to 64 KiB, is 131,072 empty frames: one connection
             // sending them kept its loop, and the UDP listener it may serve, busy for seconds and
-            // other clients' UDP queries timed out. One read of at most 4 KiB a turn lets every
-            // channel of the loop have its turn; a 600-query pipeline still takes a few turns.
+            // other clients' UDP queries timed out. One read of at most 512 bytes a turn (at most
+            // 36 queries, ~16 typical ones) lets every channel of the loop have its turn: with
+            // 4 KiB, slow readers' 256 pipelining connections made a turn ~30,000 answers long
+            // and another client's p99 435 ms (issue 31). A 600-query pipeline takes ~40 turns.
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
-            .childChannelOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 2048, maximum: 4096))
+            .childChannelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TCPQueryHandler.readBytes))
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark,
                 value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.maximumUnsentBytes / 2, 1), high: max(limits.maximumUnsentBytes, 2)))
@@ -236,7 +242,7 @@ public final class DNSServer: Service {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
                         TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog,
-                                        clientInFlight: clientInFlight))
+                                        clientInFlight: clientInFlight, slot: admission.take(for: channel)))
                 }
             }
             .bind(host: address.host, port: address.port)
