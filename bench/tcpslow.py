@@ -69,6 +69,7 @@ def timer(port, count, source):
     deadline = float(os.environ.get("DEADLINE", "2"))
     kinds = {}
     times = []
+    by_name = {}  # DETAIL: latencies of each name apart (one is answered locally, one forwarded)
     s = None
     fresh = True  # no reply yet on this connection: a failure then is "-new", else "-old"
 
@@ -113,6 +114,7 @@ def timer(port, count, source):
                 fail("wrong-answer")
             else:
                 times.append(time.perf_counter() - start)
+                by_name.setdefault(q.question[0].name.to_text(), []).append(times[-1])
             fresh = False
         except TimeoutError as e:
             fail("timeout-connect" if e.args == ("connect",) else "timeout-reply")
@@ -134,8 +136,13 @@ def timer(port, count, source):
     times.sort()
     pick = lambda p: times[min(len(times) - 1, int(len(times) * p))] * 1000 if times else -1
     failures = " ".join("%s=%d" % kv for kv in sorted(kinds.items())) or "none"
-    print("ANSWERED %d FAILED %d P50 %.1f P99 %.1f MAX %.1f failures: %s" % (
-        len(times), sum(kinds.values()), pick(0.5), pick(0.99), times[-1] * 1000 if times else -1, failures), flush=True)
+    detail = ""
+    if os.environ.get("DETAIL"):
+        for name, values in sorted(by_name.items()):
+            values.sort()
+            detail += " %s p99 %.1f" % (name, values[min(len(values) - 1, int(len(values) * 0.99))] * 1000)
+    print("ANSWERED %d FAILED %d P50 %.1f P99 %.1f MAX %.1f failures: %s%s" % (
+        len(times), sum(kinds.values()), pick(0.5), pick(0.99), times[-1] * 1000 if times else -1, failures, detail), flush=True)
 
 
 if __name__ == "__main__":

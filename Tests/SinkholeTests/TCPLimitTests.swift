@@ -209,4 +209,29 @@ import Testing
         guard case .refused(.total(limit: 3)) = admit(slow, at: 80, tag: 6) else { Issue.record("expected a refusal for the total"); return }
         #expect(registry.current == 3 && registry.current(for: slow) == 1)
     }
+
+    @Test func a_slow_readers_reconnect_does_not_displace_a_stalled_connection_of_an_address_holding_as_many() throws {
+        let registry = TCPConnectionRegistry(limit: 4, perKeyLimit: 3)
+        let a = ClientAddress.v4(1), b = ClientAddress.v4(2), other = ClientAddress.v4(3)
+        let closed = Mutex<[Int]>([])
+        var entries: [Int: TCPConnectionEntry] = [:]
+        func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
+            let admission = registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
+            if case .admitted(let entry, _) = admission { entries[tag] = entry }
+            return admission
+        }
+        // Two slow-reader addresses, two connections each, every one stalled.
+        for (client, tag) in [(a, 1), (a, 2), (b, 3), (b, 4)] {
+            guard case .admitted = admit(client, at: UInt64(10 * tag), tag: tag) else { Issue.record("\(tag) refused"); return }
+            entries[tag]?.stalled(UInt64(100 + tag))
+        }
+        // `a` reconnects (it holds two, as many as `b`): refused, nothing closed. Displacing
+        // `b`'s stalled connection would only start another one to be answered until it stalls.
+        guard case .refused(.total(limit: 4)) = admit(a, at: 200, tag: 5) else { Issue.record("a displaced a stalled connection"); return }
+        #expect(closed.withLock { $0 }.isEmpty)
+        // Another client with no connection takes the longest-stalled one's slot.
+        guard case .admitted(_, let evicted) = admit(other, at: 210, tag: 6) else { Issue.record("the other client was refused"); return }
+        #expect(evicted === entries[1])
+        #expect(closed.withLock { $0 } == [1])
+    }
 }

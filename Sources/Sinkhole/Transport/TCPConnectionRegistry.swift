@@ -39,11 +39,19 @@ public final class TCPConnectionEntry: Sendable {
 /// per client address (RFC 7766 §6.2.3), with fairness when the total is reached.
 ///
 /// A client with many source addresses (`tcp_connections_per_client` each) could otherwise hold
-/// every slot. When all are taken, a newcomer takes the slot of the connection whose client has
-/// taken none of its replies for longest (a stalled one: it pipelines queries and never reads, as
-/// unbound and nginx drop the slowest connection first). With none stalled, it is not refused if
-/// some address holds at least two more connections than the newcomer would: that address's
-/// longest-idle connection is closed (RFC 7766 §6.2.3 lets a server close idle connections first).
+/// every slot. When all are taken, a newcomer is not refused if some address holds at least two
+/// more connections than the newcomer's would (or the newcomer's holds none and some connection is
+/// stalled): of those, the connection whose client has taken none of its replies for longest (a
+/// stalled one: it pipelines queries and never reads, as unbound and nginx drop the slowest
+/// connection first) is closed, else the largest holder's longest-idle one (RFC 7766 §6.2.3 lets a
+/// server close idle connections first).
+///
+/// Not any stalled connection for any newcomer: the slow readers' own reconnects then displaced
+/// their stalled connections, ~1,400 a second, each new one answered until it stalled in turn
+/// (a few thousand replies: the client's receive window and the kernel's send buffer), and the
+/// event loops never caught up (another client's p99 200–300 ms). An address with an equal share
+/// is refused, cheaply, on the accepting thread; a stalled connection then holds its slot until
+/// its idle timeout, when its slot is taken by whoever comes first.
 ///
 /// Slow readers from ten addresses (320 connections pipelining, never reading) kept every slot
 /// stalled until its idle timeout, and a newcomer from an address with an equal share was refused.
@@ -84,7 +92,7 @@ public final class TCPConnectionRegistry: Sendable {
             if held >= perKeyLimit { return .refused(.perKey(limit: perKeyLimit)) }
             var evicted: TCPConnectionEntry?
             if state.open >= limit {
-                guard let victim = Self.longestStalled(in: state) ?? Self.victim(in: state, newcomerHolds: held) else {
+                guard let victim = Self.longestStalled(in: state, newcomerHolds: held) ?? Self.victim(in: state, newcomerHolds: held) else {
                     return .refused(.total(limit: limit))
                 }
                 Self.remove(victim, from: &state)
@@ -107,10 +115,11 @@ public final class TCPConnectionRegistry: Sendable {
 
     public func current(for client: ClientAddress) -> Int { state.withLock { $0.byClient[client]?.count ?? 0 } }
 
-    /// The connection whose client has taken none of its replies for longest, if any.
-    private static func longestStalled(in state: State) -> TCPConnectionEntry? {
+    /// The connection whose client has taken none of its replies for longest, of an address that
+    /// holds at least two more than the newcomer would (any, if the newcomer's holds none).
+    private static func longestStalled(in state: State, newcomerHolds held: Int) -> TCPConnectionEntry? {
         var oldest: (entry: TCPConnectionEntry, since: UInt64)?
-        for entries in state.byClient.values {
+        for entries in state.byClient.values where held == 0 || entries.count > held + 1 {
             for entry in entries.values {
                 guard let since = entry.stalledSince, since < oldest?.since ?? .max else { continue }
                 oldest = (entry, since)

@@ -67,8 +67,8 @@ final class InFlightCounter: Sendable {
 ///   client is at that bound looks again every 20 ms, since the answer that frees a slot may come
 ///   on another connection and another event loop.
 ///
-/// And no connection holds its event loop: a read is at most 512 bytes (`DNSServer`), so a turn
-/// of the loop resolves at most ~36 of one connection's pipelined queries, and replies are flushed
+/// And no connection holds its event loop: a read is at most 128 bytes (`DNSServer`), so a turn
+/// of the loop resolves at most 9 of one connection's pipelined queries, and replies are flushed
 /// once per turn, not once each. Slow readers from ten addresses (256 connections pipelining,
 /// never reading) raised another client's p99 to 435 ms in a release build: a profile showed a
 /// `writev` for every reply (a quarter of the loops' time), the idle timer moved for every query
@@ -77,7 +77,7 @@ final class InFlightCounter: Sendable {
 /// only writes its reply; one task per connection flushes and resolves what waits.
 final class TCPQueryHandler: ChannelInboundHandler {
     /// Bytes of one read of a connection, one read per turn of its loop.
-    static let readBytes = 512
+    static let readBytes = 128
 
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -182,7 +182,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard queryContext != nil else { return }
-        // Resolved together at the end of the read (at most 512 bytes of frames), then flushed once.
+        // Resolved together at the end of the read (at most 128 bytes of frames), then flushed once.
         waiting.append(unwrapInboundIn(data))
     }
 
