@@ -92,34 +92,20 @@ public final class DomainMatcher: @unchecked Sendable {
 
     /// An empty matcher: every name is `noMatch`.
     public convenience init() {
-        self.init(records: [], nodeHashes: [], nodeOffsets: [], entrySets: [[]], ruleCount: 0, answerWidth: 2)
+        self.init(recordTable: TableMemory.allocate(UInt8.self, count: Self.spareRecordBytes), nodeCount: 0, entrySets: [[]],
+                  ruleCount: 0, answerWidth: 2)
     }
 
     /// - Parameters:
-    ///   - records: the record table, without the spare bytes (added here).
-    ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeOffsets`.
-    ///   - nodeOffsets: each node's record offset in bytes.
+    ///   - recordTable: the records, written in place by the caller (`MatcherBuilder` writes them
+    ///     straight into it, so a large table is not made twice), followed by `spareRecordBytes`
+    ///     zero bytes. The matcher owns and frees it.
+    ///   - nodeCount: how many records it holds.
     ///   - answerWidth: 2 or 4, the bytes per stored answer (`MatcherBuilder` chooses).
-    convenience init(
-        records: [UInt8], nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]], ruleCount: Int,
-        answerWidth: Int
-    ) {
-        // The spare bytes at the end stay as allocated: zero.
-        let recordTable = TableMemory.allocate(UInt8.self, count: records.count + Self.spareRecordBytes)
-        records.withUnsafeBufferPointer { source in
-            if let from = source.baseAddress { recordTable.base.update(from: from, count: source.count) }
-        }
-        self.init(recordTable: recordTable, nodeHashes: nodeHashes, nodeOffsets: nodeOffsets, entrySets: entrySets,
-                  ruleCount: ruleCount, answerWidth: answerWidth)
-    }
-
-    /// - Parameter recordTable: the records, written in place by the caller (`MatcherBuilder`
-    ///   writes them straight into it, so a large table is not made twice), followed by
-    ///   `spareRecordBytes` zero bytes. The matcher owns and frees it.
-    init(
-        recordTable: TableMemory.Buffer<UInt8>, nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]],
-        ruleCount: Int, answerWidth: Int
-    ) {
+    ///
+    /// The slots are filled here from the records themselves, each node's hash made from its label
+    /// and its parent's hash: the builder keeps no hash per node (8 bytes a name at its peak).
+    init(recordTable: TableMemory.Buffer<UInt8>, nodeCount: Int, entrySets: [[EntryIndex]], ruleCount: Int, answerWidth: Int) {
         precondition(answerWidth == 2 || answerWidth == 4, "answers are 2 or 4 bytes")
         precondition(recordTable.count >= Self.spareRecordBytes, "the record table ends with its spare bytes")
         let recordCount = recordTable.count - Self.spareRecordBytes
@@ -130,7 +116,7 @@ public final class DomainMatcher: @unchecked Sendable {
         storedAllowBit = answerWidth == 2 ? 1 << 15 : Self.allowBit
         self.entrySets = entrySets
         self.ruleCount = ruleCount
-        nodeCount = nodeOffsets.count
+        self.nodeCount = nodeCount
 
         // Load factor between 1/3 and 2/3: short probe runs, 4 to 12 bytes of table per node.
         var capacity = 16
@@ -140,12 +126,48 @@ public final class DomainMatcher: @unchecked Sendable {
         while (UInt64(1) << indexBits) <= UInt64(recordCount) + 1 { indexBits += 1 }
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
-        for (index, (hash, offset)) in zip(nodeHashes, nodeOffsets).enumerated() {
-            // A build's last loop: a million nodes' random writes yield on the way (SPEC §9.10).
-            if index & 1023 == 0 { CooperativeYield.point() }
-            var slot = Int(truncatingIfNeeded: hash) & slotMask
-            while slots[slot] != 0 { slot = (slot &+ 1) & slotMask }
-            slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (offset + 1)
+        Self.fillSlots(slots, mask: slotMask, indexMask: indexMask, records: recordBase, recordCount: recordCount,
+                       nodeCount: nodeCount, answerWidth: answerWidth)
+    }
+
+    /// Puts every record in the slots, in record order. A record's hash is its parent's extended by
+    /// its label (`SuffixHash`, as a lookup makes it); parents come before their children, and the
+    /// hashes of recent records are kept in a small table by offset, since most names share
+    /// their parents with the names made just before (`com`, `example.com`). A parent no longer
+    /// there is hashed again from its own parents.
+    private static func fillSlots(
+        _ slots: TableMemory.Buffer<UInt32>, mask: Int, indexMask: UInt32, records: UnsafeRawPointer, recordCount: Int,
+        nodeCount: Int, answerWidth: Int
+    ) {
+        let recentCount = 4096
+        withUnsafeTemporaryAllocation(of: (offset: UInt32, hash: UInt64).self, capacity: recentCount) { recent in
+            recent.initialize(repeating: (UInt32.max, 0))
+            func hash(of offset: UInt32) -> UInt64 {
+                if offset == rootParent { return SuffixHash.root }
+                let place = Int(offset) & (recentCount - 1)
+                if recent[place].offset == offset { return recent[place].hash }
+                let parent = records.loadUnaligned(fromByteOffset: Int(offset), as: UInt32.self)
+                // Depth is bounded by the labels of a name (127): each step is a label up.
+                let length = Int(records.load(fromByteOffset: Int(offset) + lengthFieldOffset, as: UInt8.self) & labelLengthMask)
+                let label = (records + Int(offset) + lengthFieldOffset + 1).assumingMemoryBound(to: UInt8.self)
+                let value = SuffixHash.extend(hash(of: parent), label: label, count: length)
+                recent[place] = (offset, value)
+                return value
+            }
+            var offset = 0
+            for index in 0..<nodeCount {
+                // A build's last loop: a million nodes' random writes yield on the way (SPEC §9.10).
+                if index & 1023 == 0 { CooperativeYield.point() }
+                precondition(offset < recordCount, "the record table holds its nodes")
+                let nodeHash = hash(of: UInt32(offset))
+                var slot = Int(truncatingIfNeeded: nodeHash) & mask
+                while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+                slots[slot] = (UInt32(truncatingIfNeeded: nodeHash >> 32) & ~indexMask) | (UInt32(offset) + 1)
+                let lengthAndForm = records.load(fromByteOffset: offset + lengthFieldOffset, as: UInt8.self)
+                let form = AnswerForm(rawValue: lengthAndForm >> 6)!
+                let answers = form == .none ? 0 : form == .both ? 2 : 1
+                offset += lengthFieldOffset + 1 + Int(lengthAndForm & labelLengthMask) + answers * answerWidth
+            }
         }
     }
 

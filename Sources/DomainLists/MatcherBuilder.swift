@@ -11,16 +11,18 @@ import Darwin
 /// then one pass over the nodes in creation order (parents always come before their children)
 /// folds each ancestor's rules into its descendants' answers.
 public struct MatcherBuilder {
-    /// Each node's parent node (`DomainMatcher.rootParent` for a top-level label).
-    private var parents: [UInt32] = []
-    /// Offset of each node's record in `records`.
-    private var nodeOffsets: [UInt32] = []
-    /// `SuffixHash` of each node's whole name, kept to rehash without rereading labels.
-    private var hashes: [UInt64] = []
-    /// One record per node: the parent's record offset (UInt32, `rootParent` at the top), the
-    /// node's index (UInt32), the label length, the lowercase label. What a probe verifies lies in
-    /// one place, so a probe that finds a node costs one cache miss, not one per array
-    /// (measured: three dependent misses per label were most of a 1,000,000-name build).
+    /// Nodes made so far; a node's index is its place in creation order.
+    private var nodeCount = 0
+    /// One record per node, in creation order: the parent's record offset (UInt32, `rootParent` at
+    /// the top), the node's index (UInt32), the label length, the lowercase label. What a probe
+    /// verifies lies in one place, so a probe that finds a node costs one cache miss, not one per
+    /// array (measured: three dependent misses per label were most of a 1,000,000-name build).
+    ///
+    /// Nothing else is kept per node beyond the answers below: a node's parent is in its record, its
+    /// record's offset follows from walking the records in order (each is `labelField` + length
+    /// bytes), and its `SuffixHash` from its labels (`recordHash`, for the rare rehash; the matcher
+    /// hashes its own records). Three arrays for those were 16 bytes a name at the build's peak,
+    /// 76 MiB at 5,000,000 names (docs/benchmarks.md "List memory").
     private var records: [UInt8] = []
     private var ownSelf: [UInt32] = []
     private var ownBelow: [UInt32] = []
@@ -225,7 +227,7 @@ public struct MatcherBuilder {
     /// until a node lands on them (`ProbeTable`), so what is resident follows the distinct names.
     private mutating func reserve(rules: Int, nameBytes: Int) {
         guard rules > 0 else { return }
-        let nodes = parents.count + rules
+        let nodes = nodeCount + rules
         var capacity = table.count
         while capacity * Self.maxLoad.numerator < nodes * Self.maxLoad.denominator { capacity <<= 1 }
         if capacity > table.count { rehash(capacity: capacity) }
@@ -241,9 +243,6 @@ public struct MatcherBuilder {
             swap(&bigger, &array)
             if sole { PageRelease.release(&bigger) }
         }
-        reserve(&parents, nodes)
-        reserve(&nodeOffsets, nodes)
-        reserve(&hashes, nodes)
         reserve(&ownSelf, nodes)
         reserve(&ownBelow, nodes)
         reserve(&ownAllow, nodes)
@@ -291,7 +290,7 @@ public struct MatcherBuilder {
         let sole = isKnownUniquelyReferenced(&soleCopy)
         table = ProbeTable(count: 1)
         batch = Batch()
-        let nodeCount = parents.count
+        let nodeCount = self.nodeCount
         // Effective sets are computed in the builder's interner, then renumbered so that the
         // published table holds only the sets some answer uses.
         var renumber = [UInt32](repeating: UInt32.max, count: interner.sets.count)
@@ -313,30 +312,47 @@ public struct MatcherBuilder {
         // pass adds no array: four new ones were 13 bytes a name, 65 MB at 5,000,000 names, at
         // the build's peak. Afterwards `selfSets`/`belowSets` hold interner ids (published ids
         // through `renumber`), `allowBits` bit 2 "the name itself is allowed", bit 3 "names below".
-        var selfSets: [UInt32] = [], belowSets: [UInt32] = [], allowBits: [UInt8] = []
+        // Each record's parent field is rewritten from the parent's record offset to its node
+        // index: the second pass hands the records back as it reads them, so it must find a
+        // parent's place without reading the parent's record.
+        var selfSets: [UInt32] = [], belowSets: [UInt32] = [], allowBits: [UInt8] = [], records: [UInt8] = []
         swap(&selfSets, &ownSelf)
         swap(&belowSets, &ownBelow)
         swap(&allowBits, &ownAllow)
-        for node in 0..<nodeCount {
-            // Each pass over the nodes yields on the way (`CooperativeYield`, SPEC §9.10).
-            if node & 1023 == 0 { CooperativeYield.point() }
-            // Parents are created before their children, so theirs are already final here.
-            let parent = parents[node]
-            let isTopLevel = parent == DomainMatcher.rootParent
-            let inheritedSet = isTopLevel ? 0 : belowSets[Int(parent)]
-            let inheritedAllow = isTopLevel ? false : allowBits[Int(parent)] & Self.allowsBelow != 0
-            let selfSet = interner.union(selfSets[node], inheritedSet)
-            let belowSet = interner.union(belowSets[node], inheritedSet)
-            let own = allowBits[node]
-            selfSets[node] = selfSet
-            belowSets[node] = belowSet
-            allowBits[node] = (inheritedAllow || own & 1 != 0 ? Self.allowsSelf : 0) | (inheritedAllow || own & 2 != 0 ? Self.allowsBelow : 0)
-            // Published in the order the answers are met, as they always were: the same ids.
-            publish(selfSet)
-            publish(belowSet)
+        swap(&records, &self.records)
+        // Read and written through buffer pointers: a closure over the arrays made every read a
+        // checked access to a boxed variable (the build's CPU time rose by half).
+        records.withUnsafeMutableBytes { records in
+         selfSets.withUnsafeMutableBufferPointer { selfSets in
+          belowSets.withUnsafeMutableBufferPointer { belowSets in
+           allowBits.withUnsafeMutableBufferPointer { allowBits in
+            var offset = 0
+            for node in 0..<nodeCount {
+                // Each pass over the nodes yields on the way (`CooperativeYield`, SPEC §9.10).
+                if node & 1023 == 0 { CooperativeYield.point() }
+                // Parents are created before their children, so theirs are already final here.
+                let parentOffset = records.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                let isTopLevel = parentOffset == DomainMatcher.rootParent
+                let parent = isTopLevel ? DomainMatcher.rootParent
+                    : records.loadUnaligned(fromByteOffset: Int(parentOffset) + Self.nodeField, as: UInt32.self)
+                records.storeBytes(of: parent, toByteOffset: offset, as: UInt32.self)
+                let inheritedSet = isTopLevel ? 0 : belowSets[Int(parent)]
+                let inheritedAllow = isTopLevel ? false : allowBits[Int(parent)] & Self.allowsBelow != 0
+                let selfSet = interner.union(selfSets[node], inheritedSet)
+                let belowSet = interner.union(belowSets[node], inheritedSet)
+                let own = allowBits[node]
+                selfSets[node] = selfSet
+                belowSets[node] = belowSet
+                allowBits[node] = (inheritedAllow || own & 1 != 0 ? Self.allowsSelf : 0) | (inheritedAllow || own & 2 != 0 ? Self.allowsBelow : 0)
+                // Published in the order the answers are met, as they always were: the same ids.
+                publish(selfSet)
+                publish(belowSet)
+                offset += Self.labelField + Int(records[offset + Self.lengthField])
+            }
+           }
+          }
+         }
         }
-        // Read through buffer pointers in the passes below: a closure over the arrays made every
-        // read a checked access to a boxed variable (the build's CPU time rose by half).
         /// A node's two answers (32-bit, allowed in bit 31).
         @inline(__always)
         func answers(_ node: Int, _ renumber: UnsafeBufferPointer<UInt32>, _ selfSets: UnsafeBufferPointer<UInt32>,
@@ -351,24 +367,31 @@ public struct MatcherBuilder {
         // 1,000,000-name build).
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
         var total = 0
-        renumber.withUnsafeBufferPointer { renumber in
-         selfSets.withUnsafeBufferPointer { selfSets in
-          belowSets.withUnsafeBufferPointer { belowSets in
-           allowBits.withUnsafeBufferPointer { allowBits in
-        for node in 0..<nodeCount {
-            if node & 4095 == 0 { CooperativeYield.point() }  // a few reads per node: points further apart
-            let (selfAnswer, belowAnswer) = answers(node, renumber, selfSets, belowSets, allowBits)
-            let form = Self.form(self: selfAnswer, below: belowAnswer)
-            total += DomainMatcher.lengthFieldOffset + 1 + Int(records[Int(nodeOffsets[node]) + Self.lengthField])
-                + Self.storedAnswerCount(form) * answerWidth
-        }
+        records.withUnsafeBufferPointer { records in
+         renumber.withUnsafeBufferPointer { renumber in
+          selfSets.withUnsafeBufferPointer { selfSets in
+           belowSets.withUnsafeBufferPointer { belowSets in
+            allowBits.withUnsafeBufferPointer { allowBits in
+            var offset = 0
+            for node in 0..<nodeCount {
+                if node & 4095 == 0 { CooperativeYield.point() }  // a few reads per node: points further apart
+                let (selfAnswer, belowAnswer) = answers(node, renumber, selfSets, belowSets, allowBits)
+                let form = Self.form(self: selfAnswer, below: belowAnswer)
+                let length = Int(records[offset + Self.lengthField])
+                total += DomainMatcher.lengthFieldOffset + 1 + length + Self.storedAnswerCount(form) * answerWidth
+                offset += Self.labelField + length
+            }
+            }
            }
           }
          }
         }
         // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
         precondition(total < Int(UInt32.max), "the record table is limited to 4 GiB")
-        var publishedOffsets = [UInt32](repeating: 0, count: nodeCount)
+        // Each node's offset in the matcher's records, read at random (a child's parent). Zero
+        // pages from the allocator, resident as the pass writes them rather than all at once.
+        var publishedOffsets = PagedBuffer<UInt32>(zeroed: nodeCount)
+        let offsets = publishedOffsets.base
         // Written straight into the matcher's own table (zero-filled, spare bytes included).
         let table = TableMemory.allocate(UInt8.self, count: total + DomainMatcher.spareRecordBytes)
         let out = UnsafeMutableRawPointer(table.base)
@@ -377,33 +400,31 @@ public struct MatcherBuilder {
         // holder, what it has read goes back to the kernel as it goes (`ReadPrefix`), so the
         // matcher's records grow while the builder's shrink instead of both being whole at once.
         records.withUnsafeBufferPointer { source in
-          parents.withUnsafeBufferPointer { parents in
-           nodeOffsets.withUnsafeBufferPointer { nodeOffsets in
             selfSets.withUnsafeBufferPointer { selfSetValues in
              belowSets.withUnsafeBufferPointer { belowSetValues in
               allowBits.withUnsafeBufferPointer { allowBitValues in
                renumber.withUnsafeBufferPointer { renumber in
-            var read = [ReadPrefix](repeating: ReadPrefix(), count: 6)
+            var read = [ReadPrefix](repeating: ReadPrefix(), count: 4)
             func handBack(upTo node: Int, recordBytes: Int) {
                 guard sole else { return }
                 read[0].discard(source, upTo: recordBytes)
-                read[1].discard(parents, upTo: node)
-                read[2].discard(nodeOffsets, upTo: node)
-                read[3].discard(selfSetValues, upTo: node)
-                read[4].discard(belowSetValues, upTo: node)
-                read[5].discard(allowBitValues, upTo: node)
+                read[1].discard(selfSetValues, upTo: node)
+                read[2].discard(belowSetValues, upTo: node)
+                read[3].discard(allowBitValues, upTo: node)
             }
             var position = 0
+            var offset = 0
             for node in 0..<nodeCount {
                 if node & 1023 == 0 {
                     CooperativeYield.point()
-                    if node & 32767 == 0, node > 0 { handBack(upTo: node, recordBytes: Int(nodeOffsets[node])) }
+                    if node & 32767 == 0, node > 0 { handBack(upTo: node, recordBytes: offset) }
                 }
-                let parent = parents[node]
-                publishedOffsets[node] = UInt32(position)
-                let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
+                // The parent's node index, written over its record offset by the first pass.
+                let parent = UnsafeRawPointer(source.baseAddress!).loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                offsets![node] = UInt32(position)
+                let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : offsets![Int(parent)]
                 out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
-                let labelAt = Int(nodeOffsets[node]) + Self.lengthField
+                let labelAt = offset + Self.lengthField
                 let length = source[labelAt]
                 precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
                 let (selfAnswer, belowAnswer) = answers(node, renumber, selfSetValues, belowSetValues, allowBitValues)
@@ -411,6 +432,7 @@ public struct MatcherBuilder {
                 out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
                 (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
                 position += 5 + Int(length)
+                offset += Self.labelField + Int(length)
                 switch form {
                 case .none: break
                 case .same, .selfOnly:
@@ -427,8 +449,6 @@ public struct MatcherBuilder {
               }
              }
             }
-           }
-          }
         }
         // Swapped out of this builder's arrays: shared with a copy of it unless the first pass
         // wrote to them (every node does), so released like the builder's own.
@@ -437,15 +457,11 @@ public struct MatcherBuilder {
         Self.release(&allowBits, sole: sole)
         PageRelease.release(&renumber)
         Self.release(&records, sole: sole)
-        Self.release(&parents, sole: sole)
-        Self.release(&nodeOffsets, sole: sole)
-        let matcher = DomainMatcher(
-            recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
-            ruleCount: ruleCount, answerWidth: answerWidth
-        )
-        Self.release(&hashes, sole: sole)
-        PageRelease.release(&publishedOffsets)
-        return matcher
+        // Gone before the matcher's slots are made, in steps (`PagedBuffer`).
+        publishedOffsets = PagedBuffer()
+        // The matcher hashes its records into its slots itself: the builder keeps no hash per node.
+        return DomainMatcher(
+            recordTable: table, nodeCount: nodeCount, entrySets: published, ruleCount: ruleCount, answerWidth: answerWidth)
     }
 
     /// Which answers a record stores (`DomainMatcher`'s layout). `selfAnswer` and `belowAnswer`
@@ -522,12 +538,10 @@ public struct MatcherBuilder {
             }
             slot = (slot &+ 1) & mask
         }
-        let node = UInt32(parents.count)
+        let node = UInt32(nodeCount)
         let offset = UInt32(records.count)
         precondition(records.count + Self.labelField + count < Int(UInt32.max), "the builder's records are limited to 4 GiB")
-        parents.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : readUInt32(at: Int(parent) + Self.nodeField))
-        nodeOffsets.append(offset)
-        hashes.append(hash)
+        nodeCount += 1
         // The record is put together on the stack and appended in one copy. Lowercased here too,
         // so that a caller's uppercase slip cannot store an unmatchable label.
         withUnsafeTemporaryAllocation(byteCount: Self.labelField + count, alignment: 1) { record in
@@ -541,7 +555,7 @@ public struct MatcherBuilder {
         ownBelow.append(0)
         ownAllow.append(0)
         table[slot] = tag | (UInt64(offset) + 1)
-        if parents.count * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator { rehash(capacity: self.table.count * 2) }
+        if nodeCount * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator { rehash(capacity: self.table.count * 2) }
         return offset
     }
 
@@ -562,18 +576,47 @@ public struct MatcherBuilder {
         }
     }
 
+    /// Moves every node into a table of `capacity` slots. Each node's hash is made again from its
+    /// labels (`recordHash`): rare, since `reserve` sizes the table for a list before its names
+    /// go in, so a rehash moves what earlier lists made (the catalog's few thousand nodes).
     private mutating func rehash(capacity: Int) {
         let bigger = ProbeTable(count: capacity)
         let slots = bigger.base, mask = capacity - 1
-        for (index, (hash, offset)) in zip(hashes, nodeOffsets).enumerated() {
-            // A rehash moves every node made so far: it yields on the way.
-            if index & 1023 == 0 { CooperativeYield.point() }
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0 { slot = (slot &+ 1) & mask }
-            slots[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
+        var offset = 0
+        records.withUnsafeBytes { records in
+            for index in 0..<nodeCount {
+                // A rehash moves every node made so far: it yields on the way.
+                if index & 1023 == 0 { CooperativeYield.point() }
+                let hash = Self.recordHash(at: offset, in: records)
+                var slot = Int(truncatingIfNeeded: hash) & mask
+                while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+                slots[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
+                offset += Self.labelField + Int(records[offset + Self.lengthField])
+            }
         }
         // The smaller table is freed in steps when this builder held it alone (`ProbeTable.deinit`).
         table = bigger
+    }
+
+    /// The `SuffixHash` of the name of the record at `offset`: its labels from the top-level one
+    /// down, found through the records' parent offsets.
+    private static func recordHash(at offset: Int, in records: UnsafeRawBufferPointer) -> UInt64 {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: DomainMatcher.maxLabels) { chain in
+            var depth = 0
+            var at = UInt32(offset)
+            while at != DomainMatcher.rootParent, depth < chain.count {
+                chain[depth] = Int(at)
+                depth += 1
+                at = records.loadUnaligned(fromByteOffset: Int(at), as: UInt32.self)
+            }
+            var hash = SuffixHash.root
+            let base = records.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            for level in stride(from: depth - 1, through: 0, by: -1) {
+                let record = chain[level]
+                hash = SuffixHash.extend(hash, label: base + record + labelField, count: Int(records[record + lengthField]))
+            }
+            return hash
+        }
     }
 
     /// The most the probe table is filled before it doubles: 3/4. Linear probing stays short at
@@ -590,6 +633,11 @@ public struct MatcherBuilder {
     /// Bytes of the probe table that are resident (`mincore`): what a build's table costs in memory,
     /// for tests. Its size follows the rules reserved for, its resident pages the names stored.
     var tableResidentBytes: Int { table.residentBytes }
+    /// Bytes of the records and the per-node arrays as written, for tests: what the builder holds
+    /// for its nodes besides the probe table (spare capacity is never written, so never resident).
+    var nodeBytes: Int { records.count + ownSelf.count * 4 + ownBelow.count * 4 + ownAllow.count }
+    /// Bytes of the records as written, for tests.
+    var recordBytes: Int { records.count }
     /// Bytes the probe table spans (resident or not), for tests.
     var tableBytes: Int { table.count * MemoryLayout<UInt64>.stride }
 }

@@ -44,6 +44,27 @@ import Testing
         #expect(builder.tableResidentBytes >= builder.tableBytes / 2)
     }
 
+    /// SPEC §9 (memory per name), the bound: what a build holds at its peak is at most
+    /// twice what the matcher it makes holds. The builder's peak is when the last name is in:
+    /// its records, its per-node answers and its probe table. Before, it also kept each node's
+    /// parent, record offset and hash (16 bytes a name), all of which its records already give:
+    /// 62 bytes a name here against the matcher's 24, more than twice.
+    @Test func a_builder_with_every_name_in_holds_at_most_twice_what_its_matcher_holds() {
+        var rules = RuleList()
+        for index in 0..<200_000 { rules.append(ListRule(name: DomainName(normalizedText: "n\(index).example.com"))) }
+        var builder = MatcherBuilder()
+        builder.add(rules, entry: EntryIndex(1))
+        let held = builder.nodeBytes + builder.tableResidentBytes
+        let besidesRecords = builder.nodeBytes - builder.recordBytes
+        let matcher = (consume builder).build()
+        #expect(matcher.nodeCount == 200_002)
+        let perName = { (bytes: Int) in Double(bytes) / Double(matcher.nodeCount) }
+        #expect(held <= 2 * matcher.tableBytes,
+                "the builder held \(perName(held)) bytes a name, the matcher holds \(perName(matcher.tableBytes))")
+        // Besides its records and its probe table, 9 bytes a name: two entry-set ids and the allowed bits.
+        #expect(besidesRecords <= 9 * matcher.nodeCount, "\(perName(besidesRecords)) bytes a name besides the records")
+    }
+
     /// `build` hands back the records and per-node arrays it has read while it writes the
     /// matcher's records (when it is the builder's only copy): every name must still be there.
     @Test func a_builder_that_hands_back_what_it_has_read_still_builds_every_name_and_answer() {
