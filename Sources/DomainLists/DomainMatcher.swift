@@ -92,20 +92,21 @@ public final class DomainMatcher: @unchecked Sendable {
 
     /// An empty matcher: every name is `noMatch`.
     public convenience init() {
-        self.init(recordTable: TableMemory.allocate(UInt8.self, count: Self.spareRecordBytes), nodeCount: 0, entrySets: [[]],
-                  ruleCount: 0, answerWidth: 2)
+        self.init(recordTable: TableMemory.allocate(UInt8.self, count: Self.spareRecordBytes), nodeHashes: UnsafeBufferPointer(start: nil, count: 0),
+                  entrySets: [[]], ruleCount: 0, answerWidth: 2)
     }
 
     /// - Parameters:
     ///   - recordTable: the records, written in place by the caller (`MatcherBuilder` writes them
     ///     straight into it, so a large table is not made twice), followed by `spareRecordBytes`
     ///     zero bytes. The matcher owns and frees it.
-    ///   - nodeCount: how many records it holds.
+    ///   - nodeHashes: each record's `SuffixHash`, in record order (one per node).
     ///   - answerWidth: 2 or 4, the bytes per stored answer (`MatcherBuilder` chooses).
     ///
-    /// The slots are filled here from the records themselves, each node's hash made from its label
-    /// and its parent's hash: the builder keeps no hash per node (8 bytes a name at its peak).
-    init(recordTable: TableMemory.Buffer<UInt8>, nodeCount: Int, entrySets: [[EntryIndex]], ruleCount: Int, answerWidth: Int) {
+    /// Each record's offset is found by walking the records, so the builder passes no offsets.
+    init(recordTable: TableMemory.Buffer<UInt8>, nodeHashes: UnsafeBufferPointer<UInt64>, entrySets: [[EntryIndex]], ruleCount: Int,
+         answerWidth: Int) {
+        let nodeCount = nodeHashes.count
         precondition(answerWidth == 2 || answerWidth == 4, "answers are 2 or 4 bytes")
         precondition(recordTable.count >= Self.spareRecordBytes, "the record table ends with its spare bytes")
         let recordCount = recordTable.count - Self.spareRecordBytes
@@ -127,47 +128,26 @@ public final class DomainMatcher: @unchecked Sendable {
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
         Self.fillSlots(slots, mask: slotMask, indexMask: indexMask, records: recordBase, recordCount: recordCount,
-                       nodeCount: nodeCount, answerWidth: answerWidth)
+                       nodeHashes: nodeHashes, answerWidth: answerWidth)
     }
 
-    /// Puts every record in the slots, in record order. A record's hash is its parent's extended by
-    /// its label (`SuffixHash`, as a lookup makes it); parents come before their children, and the
-    /// hashes of recent records are kept in a small table by offset, since most names share
-    /// their parents with the names made just before (`com`, `example.com`). A parent no longer
-    /// there is hashed again from its own parents.
+    /// Puts every record in the slots, in record order, each at its hash.
     private static func fillSlots(
         _ slots: TableMemory.Buffer<UInt32>, mask: Int, indexMask: UInt32, records: UnsafeRawPointer, recordCount: Int,
-        nodeCount: Int, answerWidth: Int
+        nodeHashes: UnsafeBufferPointer<UInt64>, answerWidth: Int
     ) {
-        let recentCount = 4096
-        withUnsafeTemporaryAllocation(of: (offset: UInt32, hash: UInt64).self, capacity: recentCount) { recent in
-            recent.initialize(repeating: (UInt32.max, 0))
-            func hash(of offset: UInt32) -> UInt64 {
-                if offset == rootParent { return SuffixHash.root }
-                let place = Int(offset) & (recentCount - 1)
-                if recent[place].offset == offset { return recent[place].hash }
-                let parent = records.loadUnaligned(fromByteOffset: Int(offset), as: UInt32.self)
-                // Depth is bounded by the labels of a name (127): each step is a label up.
-                let length = Int(records.load(fromByteOffset: Int(offset) + lengthFieldOffset, as: UInt8.self) & labelLengthMask)
-                let label = (records + Int(offset) + lengthFieldOffset + 1).assumingMemoryBound(to: UInt8.self)
-                let value = SuffixHash.extend(hash(of: parent), label: label, count: length)
-                recent[place] = (offset, value)
-                return value
-            }
-            var offset = 0
-            for index in 0..<nodeCount {
-                // A build's last loop: a million nodes' random writes yield on the way (SPEC §9.10).
-                if index & 1023 == 0 { CooperativeYield.point() }
-                precondition(offset < recordCount, "the record table holds its nodes")
-                let nodeHash = hash(of: UInt32(offset))
-                var slot = Int(truncatingIfNeeded: nodeHash) & mask
-                while slots[slot] != 0 { slot = (slot &+ 1) & mask }
-                slots[slot] = (UInt32(truncatingIfNeeded: nodeHash >> 32) & ~indexMask) | (UInt32(offset) + 1)
-                let lengthAndForm = records.load(fromByteOffset: offset + lengthFieldOffset, as: UInt8.self)
-                let form = AnswerForm(rawValue: lengthAndForm >> 6)!
-                let answers = form == .none ? 0 : form == .both ? 2 : 1
-                offset += lengthFieldOffset + 1 + Int(lengthAndForm & labelLengthMask) + answers * answerWidth
-            }
+        var offset = 0
+        for (index, nodeHash) in nodeHashes.enumerated() {
+            // A build's last loop: a million nodes' random writes yield on the way (SPEC §9.10).
+            if index & 1023 == 0 { CooperativeYield.point() }
+            precondition(offset < recordCount, "the record table holds its nodes")
+            var slot = Int(truncatingIfNeeded: nodeHash) & mask
+            while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+            slots[slot] = (UInt32(truncatingIfNeeded: nodeHash >> 32) & ~indexMask) | (UInt32(offset) + 1)
+            let lengthAndForm = records.load(fromByteOffset: offset + lengthFieldOffset, as: UInt8.self)
+            let form = AnswerForm(rawValue: lengthAndForm >> 6)!
+            let answers = form == .none ? 0 : form == .both ? 2 : 1
+            offset += lengthFieldOffset + 1 + Int(lengthAndForm & labelLengthMask) + answers * answerWidth
         }
     }
 

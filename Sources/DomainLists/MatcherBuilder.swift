@@ -20,17 +20,21 @@ public struct MatcherBuilder {
     ///
     /// Nothing else is kept per node beyond the answers below: a node's parent is in its record, its
     /// record's offset follows from walking the records in order (each is `labelField` + length
-    /// bytes), and its `SuffixHash` from its labels (`recordHash`, for the rare rehash; the matcher
-    /// hashes its own records). Three arrays for those were 16 bytes a name at the build's peak,
-    /// 76 MiB at 5,000,000 names (docs/benchmarks.md "List memory").
+    /// bytes), and its `SuffixHash` from its labels (`recordHash`, for the rare rehash; `build`
+    /// makes every node's from its parent's as it writes the matcher's records). Three arrays for
+    /// those were 16 bytes a name at the build's peak, 76 MiB at 5,000,000 names
+    /// (docs/benchmarks.md "List memory: the builder's per-node arrays").
     private var records: [UInt8] = []
     private var ownSelf: [UInt32] = []
     private var ownBelow: [UInt32] = []
     /// Bit 0: allow the name itself; bit 1: allow the names under it.
     private var ownAllow: [UInt8] = []
-    /// Slot = edge-hash high 32 bits << 32 | record offset + 1; 0 is empty. Shared by copies of
-    /// the builder until one of them adds a name (`ownTable`).
-    private var table = ProbeTable(count: 1024)
+    /// Slot = record offset + 1 in the bits of the table's `indexMask`, a tag from the edge hash's
+    /// high 32 bits above them; 0 is empty. 32 bits, not 64: the table is the builder's largest
+    /// array (64 MiB of the 305 MiB peak at 5,000,000 names), and the offsets of a list's records
+    /// take 27 bits there, which leaves a tag that rejects 31 of 32 wrong slots. Shared by copies
+    /// of the builder until one of them adds a name (`ownTable`).
+    private var table = ProbeTable(count: 1024, indexMask: ProbeTable.indexMask(forRecordBytes: 1 << 16))
     private var interner = EntrySetInterner()
     private var ruleCount = 0
     /// Read from the loads that warm a batch's slots and records, so they are not optimized away.
@@ -86,6 +90,9 @@ public struct MatcherBuilder {
 
     /// Tests: runs after each batch of `add(taking:entry:)`'s names, with how many names are in.
     var afterBatch: ((Int) -> Void)?
+    /// Tests: runs as `build` begins, with whether this builder holds its arrays alone (no copy of
+    /// it shares them): only then does `build` hand them back as it reads them.
+    var startsBuild: ((Bool) -> Void)?
 
     /// Adds every rule of a list as an allow rule, whatever its action (an always-allow list).
     public mutating func allowAll(_ rules: RuleList) {
@@ -206,13 +213,13 @@ public struct MatcherBuilder {
     /// Loads the slots, then the records, that inserting the batch will probe first.
     private mutating func warmBatch() {
         var sink: UInt64 = 0
-        let table = self.table.base, mask = self.table.count - 1
-        for hash in batch.hashes[..<batch.count] { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
+        let table = self.table.base, mask = self.table.count - 1, indexMask = self.table.indexMask
+        for hash in batch.hashes[..<batch.count] { sink |= UInt64(table[Int(truncatingIfNeeded: hash) & mask]) }
         records.withUnsafeBufferPointer { records in
             for hash in batch.hashes[..<batch.count] {
                 let value = table[Int(truncatingIfNeeded: hash) & mask]
-                guard value & 0xFFFF_FFFF_0000_0000 == hash & 0xFFFF_FFFF_0000_0000 else { continue }
-                let offset = Int(value & 0xFFFF_FFFF) - 1
+                guard value & ~indexMask == UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask else { continue }
+                let offset = Int(value & indexMask) - 1
                 if offset >= 0, offset < records.count { sink |= UInt64(records[offset]) }
             }
         }
@@ -230,7 +237,10 @@ public struct MatcherBuilder {
         let nodes = nodeCount + rules
         var capacity = table.count
         while capacity * Self.maxLoad.numerator < nodes * Self.maxLoad.denominator { capacity <<= 1 }
-        if capacity > table.count { rehash(capacity: capacity) }
+        // The records of `rules` more names take at most their bytes and a record head each.
+        let recordBytes = records.count + nameBytes + rules * Self.labelField
+        let indexMask = max(table.indexMask, ProbeTable.indexMask(forRecordBytes: recordBytes))
+        if capacity > table.count || indexMask != table.indexMask { rehash(capacity: capacity, indexMask: indexMask) }
         let sole = isKnownUniquelyReferenced(&soleCopy)
         // At least doubling, so that many lists added one after the other (each reserving its
         // own size) still copy each array only a logarithmic number of times. The old storage
@@ -246,7 +256,6 @@ public struct MatcherBuilder {
         reserve(&ownSelf, nodes)
         reserve(&ownBelow, nodes)
         reserve(&ownAllow, nodes)
-        let recordBytes = records.count + nameBytes + rules * Self.labelField
         reserve(&records, recordBytes)
     }
 
@@ -278,7 +287,12 @@ public struct MatcherBuilder {
     }
 
     /// Folds ancestors into every node's answers and lays out the immutable tables.
-    public consuming func build() -> DomainMatcher { build(wideAnswers: false) }
+    ///
+    /// `self` is handed on with `consume`: called plainly, the consuming `build(wideAnswers:)` got
+    /// a copy while this frame kept the original to the end, so no array was held alone; the
+    /// first pass copied the per-node arrays (45 MiB more at 5,000,000 names, `strace`: three
+    /// `mmap`s as the pass began) and nothing was handed back as it was read.
+    public consuming func build() -> DomainMatcher { (consume self).build(wideAnswers: false) }
 
     /// `wideAnswers` stores 4-byte answers even when 2 would do, so that tests can run the wide
     /// layout on small rule sets; `build()` never asks for it.
@@ -288,7 +302,8 @@ public struct MatcherBuilder {
         // in steps (`PageRelease`): a 1,000,000-name build's scratch is tens of MB, and freeing it
         // in one call held a woken event loop off the core for milliseconds (SPEC §9.10).
         let sole = isKnownUniquelyReferenced(&soleCopy)
-        table = ProbeTable(count: 1)
+        startsBuild?(sole)
+        table = ProbeTable(count: 1, indexMask: table.indexMask)
         batch = Batch()
         let nodeCount = self.nodeCount
         // Effective sets are computed in the builder's interner, then renumbered so that the
@@ -392,6 +407,12 @@ public struct MatcherBuilder {
         // pages from the allocator, resident as the pass writes them rather than all at once.
         var publishedOffsets = PagedBuffer<UInt32>(zeroed: nodeCount)
         let offsets = publishedOffsets.base
+        // Each node's `SuffixHash`, its parent's extended by its label, for the matcher's slots:
+        // made here, where the parent's is one read away, rather than kept through the whole
+        // build (8 B a name at the builder's peak) or made again by the matcher from its records
+        // (a walk up the parents for most nodes: a third more CPU for a 1,000,000-name build).
+        var nodeHashes = PagedBuffer<UInt64>(zeroed: nodeCount)
+        let hashes = nodeHashes.base
         // Written straight into the matcher's own table (zero-filled, spare bytes included).
         let table = TableMemory.allocate(UInt8.self, count: total + DomainMatcher.spareRecordBytes)
         let out = UnsafeMutableRawPointer(table.base)
@@ -422,7 +443,8 @@ public struct MatcherBuilder {
                 // The parent's node index, written over its record offset by the first pass.
                 let parent = UnsafeRawPointer(source.baseAddress!).loadUnaligned(fromByteOffset: offset, as: UInt32.self)
                 offsets![node] = UInt32(position)
-                let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : offsets![Int(parent)]
+                let isTopLevel = parent == DomainMatcher.rootParent
+                let parentOffset = isTopLevel ? DomainMatcher.rootParent : offsets![Int(parent)]
                 out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
                 let labelAt = offset + Self.lengthField
                 let length = source[labelAt]
@@ -431,6 +453,8 @@ public struct MatcherBuilder {
                 let form = Self.form(self: selfAnswer, below: belowAnswer)
                 out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
                 (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
+                hashes![node] = SuffixHash.extend(isTopLevel ? SuffixHash.root : hashes![Int(parent)],
+                                                  label: source.baseAddress! + labelAt + 1, count: Int(length))
                 position += 5 + Int(length)
                 offset += Self.labelField + Int(length)
                 switch form {
@@ -457,11 +481,13 @@ public struct MatcherBuilder {
         Self.release(&allowBits, sole: sole)
         PageRelease.release(&renumber)
         Self.release(&records, sole: sole)
-        // Gone before the matcher's slots are made, in steps (`PagedBuffer`).
+        // Gone before the matcher's slots are made, in steps (`PagedBuffer`): the matcher finds
+        // each record's offset by walking its records.
         publishedOffsets = PagedBuffer()
-        // The matcher hashes its records into its slots itself: the builder keeps no hash per node.
-        return DomainMatcher(
-            recordTable: table, nodeCount: nodeCount, entrySets: published, ruleCount: ruleCount, answerWidth: answerWidth)
+        let matcher = DomainMatcher(
+            recordTable: table, nodeHashes: nodeHashes.values, entrySets: published, ruleCount: ruleCount, answerWidth: answerWidth)
+        nodeHashes = PagedBuffer()
+        return matcher
     }
 
     /// Which answers a record stores (`DomainMatcher`'s layout). `selfAnswer` and `belowAnswer`
@@ -526,14 +552,20 @@ public struct MatcherBuilder {
 
     /// The record offset of `parent`'s child labelled `label`, created if missing.
     private mutating func child(of parent: UInt32, hash: UInt64, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
-        let tag = hash & 0xFFFF_FFFF_0000_0000
+        // A record added here must fit the table's offset bits: names added one at a time (no
+        // `reserve`) widen them now and then, with a rehash.
+        if records.count + 1 >= Int(self.table.indexMask) {
+            rehash(capacity: self.table.count, indexMask: ProbeTable.indexMask(forRecordBytes: 2 * (records.count + Self.labelField + count)))
+        }
+        let indexMask = self.table.indexMask
+        let tag = UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask
         let table = self.table.base, mask = self.table.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while true {
             let value = table[slot]
             if value == 0 { break }
-            if value & 0xFFFF_FFFF_0000_0000 == tag {
-                let offset = UInt32(truncatingIfNeeded: value) &- 1
+            if value & ~indexMask == tag {
+                let offset = (value & indexMask) &- 1
                 if recordMatches(offset, parent: parent, label: label, count: count) { return offset }
             }
             slot = (slot &+ 1) & mask
@@ -554,8 +586,10 @@ public struct MatcherBuilder {
         ownSelf.append(0)
         ownBelow.append(0)
         ownAllow.append(0)
-        table[slot] = tag | (UInt64(offset) + 1)
-        if nodeCount * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator { rehash(capacity: self.table.count * 2) }
+        table[slot] = tag | (offset + 1)
+        if nodeCount * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator {
+            rehash(capacity: self.table.count * 2, indexMask: indexMask)
+        }
         return offset
     }
 
@@ -579,8 +613,8 @@ public struct MatcherBuilder {
     /// Moves every node into a table of `capacity` slots. Each node's hash is made again from its
     /// labels (`recordHash`): rare, since `reserve` sizes the table for a list before its names
     /// go in, so a rehash moves what earlier lists made (the catalog's few thousand nodes).
-    private mutating func rehash(capacity: Int) {
-        let bigger = ProbeTable(count: capacity)
+    private mutating func rehash(capacity: Int, indexMask: UInt32) {
+        let bigger = ProbeTable(count: capacity, indexMask: indexMask)
         let slots = bigger.base, mask = capacity - 1
         var offset = 0
         records.withUnsafeBytes { records in
@@ -590,7 +624,7 @@ public struct MatcherBuilder {
                 let hash = Self.recordHash(at: offset, in: records)
                 var slot = Int(truncatingIfNeeded: hash) & mask
                 while slots[slot] != 0 { slot = (slot &+ 1) & mask }
-                slots[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
+                slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (UInt32(offset) + 1)
                 offset += Self.labelField + Int(records[offset + Self.lengthField])
             }
         }
@@ -639,7 +673,7 @@ public struct MatcherBuilder {
     /// Bytes of the records as written, for tests.
     var recordBytes: Int { records.count }
     /// Bytes the probe table spans (resident or not), for tests.
-    var tableBytes: Int { table.count * MemoryLayout<UInt64>.stride }
+    var tableBytes: Int { table.count * MemoryLayout<UInt32>.stride }
 }
 
 /// How much of an array `build` has read once and for all, and handed back: whole pages only, in
@@ -665,21 +699,32 @@ private struct ReadPrefix {
 /// no node lands on never becomes resident: a table sized for a list's rule count costs memory for
 /// the list's distinct names only. Freed in steps (`PageRelease`) when its last holder goes.
 final class ProbeTable {
-    let base: UnsafeMutablePointer<UInt64>
+    let base: UnsafeMutablePointer<UInt32>
     let count: Int
+    /// The bits of a slot that hold a record offset + 1; the bits above hold the tag.
+    let indexMask: UInt32
     private let mappedBytes: Int
 
+    /// The mask whose bits hold any offset + 1 of records up to `bytes` long, or every bit (no
+    /// tag) past 2 GiB.
+    static func indexMask(forRecordBytes bytes: Int) -> UInt32 {
+        var bits = 1
+        while bits < 32, 1 << bits <= bytes + 1 { bits += 1 }
+        return bits >= 32 ? UInt32.max : UInt32(1 << bits) - 1
+    }
+
     /// `count` zero slots (a power of two).
-    init(count: Int) {
+    init(count: Int, indexMask: UInt32) {
         self.count = count
-        let bytes = max(count, 1) * MemoryLayout<UInt64>.stride
+        self.indexMask = indexMask
+        let bytes = max(count, 1) * MemoryLayout<UInt32>.stride
         mappedBytes = (bytes + PageRelease.pageSize - 1) / PageRelease.pageSize * PageRelease.pageSize
         let mapped = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         precondition(mapped != nil && mapped != MAP_FAILED, "out of memory for a probe table of \(count) slots")
         // Small pages only, also where the kernel would otherwise back every mapping with huge
         // ones: a node written into a 2 MiB page would make all of it resident.
         _ = madvise(mapped, mappedBytes, MADV_NOHUGEPAGE)
-        base = mapped!.bindMemory(to: UInt64.self, capacity: max(count, 1))
+        base = mapped!.bindMemory(to: UInt32.self, capacity: max(count, 1))
     }
 
     deinit {
@@ -689,7 +734,7 @@ final class ProbeTable {
 
     /// A table of its own with the same slots.
     func copy() -> ProbeTable {
-        let other = ProbeTable(count: count)
+        let other = ProbeTable(count: count, indexMask: indexMask)
         other.base.update(from: base, count: count)
         return other
     }
