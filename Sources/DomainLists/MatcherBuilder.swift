@@ -13,14 +13,14 @@ import Darwin
 public struct MatcherBuilder {
     /// Nodes made so far; a node's index is its place in creation order.
     private var nodeCount = 0
-    /// One record per node, in creation order: the parent's record offset (UInt32, `rootParent` at
+    /// One record per node, in creation order: the parent's node index (UInt32, `rootParent` at
     /// the top), the node's index (UInt32), the label length, the lowercase label. What a probe
     /// verifies lies in one place, so a probe that finds a node costs one cache miss, not one per
     /// array (measured: three dependent misses per label were most of a 1,000,000-name build).
     ///
     /// Nothing else is kept per node beyond the answers below: a node's parent is in its record, its
     /// record's offset follows from walking the records in order (each is `labelField` + length
-    /// bytes), and its `SuffixHash` from its labels (`recordHash`, for the rare rehash; `build`
+    /// bytes), and its `SuffixHash` from its labels (for the rare rehash; `build`
     /// makes every node's from its parent's as it writes the matcher's records). Three arrays for
     /// those were 16 bytes a name at the build's peak, 76 MiB at 5,000,000 names
     /// (docs/benchmarks.md "List memory: the builder's per-node arrays").
@@ -327,9 +327,10 @@ public struct MatcherBuilder {
         // pass adds no array: four new ones were 13 bytes a name, 65 MB at 5,000,000 names, at
         // the build's peak. Afterwards `selfSets`/`belowSets` hold interner ids (published ids
         // through `renumber`), `allowBits` bit 2 "the name itself is allowed", bit 3 "names below".
-        // Each record's parent field is rewritten from the parent's record offset to its node
-        // index: the second pass hands the records back as it reads them, so it must find a
-        // parent's place without reading the parent's record.
+        // A record holds its parent's node index, not its record offset: this pass reads the
+        // parent's answers without a read of the parent's record at random (measured: that read
+        // was most of a 1,000,000-name build's first pass), and the second pass, which hands the
+        // records back as it reads them, never reads a parent's record.
         var selfSets: [UInt32] = [], belowSets: [UInt32] = [], allowBits: [UInt8] = [], records: [UInt8] = []
         swap(&selfSets, &ownSelf)
         swap(&belowSets, &ownBelow)
@@ -346,11 +347,8 @@ public struct MatcherBuilder {
                 // Each pass over the nodes yields on the way (`CooperativeYield`, SPEC §9.10).
                 if node & 1023 == 0 { CooperativeYield.point() }
                 // Parents are created before their children, so theirs are already final here.
-                let parentOffset = records.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
-                let isTopLevel = parentOffset == DomainMatcher.rootParent
-                let parent = isTopLevel ? DomainMatcher.rootParent
-                    : records.loadUnaligned(fromByteOffset: Int(parentOffset) + Self.nodeField, as: UInt32.self)
-                records.storeBytes(of: parent, toByteOffset: offset, as: UInt32.self)
+                let parent = records.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                let isTopLevel = parent == DomainMatcher.rootParent
                 let inheritedSet = isTopLevel ? 0 : belowSets[Int(parent)]
                 let inheritedAllow = isTopLevel ? false : allowBits[Int(parent)] & Self.allowsBelow != 0
                 let selfSet = interner.union(selfSets[node], inheritedSet)
@@ -440,7 +438,7 @@ public struct MatcherBuilder {
                     CooperativeYield.point()
                     if node & 32767 == 0, node > 0 { handBack(upTo: node, recordBytes: offset) }
                 }
-                // The parent's node index, written over its record offset by the first pass.
+                // The parent's node index.
                 let parent = UnsafeRawPointer(source.baseAddress!).loadUnaligned(fromByteOffset: offset, as: UInt32.self)
                 offsets![node] = UInt32(position)
                 let isTopLevel = parent == DomainMatcher.rootParent
@@ -538,19 +536,20 @@ public struct MatcherBuilder {
     /// The node of a name `hashBatch` split into `labels` labels from `firstLabel` on (top-level
     /// label first), created with its missing ancestors. Nil for a name not stored (no label: dots
     /// only, or a label over 63 bytes, which no DNS name has, RFC 1035 §2.3.4, and a record's
-    /// length field cannot hold). Parents are known by their record offset while walking down;
-    /// the node index is read from the last record only.
+    /// length field cannot hold). Each level's node index is read from the record just found (in
+    /// cache: the probe has verified it).
     private mutating func batchNode(firstLabel: Int, labels: Int, base: UnsafePointer<UInt8>) -> UInt32? {
         guard labels > 0 else { return nil }
         var parent = DomainMatcher.rootParent
         for level in firstLabel..<(firstLabel + labels) {
             let span = batch.spans[level]
-            parent = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
+            let offset = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
+            parent = readUInt32(at: Int(offset) + Self.nodeField)
         }
-        return readUInt32(at: Int(parent) + Self.nodeField)
+        return parent
     }
 
-    /// The record offset of `parent`'s child labelled `label`, created if missing.
+    /// The record offset of the child labelled `label` of node `parent` (a node index), created if missing.
     private mutating func child(of parent: UInt32, hash: UInt64, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
         // A record added here must fit the table's offset bits: names added one at a time (no
         // `reserve`) widen them now and then, with a rehash.
@@ -611,46 +610,35 @@ public struct MatcherBuilder {
     }
 
     /// Moves every node into a table of `capacity` slots. Each node's hash is made again from its
-    /// labels (`recordHash`): rare, since `reserve` sizes the table for a list before its names
-    /// go in, so a rehash moves what earlier lists made (the catalog's few thousand nodes).
+    /// label and its parent's, in creation order, into an array that lives only for the rehash:
+    /// rare, since `reserve` sizes the table for a list before its names go in, so a rehash moves
+    /// what earlier lists made (the catalog's few thousand nodes).
     private mutating func rehash(capacity: Int, indexMask: UInt32) {
         let bigger = ProbeTable(count: capacity, indexMask: indexMask)
         let slots = bigger.base, mask = capacity - 1
+        let hashes = PagedBuffer<UInt64>(zeroed: nodeCount)
+        let hash = hashes.base
         var offset = 0
         records.withUnsafeBytes { records in
             for index in 0..<nodeCount {
                 // A rehash moves every node made so far: it yields on the way.
                 if index & 1023 == 0 { CooperativeYield.point() }
-                let hash = Self.recordHash(at: offset, in: records)
-                var slot = Int(truncatingIfNeeded: hash) & mask
+                let parent = records.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                let length = Int(records[offset + Self.lengthField])
+                let label = records.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset + Self.labelField
+                let nodeHash = SuffixHash.extend(parent == DomainMatcher.rootParent ? SuffixHash.root : hash![Int(parent)],
+                                                 label: label, count: length)
+                hash![index] = nodeHash
+                var slot = Int(truncatingIfNeeded: nodeHash) & mask
                 while slots[slot] != 0 { slot = (slot &+ 1) & mask }
-                slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (UInt32(offset) + 1)
-                offset += Self.labelField + Int(records[offset + Self.lengthField])
+                slots[slot] = (UInt32(truncatingIfNeeded: nodeHash >> 32) & ~indexMask) | (UInt32(offset) + 1)
+                offset += Self.labelField + length
             }
         }
+        // Held to here, where the loop that writes through `hash` is done.
+        precondition(hashes.count == nodeCount)
         // The smaller table is freed in steps when this builder held it alone (`ProbeTable.deinit`).
         table = bigger
-    }
-
-    /// The `SuffixHash` of the name of the record at `offset`: its labels from the top-level one
-    /// down, found through the records' parent offsets.
-    private static func recordHash(at offset: Int, in records: UnsafeRawBufferPointer) -> UInt64 {
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: DomainMatcher.maxLabels) { chain in
-            var depth = 0
-            var at = UInt32(offset)
-            while at != DomainMatcher.rootParent, depth < chain.count {
-                chain[depth] = Int(at)
-                depth += 1
-                at = records.loadUnaligned(fromByteOffset: Int(at), as: UInt32.self)
-            }
-            var hash = SuffixHash.root
-            let base = records.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            for level in stride(from: depth - 1, through: 0, by: -1) {
-                let record = chain[level]
-                hash = SuffixHash.extend(hash, label: base + record + labelField, count: Int(records[record + lengthField]))
-            }
-            return hash
-        }
     }
 
     /// The most the probe table is filled before it doubles: 3/4. Linear probing stays short at
