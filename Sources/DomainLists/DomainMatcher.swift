@@ -92,34 +92,21 @@ public final class DomainMatcher: @unchecked Sendable {
 
     /// An empty matcher: every name is `noMatch`.
     public convenience init() {
-        self.init(records: [], nodeHashes: [], nodeOffsets: [], entrySets: [[]], ruleCount: 0, answerWidth: 2)
+        self.init(recordTable: TableMemory.allocate(UInt8.self, count: Self.spareRecordBytes), nodeHashes: UnsafeBufferPointer(start: nil, count: 0),
+                  entrySets: [[]], ruleCount: 0, answerWidth: 2)
     }
 
     /// - Parameters:
-    ///   - records: the record table, without the spare bytes (added here).
-    ///   - nodeHashes: each node's `SuffixHash`, in the same order as `nodeOffsets`.
-    ///   - nodeOffsets: each node's record offset in bytes.
+    ///   - recordTable: the records, written in place by the caller (`MatcherBuilder` writes them
+    ///     straight into it, so a large table is not made twice), followed by `spareRecordBytes`
+    ///     zero bytes. The matcher owns and frees it.
+    ///   - nodeHashes: each record's `SuffixHash`, in record order (one per node).
     ///   - answerWidth: 2 or 4, the bytes per stored answer (`MatcherBuilder` chooses).
-    convenience init(
-        records: [UInt8], nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]], ruleCount: Int,
-        answerWidth: Int
-    ) {
-        // The spare bytes at the end stay as allocated: zero.
-        let recordTable = TableMemory.allocate(UInt8.self, count: records.count + Self.spareRecordBytes)
-        records.withUnsafeBufferPointer { source in
-            if let from = source.baseAddress { recordTable.base.update(from: from, count: source.count) }
-        }
-        self.init(recordTable: recordTable, nodeHashes: nodeHashes, nodeOffsets: nodeOffsets, entrySets: entrySets,
-                  ruleCount: ruleCount, answerWidth: answerWidth)
-    }
-
-    /// - Parameter recordTable: the records, written in place by the caller (`MatcherBuilder`
-    ///   writes them straight into it, so a large table is not made twice), followed by
-    ///   `spareRecordBytes` zero bytes. The matcher owns and frees it.
-    init(
-        recordTable: TableMemory.Buffer<UInt8>, nodeHashes: [UInt64], nodeOffsets: [UInt32], entrySets: [[EntryIndex]],
-        ruleCount: Int, answerWidth: Int
-    ) {
+    ///
+    /// Each record's offset is found by walking the records, so the builder passes no offsets.
+    init(recordTable: TableMemory.Buffer<UInt8>, nodeHashes: UnsafeBufferPointer<UInt64>, entrySets: [[EntryIndex]], ruleCount: Int,
+         answerWidth: Int) {
+        let nodeCount = nodeHashes.count
         precondition(answerWidth == 2 || answerWidth == 4, "answers are 2 or 4 bytes")
         precondition(recordTable.count >= Self.spareRecordBytes, "the record table ends with its spare bytes")
         let recordCount = recordTable.count - Self.spareRecordBytes
@@ -130,7 +117,7 @@ public final class DomainMatcher: @unchecked Sendable {
         storedAllowBit = answerWidth == 2 ? 1 << 15 : Self.allowBit
         self.entrySets = entrySets
         self.ruleCount = ruleCount
-        nodeCount = nodeOffsets.count
+        self.nodeCount = nodeCount
 
         // Load factor between 1/3 and 2/3: short probe runs, 4 to 12 bytes of table per node.
         var capacity = 16
@@ -140,12 +127,27 @@ public final class DomainMatcher: @unchecked Sendable {
         while (UInt64(1) << indexBits) <= UInt64(recordCount) + 1 { indexBits += 1 }
         indexMask = indexBits >= 32 ? UInt32.max : (UInt32(1) << indexBits) - 1
         slots = TableMemory.allocate(UInt32.self, count: capacity)
-        for (index, (hash, offset)) in zip(nodeHashes, nodeOffsets).enumerated() {
+        Self.fillSlots(slots, mask: slotMask, indexMask: indexMask, records: recordBase, recordCount: recordCount,
+                       nodeHashes: nodeHashes, answerWidth: answerWidth)
+    }
+
+    /// Puts every record in the slots, in record order, each at its hash.
+    private static func fillSlots(
+        _ slots: TableMemory.Buffer<UInt32>, mask: Int, indexMask: UInt32, records: UnsafeRawPointer, recordCount: Int,
+        nodeHashes: UnsafeBufferPointer<UInt64>, answerWidth: Int
+    ) {
+        var offset = 0
+        for (index, nodeHash) in nodeHashes.enumerated() {
             // A build's last loop: a million nodes' random writes yield on the way (SPEC §9.10).
             if index & 1023 == 0 { CooperativeYield.point() }
-            var slot = Int(truncatingIfNeeded: hash) & slotMask
-            while slots[slot] != 0 { slot = (slot &+ 1) & slotMask }
-            slots[slot] = (UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask) | (offset + 1)
+            precondition(offset < recordCount, "the record table holds its nodes")
+            var slot = Int(truncatingIfNeeded: nodeHash) & mask
+            while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+            slots[slot] = (UInt32(truncatingIfNeeded: nodeHash >> 32) & ~indexMask) | (UInt32(offset) + 1)
+            let lengthAndForm = records.load(fromByteOffset: offset + lengthFieldOffset, as: UInt8.self)
+            let form = AnswerForm(rawValue: lengthAndForm >> 6)!
+            let answers = form == .none ? 0 : form == .both ? 2 : 1
+            offset += lengthFieldOffset + 1 + Int(lengthAndForm & labelLengthMask) + answers * answerWidth
         }
     }
 

@@ -11,24 +11,30 @@ import Darwin
 /// then one pass over the nodes in creation order (parents always come before their children)
 /// folds each ancestor's rules into its descendants' answers.
 public struct MatcherBuilder {
-    /// Each node's parent node (`DomainMatcher.rootParent` for a top-level label).
-    private var parents: [UInt32] = []
-    /// Offset of each node's record in `records`.
-    private var nodeOffsets: [UInt32] = []
-    /// `SuffixHash` of each node's whole name, kept to rehash without rereading labels.
-    private var hashes: [UInt64] = []
-    /// One record per node: the parent's record offset (UInt32, `rootParent` at the top), the
-    /// node's index (UInt32), the label length, the lowercase label. What a probe verifies lies in
-    /// one place, so a probe that finds a node costs one cache miss, not one per array
-    /// (measured: three dependent misses per label were most of a 1,000,000-name build).
+    /// Nodes made so far; a node's index is its place in creation order.
+    private var nodeCount = 0
+    /// One record per node, in creation order: the parent's node index (UInt32, `rootParent` at
+    /// the top), the node's index (UInt32), the label length, the lowercase label. What a probe
+    /// verifies lies in one place, so a probe that finds a node costs one cache miss, not one per
+    /// array (measured: three dependent misses per label were most of a 1,000,000-name build).
+    ///
+    /// Nothing else is kept per node beyond the answers below: a node's parent is in its record, its
+    /// record's offset follows from walking the records in order (each is `labelField` + length
+    /// bytes), and its `SuffixHash` from its labels (for the rare rehash; `build`
+    /// makes every node's from its parent's as it writes the matcher's records). Three arrays for
+    /// those were 16 bytes a name at the build's peak, 76 MiB at 5,000,000 names
+    /// (docs/benchmarks.md "List memory: the builder's per-node arrays").
     private var records: [UInt8] = []
     private var ownSelf: [UInt32] = []
     private var ownBelow: [UInt32] = []
     /// Bit 0: allow the name itself; bit 1: allow the names under it.
     private var ownAllow: [UInt8] = []
-    /// Slot = edge-hash high 32 bits << 32 | record offset + 1; 0 is empty. Shared by copies of
-    /// the builder until one of them adds a name (`ownTable`).
-    private var table = ProbeTable(count: 1024)
+    /// Slot = record offset + 1 in the bits of the table's `indexMask`, a tag from the edge hash's
+    /// high 32 bits above them; 0 is empty. 32 bits, not 64: the table is the builder's largest
+    /// array (64 MiB of the 305 MiB peak at 5,000,000 names), and the offsets of a list's records
+    /// take 27 bits there, which leaves a tag that rejects 31 of 32 wrong slots. Shared by copies
+    /// of the builder until one of them adds a name (`ownTable`).
+    private var table = ProbeTable(count: 1024, indexMask: ProbeTable.indexMask(forRecordBytes: 1 << 16))
     private var interner = EntrySetInterner()
     private var ruleCount = 0
     /// Read from the loads that warm a batch's slots and records, so they are not optimized away.
@@ -84,6 +90,9 @@ public struct MatcherBuilder {
 
     /// Tests: runs after each batch of `add(taking:entry:)`'s names, with how many names are in.
     var afterBatch: ((Int) -> Void)?
+    /// Tests: runs as `build` begins, with whether this builder holds its arrays alone (no copy of
+    /// it shares them): only then does `build` hand them back as it reads them.
+    var startsBuild: ((Bool) -> Void)?
 
     /// Adds every rule of a list as an allow rule, whatever its action (an always-allow list).
     public mutating func allowAll(_ rules: RuleList) {
@@ -204,13 +213,13 @@ public struct MatcherBuilder {
     /// Loads the slots, then the records, that inserting the batch will probe first.
     private mutating func warmBatch() {
         var sink: UInt64 = 0
-        let table = self.table.base, mask = self.table.count - 1
-        for hash in batch.hashes[..<batch.count] { sink |= table[Int(truncatingIfNeeded: hash) & mask] }
+        let table = self.table.base, mask = self.table.count - 1, indexMask = self.table.indexMask
+        for hash in batch.hashes[..<batch.count] { sink |= UInt64(table[Int(truncatingIfNeeded: hash) & mask]) }
         records.withUnsafeBufferPointer { records in
             for hash in batch.hashes[..<batch.count] {
                 let value = table[Int(truncatingIfNeeded: hash) & mask]
-                guard value & 0xFFFF_FFFF_0000_0000 == hash & 0xFFFF_FFFF_0000_0000 else { continue }
-                let offset = Int(value & 0xFFFF_FFFF) - 1
+                guard value & ~indexMask == UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask else { continue }
+                let offset = Int(value & indexMask) - 1
                 if offset >= 0, offset < records.count { sink |= UInt64(records[offset]) }
             }
         }
@@ -225,10 +234,13 @@ public struct MatcherBuilder {
     /// until a node lands on them (`ProbeTable`), so what is resident follows the distinct names.
     private mutating func reserve(rules: Int, nameBytes: Int) {
         guard rules > 0 else { return }
-        let nodes = parents.count + rules
+        let nodes = nodeCount + rules
         var capacity = table.count
         while capacity * Self.maxLoad.numerator < nodes * Self.maxLoad.denominator { capacity <<= 1 }
-        if capacity > table.count { rehash(capacity: capacity) }
+        // The records of `rules` more names take at most their bytes and a record head each.
+        let recordBytes = records.count + nameBytes + rules * Self.labelField
+        let indexMask = max(table.indexMask, ProbeTable.indexMask(forRecordBytes: recordBytes))
+        if capacity > table.count || indexMask != table.indexMask { rehash(capacity: capacity, indexMask: indexMask) }
         let sole = isKnownUniquelyReferenced(&soleCopy)
         // At least doubling, so that many lists added one after the other (each reserving its
         // own size) still copy each array only a logarithmic number of times. The old storage
@@ -241,13 +253,9 @@ public struct MatcherBuilder {
             swap(&bigger, &array)
             if sole { PageRelease.release(&bigger) }
         }
-        reserve(&parents, nodes)
-        reserve(&nodeOffsets, nodes)
-        reserve(&hashes, nodes)
         reserve(&ownSelf, nodes)
         reserve(&ownBelow, nodes)
         reserve(&ownAllow, nodes)
-        let recordBytes = records.count + nameBytes + rules * Self.labelField
         reserve(&records, recordBytes)
     }
 
@@ -279,7 +287,12 @@ public struct MatcherBuilder {
     }
 
     /// Folds ancestors into every node's answers and lays out the immutable tables.
-    public consuming func build() -> DomainMatcher { build(wideAnswers: false) }
+    ///
+    /// `self` is handed on with `consume`: called plainly, the consuming `build(wideAnswers:)` got
+    /// a copy while this frame kept the original to the end, so no array was held alone; the
+    /// first pass copied the per-node arrays (45 MiB more at 5,000,000 names, `strace`: three
+    /// `mmap`s as the pass began) and nothing was handed back as it was read.
+    public consuming func build() -> DomainMatcher { (consume self).build(wideAnswers: false) }
 
     /// `wideAnswers` stores 4-byte answers even when 2 would do, so that tests can run the wide
     /// layout on small rule sets; `build()` never asks for it.
@@ -289,9 +302,10 @@ public struct MatcherBuilder {
         // in steps (`PageRelease`): a 1,000,000-name build's scratch is tens of MB, and freeing it
         // in one call held a woken event loop off the core for milliseconds (SPEC §9.10).
         let sole = isKnownUniquelyReferenced(&soleCopy)
-        table = ProbeTable(count: 1)
+        startsBuild?(sole)
+        table = ProbeTable(count: 1, indexMask: table.indexMask)
         batch = Batch()
-        let nodeCount = parents.count
+        let nodeCount = self.nodeCount
         // Effective sets are computed in the builder's interner, then renumbered so that the
         // published table holds only the sets some answer uses.
         var renumber = [UInt32](repeating: UInt32.max, count: interner.sets.count)
@@ -313,30 +327,45 @@ public struct MatcherBuilder {
         // pass adds no array: four new ones were 13 bytes a name, 65 MB at 5,000,000 names, at
         // the build's peak. Afterwards `selfSets`/`belowSets` hold interner ids (published ids
         // through `renumber`), `allowBits` bit 2 "the name itself is allowed", bit 3 "names below".
-        var selfSets: [UInt32] = [], belowSets: [UInt32] = [], allowBits: [UInt8] = []
+        // A record holds its parent's node index, not its record offset: this pass reads the
+        // parent's answers without a read of the parent's record at random (measured: that read
+        // was most of a 1,000,000-name build's first pass), and the second pass, which hands the
+        // records back as it reads them, never reads a parent's record.
+        var selfSets: [UInt32] = [], belowSets: [UInt32] = [], allowBits: [UInt8] = [], records: [UInt8] = []
         swap(&selfSets, &ownSelf)
         swap(&belowSets, &ownBelow)
         swap(&allowBits, &ownAllow)
-        for node in 0..<nodeCount {
-            // Each pass over the nodes yields on the way (`CooperativeYield`, SPEC §9.10).
-            if node & 1023 == 0 { CooperativeYield.point() }
-            // Parents are created before their children, so theirs are already final here.
-            let parent = parents[node]
-            let isTopLevel = parent == DomainMatcher.rootParent
-            let inheritedSet = isTopLevel ? 0 : belowSets[Int(parent)]
-            let inheritedAllow = isTopLevel ? false : allowBits[Int(parent)] & Self.allowsBelow != 0
-            let selfSet = interner.union(selfSets[node], inheritedSet)
-            let belowSet = interner.union(belowSets[node], inheritedSet)
-            let own = allowBits[node]
-            selfSets[node] = selfSet
-            belowSets[node] = belowSet
-            allowBits[node] = (inheritedAllow || own & 1 != 0 ? Self.allowsSelf : 0) | (inheritedAllow || own & 2 != 0 ? Self.allowsBelow : 0)
-            // Published in the order the answers are met, as they always were: the same ids.
-            publish(selfSet)
-            publish(belowSet)
+        swap(&records, &self.records)
+        // Read and written through buffer pointers: a closure over the arrays made every read a
+        // checked access to a boxed variable (the build's CPU time rose by half).
+        records.withUnsafeMutableBytes { records in
+         selfSets.withUnsafeMutableBufferPointer { selfSets in
+          belowSets.withUnsafeMutableBufferPointer { belowSets in
+           allowBits.withUnsafeMutableBufferPointer { allowBits in
+            var offset = 0
+            for node in 0..<nodeCount {
+                // Each pass over the nodes yields on the way (`CooperativeYield`, SPEC §9.10).
+                if node & 1023 == 0 { CooperativeYield.point() }
+                // Parents are created before their children, so theirs are already final here.
+                let parent = records.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                let isTopLevel = parent == DomainMatcher.rootParent
+                let inheritedSet = isTopLevel ? 0 : belowSets[Int(parent)]
+                let inheritedAllow = isTopLevel ? false : allowBits[Int(parent)] & Self.allowsBelow != 0
+                let selfSet = interner.union(selfSets[node], inheritedSet)
+                let belowSet = interner.union(belowSets[node], inheritedSet)
+                let own = allowBits[node]
+                selfSets[node] = selfSet
+                belowSets[node] = belowSet
+                allowBits[node] = (inheritedAllow || own & 1 != 0 ? Self.allowsSelf : 0) | (inheritedAllow || own & 2 != 0 ? Self.allowsBelow : 0)
+                // Published in the order the answers are met, as they always were: the same ids.
+                publish(selfSet)
+                publish(belowSet)
+                offset += Self.labelField + Int(records[offset + Self.lengthField])
+            }
+           }
+          }
+         }
         }
-        // Read through buffer pointers in the passes below: a closure over the arrays made every
-        // read a checked access to a boxed variable (the build's CPU time rose by half).
         /// A node's two answers (32-bit, allowed in bit 31).
         @inline(__always)
         func answers(_ node: Int, _ renumber: UnsafeBufferPointer<UInt32>, _ selfSets: UnsafeBufferPointer<UInt32>,
@@ -351,24 +380,37 @@ public struct MatcherBuilder {
         // 1,000,000-name build).
         let answerWidth = !wideAnswers && UInt32(published.count - 1) <= DomainMatcher.maxNarrowSetID ? 2 : 4
         var total = 0
-        renumber.withUnsafeBufferPointer { renumber in
-         selfSets.withUnsafeBufferPointer { selfSets in
-          belowSets.withUnsafeBufferPointer { belowSets in
-           allowBits.withUnsafeBufferPointer { allowBits in
-        for node in 0..<nodeCount {
-            if node & 4095 == 0 { CooperativeYield.point() }  // a few reads per node: points further apart
-            let (selfAnswer, belowAnswer) = answers(node, renumber, selfSets, belowSets, allowBits)
-            let form = Self.form(self: selfAnswer, below: belowAnswer)
-            total += DomainMatcher.lengthFieldOffset + 1 + Int(records[Int(nodeOffsets[node]) + Self.lengthField])
-                + Self.storedAnswerCount(form) * answerWidth
-        }
+        records.withUnsafeBufferPointer { records in
+         renumber.withUnsafeBufferPointer { renumber in
+          selfSets.withUnsafeBufferPointer { selfSets in
+           belowSets.withUnsafeBufferPointer { belowSets in
+            allowBits.withUnsafeBufferPointer { allowBits in
+            var offset = 0
+            for node in 0..<nodeCount {
+                if node & 4095 == 0 { CooperativeYield.point() }  // a few reads per node: points further apart
+                let (selfAnswer, belowAnswer) = answers(node, renumber, selfSets, belowSets, allowBits)
+                let form = Self.form(self: selfAnswer, below: belowAnswer)
+                let length = Int(records[offset + Self.lengthField])
+                total += DomainMatcher.lengthFieldOffset + 1 + length + Self.storedAnswerCount(form) * answerWidth
+                offset += Self.labelField + length
+            }
+            }
            }
           }
          }
         }
         // Offsets are 32-bit and UInt32.max means "no parent"; no real list comes near 4 GiB.
         precondition(total < Int(UInt32.max), "the record table is limited to 4 GiB")
-        var publishedOffsets = [UInt32](repeating: 0, count: nodeCount)
+        // Each node's offset in the matcher's records, read at random (a child's parent). Zero
+        // pages from the allocator, resident as the pass writes them rather than all at once.
+        var publishedOffsets = PagedBuffer<UInt32>(zeroed: nodeCount)
+        let offsets = publishedOffsets.base
+        // Each node's `SuffixHash`, its parent's extended by its label, for the matcher's slots:
+        // made here, where the parent's is one read away, rather than kept through the whole
+        // build (8 B a name at the builder's peak) or made again by the matcher from its records
+        // (a walk up the parents for most nodes: a third more CPU for a 1,000,000-name build).
+        var nodeHashes = PagedBuffer<UInt64>(zeroed: nodeCount)
+        let hashes = nodeHashes.base
         // Written straight into the matcher's own table (zero-filled, spare bytes included).
         let table = TableMemory.allocate(UInt8.self, count: total + DomainMatcher.spareRecordBytes)
         let out = UnsafeMutableRawPointer(table.base)
@@ -377,40 +419,42 @@ public struct MatcherBuilder {
         // holder, what it has read goes back to the kernel as it goes (`ReadPrefix`), so the
         // matcher's records grow while the builder's shrink instead of both being whole at once.
         records.withUnsafeBufferPointer { source in
-          parents.withUnsafeBufferPointer { parents in
-           nodeOffsets.withUnsafeBufferPointer { nodeOffsets in
             selfSets.withUnsafeBufferPointer { selfSetValues in
              belowSets.withUnsafeBufferPointer { belowSetValues in
               allowBits.withUnsafeBufferPointer { allowBitValues in
                renumber.withUnsafeBufferPointer { renumber in
-            var read = [ReadPrefix](repeating: ReadPrefix(), count: 6)
+            var read = [ReadPrefix](repeating: ReadPrefix(), count: 4)
             func handBack(upTo node: Int, recordBytes: Int) {
                 guard sole else { return }
                 read[0].discard(source, upTo: recordBytes)
-                read[1].discard(parents, upTo: node)
-                read[2].discard(nodeOffsets, upTo: node)
-                read[3].discard(selfSetValues, upTo: node)
-                read[4].discard(belowSetValues, upTo: node)
-                read[5].discard(allowBitValues, upTo: node)
+                read[1].discard(selfSetValues, upTo: node)
+                read[2].discard(belowSetValues, upTo: node)
+                read[3].discard(allowBitValues, upTo: node)
             }
             var position = 0
+            var offset = 0
             for node in 0..<nodeCount {
                 if node & 1023 == 0 {
                     CooperativeYield.point()
-                    if node & 32767 == 0, node > 0 { handBack(upTo: node, recordBytes: Int(nodeOffsets[node])) }
+                    if node & 32767 == 0, node > 0 { handBack(upTo: node, recordBytes: offset) }
                 }
-                let parent = parents[node]
-                publishedOffsets[node] = UInt32(position)
-                let parentOffset = parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : publishedOffsets[Int(parent)]
+                // The parent's node index.
+                let parent = UnsafeRawPointer(source.baseAddress!).loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                offsets![node] = UInt32(position)
+                let isTopLevel = parent == DomainMatcher.rootParent
+                let parentOffset = isTopLevel ? DomainMatcher.rootParent : offsets![Int(parent)]
                 out.storeBytes(of: parentOffset, toByteOffset: position, as: UInt32.self)
-                let labelAt = Int(nodeOffsets[node]) + Self.lengthField
+                let labelAt = offset + Self.lengthField
                 let length = source[labelAt]
                 precondition(length <= DomainMatcher.labelLengthMask, "labels are at most 63 bytes (RFC 1035 §2.3.4)")
                 let (selfAnswer, belowAnswer) = answers(node, renumber, selfSetValues, belowSetValues, allowBitValues)
                 let form = Self.form(self: selfAnswer, below: belowAnswer)
                 out.storeBytes(of: length | form.rawValue << 6, toByteOffset: position + 4, as: UInt8.self)
                 (out + position + 5).copyMemory(from: source.baseAddress! + labelAt + 1, byteCount: Int(length))
+                hashes![node] = SuffixHash.extend(isTopLevel ? SuffixHash.root : hashes![Int(parent)],
+                                                  label: source.baseAddress! + labelAt + 1, count: Int(length))
                 position += 5 + Int(length)
+                offset += Self.labelField + Int(length)
                 switch form {
                 case .none: break
                 case .same, .selfOnly:
@@ -427,8 +471,6 @@ public struct MatcherBuilder {
               }
              }
             }
-           }
-          }
         }
         // Swapped out of this builder's arrays: shared with a copy of it unless the first pass
         // wrote to them (every node does), so released like the builder's own.
@@ -437,14 +479,12 @@ public struct MatcherBuilder {
         Self.release(&allowBits, sole: sole)
         PageRelease.release(&renumber)
         Self.release(&records, sole: sole)
-        Self.release(&parents, sole: sole)
-        Self.release(&nodeOffsets, sole: sole)
+        // Gone before the matcher's slots are made, in steps (`PagedBuffer`): the matcher finds
+        // each record's offset by walking its records.
+        publishedOffsets = PagedBuffer()
         let matcher = DomainMatcher(
-            recordTable: table, nodeHashes: hashes, nodeOffsets: publishedOffsets, entrySets: published,
-            ruleCount: ruleCount, answerWidth: answerWidth
-        )
-        Self.release(&hashes, sole: sole)
-        PageRelease.release(&publishedOffsets)
+            recordTable: table, nodeHashes: nodeHashes.values, entrySets: published, ruleCount: ruleCount, answerWidth: answerWidth)
+        nodeHashes = PagedBuffer()
         return matcher
     }
 
@@ -496,38 +536,43 @@ public struct MatcherBuilder {
     /// The node of a name `hashBatch` split into `labels` labels from `firstLabel` on (top-level
     /// label first), created with its missing ancestors. Nil for a name not stored (no label: dots
     /// only, or a label over 63 bytes, which no DNS name has, RFC 1035 §2.3.4, and a record's
-    /// length field cannot hold). Parents are known by their record offset while walking down;
-    /// the node index is read from the last record only.
+    /// length field cannot hold). Each level's node index is read from the record just found (in
+    /// cache: the probe has verified it).
     private mutating func batchNode(firstLabel: Int, labels: Int, base: UnsafePointer<UInt8>) -> UInt32? {
         guard labels > 0 else { return nil }
         var parent = DomainMatcher.rootParent
         for level in firstLabel..<(firstLabel + labels) {
             let span = batch.spans[level]
-            parent = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
+            let offset = child(of: parent, hash: batch.hashes[level], label: base + Int(span.start), count: Int(span.count))
+            parent = readUInt32(at: Int(offset) + Self.nodeField)
         }
-        return readUInt32(at: Int(parent) + Self.nodeField)
+        return parent
     }
 
-    /// The record offset of `parent`'s child labelled `label`, created if missing.
+    /// The record offset of the child labelled `label` of node `parent` (a node index), created if missing.
     private mutating func child(of parent: UInt32, hash: UInt64, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
-        let tag = hash & 0xFFFF_FFFF_0000_0000
+        // A record added here must fit the table's offset bits: names added one at a time (no
+        // `reserve`) widen them now and then, with a rehash.
+        if records.count + 1 >= Int(self.table.indexMask) {
+            rehash(capacity: self.table.count, indexMask: ProbeTable.indexMask(forRecordBytes: 2 * (records.count + Self.labelField + count)))
+        }
+        let indexMask = self.table.indexMask
+        let tag = UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask
         let table = self.table.base, mask = self.table.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while true {
             let value = table[slot]
             if value == 0 { break }
-            if value & 0xFFFF_FFFF_0000_0000 == tag {
-                let offset = UInt32(truncatingIfNeeded: value) &- 1
+            if value & ~indexMask == tag {
+                let offset = (value & indexMask) &- 1
                 if recordMatches(offset, parent: parent, label: label, count: count) { return offset }
             }
             slot = (slot &+ 1) & mask
         }
-        let node = UInt32(parents.count)
+        let node = UInt32(nodeCount)
         let offset = UInt32(records.count)
         precondition(records.count + Self.labelField + count < Int(UInt32.max), "the builder's records are limited to 4 GiB")
-        parents.append(parent == DomainMatcher.rootParent ? DomainMatcher.rootParent : readUInt32(at: Int(parent) + Self.nodeField))
-        nodeOffsets.append(offset)
-        hashes.append(hash)
+        nodeCount += 1
         // The record is put together on the stack and appended in one copy. Lowercased here too,
         // so that a caller's uppercase slip cannot store an unmatchable label.
         withUnsafeTemporaryAllocation(byteCount: Self.labelField + count, alignment: 1) { record in
@@ -540,8 +585,10 @@ public struct MatcherBuilder {
         ownSelf.append(0)
         ownBelow.append(0)
         ownAllow.append(0)
-        table[slot] = tag | (UInt64(offset) + 1)
-        if parents.count * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator { rehash(capacity: self.table.count * 2) }
+        table[slot] = tag | (offset + 1)
+        if nodeCount * Self.maxLoad.denominator > self.table.count * Self.maxLoad.numerator {
+            rehash(capacity: self.table.count * 2, indexMask: indexMask)
+        }
         return offset
     }
 
@@ -562,16 +609,34 @@ public struct MatcherBuilder {
         }
     }
 
-    private mutating func rehash(capacity: Int) {
-        let bigger = ProbeTable(count: capacity)
+    /// Moves every node into a table of `capacity` slots. Each node's hash is made again from its
+    /// label and its parent's, in creation order, into an array that lives only for the rehash:
+    /// rare, since `reserve` sizes the table for a list before its names go in, so a rehash moves
+    /// what earlier lists made (the catalog's few thousand nodes).
+    private mutating func rehash(capacity: Int, indexMask: UInt32) {
+        let bigger = ProbeTable(count: capacity, indexMask: indexMask)
         let slots = bigger.base, mask = capacity - 1
-        for (index, (hash, offset)) in zip(hashes, nodeOffsets).enumerated() {
-            // A rehash moves every node made so far: it yields on the way.
-            if index & 1023 == 0 { CooperativeYield.point() }
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0 { slot = (slot &+ 1) & mask }
-            slots[slot] = (hash & 0xFFFF_FFFF_0000_0000) | (UInt64(offset) + 1)
+        let hashes = PagedBuffer<UInt64>(zeroed: nodeCount)
+        let hash = hashes.base
+        var offset = 0
+        records.withUnsafeBytes { records in
+            for index in 0..<nodeCount {
+                // A rehash moves every node made so far: it yields on the way.
+                if index & 1023 == 0 { CooperativeYield.point() }
+                let parent = records.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                let length = Int(records[offset + Self.lengthField])
+                let label = records.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset + Self.labelField
+                let nodeHash = SuffixHash.extend(parent == DomainMatcher.rootParent ? SuffixHash.root : hash![Int(parent)],
+                                                 label: label, count: length)
+                hash![index] = nodeHash
+                var slot = Int(truncatingIfNeeded: nodeHash) & mask
+                while slots[slot] != 0 { slot = (slot &+ 1) & mask }
+                slots[slot] = (UInt32(truncatingIfNeeded: nodeHash >> 32) & ~indexMask) | (UInt32(offset) + 1)
+                offset += Self.labelField + length
+            }
         }
+        // Held to here, where the loop that writes through `hash` is done.
+        precondition(hashes.count == nodeCount)
         // The smaller table is freed in steps when this builder held it alone (`ProbeTable.deinit`).
         table = bigger
     }
@@ -590,8 +655,13 @@ public struct MatcherBuilder {
     /// Bytes of the probe table that are resident (`mincore`): what a build's table costs in memory,
     /// for tests. Its size follows the rules reserved for, its resident pages the names stored.
     var tableResidentBytes: Int { table.residentBytes }
+    /// Bytes of the records and the per-node arrays as written, for tests: what the builder holds
+    /// for its nodes besides the probe table (spare capacity is never written, so never resident).
+    var nodeBytes: Int { records.count + ownSelf.count * 4 + ownBelow.count * 4 + ownAllow.count }
+    /// Bytes of the records as written, for tests.
+    var recordBytes: Int { records.count }
     /// Bytes the probe table spans (resident or not), for tests.
-    var tableBytes: Int { table.count * MemoryLayout<UInt64>.stride }
+    var tableBytes: Int { table.count * MemoryLayout<UInt32>.stride }
 }
 
 /// How much of an array `build` has read once and for all, and handed back: whole pages only, in
@@ -617,21 +687,32 @@ private struct ReadPrefix {
 /// no node lands on never becomes resident: a table sized for a list's rule count costs memory for
 /// the list's distinct names only. Freed in steps (`PageRelease`) when its last holder goes.
 final class ProbeTable {
-    let base: UnsafeMutablePointer<UInt64>
+    let base: UnsafeMutablePointer<UInt32>
     let count: Int
+    /// The bits of a slot that hold a record offset + 1; the bits above hold the tag.
+    let indexMask: UInt32
     private let mappedBytes: Int
 
+    /// The mask whose bits hold any offset + 1 of records up to `bytes` long, or every bit (no
+    /// tag) past 2 GiB.
+    static func indexMask(forRecordBytes bytes: Int) -> UInt32 {
+        var bits = 1
+        while bits < 32, 1 << bits <= bytes + 1 { bits += 1 }
+        return bits >= 32 ? UInt32.max : UInt32(1 << bits) - 1
+    }
+
     /// `count` zero slots (a power of two).
-    init(count: Int) {
+    init(count: Int, indexMask: UInt32) {
         self.count = count
-        let bytes = max(count, 1) * MemoryLayout<UInt64>.stride
+        self.indexMask = indexMask
+        let bytes = max(count, 1) * MemoryLayout<UInt32>.stride
         mappedBytes = (bytes + PageRelease.pageSize - 1) / PageRelease.pageSize * PageRelease.pageSize
         let mapped = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         precondition(mapped != nil && mapped != MAP_FAILED, "out of memory for a probe table of \(count) slots")
         // Small pages only, also where the kernel would otherwise back every mapping with huge
         // ones: a node written into a 2 MiB page would make all of it resident.
         _ = madvise(mapped, mappedBytes, MADV_NOHUGEPAGE)
-        base = mapped!.bindMemory(to: UInt64.self, capacity: max(count, 1))
+        base = mapped!.bindMemory(to: UInt32.self, capacity: max(count, 1))
     }
 
     deinit {
@@ -641,7 +722,7 @@ final class ProbeTable {
 
     /// A table of its own with the same slots.
     func copy() -> ProbeTable {
-        let other = ProbeTable(count: count)
+        let other = ProbeTable(count: count, indexMask: indexMask)
         other.base.update(from: base, count: count)
         return other
     }
