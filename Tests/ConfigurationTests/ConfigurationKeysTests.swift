@@ -80,20 +80,21 @@ struct ConfigurationKeysTests {
     }
 
     /// What the reload applies while serving and what waits for a restart, as the reloader named
-    /// them before the declarations: the names in its log line and report are unchanged.
+    /// them before the declarations: the names in its log line and report are unchanged. (A new
+    /// key may add a part; none of these may go or change sides.)
     @Test func the_reload_names_its_parts_as_before() {
-        let restart = ConfigurationKeys.reloadParts.filter { $0.timing == .needsRestart }.map(\.name)
-        let live = ConfigurationKeys.reloadParts.filter { $0.timing == .appliesAtOnce }.map(\.name)
-        #expect(Set(restart) == [
+        let restart = Set(ConfigurationKeys.reloadParts.filter { $0.timing == .needsRestart }.map(\.name))
+        let live = Set(ConfigurationKeys.reloadParts.filter { $0.timing == .appliesAtOnce }.map(\.name))
+        #expect(restart.isSuperset(of: [
             "dns.listen", "helper.state_dir", "helper.control_socket", "helper.threads", "metrics.listen", "web.listen",
             "web.request_timeout", "web.sign_in_max_delay", "lists.catalog", "helper.mode", "helper.hosts_file",
             "dns.block_encrypted_dns", "dns.tcp_*", "helper.control_connections*",
-        ])
-        #expect(Set(live) == [
+        ]))
+        #expect(live.isSuperset(of: [
             "profiles", "digest", "lists.source", "lists.refresh_period", "lists.member_file_folders, lists.allow_private_hosts",
             "firewall", "dns.upstreams", "dns.upstream_timeout", "dns.unwanted_reply_threshold", "dns.blocking_mode",
             "dns.blocked_ttl", "dns.cache", "dns.rate_limit", "helper.log_level",
-        ])
+        ]))
         // A part the reloader keeps at restart must say which field it keeps.
         #expect(ConfigurationKeys.reloadParts.allSatisfy { $0.timing == .appliesAtOnce || $0.field != nil })
     }
