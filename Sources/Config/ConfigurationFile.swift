@@ -123,7 +123,7 @@ public enum ConfigurationFile {
     /// `<catalog>/doh/encrypted-dns.list`, the curated list of DNS-over-HTTPS and DoT hosts
     /// (SPEC §9), or nil with a problem reported when there is no catalog to take it from.
     static func encryptedDNSList(catalog: String?, log: ProblemLog) -> String? {
-        let key = "dns.block_encrypted_dns"
+        let key = DNSKeys.blockEncryptedDNS.path
         let folder: String
         do {
             folder = try CatalogLocation.find(

@@ -1,34 +1,11 @@
 import ScrollOffCore
 
 /// Every key `scrolloff.toml` knows, per table, as the messages name tables (array items without
-/// numbers). Unknown keys are errors, not warnings: a misspelt `blocked_tll` silently ignored
-/// would leave a person believing a setting is in force that is not.
+/// numbers), taken from the declarations (`ConfigurationKeys`). Unknown keys are errors, not
+/// warnings: a misspelt `blocked_tll` silently ignored would leave a person believing a setting is
+/// in force that is not.
 enum ConfigurationSchema {
-    static let knobKeys = Knob.allCases.map(\.rawValue)
-
-    static let tables: [String: [String]] = [
-        "": ["helper", "dns", "lists", "metrics", "firewall", "web", "digest", "profile", "profiles"],
-        "helper": [
-            "state_dir", "control_socket", "mode", "hosts_file", "log_level", "threads", "control_connections",
-            "control_connections_per_user",
-        ],
-        "dns": [
-            "listen", "upstreams", "upstream_timeout", "unwanted_reply_threshold", "blocking_mode", "blocked_ttl", "block_encrypted_dns",
-            "cache_size", "cache_min_ttl", "cache_max_ttl", "cache_max_negative_ttl", "serve_stale_max_age",
-            "rate_limit", "rate_limit_burst",
-            "tcp_connections", "tcp_connections_per_client", "tcp_queries_per_connection", "tcp_queries_per_client", "tcp_idle_timeout", "tcp_unsent_bytes",
-        ],
-        "lists": ["catalog", "refresh_period", "member_file_folders", "allow_private_hosts", "source"],
-        "lists.source": ["name", "url"],
-        "metrics": ["listen"],
-        "firewall": ["enabled", "mode", "lan_interfaces", "doh_addresses", "resolve_doh_names", "mark"],
-        "web": ["listen", "request_timeout", "sign_in_max_delay"],
-        "digest": ["command", "timeout"],
-        "profile": ["time_zone", "preset", "owners", "members", "unknown_devices", "knobs"],
-        "profile.knobs": knobKeys,
-        "profiles": ["name", "clients", "time_zone", "preset", "owners", "members", "knobs"],
-        "profiles.knobs": knobKeys,
-    ]
+    static var tables: [String: [String]] { ConfigurationKeys.schema }
 
     /// Every full key path (`dns.listen`), for suggesting the right table for a key put in the wrong one.
     static let allPaths: [String] = tables.flatMap { table, keys in keys.map { table.isEmpty ? $0 : "\(table).\($0)" } }

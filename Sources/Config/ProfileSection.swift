@@ -8,27 +8,24 @@ import Store
 /// (SPEC §6, §9, §11). A `[[profiles]]` table starts from `[profile]`: it inherits the time zone,
 /// the preset and the knobs, and what it sets itself replaces them.
 enum ProfileSection {
-    static let presetsAllowed = Preset.allCases.map(\.rawValue).joined(separator: ", ")
-    static let zoneAllowed = "\"\" (the system's zone) or an IANA zone such as \"Europe/Berlin\""
-
     static func read(_ root: TableReader, into configuration: inout HelperConfiguration) {
-        let defaults = root.table("profile")
+        let defaults = root.table(.profile)
         var base = configuration.defaultProfile
-        if let zone = zone(defaults) { base.timeZoneID = zone }
-        if let preset = preset(defaults) { base.preset = preset }
-        if let owners = uids(defaults, "owners") { base.ownerUIDs = owners }
-        if let members = uids(defaults, "members") { base.memberUIDs = members }
-        let unknownAllowed = "\"default\" or the name of a [[profiles]] table"
-        let unknownDevices = defaults.string("unknown_devices", allowed: unknownAllowed)
-        let baseKnobs = defaults.table("knobs")
-        base.overrides = knobs(baseKnobs, preset: base.preset)
+        if let zone = zone(defaults, ProfileKeys.timeZone) { base.timeZoneID = zone }
+        if let preset = defaults.choice(ProfileKeys.preset, as: Preset.self) { base.preset = preset }
+        if let owners = uids(defaults, ProfileKeys.owners) { base.ownerUIDs = owners }
+        if let members = uids(defaults, ProfileKeys.members) { base.memberUIDs = members }
+        let unknownKey = ProfileKeys.unknownDevices
+        let unknownDevices = defaults.string(unknownKey)
+        let baseKnobs = defaults.table(.profileKnobs)
+        base.overrides = knobs(baseKnobs, .profileKnobs, preset: base.preset)
         baseKnobs.finish()
         defaults.finish()
         configuration.defaultProfile = base
 
         var profiles: [ProfileSettings] = []
         var claimed: [String: String] = [:]
-        for t in root.tables("profiles") {
+        for t in root.tables(.profiles) {
             if let profile = profile(t, inheriting: base, taken: profiles.map(\.name), claimed: &claimed) {
                 profiles.append(profile)
             }
@@ -39,7 +36,7 @@ enum ProfileSection {
             if unknownDevices == "default" || profiles.contains(where: { $0.name == unknownDevices }) {
                 configuration.unknownDevices = unknownDevices
             } else {
-                defaults.report("unknown_devices", "is \"\(unknownDevices)\", which no [[profiles]] table names", allowed: unknownAllowed)
+                defaults.report(unknownKey, "is \"\(unknownDevices)\", which no [[profiles]] table names")
             }
         }
     }
@@ -47,27 +44,26 @@ enum ProfileSection {
     private static func profile(
         _ t: TableReader, inheriting base: ProfileSettings, taken: [String], claimed: inout [String: String]
     ) -> ProfileSettings? {
-        let nameAllowed = "letters, digits, - and _, not \"default\", one [[profiles]] per name"
+        let nameKey = ProfileKeys.name, clientsKey = ProfileKeys.clients
         var valid = true
-        let name = t.string("name", allowed: nameAllowed)
+        let name = t.string(nameKey)
         if let name {
             // The rule of `scrolloff profile add`, so a profile named here can be named there.
             if name.isEmpty || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) || name == "default" {
-                t.report("name", "is \"\(name)\"", allowed: nameAllowed)
+                t.report(nameKey, "is \"\(name)\"")
                 valid = false
             } else if taken.contains(name) {
-                t.report("name", "is \"\(name)\", the name of an earlier [[profiles]]", allowed: nameAllowed)
+                t.report(nameKey, "is \"\(name)\", the name of an earlier [[profiles]]")
                 valid = false
             }
         } else {
-            if !t.has("name") { t.report("name", "is missing; every [[profiles]] needs one", allowed: nameAllowed) }
+            if !t.has(nameKey) { t.report(nameKey, "is missing; every [[profiles]] needs one") }
             valid = false
         }
-        let clientsAllowed = "addresses, networks or MAC addresses such as \"192.168.1.0/24\", \"fd00::/8\" or \"aa:bb:cc:dd:ee:ff\", each claimed by one profile"
         var clients: [String] = []
-        if let items = t.strings("clients", allowed: clientsAllowed) {
+        if let items = t.strings(clientsKey) {
             if items.isEmpty {
-                t.report("clients", "is empty, so the profile would cover nobody", allowed: clientsAllowed)
+                t.report(clientsKey, "is empty, so the profile would cover nobody")
                 valid = false
             }
             for item in items {
@@ -77,63 +73,53 @@ enum ProfileSection {
                     if MACAddress.parse(item.value) == nil { _ = try ClientNetwork(parsing: item.value) }
                     let key = ClientKey.keys([item.value])[0]
                     if let owner = claimed[key] {
-                        t.log.report(item.path, "is \"\(item.value)\", already a client of profile \(owner)", allowed: clientsAllowed)
+                        t.log.report(item.path, "is \"\(item.value)\", already a client of profile \(owner)", allowed: clientsKey.allowed)
                         valid = false
                     } else {
                         claimed[key] = name ?? t.path
                     }
                     clients.append(item.value)
                 } catch {
-                    t.log.report(item.path, "is \"\(item.value)\": \(error.description)", allowed: clientsAllowed)
+                    t.log.report(item.path, "is \"\(item.value)\": \(error.description)", allowed: clientsKey.allowed)
                     valid = false
                 }
             }
         } else {
-            if !t.has("clients") { t.report("clients", "is missing; every [[profiles]] needs its client networks", allowed: clientsAllowed) }
+            if !t.has(clientsKey) { t.report(clientsKey, "is missing; every [[profiles]] needs its client networks") }
             valid = false
         }
         var settings = base
         settings.clientCIDRs = clients
-        if let zone = zone(t) { settings.timeZoneID = zone }
-        if let preset = preset(t) { settings.preset = preset }
-        if let owners = uids(t, "owners") { settings.ownerUIDs = owners }
-        if let members = uids(t, "members") { settings.memberUIDs = members }
-        let knobTable = t.table("knobs")
-        settings.overrides = merged(knobs(knobTable, preset: settings.preset), over: base.overrides)
+        if let zone = zone(t, ProfileKeys.profilesTimeZone) { settings.timeZoneID = zone }
+        if let preset = t.choice(ProfileKeys.profilesPreset, as: Preset.self) { settings.preset = preset }
+        if let owners = uids(t, ProfileKeys.profilesOwners) { settings.ownerUIDs = owners }
+        if let members = uids(t, ProfileKeys.profilesMembers) { settings.memberUIDs = members }
+        let knobTable = t.table(.profilesKnobs)
+        settings.overrides = merged(knobs(knobTable, .profilesKnobs, preset: settings.preset), over: base.overrides)
         knobTable.finish()
         guard valid, let name else { return nil }
         settings.name = name
         return settings
     }
 
-    private static func zone(_ t: TableReader) -> String? {
-        guard let zone = t.string("time_zone", allowed: zoneAllowed) else { return nil }
+    private static func zone(_ t: TableReader, _ setting: Setting) -> String? {
+        guard let zone = t.string(setting) else { return nil }
         if zone.isEmpty { return TimeZone.current.identifier }
         guard TimeZone(identifier: zone) != nil else {
-            t.report("time_zone", "is \"\(zone)\", which is not a time zone this system knows", allowed: zoneAllowed)
+            t.report(setting, "is \"\(zone)\", which is not a time zone this system knows")
             return nil
         }
         return zone
     }
 
-    private static func preset(_ t: TableReader) -> Preset? {
-        guard let text = t.string("preset", allowed: presetsAllowed) else { return nil }
-        guard let preset = Preset(rawValue: text) else {
-            t.report("preset", "is \"\(text)\"", allowed: presetsAllowed)
-            return nil
-        }
-        return preset
-    }
-
     /// `owners` (edit, view, spend, grant) or `members` (view, spend, ask): uids allowed to act on
     /// the profile through the control socket (SPEC §11).
-    private static func uids(_ t: TableReader, _ key: String) -> [UInt32]? {
-        let allowed = "user ids from 0 to 4294967294, such as [1000, 1001]"
-        guard let items = t.array(key, allowed: allowed) else { return nil }
+    private static func uids(_ t: TableReader, _ setting: Setting) -> [UInt32]? {
+        guard case .integers(let range) = setting.value else { preconditionFailure("\(setting.path) is not declared an array of whole numbers") }
+        guard let items = t.array(setting) else { return nil }
         var uids: [UInt32] = []
         for (item, path) in items {
-            // 4294967295 is (uid_t)-1, "no user" to chown(2) and setresuid(2).
-            if let uid = TableReader.integer(item, at: path, in: 0...4_294_967_294, allowed: allowed, log: t.log) {
+            if let uid = TableReader.integer(item, at: path, in: range, allowed: setting.allowed, log: t.log) {
                 uids.append(UInt32(uid))
             }
         }
@@ -141,13 +127,15 @@ enum ProfileSection {
     }
 
     /// Every knob of SPEC §6 set in `t`, each checked on its own against `Knobs.resolve`, so that
-    /// every knob out of range is reported, not only the first.
-    private static func knobs(_ t: TableReader, preset: Preset) -> KnobOverrides {
+    /// every knob out of range is reported, not only the first. The reader's bounds here only
+    /// keep the numbers sane; the knob's own range is `Knobs.resolve`'s (ScrollOffCore).
+    private static func knobs(_ t: TableReader, _ section: SettingSection, preset: Preset) -> KnobOverrides {
         var all = KnobOverrides()
         for knob in Knob.allCases {
             var one = KnobOverrides()
-            let key = knob.rawValue
-            let allowed = knob.allowedRange
+            let setting = ProfileKeys.knob(knob, in: section)
+            let key = setting.key
+            let allowed = setting.allowed
             switch knob {
             case .cooldown, .dailyEarnCap, .paidPeekCost, .peekLength, .tokenLength, .earnAmount, .earnInterval,
                  .starterCredit, .perEntryDailySpendCap:
@@ -157,14 +145,14 @@ enum ProfileSection {
                 guard let number = t.integer(key, in: Int(Int32.min)...Int(Int32.max), allowed: allowed) else { continue }
                 one.set(knob, count: number)
             case .perEntryWallets:
-                guard let flag = t.bool(key) else { continue }
+                guard let flag = t.bool(setting) else { continue }
                 one.perEntryWallets = flag
             }
             do {
                 _ = try Knobs.resolve(preset: preset, overrides: one)
                 all.merge(one)
             } catch {
-                t.report(key, "is \(error.value)", allowed: allowed)
+                t.report(setting, "is \(error.value)")
             }
         }
         return all

@@ -35,7 +35,7 @@ final class TableReader {
     func has(_ key: String) -> Bool { table[key] != nil }
 
     private func value(_ key: String) -> (any TOMLValueConvertible)? {
-        assert(ConfigurationSchema.tables[ConfigPath.schemaPath(path)]?.contains(key) == true, "\(key) missing from the schema")
+        assert(ConfigurationKeys.schema[ConfigPath.schemaPath(path)]?.contains(key) == true, "\(key) is not declared in [\(path)]")
         read.insert(key)
         return table[key]
     }
@@ -161,6 +161,76 @@ final class TableReader {
         return out
     }
 
+    // MARK: Reads of declared keys
+
+    /// The range a declared key's reader enforces, or a stop: a read of the wrong kind is a
+    /// mistake in this module, which the tests of every key find.
+    private func check(_ setting: Setting) {
+        assert(setting.section.rawValue == ConfigPath.schemaPath(path), "\(setting.path) read in [\(path)]")
+    }
+
+    func has(_ setting: Setting) -> Bool { has(setting.key) }
+
+    func report(_ setting: Setting, _ problem: String) { report(setting.key, problem, allowed: setting.allowed) }
+
+    func report(_ setting: Setting, _ problem: String, allowed: String) { report(setting.key, problem, allowed: allowed) }
+
+    func string(_ setting: Setting) -> String? {
+        check(setting)
+        return string(setting.key, allowed: setting.allowed)
+    }
+
+    func bool(_ setting: Setting) -> Bool? {
+        check(setting)
+        return bool(setting.key)
+    }
+
+    func strings(_ setting: Setting) -> [(value: String, path: String)]? {
+        check(setting)
+        return strings(setting.key, allowed: setting.allowed)
+    }
+
+    func array(_ setting: Setting) -> [(value: any TOMLValueConvertible, path: String)]? {
+        check(setting)
+        return array(setting.key, allowed: setting.allowed)
+    }
+
+    func integer(_ setting: Setting) -> Int? {
+        check(setting)
+        guard case .integer(let range) = setting.value else { preconditionFailure("\(setting.path) is not declared a whole number") }
+        return integer(setting.key, in: range, allowed: setting.allowed)
+    }
+
+    /// A `.duration` or `.seconds` key within its declared range.
+    func duration(_ setting: Setting) -> Span? {
+        check(setting)
+        switch setting.value {
+        case .duration(let range): return duration(setting.key, in: range, allowed: setting.allowed)
+        case .seconds(let range): return duration(setting.key, in: range, allowed: setting.allowed, integerSeconds: true)
+        default: preconditionFailure("\(setting.path) is not declared a length of time")
+        }
+    }
+
+    /// One of a `.choice` key's words, as the type that spells them.
+    func choice<T: RawRepresentable>(_ setting: Setting, as type: T.Type) -> T? where T.RawValue == String {
+        guard let text = string(setting) else { return nil }
+        guard let value = T(rawValue: text) else {
+            report(setting, "is \"\(text)\"")
+            return nil
+        }
+        return value
+    }
+
+    func table(_ section: SettingSection) -> TableReader {
+        assert(section.parent == ConfigPath.schemaPath(path), "[\(section.rawValue)] read in [\(path)]")
+        return table(section.key)
+    }
+
+    func tables(_ section: SettingSection) -> [TableReader] {
+        assert(section.parent == ConfigPath.schemaPath(path), "[[\(section.rawValue)]] read in [\(path)]")
+        return tables(section.key)
+    }
+
     /// Reports every key of this table that no read asked for, with the nearest known key.
     func finish() {
         let schemaPath = ConfigPath.schemaPath(path)
@@ -170,7 +240,7 @@ final class TableReader {
             if let near = ConfigurationSchema.suggestion(for: key, inTable: schemaPath) {
                 problem += " (did you mean \(near)?)"
             }
-            let known = (ConfigurationSchema.tables[schemaPath] ?? []).joined(separator: ", ")
+            let known = (ConfigurationKeys.schema[schemaPath] ?? []).joined(separator: ", ")
             log.report(keyPath(key), problem, allowed: known)
         }
     }

@@ -129,26 +129,16 @@ public actor ConfigurationReloader {
 
         let old = current
         var kept = next
-        // Settings bound to sockets, threads and folders opened at start: reported, old value kept.
-        func restartOnly<T: Equatable>(_ key: String, _ path: WritableKeyPath<HelperConfiguration, T>) {
-            guard old[keyPath: path] != next[keyPath: path] else { return }
-            report.needsRestart.append(key)
-            kept[keyPath: path] = old[keyPath: path]
+        // Settings bound to sockets, threads and folders opened at start (declared `.restart` in
+        // Config's keys): reported, old value kept. By name, so the log line reads the same whatever
+        // order the tables are declared in.
+        for part in ConfigurationKeys.reloadParts.sorted(by: { $0.name < $1.name }) where part.timing == .needsRestart {
+            guard let field = part.field, field.differs(old, next) else { continue }
+            report.needsRestart.append(part.name)
+            field.keep(&kept, from: old)
         }
-        restartOnly("dns.listen", \.listen)
-        restartOnly("helper.state_dir", \.paths.stateDirectory)
-        restartOnly("helper.control_socket", \.paths.controlSocket)
-        restartOnly("helper.threads", \.eventLoops)
-        restartOnly("metrics.listen", \.metricsListen)
-        restartOnly("web.listen", \.webListen)
-        restartOnly("web.request_timeout", \.web.requestTimeout)
-        restartOnly("web.sign_in_max_delay", \.web.signInMaximumDelay)
-        restartOnly("lists.catalog", \.catalogPath)
-        restartOnly("helper.mode", \.enforcementMode)
-        restartOnly("helper.hosts_file", \.hostsFile)
-        restartOnly("dns.block_encrypted_dns", \.dohEndpointsPath)
-        restartOnly("dns.tcp_*", \.tcp)
-        restartOnly("helper.control_connections*", \.control)
+        /// A part applied below: its name as the declarations give it.
+        func applied(_ setting: Setting) { report.applied.append(setting.reload.name) }
 
         // The one step that can fail (a database write) goes first, so a failure leaves all as it was.
         // Always compared with the engine's state, not the last file: a held-back change or a
@@ -156,11 +146,11 @@ public actor ConfigurationReloader {
         do {
             let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles)
             report.heldBack = outcome.heldBack
-            if !outcome.changed.isEmpty { report.applied.append("profiles") }
+            if !outcome.changed.isEmpty { applied(ProfileKeys.timeZone) }
             if let held = await live.engine.setUnknownDevices(next.unknownDevices) { report.heldBack.append(held) }
             if await live.engine.digestHook != next.digestHook {
                 await live.engine.setDigestHook(next.digestHook)
-                report.applied.append("digest")
+                applied(DigestKeys.command)
             }
         } catch {
             return refuse("the profiles could not be saved (\(error))", report: &report)
@@ -169,12 +159,12 @@ public actor ConfigurationReloader {
         // is compared with the store again, and applies once the rule lets the list's names open.
         let lists = await live.lists.setConfiguredSources(
             next.listSources, refreshPeriod: next.listRefreshPeriod, definedIn: next.paths.configFile)
-        if lists.changed { report.applied.append("lists.source") }
+        if lists.changed { applied(ListKeys.sourceURL) }
         report.heldBack += lists.heldBack
-        if old.listRefreshPeriod != next.listRefreshPeriod { report.applied.append("lists.refresh_period") }
-        if old.listSourceRules != next.listSourceRules {
+        if ListKeys.refreshPeriod.reload.changed(old, next) { applied(ListKeys.refreshPeriod) }
+        if ListKeys.memberFileFolders.reload.changed(old, next) {
             await live.lists.setSourceRules(next.listSourceRules)
-            report.applied.append("lists.member_file_folders, lists.allow_private_hosts")
+            applied(ListKeys.memberFileFolders)
         }
         // The firewall first among the live parts: it is the other step that can fail (nft
         // refusing the table), and a refusal then leaves the old table and everything else as it was.
@@ -182,12 +172,12 @@ public actor ConfigurationReloader {
             do { try await firewall.update(next.firewall) } catch {
                 return refuse(error.description, report: &report)
             }
-            report.applied.append("firewall")
+            applied(FirewallKeys.enabled)
         } else if next.firewall.enabled, let firewall = live.firewall {
             // The same settings, but the table may have been deleted by hand: a reload puts it
             // back (what `doctor` tells the administrator to do).
             do {
-                if try await firewall.restoreIfMissing() { report.applied.append("firewall") }
+                if try await firewall.restoreIfMissing() { applied(FirewallKeys.enabled) }
             } catch {
                 return refuse(error.description, report: &report)
             }
@@ -195,29 +185,29 @@ public actor ConfigurationReloader {
         if old.upstreams != next.upstreams || old.forwarder != next.forwarder || old.firewall.mark(if: old.firewall.enabled) != next.firewall.mark(if: next.firewall.enabled) {
             // The addresses validation resolved: nothing left here can fail after changes began.
             live.forwarder.replace(with: Self.forwarderConfiguration(next, upstreams: validated.upstreamAddresses, maximumTCPExchanges: live.upstreamTCP))
-            if old.upstreams != next.upstreams { report.applied.append("dns.upstreams") }
-            if old.forwarder.perUpstream != next.forwarder.perUpstream { report.applied.append("dns.upstream_timeout") }
-            if old.forwarder.unwantedReplyThreshold != next.forwarder.unwantedReplyThreshold { report.applied.append("dns.unwanted_reply_threshold") }
+            if DNSKeys.upstreams.reload.changed(old, next) { applied(DNSKeys.upstreams) }
+            if DNSKeys.upstreamTimeout.reload.changed(old, next) { applied(DNSKeys.upstreamTimeout) }
+            if DNSKeys.unwantedReplyThreshold.reload.changed(old, next) { applied(DNSKeys.unwantedReplyThreshold) }
         }
         // The DoH names again at every reload, after the upstreams above are in force (they may
         // answer differently); not awaited, so the reload's answer does not wait for the lookups.
         if next.firewall.enabled, let firewall = live.firewall { Task { await firewall.refreshAddresses() } }
         if old.blockingMode != next.blockingMode || old.blockedTTL != next.blockedTTL {
             live.blocking.replace(with: BlockingSettings(mode: next.blockingMode, blockedTTL: next.blockedTTL))
-            if old.blockingMode != next.blockingMode { report.applied.append("dns.blocking_mode") }
-            if old.blockedTTL != next.blockedTTL { report.applied.append("dns.blocked_ttl") }
+            if DNSKeys.blockingMode.reload.changed(old, next) { applied(DNSKeys.blockingMode) }
+            if DNSKeys.blockedTTL.reload.changed(old, next) { applied(DNSKeys.blockedTTL) }
         }
-        if old.cache != next.cache {
+        if DNSKeys.cacheSize.reload.changed(old, next) {
             live.cache.reconfigure(next.cache)
-            report.applied.append("dns.cache")
+            applied(DNSKeys.cacheSize)
         }
-        if old.rateLimit != next.rateLimit {
+        if DNSKeys.rateLimit.reload.changed(old, next) {
             live.rateLimiter.replace(with: next.rateLimit)
-            report.applied.append("dns.rate_limit")
+            applied(DNSKeys.rateLimit)
         }
-        if old.logLevel != next.logLevel {
+        if HelperKeys.logLevel.reload.changed(old, next) {
             live.logLevel.set(next.logLevel)
-            report.applied.append("helper.log_level")
+            applied(HelperKeys.logLevel)
         }
         current = kept
         log(report)
