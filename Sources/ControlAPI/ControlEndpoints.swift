@@ -93,6 +93,12 @@ public enum ControlQuery {
     public static let all = "all"
     /// `GET /v1/bypass/next?entry=E`: the entry of the bypass, so the plan shown fits it (SPEC §8).
     public static let entry = "entry"
+
+    /// `target` with one more query pair, its value percent-encoded as `ControlEndpoint.target`
+    /// encodes them (the client adds `profile` to every request this way).
+    public static func appending(_ key: String, _ value: String, to target: String) -> String {
+        target + (target.contains("?") ? "&" : "?") + key + "=" + ControlEndpointEncoding.queryValue(value)
+    }
 }
 
 /// The methods the control API uses.
@@ -167,6 +173,7 @@ public struct NoBody: ControlRequestBody, Equatable {
 /// The answer of `GET /v1/export`: CSV text rather than JSON.
 public struct CSVText: Sendable, Equatable {
     public var text: String
+    public init(text: String) { self.text = text }
 }
 
 enum ControlEndpointEncoding {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 import Foundation
 
 /// One call per verb: send, decode, and on failure print the helper's words and exit with the

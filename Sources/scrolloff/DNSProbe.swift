@@ -1,5 +1,6 @@
 import ControlAPI
 import DNSWire
+import Doctor
 import Foundation
 #if canImport(Glibc)
 import Glibc

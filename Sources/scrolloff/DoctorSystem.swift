@@ -1,4 +1,5 @@
 import ControlAPI
+import Doctor
 import Foundation
 #if canImport(Glibc)
 import Glibc

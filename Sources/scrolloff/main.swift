@@ -1,5 +1,6 @@
 import ArgumentParser
 #if canImport(Glibc)
+import Doctor
 import Glibc
 #endif
 

@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import Doctor
 import Foundation
 import Testing
 

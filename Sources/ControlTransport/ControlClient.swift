@@ -1,3 +1,4 @@
+import ControlAPI
 import Foundation
 import NIOHTTP1
 
@@ -188,7 +189,7 @@ public struct ControlClient: Sendable {
     func requestBytes(method: String, path: String, body: [UInt8]?, accept: String, codec: HTTPCodec? = nil) throws -> [UInt8] {
         var target = path
         if let profile {
-            target += (path.contains("?") ? "&" : "?") + ControlQuery.profile + "=" + ControlEndpointEncoding.queryValue(profile)
+            target = ControlQuery.appending(ControlQuery.profile, profile, to: target)
         }
         var headers = [("Host", "scrolloff"), ("Accept", accept), ("Connection", "close"), ("User-Agent", "scrolloff-cli")]
         if let body { headers += [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] }

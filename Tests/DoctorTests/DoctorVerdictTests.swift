@@ -1,4 +1,6 @@
-@testable import ControlAPI
+import ControlAPI
+import ControlTransport
+@testable import Doctor
 import Foundation
 import Testing
 
