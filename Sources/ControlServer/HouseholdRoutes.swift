@@ -32,7 +32,7 @@ enum HouseholdRoutes {
         // viewing on each profile it lists (an owner of `kids` need not be allowed on `default`).
         router.add(ControlEndpoints.timeRequests) { r in
             let access = await engine.profileAccess()
-            guard r.query[ControlQuery.all] == "true" else {
+            guard r.query.flag(ControlQuery.all) else {
                 guard let a = access[r.profile] else {
                     throw ControlFailure(EngineError.notFound("There is no profile “\(r.profile)”; profiles: \(access.keys.sorted().joined(separator: ", "))."))
                 }

@@ -30,7 +30,7 @@ public struct ControlClient: Sendable {
     /// Calls an endpoint of the route table with a body and decodes its JSON answer; an error
     /// body becomes `.refused`. `parameter` fills the template's `{…}` segment.
     public func call<Body: Encodable, Answer: Decodable>(
-        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil, query: [(String, String?)] = [],
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil, query: [(ControlQueryKey, String?)] = [],
         timeoutSeconds: Double? = nil
     ) throws(ControlClientError) -> Answer {
         let response = try send(
@@ -41,7 +41,7 @@ public struct ControlClient: Sendable {
 
     /// Calls an endpoint that takes no body.
     public func call<Answer: Decodable>(
-        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(String, String?)] = [],
+        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(ControlQueryKey, String?)] = [],
         timeoutSeconds: Double? = nil
     ) throws(ControlClientError) -> Answer {
         let response = try send(method: endpoint.method.rawValue, path: endpoint.target(parameter, query: query), body: nil, timeoutSeconds: timeoutSeconds)
