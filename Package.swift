@@ -92,9 +92,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `scrolloff doctor`'s verdicts (SPEC §11): pure functions from the helper's facts
+        // `scrolloff doctor`'s verdicts (SPEC §11; not `Doctor`, the CLI's command of that name): pure functions from the helper's facts
         // (ControlAPI's `DoctorFacts`) and the system's resolver setup to PASS / WARN / FAIL lines.
-        .target(name: "Doctor", dependencies: ["ControlAPI", "ControlTransport", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .target(name: "DoctorChecks", dependencies: ["ControlAPI", "ControlTransport", "ScrollOffCore"], swiftSettings: swiftSettings),
         // The DNS-over-TCP length-prefix framer (RFC 7766 §8), on its own so the fuzz target can
         // drive it without building the sinkhole (and all of NIOPosix) with sanitizers.
         .target(
@@ -296,7 +296,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff",
             dependencies: [
-                "ScrollOffCore", "ControlAPI", "ControlTransport", "Doctor", "DNSWire",
+                "ScrollOffCore", "ControlAPI", "ControlTransport", "DoctorChecks", "DNSWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings,
@@ -364,7 +364,7 @@ let package = Package(
             name: "HelperTests",
             dependencies: [
                 "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI",
-                "Doctor", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
+                "DoctorChecks", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -387,7 +387,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // `doctor`'s verdicts and the resolver-setup readers, without a helper or a network.
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "ControlAPI", "ControlTransport", "ScrollOffCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "DoctorChecksTests", dependencies: ["DoctorChecks", "ControlAPI", "ControlTransport", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [

@@ -1,6 +1,6 @@
 import ControlAPI
 import DNSWire
-import Doctor
+import DoctorChecks
 import Foundation
 #if canImport(Glibc)
 import Glibc

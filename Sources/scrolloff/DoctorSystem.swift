@@ -1,5 +1,5 @@
 import ControlAPI
-import Doctor
+import DoctorChecks
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
 import ArgumentParser
 #if canImport(Glibc)
-import Doctor
 import Glibc
 #endif
 

@@ -1,6 +1,6 @@
 import ControlAPI
 @testable import ControlServer
-import Doctor
+import DoctorChecks
 @testable import Enforcement
 @testable import Engine
 @testable import Firewall

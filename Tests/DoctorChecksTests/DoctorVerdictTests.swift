@@ -1,6 +1,6 @@
 import ControlAPI
 import ControlTransport
-@testable import Doctor
+@testable import DoctorChecks
 import Foundation
 import Testing
 

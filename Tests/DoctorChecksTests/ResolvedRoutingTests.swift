@@ -1,5 +1,5 @@
 import ControlAPI
-@testable import Doctor
+@testable import DoctorChecks
 import Testing
 
 /// systemd-resolved's routing of an ordinary name, from `resolvectl dns`, `domain` and

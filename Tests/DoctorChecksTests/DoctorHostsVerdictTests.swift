@@ -1,5 +1,5 @@
 import ControlAPI
-@testable import Doctor
+@testable import DoctorChecks
 import Foundation
 import Testing
 

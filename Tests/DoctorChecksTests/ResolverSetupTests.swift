@@ -1,5 +1,5 @@
 import ControlAPI
-@testable import Doctor
+@testable import DoctorChecks
 import Testing
 
 /// Reading /etc/resolv.conf, systemd-resolved's servers, and telling whether a server is the sinkhole.
