@@ -124,7 +124,28 @@ public enum ControlQuery {
     }
 }
 
+/// The name of a path template's parameter (`{name}` in `/v1/lists/{name}`), as the router hands
+/// it to the handler.
+public struct ControlPathKey: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
+/// The path parameters the templates use; `ControlEndpointTests` checks each template's parameter is one.
+public enum ControlPath {
+    /// A list, schedule or profile by its name.
+    public static let name = ControlPathKey("name")
+    /// A plan or a request for time by its number (`WireID`).
+    public static let id = ControlPathKey("id")
+
+    public static let keys: [ControlPathKey] = [name, id]
+}
+
 extension Dictionary where Key == String, Value == String {
+    /// A matched route's parameter `key`.
+    public subscript(key: ControlPathKey) -> String? { self[key.name] }
+
     /// A parsed query's value for `key` (`URLEncodedFields.parse`).
     public subscript(key: ControlQueryKey) -> String? { self[key.name] }
 
@@ -150,6 +171,8 @@ public protocol AnyControlEndpoint: Sendable {
     var bodyType: (any ControlRequestBody.Type)? { get }
     /// The query keys it reads besides `profile`, which every endpoint reads.
     var query: [ControlQueryKey] { get }
+    /// The name of its path parameter, if it has one (a `ControlPath` key).
+    var parameterName: String? { get }
 }
 
 /// One endpoint: its method and path template, the body it takes and the answer it gives.

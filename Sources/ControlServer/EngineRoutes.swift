@@ -85,7 +85,7 @@ enum EngineRoutes {
             try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile), now: engine.box.enforcement.now()) }
         }
         router.add(ControlEndpoints.removeSchedule) { r in
-            let name = r.parameters["name"] ?? ""
+            let name = r.parameters[ControlPath.name] ?? ""
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 try await engine.removeSchedule(name, profile: r.profile)
                 return DoneResponse(message: "Removed the schedule “\(name)”.")
@@ -144,7 +144,7 @@ enum EngineRoutes {
         }
         router.add(ControlEndpoints.archivePlan, action: .spend) { r in
             let id: Int64
-            do throws(WireRangeError) { id = try WireID.parse(r.parameters["id"], what: "a plan id", listing: "`scrolloff plan list`") } catch {
+            do throws(WireRangeError) { id = try WireID.parse(r.parameters[ControlPath.id], what: "a plan id", listing: "`scrolloff plan list`") } catch {
                 throw ControlFailure(error)
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in
