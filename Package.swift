@@ -76,18 +76,25 @@ let package = Package(
         ),
         // Appends ledger rows in a loop for the kill -9 consistency test of StoreTests.
         .executableTarget(name: "store-crash-probe", dependencies: ["Store", "ScrollOffCore"], swiftSettings: swiftSettings),
-        // Control API shared by helper and CLI: the route table, wire types, default paths, the
-        // blocking Unix-socket client (SwiftNIO's HTTP/1 codec on an embedded channel, no threads).
+        // The control API's contract, shared by helper and CLI: the route table, query keys,
+        // refusal rules, wire types, default paths. No transport: the helper serves it
+        // (ControlServer), the CLI calls it (ControlTransport).
+        .target(name: "ControlAPI", dependencies: ["ScrollOffCore"], swiftSettings: swiftSettings),
+        // The CLI's side of the control socket: the blocking Unix-socket client (SwiftNIO's HTTP/1
+        // codec on an embedded channel, no threads), its errors and the server-identity check.
         .target(
-            name: "ControlAPI",
+            name: "ControlTransport",
             dependencies: [
-                "ScrollOffCore",
+                "ControlAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
+        // `scrolloff doctor`'s verdicts (SPEC §11; not `Doctor`, the CLI's command of that name): pure functions from the helper's facts
+        // (ControlAPI's `DoctorFacts`) and the system's resolver setup to PASS / WARN / FAIL lines.
+        .target(name: "DoctorChecks", dependencies: ["ControlAPI", "ControlTransport", "ScrollOffCore"], swiftSettings: swiftSettings),
         // The DNS-over-TCP length-prefix framer (RFC 7766 §8), on its own so the fuzz target can
         // drive it without building the sinkhole (and all of NIOPosix) with sanitizers.
         .target(
@@ -281,7 +288,8 @@ let package = Package(
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Sinkhole", "ControlAPI", "Store", "HostsFile",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Sinkhole", "ControlAPI",
+                "ControlTransport", "Store", "HostsFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -292,7 +300,7 @@ let package = Package(
         .executableTarget(
             name: "scrolloff",
             dependencies: [
-                "ScrollOffCore", "ControlAPI", "DNSWire",
+                "ScrollOffCore", "ControlAPI", "ControlTransport", "DoctorChecks", "DNSWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings,
@@ -378,7 +386,8 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI",
+                "DoctorChecks", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -394,10 +403,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
+        // The CLI's client: request bytes, SwiftNIO's codec as it is wired, errors and exit codes.
+        .testTarget(
+            name: "ControlTransportTests",
+            dependencies: ["ControlTransport", "ControlAPI", .product(name: "NIOHTTP1", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        // `doctor`'s verdicts and the resolver-setup readers, without a helper or a network.
+        .testTarget(name: "DoctorChecksTests", dependencies: ["DoctorChecks", "ControlAPI", "ControlTransport", "ScrollOffCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ControlEndToEndTests",
             dependencies: [
-                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "ControlAPI", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "ControlAPI",
+                "ControlTransport", "ListFetch", "DomainLists", "ScrollOffCore", "Sinkhole", "Store", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -4,8 +4,10 @@
 /// router, `ControlRouteTable`). A path string is never written on either side, so the two cannot
 /// drift apart.
 ///
-/// Adding an endpoint: one `static let` below, then `routes.add(ControlEndpoints.name) { … }` in
-/// the helper and `client.call(ControlEndpoints.name, …)` in the CLI.
+/// Adding an endpoint: one `static let` below (with the query keys it reads), then
+/// `routes.add(ControlEndpoints.name) { … }` in the helper and `client.call(ControlEndpoints.name, …)`
+/// in the CLI. `ContractLiteralTests` fails when a path, a query key or a refusal rule is spelt
+/// anywhere else.
 public enum ControlEndpoints {
     // Health and lists.
     public static let health = ControlEndpoint<NoBody, HealthResponse>(.get, "/v1/health", open: true)
@@ -19,7 +21,7 @@ public enum ControlEndpoints {
     // Rules (SPEC §13 verbs).
     public static let status = ControlEndpoint<NoBody, StatusReport>(.get, "/v1/status")
     /// Query: `category`.
-    public static let services = ControlEndpoint<NoBody, ServicesResponse>(.get, "/v1/services")
+    public static let services = ControlEndpoint<NoBody, ServicesResponse>(.get, "/v1/services", query: [ControlQuery.category])
     public static let block = ControlEndpoint<EntriesRequest, BlockResult>(.post, "/v1/block")
     public static let unblock = ControlEndpoint<EntriesRequest, BlockResult>(.post, "/v1/unblock")
     public static let addSchedule = ControlEndpoint<ScheduleRequest, ScheduleReport>(.post, "/v1/schedules")
@@ -35,20 +37,21 @@ public enum ControlEndpoints {
     public static let peek = ControlEndpoint<GrantRequest, GrantResult>(.post, "/v1/peek")
     public static let token = ControlEndpoint<GrantRequest, GrantResult>(.post, "/v1/token")
     public static let stop = ControlEndpoint<GrantRequest, StopResult>(.post, "/v1/stop")
-    public static let bypassPreview = ControlEndpoint<NoBody, BypassPreview>(.get, "/v1/bypass/next")
+    /// Query: `entry`, the entry the bypass is for (SPEC §8).
+    public static let bypassPreview = ControlEndpoint<NoBody, BypassPreview>(.get, "/v1/bypass/next", query: [ControlQuery.entry])
     public static let recordExercise = ControlEndpoint<ExerciseOutcomeRequest, DoneResponse>(.post, "/v1/exercises")
 
     // Insight.
     public static let addPlan = ControlEndpoint<PlanRequest, PlanReport>(.post, "/v1/plans")
     /// Query: `archived=true`.
-    public static let plans = ControlEndpoint<NoBody, PlansResponse>(.get, "/v1/plans")
+    public static let plans = ControlEndpoint<NoBody, PlansResponse>(.get, "/v1/plans", query: [ControlQuery.archived])
     public static let archivePlan = ControlEndpoint<NoBody, DoneResponse>(.post, "/v1/plans/{id}/archive")
     public static let addAlternative = ControlEndpoint<AlternativeRequest, AlternativeReport>(.post, "/v1/alternatives")
     public static let alternatives = ControlEndpoint<NoBody, AlternativesResponse>(.get, "/v1/alternatives")
     /// Query: `period=day|week|month|year`.
-    public static let stats = ControlEndpoint<NoBody, StatsReport>(.get, "/v1/stats")
+    public static let stats = ControlEndpoint<NoBody, StatsReport>(.get, "/v1/stats", query: [ControlQuery.period])
     /// Query: `since=RFC3339`.
-    public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events")
+    public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events", query: [ControlQuery.since])
     /// Answers `text/csv`, not JSON.
     public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
     /// SPEC §12: the same rows as `export`, typed (`scrolloff export --json`).
@@ -60,7 +63,7 @@ public enum ControlEndpoints {
     public static let adjust = ControlEndpoint<AdjustRequest, AdjustReport>(.post, "/v1/adjust")
     public static let askTime = ControlEndpoint<TimeRequestBody, TimeRequestInfo>(.post, "/v1/requests")
     /// Query: `all=true`.
-    public static let timeRequests = ControlEndpoint<NoBody, TimeRequestsResponse>(.get, "/v1/requests", open: true)
+    public static let timeRequests = ControlEndpoint<NoBody, TimeRequestsResponse>(.get, "/v1/requests", open: true, query: [ControlQuery.all])
     public static let approveRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/approve", open: true)
     public static let declineRequest = ControlEndpoint<TimeRequestAnswerBody, TimeRequestAnswerReport>(.post, "/v1/requests/{id}/decline", open: true)
     public static let removeProfile = ControlEndpoint<NoBody, DoneResponse>(.delete, "/v1/profiles/{name}")
@@ -82,17 +85,75 @@ public enum ControlEndpoints {
     public static let all: [(method: ControlMethod, template: String)] = endpoints.map { ($0.method, $0.template) }
 }
 
+/// A query parameter's name as the wire spells it. Declared only in `ControlQuery`, and each
+/// endpoint lists the ones it reads, so the CLI and the helper cannot spell one differently.
+public struct ControlQueryKey: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
 /// Query parameter names, shared the same way as the paths.
 public enum ControlQuery {
     /// Every endpoint: the profile acted on; the default profile when missing (SPEC §11).
-    public static let profile = "profile"
-    public static let category = "category"
-    public static let archived = "archived"
-    public static let period = "period"
-    public static let since = "since"
-    public static let all = "all"
+    public static let profile = ControlQueryKey("profile")
+    /// `GET /v1/services?category=C`: only that category's services.
+    public static let category = ControlQueryKey("category")
+    /// `GET /v1/plans?archived=true`: archived plans too (a flag).
+    public static let archived = ControlQueryKey("archived")
+    /// `GET /v1/stats?period=P`: a `StatsPeriod`, `day` when missing.
+    public static let period = ControlQueryKey("period")
+    /// `GET /v1/events?since=T`: an RFC 3339 time (`WireTimeQuery`).
+    public static let since = ControlQueryKey("since")
+    /// `GET /v1/requests?all=true`: every profile the caller may view (a flag).
+    public static let all = ControlQueryKey("all")
     /// `GET /v1/bypass/next?entry=E`: the entry of the bypass, so the plan shown fits it (SPEC §8).
-    public static let entry = "entry"
+    public static let entry = ControlQueryKey("entry")
+
+    /// Every key, for the document test.
+    public static let keys: [ControlQueryKey] = [profile, category, archived, period, since, all, entry]
+
+    /// A flag's value: `true` when set, left out of the query when not.
+    public static func flag(_ on: Bool) -> String? { on ? flagOn : nil }
+    static let flagOn = "true"
+
+    /// `target` with one more query pair, its value percent-encoded as `ControlEndpoint.target`
+    /// encodes them (the client adds `profile` to every request this way).
+    public static func appending(_ key: ControlQueryKey, _ value: String, to target: String) -> String {
+        target + (target.contains("?") ? "&" : "?") + key.name + "=" + ControlEndpointEncoding.queryValue(value)
+    }
+}
+
+/// The name of a path template's parameter (`{name}` in `/v1/lists/{name}`), as the router hands
+/// it to the handler.
+public struct ControlPathKey: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
+/// The path parameters the templates use; `ControlEndpointTests` checks each template's parameter is one.
+public enum ControlPath {
+    /// A list, schedule or profile by its name.
+    public static let name = ControlPathKey("name")
+    /// A plan or a request for time by its number (`WireID`).
+    public static let id = ControlPathKey("id")
+
+    public static let keys: [ControlPathKey] = [name, id]
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// A matched route's parameter `key`.
+    public subscript(key: ControlPathKey) -> String? { self[key.name] }
+
+    /// A parsed query's value for `key` (`URLEncodedFields.parse`).
+    public subscript(key: ControlQueryKey) -> String? { self[key.name] }
+
+    /// A parsed query's value for `key`, nil when missing or empty (an empty value means "not given").
+    public func nonEmpty(_ key: ControlQueryKey) -> String? { self[key.name].flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// Whether the flag `key` is set (`?all=true`); any other value is not.
+    public func flag(_ key: ControlQueryKey) -> Bool { self[key.name] == ControlQuery.flagOn }
 }
 
 /// The methods the control API uses.
@@ -108,6 +169,10 @@ public protocol AnyControlEndpoint: Sendable {
     var template: String { get }
     /// The body type when the endpoint takes one (`ControlBodyDecoding` decodes it).
     var bodyType: (any ControlRequestBody.Type)? { get }
+    /// The query keys it reads besides `profile`, which every endpoint reads.
+    var query: [ControlQueryKey] { get }
+    /// The name of its path parameter, if it has one (a `ControlPath` key).
+    var parameterName: String? { get }
 }
 
 /// One endpoint: its method and path template, the body it takes and the answer it gives.
@@ -120,11 +185,14 @@ public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpo
     /// and monitoring need it, and it tells nothing private); the household request endpoints
     /// check each profile they touch in their handler.
     public let open: Bool
+    /// The query keys it reads besides `profile`.
+    public let query: [ControlQueryKey]
 
-    init(_ method: ControlMethod, _ template: String, open: Bool = false) {
+    init(_ method: ControlMethod, _ template: String, open: Bool = false, query: [ControlQueryKey] = []) {
         self.method = method
         self.template = template
         self.open = open
+        self.query = query
     }
 
     public var description: String { "\(method.rawValue) \(template)" }
@@ -143,7 +211,8 @@ public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpo
 
     /// The request target: the template with its parameter filled in (percent-encoded as one
     /// segment) and the query appended, leaving out absent values.
-    public func target(_ parameter: String? = nil, query: [(String, String?)] = []) -> String {
+    public func target(_ parameter: String? = nil, query: [(ControlQueryKey, String?)] = []) -> String {
+        assert(query.allSatisfy { key, _ in self.query.contains(key) }, "\(self) does not read the query keys \(query.map(\.0))")
         var path = ""
         for segment in template.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
             path += "/"
@@ -153,7 +222,7 @@ public struct ControlEndpoint<Body: Sendable, Answer: Sendable>: AnyControlEndpo
                 path += segment
             }
         }
-        let pairs = query.compactMap { key, value in value.map { "\(key)=\(ControlEndpointEncoding.queryValue($0))" } }
+        let pairs = query.compactMap { key, value in value.map { "\(key.name)=\(ControlEndpointEncoding.queryValue($0))" } }
         return pairs.isEmpty ? path : path + "?" + pairs.joined(separator: "&")
     }
 }
@@ -167,6 +236,7 @@ public struct NoBody: ControlRequestBody, Equatable {
 /// The answer of `GET /v1/export`: CSV text rather than JSON.
 public struct CSVText: Sendable, Equatable {
     public var text: String
+    public init(text: String) { self.text = text }
 }
 
 enum ControlEndpointEncoding {

@@ -6,11 +6,69 @@ import ScrollOffCore
 // these are the `--json` names SPEC §13 says scripts rely on. Instants travel as RFC 3339
 // timestamps (`WireTime`); the CLI formats them in the person's zone.
 
+/// An entry's state as `status`, `block` and `services` spell it (SPEC §13 `entries[].state`): the
+/// five kinds of `EntryState`, spelt by `EntryState.Kind.name`. Any other word decodes as
+/// `.unknown` and is kept as it came, as when the field was a plain string: a CLI older than its
+/// helper still prints a state it does not know instead of failing the whole answer.
+public enum EntryStateName: Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    case none, scheduled, blocked, open, curfew
+    case unknown(String)
+
+    public init(_ kind: EntryState.Kind) {
+        switch kind {
+        case .none: self = .none
+        case .scheduled: self = .scheduled
+        case .blocked: self = .blocked
+        case .open: self = .open
+        case .curfew: self = .curfew
+        }
+    }
+
+    /// The word as the wire spells it; a word that is no kind is `.unknown`.
+    public init(wireName: String) {
+        self = EntryState.Kind.allCases.first { $0.name == wireName }.map(Self.init) ?? .unknown(wireName)
+    }
+
+    public init(stringLiteral value: String) { self.init(wireName: value) }
+
+    /// The kind, nil for `.unknown`.
+    public var kind: EntryState.Kind? {
+        // Spelt out: a bare `.none` here would be the optional's nil.
+        switch self {
+        case .none: EntryState.Kind.none
+        case .scheduled: EntryState.Kind.scheduled
+        case .blocked: EntryState.Kind.blocked
+        case .open: EntryState.Kind.open
+        case .curfew: EntryState.Kind.curfew
+        case .unknown: nil
+        }
+    }
+
+    public var wireName: String {
+        if case .unknown(let word) = self { return word }
+        return kind?.name ?? ""
+    }
+
+    public var description: String { wireName }
+
+    /// Blocked now: `blocked` or `curfew`.
+    public var isBlocking: Bool { kind?.isBlocking ?? false }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(wireName: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(wireName)
+    }
+}
+
 /// One entry in `status` (SPEC §13 `entries[]`).
 public struct EntryReport: Hashable, Sendable, Codable {
     public var id: String
     /// `blocked`, `open`, `curfew`, `scheduled` (or `none` for an entry with no rule left).
-    public var state: String
+    public var state: EntryStateName
     /// Until when a weakening is refused (cooldown, edit lock, focus session); null = not locked.
     /// Always written, even as null: SPEC §13 says the field must exist.
     @WireOptionalTime public var lockedUntil: Instant?
@@ -20,12 +78,12 @@ public struct EntryReport: Hashable, Sendable, Codable {
     /// For `open`: when the block returns.
     @WireOptionalTime public var openUntil: Instant?
     /// The state at `next_change` (`blocked` when a curfew ends under an all-day block); nil with it.
-    public var nextState: String?
+    public var nextState: EntryStateName?
     /// The reasons of every rule in force that blocks the entry, strongest first; `reason` is the first.
     public var reasons: [String]
 
-    public init(id: String, state: String, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
-                nextState: String? = nil, reasons: [String]? = nil) {
+    public init(id: String, state: EntryStateName, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
+                nextState: EntryStateName? = nil, reasons: [String]? = nil) {
         self.id = id
         self.state = state
         self.lockedUntil = lockedUntil
@@ -36,15 +94,22 @@ public struct EntryReport: Hashable, Sendable, Codable {
         self.reasons = reasons ?? reason.map { [$0] } ?? []
     }
 
+    /// With the states as `EntryState.name` spells them (the engine's call sites).
+    public init(id: String, state: String, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
+                nextState: String? = nil, reasons: [String]? = nil) {
+        self.init(id: id, state: EntryStateName(wireName: state), lockedUntil: lockedUntil, reason: reason, nextChange: nextChange,
+                  openUntil: openUntil, nextState: nextState.map(EntryStateName.init(wireName:)), reasons: reasons)
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
-        state = try c.decode(String.self, forKey: .state)
+        state = try c.decode(EntryStateName.self, forKey: .state)
         _lockedUntil = try c.decode(WireOptionalTime.self, forKey: .lockedUntil)
         reason = try c.decodeIfPresent(String.self, forKey: .reason)
         _nextChange = try c.decodeIfPresent(WireOptionalTime.self, forKey: .nextChange) ?? WireOptionalTime(wrappedValue: nil)
         _openUntil = try c.decodeIfPresent(WireOptionalTime.self, forKey: .openUntil) ?? WireOptionalTime(wrappedValue: nil)
-        nextState = try c.decodeIfPresent(String.self, forKey: .nextState)
+        nextState = try c.decodeIfPresent(EntryStateName.self, forKey: .nextState)
         reasons = try c.decodeIfPresent([String].self, forKey: .reasons) ?? reason.map { [$0] } ?? []
     }
 
@@ -125,14 +190,19 @@ public struct ServiceReport: Hashable, Sendable, Codable {
     public var category: String
     public var note: String?
     /// The entry's state in the asking profile (`blocked`, `open`, `curfew`, `scheduled`, `none`).
-    public var state: String
+    public var state: EntryStateName
 
-    public init(id: String, name: String, category: String, note: String?, state: String) {
+    public init(id: String, name: String, category: String, note: String?, state: EntryStateName) {
         self.id = id
         self.name = name
         self.category = category
         self.note = note
         self.state = state
+    }
+
+    /// With the state as `EntryState.name` spells it (the engine's call site).
+    public init(id: String, name: String, category: String, note: String?, state: String) {
+        self.init(id: id, name: name, category: category, note: note, state: EntryStateName(wireName: state))
     }
 }
 

@@ -36,7 +36,7 @@ public struct ControlRequest: Sendable {
     }
 
     /// The profile the request acts on (`?profile=`); the default profile when missing.
-    public var profile: String { query["profile"].flatMap { $0.isEmpty ? nil : $0 } ?? "default" }
+    public var profile: String { query.nonEmpty(ControlQuery.profile) ?? "default" }
 
     /// Decodes the JSON body strictly (`ControlBodyDecoding`, shared with the fuzz target): unknown
     /// fields and wrong types are a 400 `malformed_json` naming the field, a number outside its

@@ -48,7 +48,7 @@ public enum ControlRoutes {
         router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(body, caller: request.caller, context) }
         router.add(ControlEndpoints.updateLists) { request, body in try await ListsHandlers.update(request, body, context) }
         router.add(ControlEndpoints.removeList) { request in
-            .ok(try await context.lists.remove(request.parameters["name"] ?? ""))
+            .ok(try await context.lists.remove(request.parameters[ControlPath.name] ?? ""))
         }
         if let engine {
             EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)

@@ -37,7 +37,7 @@ enum EngineRoutes {
         router.add(ControlEndpoints.status) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
         router.add(ControlEndpoints.services) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in
-                ServicesResponse(services: try await engine.services(category: r.query["category"].flatMap { $0.isEmpty ? nil : $0 }, profile: r.profile))
+                ServicesResponse(services: try await engine.services(category: r.query.nonEmpty(ControlQuery.category), profile: r.profile))
             }
         }
         router.add(ControlEndpoints.block) { r, body in
@@ -85,7 +85,7 @@ enum EngineRoutes {
             try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile), now: engine.box.enforcement.now()) }
         }
         router.add(ControlEndpoints.removeSchedule) { r in
-            let name = r.parameters["name"] ?? ""
+            let name = r.parameters[ControlPath.name] ?? ""
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 try await engine.removeSchedule(name, profile: r.profile)
                 return DoneResponse(message: "Removed the schedule “\(name)”.")
@@ -118,7 +118,7 @@ enum EngineRoutes {
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
         }
         router.add(ControlEndpoints.bypassPreview) { r in
-            let entry = r.query[ControlQuery.entry].flatMap { $0.isEmpty ? nil : $0 }
+            let entry = r.query.nonEmpty(ControlQuery.entry)
             return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile, entry: entry) }
         }
         router.add(ControlEndpoints.recordExercise, action: .spend) { r, body in
@@ -137,14 +137,14 @@ enum EngineRoutes {
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
         }
         router.add(ControlEndpoints.plans) { r in
-            let archived = r.query["archived"] == "true"
+            let archived = r.query.flag(ControlQuery.archived)
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile))
             }
         }
         router.add(ControlEndpoints.archivePlan, action: .spend) { r in
             let id: Int64
-            do throws(WireRangeError) { id = try WireID.parse(r.parameters["id"], what: "a plan id", listing: "`scrolloff plan list`") } catch {
+            do throws(WireRangeError) { id = try WireID.parse(r.parameters[ControlPath.id], what: "a plan id", listing: "`scrolloff plan list`") } catch {
                 throw ControlFailure(error)
             }
             return try await engineAnswer(engine) { () async throws(EngineError) in
@@ -161,7 +161,7 @@ enum EngineRoutes {
             try await engineAnswer(engine) { () async throws(EngineError) in AlternativesResponse(alternatives: await engine.alternativeList(profile: r.profile).map(AlternativeReport.init)) }
         }
         router.add(ControlEndpoints.stats) { r in
-            let word = r.query["period"] ?? StatsPeriod.day.rawValue
+            let word = r.query[ControlQuery.period] ?? StatsPeriod.day.rawValue
             guard let period = StatsPeriod(rawValue: word) else {
                 throw ControlFailure.invalidArgument("“\(word)” is not a period; use day, week, month or year.")
             }
@@ -169,7 +169,7 @@ enum EngineRoutes {
         }
         router.add(ControlEndpoints.events) { r in
             let since: Instant?
-            do throws(WireRangeError) { since = try WireTimeQuery.parse(r.query[ControlQuery.since], field: "since") } catch {
+            do throws(WireRangeError) { since = try WireTimeQuery.parse(r.query[ControlQuery.since], field: ControlQuery.since.name) } catch {
                 throw ControlFailure(error)
             }
             // The engine's trusted now, the clock the events were written on (SPEC §11). The

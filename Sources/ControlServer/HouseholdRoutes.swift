@@ -32,7 +32,7 @@ enum HouseholdRoutes {
         // viewing on each profile it lists (an owner of `kids` need not be allowed on `default`).
         router.add(ControlEndpoints.timeRequests) { r in
             let access = await engine.profileAccess()
-            guard r.query[ControlQuery.all] == "true" else {
+            guard r.query.flag(ControlQuery.all) else {
                 guard let a = access[r.profile] else {
                     throw ControlFailure(EngineError.notFound("There is no profile “\(r.profile)”; profiles: \(access.keys.sorted().joined(separator: ", "))."))
                 }
@@ -66,7 +66,7 @@ enum HouseholdRoutes {
         router.add(ControlEndpoints.removeProfile) { r in
             // Which profile a device follows is the administrator's call (SPEC §9, §11).
             if case .denied(let reason) = authorizer.mayManageProfiles(r.caller) { throw ControlFailure.forbidden(reason) }
-            let name = r.parameters["name"] ?? ""
+            let name = r.parameters[ControlPath.name] ?? ""
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 DoneResponse(message: try await engine.removeProfile(name))
             }
@@ -75,7 +75,7 @@ enum HouseholdRoutes {
 
     /// The `{id}` of a request path.
     private static func requestID(_ r: ControlRequest) throws(ControlFailure) -> Int64 {
-        do throws(WireRangeError) { return try WireID.parse(r.parameters["id"], what: "a request id", listing: "`scrolloff requests`") } catch {
+        do throws(WireRangeError) { return try WireID.parse(r.parameters[ControlPath.id], what: "a request id", listing: "`scrolloff requests`") } catch {
             throw ControlFailure(error)
         }
     }

@@ -25,7 +25,7 @@ extension HelperEngine {
         return StatusReport(
             profile: p.name, now: now,
             // An entry whose rules are all gone (a focus session over) has nothing to report.
-            entries: p.namedEntries(at: now).map { Self.entryReport(p, $0, at: now) }.filter { $0.state != EntryState.none.name },
+            entries: p.namedEntries(at: now).map { Self.entryReport(p, $0, at: now) }.filter { $0.state != .none },
             peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth,
             balanceSeconds: credit.balanceSeconds, grants: credit.grantsInUse.map(GrantReport.init),
             strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end,

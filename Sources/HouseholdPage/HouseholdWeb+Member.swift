@@ -69,23 +69,23 @@ extension HouseholdWeb {
 
     /// One entry in the people's words: its state, until when, the rule's own reason.
     static func entryView(_ entry: EntryReport, now: Instant) -> [String: Any] {
-        var view: [String: Any] = ["id": entry.id, "state": entry.state]
+        var view: [String: Any] = ["id": entry.id, "state": entry.state.wireName]
         switch entry.state {
-        case "blocked", "curfew":
-            view["stateWords"] = entry.state == "curfew" ? "curfew" : "blocked"
+        case .blocked, .curfew:
+            view["stateWords"] = entry.state.wireName
             view["until"] = entry.nextChange.map { "until " + TimeWords.until($0, now: now) } ?? "around the clock"
-        case "open":
-            view["stateWords"] = "open"
+        case .open:
+            view["stateWords"] = entry.state.wireName
             if let end = entry.openUntil ?? entry.nextChange { view["until"] = "until " + TimeWords.until(end, now: now) }
-        case "scheduled":
+        case .scheduled:
             view["stateWords"] = "not blocked now"
             if let next = entry.nextChange { view["until"] = "blocks from " + TimeWords.clock(next, now: now) }
-        default:
-            view["stateWords"] = entry.state
+        case .none, .unknown:
+            view["stateWords"] = entry.state.wireName
         }
         if let reason = entry.reason, !reason.isEmpty { view["reason"] = reason }
         // A curfew opens for nothing (SPEC §2); a block window does, through the ladder.
-        view["bypassable"] = entry.state == "blocked"
+        view["bypassable"] = entry.state == .blocked
         return view
     }
 

@@ -75,7 +75,7 @@ extension HouseholdWeb {
                 return item
             }
             view["services"] = try await engine.services(profile: profile).map { s -> [String: Any] in
-                ["id": s.id, "name": s.name, "category": s.category, "state": s.state]
+                ["id": s.id, "name": s.name, "category": s.category, "state": s.state.wireName]
             }
             view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).reversed()
                 .prefix(Self.historyEventLimit).map { e -> [String: Any] in

@@ -1,5 +1,6 @@
 import Config
 import ControlAPI
+import ControlTransport
 import Helper
 import ServiceKit
 

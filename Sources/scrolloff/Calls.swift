@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 import Foundation
 
 /// One call per verb: send, decode, and on failure print the helper's words and exit with the
@@ -7,7 +8,7 @@ import Foundation
 extension GlobalOptions {
     /// Calls an endpoint of the route table (`ControlEndpoints`) that takes no body.
     func call<Answer: Decodable>(
-        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(String, String?)] = []
+        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(ControlQueryKey, String?)] = []
     ) throws -> Answer {
         let client = client()
         return try talk { () throws(ControlClientError) in try client.call(endpoint, parameter: parameter, query: query) }

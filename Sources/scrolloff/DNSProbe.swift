@@ -1,5 +1,6 @@
 import ControlAPI
 import DNSWire
+import DoctorChecks
 import Foundation
 #if canImport(Glibc)
 import Glibc

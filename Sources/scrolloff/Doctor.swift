@@ -1,6 +1,8 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 import DNSWire
+import DoctorChecks
 
 /// `scrolloff doctor` (SPEC §11, §13): PASS or FAIL for every link between a device and a blocked
 /// name, each FAIL with one line saying what to do. Exit 0 when all pass, 1 when any fails (also

@@ -1,4 +1,5 @@
 import ControlAPI
+import DoctorChecks
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 import Foundation
 
 /// `scrolloff export --csv|--json`: the ledger and events on stdout (SPEC §12). `--csv` is RFC 4180

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 import Foundation
 import ScrollOffCore
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 
 /// `scrolloff lists add URL [--name NAME]`: add a list and download it once.
 struct ListsAdd: ParsableCommand {

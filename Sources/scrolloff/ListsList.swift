@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 
 /// `scrolloff lists list`: every downloaded list, its size and freshness, and why a refresh failed.
 struct ListsList: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 
 /// `scrolloff lists rm NAME`: stop using a list and delete its copy.
 struct ListsRemove: ParsableCommand {

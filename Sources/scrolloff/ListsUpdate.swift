@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
 import Foundation
 
 /// `scrolloff lists update [NAME]`: refresh one list or all now, with a progress bar on a terminal.

@@ -11,7 +11,7 @@ struct PlanList: ParsableCommand {
     var all = false
 
     func run() throws {
-        let answer = try options.call(ControlEndpoints.plans, query: [(ControlQuery.archived, all ? "true" : nil)])
+        let answer = try options.call(ControlEndpoints.plans, query: [(ControlQuery.archived, ControlQuery.flag(all))])
         options.emit(answer) {
             guard !answer.plans.isEmpty else {
                 print("No plans yet. `scrolloff plan add --when \"I feel bored\" --then \"I will take a short walk\"` adds one.")

@@ -21,7 +21,7 @@ struct RequestsList: ParsableCommand {
     var all = false
 
     func run() throws {
-        let answer = try options.call(ControlEndpoints.timeRequests, query: [(ControlQuery.all, all ? "true" : nil)])
+        let answer = try options.call(ControlEndpoints.timeRequests, query: [(ControlQuery.all, ControlQuery.flag(all))])
         options.emit(answer) {
             let now = answer.now ?? TimeWords.now()
             if answer.requests.isEmpty { print("No requests for time.") }

@@ -16,7 +16,7 @@ struct Services: ParsableCommand {
             let width = answer.services.map(\.id.count).max() ?? 0
             for s in answer.services {
                 let pad = String(repeating: " ", count: max(0, width - s.id.count))
-                let state = s.state == "none" ? "" : " · " + EntryWords.state(s.state)
+                let state = s.state == .none ? "" : " · " + EntryWords.state(s.state)
                 print("\(s.id)\(pad)  \(s.name) (\(s.category))\(state)")
             }
         }

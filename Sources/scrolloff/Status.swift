@@ -72,8 +72,8 @@ enum EntryWords {
         else if let next = entry.nextChange {
             // Say what it becomes: a curfew ending under an all-day block stays blocked.
             let words = switch entry.nextState {
-            case "blocked", "curfew": "then \(entry.nextState ?? "") at"
-            case "open", "scheduled", "none": "opens at"
+            case let state? where state.isBlocking: "then \(state) at"
+            case let state? where state.kind != nil: "opens at"
             default: "changes at"
             }
             parts.append("\(words) \(TimeWords.until(next, now: now))")
@@ -83,11 +83,11 @@ enum EntryWords {
         return parts
     }
 
-    static func state(_ state: String) -> String {
+    static func state(_ state: EntryStateName) -> String {
         switch state {
-        case "blocked", "curfew": Terminal.green(state)
-        case "open": Terminal.yellow(state)
-        default: state
+        case .blocked, .curfew: Terminal.green(state.wireName)
+        case .open: Terminal.yellow(state.wireName)
+        case .none, .scheduled, .unknown: state.wireName
         }
     }
 }

@@ -18,6 +18,17 @@ struct ControlAPIDocumentTests {
         #expect(missing.isEmpty, "docs/control-api.md lacks \(missing)")
     }
 
+    @Test func every_query_key_an_endpoint_reads_is_named_in_its_row() {
+        let rows = Self.document.split(separator: "\n")
+        var missing: [String] = []
+        for endpoint in ControlEndpoints.endpoints {
+            let row = rows.first { $0.hasPrefix("| `\(endpoint.method.rawValue) \(endpoint.template)` |") } ?? ""
+            missing += endpoint.query.filter { !row.contains("`\($0.name)") }.map { "\(endpoint.method.rawValue) \(endpoint.template) ?\($0.name)" }
+        }
+        #expect(missing.isEmpty, "docs/control-api.md's rows lack the query keys \(missing)")
+        #expect(Self.document.contains("`?profile=NAME`"), "docs/control-api.md does not say every endpoint reads ?profile=")
+    }
+
     @Test func every_refusal_rule_is_named_as_the_wire_spells_it() {
         let missing = Refusal.Rule.allCases.map { "`\($0.wireName)`" }.filter { !Self.document.contains($0) }
         #expect(missing.isEmpty, "docs/control-api.md lacks the rules \(missing)")

@@ -19,4 +19,11 @@ struct ControlEndpointTests {
             #expect(template.split(separator: "/").count { $0.hasPrefix("{") } <= 1, "\(template)")
         }
     }
+
+    @Test func every_path_parameter_is_declared_in_control_path() {
+        let declared = Set(ControlPath.keys.map(\.name))
+        let used = ControlEndpoints.endpoints.compactMap(\.parameterName)
+        #expect(!used.isEmpty)
+        #expect(Set(used).isSubset(of: declared), "\(Set(used).subtracting(declared))")
+    }
 }

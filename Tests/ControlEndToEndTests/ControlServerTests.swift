@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import ControlServer
+import ControlTransport
 import Engine
 import Glibc
 #endif

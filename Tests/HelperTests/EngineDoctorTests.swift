@@ -1,5 +1,6 @@
 import ControlAPI
 @testable import ControlServer
+import DoctorChecks
 @testable import Enforcement
 @testable import Engine
 @testable import Firewall

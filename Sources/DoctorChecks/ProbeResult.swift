@@ -1,3 +1,5 @@
+import ControlAPI
+
 /// What one DNS probe of `scrolloff doctor` got back, reduced to what the checks look at.
 public enum ProbeResult: Sendable, Equatable {
     case answered(ProbeAnswer)
@@ -25,20 +27,4 @@ public struct ProbeAnswer: Sendable, Equatable {
 
     /// `NOERROR 0.0.0.0`, `NXDOMAIN`.
     public var summary: String { ([rcode] + addresses.prefix(2)).joined(separator: " ") }
-}
-
-extension DoctorProbeFacts {
-    /// The listener to send probes to: UDP, loopback first (the probe then never leaves the
-    /// machine), a wildcard listener as the loopback address of its family, else the first one.
-    public static func target(among listeners: [DoctorListener]) -> (host: String, port: Int)? {
-        let udp = listeners.filter { $0.transport == DoctorListener.udp }
-        let reachable = udp.map { listener -> (host: String, port: Int) in
-            switch listener.host {
-            case "0.0.0.0": ("127.0.0.1", listener.port)
-            case "::": ("::1", listener.port)
-            default: (listener.host, listener.port)
-            }
-        }
-        return reachable.first { ResolverSetup.isLoopback($0.host) } ?? reachable.first
-    }
 }

@@ -1,3 +1,5 @@
+import ControlAPI
+
 /// Check 3 of `scrolloff doctor`: the system resolver points at the sinkhole (SPEC §11).
 extension DoctorVerdicts {
     // MARK: 3. resolver

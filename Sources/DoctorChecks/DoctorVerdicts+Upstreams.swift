@@ -1,3 +1,5 @@
+import ControlAPI
+
 /// Check 5's forwarding loop: the helper must forward to a resolver that does not lead back to it.
 extension DoctorVerdicts {
     public static let forwardingLoopFix = "forwarding loop: set `[dns] upstreams = [...]` in /etc/scrolloff/scrolloff.toml to your router or a public resolver (such as \"192.168.1.1\" or \"9.9.9.9\"), then `sudo systemctl reload scrolloff-dns`."

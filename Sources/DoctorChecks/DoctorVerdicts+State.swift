@@ -1,3 +1,4 @@
+import ControlAPI
 import Foundation
 import ScrollOffCore
 

@@ -1,4 +1,6 @@
-@testable import ControlAPI
+import ControlAPI
+import ControlTransport
+@testable import DoctorChecks
 import Foundation
 import Testing
 

@@ -1,3 +1,5 @@
+import ControlAPI
+
 /// One DNS scope of systemd-resolved: the global one or a link's, with its servers, its domains
 /// and whether it is a default route, as `resolvectl dns`, `resolvectl domain` and
 /// `resolvectl default-route` print them.

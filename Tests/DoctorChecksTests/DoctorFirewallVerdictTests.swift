@@ -1,4 +1,5 @@
-@testable import ControlAPI
+import ControlAPI
+@testable import DoctorChecks
 import Foundation
 import Testing
 

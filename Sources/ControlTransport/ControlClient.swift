@@ -1,3 +1,4 @@
+import ControlAPI
 import Foundation
 import NIOHTTP1
 
@@ -29,7 +30,7 @@ public struct ControlClient: Sendable {
     /// Calls an endpoint of the route table with a body and decodes its JSON answer; an error
     /// body becomes `.refused`. `parameter` fills the template's `{…}` segment.
     public func call<Body: Encodable, Answer: Decodable>(
-        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil, query: [(String, String?)] = [],
+        _ endpoint: ControlEndpoint<Body, Answer>, _ body: Body, parameter: String? = nil, query: [(ControlQueryKey, String?)] = [],
         timeoutSeconds: Double? = nil
     ) throws(ControlClientError) -> Answer {
         let response = try send(
@@ -40,7 +41,7 @@ public struct ControlClient: Sendable {
 
     /// Calls an endpoint that takes no body.
     public func call<Answer: Decodable>(
-        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(String, String?)] = [],
+        _ endpoint: ControlEndpoint<NoBody, Answer>, parameter: String? = nil, query: [(ControlQueryKey, String?)] = [],
         timeoutSeconds: Double? = nil
     ) throws(ControlClientError) -> Answer {
         let response = try send(method: endpoint.method.rawValue, path: endpoint.target(parameter, query: query), body: nil, timeoutSeconds: timeoutSeconds)
@@ -188,7 +189,7 @@ public struct ControlClient: Sendable {
     func requestBytes(method: String, path: String, body: [UInt8]?, accept: String, codec: HTTPCodec? = nil) throws -> [UInt8] {
         var target = path
         if let profile {
-            target += (path.contains("?") ? "&" : "?") + ControlQuery.profile + "=" + ControlEndpointEncoding.queryValue(profile)
+            target = ControlQuery.appending(ControlQuery.profile, profile, to: target)
         }
         var headers = [("Host", "scrolloff"), ("Accept", accept), ("Connection", "close"), ("User-Agent", "scrolloff-cli")]
         if let body { headers += [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] }

@@ -3,22 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// A DNS server the system resolver asks: a literal address and a port.
-public struct NameServer: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-
-    public init(host: String, port: Int = 53) {
-        self.host = host
-        self.port = port
-    }
-
-    public var description: String {
-        let shown = host.contains(":") ? "[\(host)]" : host
-        return port == 53 ? host : "\(shown):\(port)"
-    }
-}
+import ControlAPI
 
 /// Reading the system resolver's configuration for `doctor` (SPEC §11: "the system resolver points
 /// at the sinkhole"). Pure text in, addresses out; the CLI reads the files.
@@ -106,7 +91,7 @@ public enum ResolverSetup {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func isLoopback(_ host: String) -> Bool { host.hasPrefix("127.") || host == "::1" }
+    static func isLoopback(_ host: String) -> Bool { DoctorListener.isLoopback(host) }
     static func isWildcard(_ host: String) -> Bool { host == "0.0.0.0" || host == "::" }
 }
 

@@ -1,4 +1,5 @@
-@testable import ControlAPI
+import ControlAPI
+@testable import DoctorChecks
 import Testing
 
 /// systemd-resolved's routing of an ordinary name, from `resolvectl dns`, `domain` and

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ControlAPI
 import Foundation
 
 /// Why a call to the helper did not produce an answer, or the helper's refusal. Each message says
@@ -42,7 +43,7 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
 
     static let closedBeforeAnswer = "the connection closed before an answer"
 
-    static func userName(_ uid: UInt32) -> String {
+    package static func userName(_ uid: UInt32) -> String {
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
         return "user \(String(cString: name)) (uid \(uid))"
     }

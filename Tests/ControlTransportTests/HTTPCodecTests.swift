@@ -1,4 +1,5 @@
-@testable import ControlAPI
+import ControlAPI
+@testable import ControlTransport
 import NIOHTTP1
 import Testing
 

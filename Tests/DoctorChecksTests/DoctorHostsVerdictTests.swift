@@ -1,4 +1,5 @@
 import ControlAPI
+@testable import DoctorChecks
 import Foundation
 import Testing
 

@@ -1,3 +1,5 @@
+import ControlAPI
+import ControlTransport
 import Foundation
 import ScrollOffCore
 

@@ -1,4 +1,5 @@
-@testable import ControlAPI
+import ControlAPI
+@testable import DoctorChecks
 import Testing
 
 /// Reading /etc/resolv.conf, systemd-resolved's servers, and telling whether a server is the sinkhole.
