@@ -1,5 +1,6 @@
 import ControlAPI
 import Foundation
+import Logging
 import ScrollOffCore
 import Store
 
@@ -13,6 +14,24 @@ extension HelperEngine {
 
     /// Who makes the change in progress.
     var currentActor: String { actorOverride ?? ChangeActor.current ?? ChangeActor.helper }
+
+    // MARK: What other modules saw
+
+    /// Records what another module saw (`ObservedEvent`: a hosts-file edit put back, caught bypass
+    /// attempts) as events, in one small commit of their own. When the disk refuses it, it is held
+    /// for the next commit like any other event, so a full disk loses no record of tampering.
+    package func record(_ observed: some ObservedEvent) {
+        guard !observed.isEmpty else { return }
+        let now = advanceClock()
+        observed.log(to: logger)
+        var change = StateChange(observed.storedEvents(at: now).map { .appendEvent($0) })
+        var work = profiles
+        do {
+            try commit(&change, profiles: &work, now: now)
+        } catch {
+            hold(change, profiles: work, now: now)
+        }
+    }
 
     // MARK: Refusals
 
