@@ -141,7 +141,7 @@ extension HelperEngine {
         guard name != Self.defaultProfile else {
             throw .invalid("The default profile covers every device no other profile claims, so it cannot be removed.")
         }
-        if configuredProfileNames.contains(name) {
+        if configuredProfiles.names.contains(name) {
             throw .invalid("Profile “\(name)” comes from the configuration file; remove its [[profiles]] table there and reload (systemctl reload scrolloff-dns).")
         }
         // Urges waiting for their batch name profiles by position, which the removal shifts.
@@ -151,7 +151,7 @@ extension HelperEngine {
             guard let i = w.profiles.firstIndex(where: { $0.name == name }) else {
                 throw .notFound("There is no profile “\(name)”; profiles: \(w.profiles.map(\.name).joined(separator: ", ")).")
             }
-            if name == unknownDevices {
+            if name == configuredProfiles.unknownDevices {
                 throw .invalid("Profile “\(name)” is where unknown devices go (unknown_devices in scrolloff.toml); point that elsewhere first.")
             }
             if let until = ProfileWeakening.locksEnd(of: w.profiles[i], at: w.now) {
@@ -164,52 +164,9 @@ extension HelperEngine {
         }
         planBook.remove(profile: name)
         requests.remove(profile: name)
-        let follows = profiles.contains { $0.name == unknownDevices } ? unknownDevices : Self.defaultProfile
+        let follows = profiles.contains { $0.name == configuredProfiles.unknownDevices } ? configuredProfiles.unknownDevices : Self.defaultProfile
         return "Removed profile \(name): its rules, its wallet (\(SpanWords.describe(seconds: balance)) of credit), ledger, events, plans and requests are deleted. "
             + "Its devices now follow profile \(follows)."
-    }
-}
-
-// MARK: Unknown devices
-
-extension HelperEngine {
-    /// `[profile] unknown_devices` (SPEC §9): the profile clients no profile claims follow, so a
-    /// household can make unknown devices strict. A name that is not a profile (removed since)
-    /// falls back to the default profile. Republishes at once, except that moving unknown devices
-    /// out of a profile while one of its locks holds (a cooldown, a curfew edit lock, a focus
-    /// session) would free them, so, like a configured client change that takes devices from a
-    /// locked profile, it waits for that lock and then applies by itself.
-    /// - Returns: what waits and until when, for the log; nil when it applied.
-    @discardableResult
-    public func setUnknownDevices(_ name: String) -> String? {
-        heldUnknownDevices = nil
-        guard name != unknownDevices else { return nil }
-        let now = advanceClock()
-        if let current = profiles.first(where: { $0.name == unknownDevices }), let until = ProfileWeakening.locksEnd(of: current, at: now) {
-            heldUnknownDevices = (name, until)
-            wake()
-            return "unknown_devices = \"\(name)\" waits until \(Self.logTime(until)): unknown devices follow profile \(unknownDevices), "
-                + "which has a cooldown or curfew edit lock in force; it applies then by itself"
-        }
-        // Kept in the store, so after a restart the next change is checked against what was in force.
-        do {
-            _ = try commitReturning(StateChange([.saveSetting(key: Self.unknownDevicesKey, value: name)]), now: now)
-        } catch {
-            // Routing follows the file even when the disk refuses; the next start reads the file again.
-            logger.error("unknown_devices could not be saved; it applies until the helper stops", metadata: ["error": "\(error)"])
-        }
-        unknownDevices = name
-        rebuild(now: now)
-        return nil
-    }
-
-    static let unknownDevicesKey = "unknown_devices"
-
-    /// The timer's share of `setUnknownDevices`: the held change applies once the lock has ended
-    /// (or waits again for a lock made since).
-    func applyHeldUnknownDevicesIfDue(now: Instant) {
-        guard let held = heldUnknownDevices, now >= held.due else { return }
-        if let still = setUnknownDevices(held.name) { logger.notice("configuration still held back", metadata: ["detail": "\(still)"]) }
     }
 }
 

@@ -51,8 +51,7 @@ extension HelperEngine: Service {
         consider(snapshot.validUntil)
         consider(snapshot.refreshAt)
         consider(urges.flushDue)
-        consider(heldBackProfiles?.due)
-        consider(heldUnknownDevices?.due)
+        for held in configuredProfiles.dues { consider(held) }
         consider(requests.nextExpiry)
         // A running spend is committed at least every `spendCheckpoint`: a helper that dies (kill -9,
         // a power cut) is charged up to its last commit and nothing after (SPEC §4), so this bounds

@@ -59,11 +59,6 @@ public actor HelperEngine {
     package nonisolated let wakeTarget = WakeTarget()
     /// Client address → MAC, for profiles that name devices by MAC (SPEC §9).
     public nonisolated let neighbours = NeighbourCache()
-    /// The profile clients no rule claims follow (`[dns] unknown_devices`); the default profile
-    /// unless configured, and the default profile again if the named one is gone.
-    var unknownDevices: String = HelperEngine.defaultProfile
-    /// A new `unknown_devices` that waits for the locks of the profile unknown devices follow now.
-    var heldUnknownDevices: (name: String, due: Instant)?
 
     /// Where the state lives (`StateStore`): the engine commits every change there before it answers.
     package let store: any StateStore
@@ -99,12 +94,9 @@ public actor HelperEngine {
     package var digestHook = DigestHookSettings()
     /// Digest hooks running now; the timer loop's end (the helper's stop) ends them.
     let runningHooks = RunningHooks()
-    /// The configuration file's profiles while part of them is held back by a lock, and when the
-    /// earliest such lock ends: the timer applies them again then (`applyHeldBackProfilesIfDue`).
-    var heldBackProfiles: HeldBackProfiles?
-    /// Profiles the configuration file names (`applyConfiguredProfiles`): `profile rm` leaves them
-    /// to the file, since a reload would bring them back.
-    var configuredProfileNames: Set<String> = []
+    /// What the configuration file asks of the profiles: the profiles it names, what of them waits
+    /// for a lock, the profile unknown devices follow (`ConfiguredProfiles`).
+    var configuredProfiles: ConfiguredProfiles
 
     /// Recent refusal rows, to coalesce bursts (`RefusalLog`, HelperEngine+EventLog.swift).
     var refusalLog = RefusalLog()
@@ -158,7 +150,7 @@ public actor HelperEngine {
         profiles = Self.ordered(runtimes)
         planBook = PlanBook(plans: loaded.plans, alternatives: loaded.alternatives)
         requests = TimeRequests(loaded.timeRequests)
-        unknownDevices = loaded.settings[Self.unknownDevicesKey] ?? Self.defaultProfile
+        configuredProfiles = ConfiguredProfiles(unknownDevices: loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? Self.defaultProfile)
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.target = self
     }
@@ -447,7 +439,7 @@ public actor HelperEngine {
         let states = rules.map { tables.evaluate($0, at: now) }
         let snapshot = tables.snapshot(rules, at: now)
         let router = ClientRouter(networks: profiles.map(\.networks), macs: profiles.map(\.macs), neighbours: neighbours,
-                                  unknownProfile: profiles.firstIndex { $0.name == unknownDevices } ?? 0)
+                                  unknownProfile: profiles.firstIndex { $0.name == configuredProfiles.unknownDevices } ?? 0)
         let enforcement = Enforcement(tables: tables, snapshot: snapshot, states: states,
                                       router: router, profileNames: profiles.map(\.name), clock: clock)
         box.publish(enforcement)
