@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Logging
 import ScrollOffCore
 import Store
 
@@ -125,20 +126,27 @@ extension StoredEvent {
     }
 }
 
-extension HelperEngine {
-    /// Records caught bypass attempts as events (SPEC §9b), one commit for the lot.
-    package func recordBypassAttempts(_ attempts: [BypassAttempt], localAddresses: Set<String>) {
-        guard !attempts.isEmpty else { return }
-        let now = advanceClock()
+/// Bypass attempts the firewall caught in one read, as the events the engine records (SPEC §9b;
+/// `HelperEngine.record`), in one commit for the lot. `localAddresses`: this machine's own, to tell
+/// its programs from LAN devices in each event's sentence.
+package struct CaughtBypassAttempts: ObservedEvent {
+    package var attempts: [BypassAttempt]
+    package var localAddresses: Set<String>
+
+    package init(_ attempts: [BypassAttempt], localAddresses: Set<String>) {
+        self.attempts = attempts
+        self.localAddresses = localAddresses
+    }
+
+    package var isEmpty: Bool { attempts.isEmpty }
+
+    package func log(to logger: Logger) {
         logger.notice("firewall: \(attempts.count) bypass attempts caught", metadata: [
             "firewall.attempts": "\(attempts.map { "\($0.client)->\($0.server):\($0.port)" }.joined(separator: ","))",
         ])
-        var change = StateChange(attempts.map { .appendEvent(StoredEvent($0, local: localAddresses.contains($0.client), at: now)) })
-        var work = profiles
-        do {
-            try commit(&change, profiles: &work, now: now)
-        } catch {
-            hold(change, profiles: work, now: now)
-        }
+    }
+
+    package func storedEvents(at now: Instant) -> [StoredEvent] {
+        attempts.map { StoredEvent($0, local: localAddresses.contains($0.client), at: now) }
     }
 }

@@ -21,7 +21,7 @@ package struct FirewallService: Service {
     /// lists' period and could not be driven from outside). A reload resolves them as well
     /// (`ConfigurationReloader`), which covers a helper with no downloaded list.
     let listsRefreshed: ChangeSignal
-    /// Makes events of caught attempts (the engine's `recordBypassAttempts`).
+    /// Makes events of caught attempts (`CaughtBypassAttempts` to the engine's `record`).
     let record: @Sendable ([BypassAttempt], Set<String>) async -> Void
     let logger: Logger
 

@@ -126,7 +126,7 @@ public enum HelperMain {
         let readiness = ReadinessGate(waitingFor: parts, onOpen: { status in notifier.ready(status: status) })
         let hostsService = hostsStatus.map { status in
             HostsModeService(path: configuration.hostsFile, status: status, logger: logger,
-                             recordEdit: { edit in await engine.recordHostsEdit(edit) }, firstAttempt: {
+                             recordEdit: { edit in await engine.record(HostsEditEvent(edit)) }, firstAttempt: {
                 readiness.bound(.hosts, status: mode.servesDNS ? nil : "keeping the scrolloff section of \(configuration.hostsFile)")
             })
         }
@@ -206,7 +206,7 @@ public enum HelperMain {
             helperServices.append(FirewallService(
                 controller: firewall, listenersBound: listenersBound,
                 listsRefreshed: control.lists.refreshed,
-                record: { attempts, local in await engine.recordBypassAttempts(attempts, localAddresses: local) }, logger: logger))
+                record: { attempts, local in await engine.record(CaughtBypassAttempts(attempts, localAddresses: local)) }, logger: logger))
         }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]

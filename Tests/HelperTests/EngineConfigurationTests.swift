@@ -83,7 +83,7 @@ import Testing
         // Both locks over (tiktok's ends at 15:00): the timer's tick applies the file, no reload needed.
         time.pass(.hours(2) + .minutes(1))
         try await engine.tick()
-        #expect(await engine.heldBackProfiles == nil)
+        #expect(await engine.configuredProfiles.heldBack == nil)
         let next = try await engine.block(["youtube"])
         #expect(next.entries.first { $0.id == "youtube" }?.lockedUntil == time.read().wall + .minutes(30))
     }
@@ -188,7 +188,7 @@ extension EngineConfigurationTests {
         // The lock over, the timer applies the file by itself and the device leaves for the new profile.
         time.pass(.hours(2) + .minutes(1))
         try await engine.tick()
-        #expect(await engine.heldBackProfiles == nil)
+        #expect(await engine.configuredProfiles.heldBack == nil)
         #expect(await !engine.decision("www.instagram.com", client: device).blocked, "now routed by the new networks")
     }
 
@@ -207,7 +207,7 @@ extension EngineConfigurationTests {
         let report = try await engine.applyConfiguredProfiles(default: Self.settings("default"), profiles: change)
         #expect(report.heldBack.isEmpty, "\(report.heldBack)")
         #expect(Set(report.changed) == Set(changed))
-        #expect(await engine.heldBackProfiles == nil)
+        #expect(await engine.configuredProfiles.heldBack == nil)
         #expect(await engine.decision("www.instagram.com", client: "10.0.0.9").blocked, "kids keeps its devices")
         let names = await engine.profileList().map(\.name)
         #expect(Set(changed).isSubset(of: Set(names)), "\(names)")
@@ -223,7 +223,7 @@ extension EngineConfigurationTests {
                                                due: Fixture.noon + .minutes(1)))
         time.pass(.minutes(2))
         try await engine.tick()
-        #expect(await engine.heldBackProfiles == nil, "not retried every minute")
+        #expect(await engine.configuredProfiles.heldBack == nil, "not retried every minute")
         #expect(await engine.profileList().map(\.name) == ["default", "kids", "tv"], "the profiles in force stay")
     }
 
@@ -239,7 +239,7 @@ extension EngineConfigurationTests {
 
 extension HelperEngine {
     /// Sets what waits for a lock, as `applyConfiguredProfiles` would.
-    func holdBack(_ held: HeldBackProfiles) { heldBackProfiles = held }
+    func holdBack(_ held: HeldBackProfiles) { configuredProfiles.heldBack = held }
 }
 
 /// The range arithmetic the takeover check probes with (first address, the one past the end).

@@ -17,7 +17,7 @@ struct FetchedLists: Sendable {
 
 /// The fetched lists' side of the engine: the lists in force, the call that is building a matcher
 /// for newer ones off the engine, and the order in which overlapping `setLists` calls end. The
-/// engine owns one and runs `setLists` (HelperEngine+Lists.swift) with it; what can be decided
+/// engine owns one and runs `setLists` (HelperEngine+Rules.swift) with it; what can be decided
 /// without the engine's clock, store or matcher is decided here.
 ///
 /// Overlapping calls: each call takes a ticket; the latest ticket's lists win, and an earlier call
