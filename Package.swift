@@ -363,7 +363,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // One test target per module (the rest of HelperTests follows as it is split).
+        // One test target per module.
         .testTarget(name: "EnforcementTests", dependencies: ["Enforcement", "DomainLists"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FirewallTests",
@@ -385,6 +385,20 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: swiftSettings),
         .testTarget(
             name: "HelperTests",
+            dependencies: [
+                "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI",
+                "DoctorChecks", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The engine with its fixtures (EngineTestSupport): its commands, capability types, and the
+        // modules that act through it (hosts mode's names, the household page's service, list builds).
+        .testTarget(
+            name: "EngineTests",
             dependencies: [
                 "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Enforcement", "LowPriority", "CThreadShim", "ControlAPI",
                 "DoctorChecks", "ListFetch", "Store", "DomainLists", "ScrollOffCore", "Sinkhole", "TestSupport",
