@@ -125,7 +125,7 @@ struct KeyLiteralGuardTests {
         "Sources/Firewall/FirewallController.swift firewall.doh_addresses",
         "Sources/Firewall/FirewallController.swift firewall.mode",
         "Sources/HouseholdPage/HouseholdWebService.swift web.listen",
-        "Sources/Engine/DigestHook.swift digest.command",
+        "Sources/Engine/Insights/DigestHook.swift digest.command",
         "Sources/Helper/DescriptorBudget.swift dns.tcp_connections",
         "Sources/Helper/DescriptorBudget.swift helper.control_connections",
         "Sources/Helper/DescriptorBudget.swift helper.control_connections_per_user",

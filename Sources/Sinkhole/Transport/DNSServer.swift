@@ -224,7 +224,7 @@ public final class DNSServer: Service {
             // A fixed kernel send buffer of the same size: with the kernel's autotuning it kept
             // growing for a client that read nothing, so the connection turned writable again
             // every second and was never found stalled. 64 KiB in flight is plenty for DNS.
-            // (16 KiB was tried against slow readers, issue 31: no better p99, a worse p50.)
+            // (16 KiB was tried against slow readers: no better p99, a worse p50; docs/benchmarks.md.)
             .childChannelOption(ChannelOptions.socketOption(.so_sndbuf), value: limits.maximumUnsentBytes)
             // Work per connection per turn of the event loop is what one read hands over. NIO's
             // default, four reads of up to 64 KiB, is 131,072 empty frames: one connection
@@ -232,7 +232,7 @@ public final class DNSServer: Service {
             // other clients' UDP queries timed out. One read of at most 128 bytes a turn (about
             // four typical queries, as unbound reads one) lets every channel of the loop have its
             // turn: with 4 KiB, slow readers' 256 pipelining connections made a turn ~30,000
-            // answers long and another client's p99 435 ms (issue 31).
+            // answers long and another client's p99 435 ms (docs/benchmarks.md, "Slow DNS-over-TCP readers").
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
             .childChannelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TCPQueryHandler.readBytes))
             .childChannelOption(
