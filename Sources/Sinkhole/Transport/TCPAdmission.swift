@@ -41,25 +41,13 @@ final class TCPAdmission: Sendable {
         let client = ClientAddress(child.remoteAddress)
         let address = child.remoteAddress?.ipAddress ?? "?"
         let outcome = registry.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { child.close(promise: nil) })
+        outcome.log(to: limitLog, address: address, limit: registry.limit)
         switch outcome {
-        case .refused(let refusal):
+        case .refused:
             // Over a bound: refuse by closing at once, which clients treat as "try UDP or later".
-            switch refusal {
-            case .total(let limit):
-                limitLog?.warning("tcp-total", "refusing DNS-over-TCP connections: all \(limit) are open (dns.tcp_connections)",
-                                  metadata: ["client.ip": "\(address)"])
-            case .perKey(let limit):
-                limitLog?.warning("tcp-client", "refusing DNS-over-TCP connections of a client that holds \(limit) already (dns.tcp_connections_per_client)",
-                                  metadata: ["client.ip": "\(address)"])
-            }
             child.close(promise: nil)
             return false
-        case .admitted(let entry, let evicted):
-            if evicted != nil {
-                limitLog?.warning(
-                    "tcp-evict", "all \(registry.limit) DNS-over-TCP connections are open: closed the longest-idle one of the client holding the most, or first one whose client reads none of its replies (dns.tcp_connections)",
-                    metadata: ["client.ip": "\(address)"])
-            }
+        case .admitted(let entry, _):
             let key = ObjectIdentifier(child)
             handoff.withLock { $0[key] = entry }
             // However the connection ends (set-up failed, evicted, closed by either side), the

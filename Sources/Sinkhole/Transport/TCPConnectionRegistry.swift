@@ -142,3 +142,25 @@ public final class TCPConnectionRegistry: Sendable {
         if state.byClient[entry.client]?.isEmpty == true { state.byClient[entry.client] = nil }
     }
 }
+
+extension TCPConnectionRegistry.Admission {
+    /// Says in the throttled log what this admission did to a connection from `address`: a refusal
+    /// by which bound, or an eviction to make room. One wording for the listener's thread and for
+    /// the handler that admits for itself.
+    func log(to limitLog: ThrottledLog?, address: String, limit: Int) {
+        switch self {
+        case .refused(.total(let total)):
+            limitLog?.warning("tcp-total", "refusing DNS-over-TCP connections: all \(total) are open (dns.tcp_connections)",
+                              metadata: ["client.ip": "\(address)"])
+        case .refused(.perKey(let perClient)):
+            limitLog?.warning("tcp-client", "refusing DNS-over-TCP connections of a client that holds \(perClient) already (dns.tcp_connections_per_client)",
+                              metadata: ["client.ip": "\(address)"])
+        case .admitted(_, evicted: .some):
+            limitLog?.warning(
+                "tcp-evict", "all \(limit) DNS-over-TCP connections are open: closed the longest-idle one of the client holding the most, or first one whose client reads none of its replies (dns.tcp_connections)",
+                metadata: ["client.ip": "\(address)"])
+        case .admitted(_, evicted: .none):
+            break
+        }
+    }
+}

@@ -143,24 +143,13 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private func admit(context: ChannelHandlerContext) -> Bool {
         let channel = context.channel
         let address = context.remoteAddress?.ipAddress ?? "?"
-        switch counter.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) }) {
-        case .admitted(let entry, let evicted):
+        let outcome = counter.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
+        outcome.log(to: limitLog, address: address, limit: counter.limit)
+        switch outcome {
+        case .admitted(let entry, _):
             slot = entry
-            if evicted != nil {
-                limitLog?.warning(
-                    "tcp-evict", "all \(counter.limit) DNS-over-TCP connections are open: closed the longest-idle one of the client holding the most, or first one whose client reads none of its replies (dns.tcp_connections)",
-                    metadata: ["client.ip": "\(address)"])
-            }
-        case .refused(let refusal):
+        case .refused:
             // Over a bound: refuse by closing at once, which clients treat as "try UDP or later".
-            switch refusal {
-            case .total(let limit):
-                limitLog?.warning("tcp-total", "refusing DNS-over-TCP connections: all \(limit) are open (dns.tcp_connections)",
-                                  metadata: ["client.ip": "\(address)"])
-            case .perKey(let limit):
-                limitLog?.warning("tcp-client", "refusing DNS-over-TCP connections of a client that holds \(limit) already (dns.tcp_connections_per_client)",
-                                  metadata: ["client.ip": "\(address)"])
-            }
             context.close(promise: nil)
             return false
         }
