@@ -157,81 +157,91 @@ import Testing
     }
 
     @Test func a_full_registry_evicts_the_longest_idle_connection_of_the_largest_holder_only_when_fair() throws {
-        let registry = TCPConnectionRegistry(limit: 4, perKeyLimit: 3)
+        let fixture = RegistryFixture(limit: 4, perKeyLimit: 3)
+        let registry = fixture.registry
         let big = ClientAddress.v4(1), small = ClientAddress.v4(2), newcomer = ClientAddress.v4(3)
-        let closed = Mutex<[Int]>([])
-        func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
-            registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
-        }
         for (now, tag) in [(30, 1), (10, 2), (20, 3)] {
-            guard case .admitted = admit(big, at: UInt64(now), tag: tag) else { Issue.record("big \(tag) refused"); return }
+            guard case .admitted = fixture.admit(big, at: UInt64(now), tag: tag) else { Issue.record("big \(tag) refused"); return }
         }
-        guard case .admitted = admit(small, at: 5, tag: 4) else { Issue.record("small refused"); return }
+        guard case .admitted = fixture.admit(small, at: 5, tag: 4) else { Issue.record("small refused"); return }
         // Full: the newcomer takes the slot of `big`'s longest-idle connection (idle since 10).
-        guard case .admitted(_, let evicted) = admit(newcomer, at: 40, tag: 5) else { Issue.record("newcomer refused"); return }
+        guard case .admitted(_, let evicted) = fixture.admit(newcomer, at: 40, tag: 5) else { Issue.record("newcomer refused"); return }
         #expect(evicted?.client == big)
-        #expect(closed.withLock { $0 } == [2])
+        #expect(fixture.closed.withLock { $0 } == [2])
         #expect(registry.current == 4 && registry.current(for: big) == 2)
         // `big` still holds two, more than one more than a newcomer: its next longest-idle goes.
-        guard case .admitted = admit(.v4(4), at: 50, tag: 6) else { Issue.record("second newcomer refused"); return }
-        #expect(closed.withLock { $0 } == [2, 3])
+        guard case .admitted = fixture.admit(.v4(4), at: 50, tag: 6) else { Issue.record("second newcomer refused"); return }
+        #expect(fixture.closed.withLock { $0 } == [2, 3])
         // Everyone holds one: evicting would only trade places, so the next is refused.
-        guard case .refused(.total(limit: 4)) = admit(.v4(5), at: 60, tag: 7) else { Issue.record("evicted unfairly"); return }
-        #expect(closed.withLock { $0 } == [2, 3])
+        guard case .refused(.total(limit: 4)) = fixture.admit(.v4(5), at: 60, tag: 7) else { Issue.record("evicted unfairly"); return }
+        #expect(fixture.closed.withLock { $0 } == [2, 3])
         // The evicted connection's own close gives back nothing twice.
         if let evicted { registry.release(evicted) }
         #expect(registry.current == 4)
     }
 
     @Test func a_full_registry_drops_the_longest_stalled_connection_first() throws {
-        let registry = TCPConnectionRegistry(limit: 3, perKeyLimit: 3)
+        let fixture = RegistryFixture(limit: 3, perKeyLimit: 3)
+        let registry = fixture.registry
         let slow = ClientAddress.v4(1), other = ClientAddress.v4(2), newcomer = ClientAddress.v4(3)
-        let closed = Mutex<[Int]>([])
-        var entries: [Int: TCPConnectionEntry] = [:]
-        func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
-            let admission = registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
-            if case .admitted(let entry, _) = admission { entries[tag] = entry }
-            return admission
-        }
         for (client, tag) in [(other, 1), (slow, 2), (slow, 3)] {
-            guard case .admitted = admit(client, at: UInt64(10 * tag), tag: tag) else { Issue.record("\(tag) refused"); return }
+            guard case .admitted = fixture.admit(client, at: UInt64(10 * tag), tag: tag) else { Issue.record("\(tag) refused"); return }
         }
         // `slow`'s second connection stops taking its replies at 40, its first at 50.
-        entries[3]?.stalled(40)
-        entries[2]?.stalled(50)
+        fixture.entries[3]?.stalled(40)
+        fixture.entries[2]?.stalled(50)
         // Full: the newcomer takes the slot of the connection stalled longest, although `other`'s
         // connection has been idle longer and no address holds an unfair share.
-        guard case .admitted(_, let evicted) = admit(newcomer, at: 70, tag: 5) else { Issue.record("newcomer refused"); return }
-        #expect(evicted === entries[3])
-        #expect(closed.withLock { $0 } == [3])
+        guard case .admitted(_, let evicted) = fixture.admit(newcomer, at: 70, tag: 5) else { Issue.record("newcomer refused"); return }
+        #expect(evicted === fixture.entries[3])
+        #expect(fixture.closed.withLock { $0 } == [3])
         // Reading again clears it: then the fairness rule alone decides, and nobody holds more.
-        entries[2]?.stalled(nil)
-        guard case .refused(.total(limit: 3)) = admit(slow, at: 80, tag: 6) else { Issue.record("expected a refusal for the total"); return }
+        fixture.entries[2]?.stalled(nil)
+        guard case .refused(.total(limit: 3)) = fixture.admit(slow, at: 80, tag: 6) else { Issue.record("expected a refusal for the total"); return }
         #expect(registry.current == 3 && registry.current(for: slow) == 1)
     }
 
     @Test func a_slow_readers_reconnect_does_not_displace_a_stalled_connection_of_an_address_holding_as_many() throws {
-        let registry = TCPConnectionRegistry(limit: 4, perKeyLimit: 3)
+        let fixture = RegistryFixture(limit: 4, perKeyLimit: 3)
+        let registry = fixture.registry
         let a = ClientAddress.v4(1), b = ClientAddress.v4(2), other = ClientAddress.v4(3)
-        let closed = Mutex<[Int]>([])
-        var entries: [Int: TCPConnectionEntry] = [:]
-        func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
-            let admission = registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
-            if case .admitted(let entry, _) = admission { entries[tag] = entry }
-            return admission
-        }
         // Two slow-reader addresses, two connections each, every one stalled.
         for (client, tag) in [(a, 1), (a, 2), (b, 3), (b, 4)] {
-            guard case .admitted = admit(client, at: UInt64(10 * tag), tag: tag) else { Issue.record("\(tag) refused"); return }
-            entries[tag]?.stalled(UInt64(100 + tag))
+            guard case .admitted = fixture.admit(client, at: UInt64(10 * tag), tag: tag) else { Issue.record("\(tag) refused"); return }
+            fixture.entries[tag]?.stalled(UInt64(100 + tag))
         }
         // `a` reconnects (it holds two, as many as `b`): refused, nothing closed. Displacing
         // `b`'s stalled connection would only start another one to be answered until it stalls.
-        guard case .refused(.total(limit: 4)) = admit(a, at: 200, tag: 5) else { Issue.record("a displaced a stalled connection"); return }
-        #expect(closed.withLock { $0 }.isEmpty)
+        guard case .refused(.total(limit: 4)) = fixture.admit(a, at: 200, tag: 5) else { Issue.record("a displaced a stalled connection"); return }
+        #expect(fixture.closed.withLock { $0 }.isEmpty)
         // Another client with no connection takes the longest-stalled one's slot.
-        guard case .admitted(_, let evicted) = admit(other, at: 210, tag: 6) else { Issue.record("the other client was refused"); return }
-        #expect(evicted === entries[1])
-        #expect(closed.withLock { $0 } == [1])
+        guard case .admitted(_, let evicted) = fixture.admit(other, at: 210, tag: 6) else { Issue.record("the other client was refused"); return }
+        #expect(evicted === fixture.entries[1])
+        #expect(fixture.closed.withLock { $0 } == [1])
+    }
+}
+
+/// A registry whose close callbacks record each connection's tag, and the entry admitted for each
+/// tag, so a test can stall entries and see which ones a newcomer displaced.
+final class RegistryFixture {
+    /// The tags closed so far, in order (the close callbacks may run on any thread).
+    final class Tags: Sendable {
+        private let value = Mutex<[Int]>([])
+        func withLock<T>(_ body: (inout [Int]) -> T) -> T { value.withLock { body(&$0) } }
+    }
+
+    let registry: TCPConnectionRegistry
+    let closed = Tags()
+    var entries: [Int: TCPConnectionEntry] = [:]
+
+    init(limit: Int, perKeyLimit: Int) {
+        registry = TCPConnectionRegistry(limit: limit, perKeyLimit: perKeyLimit)
+    }
+
+    func admit(_ client: ClientAddress, at now: UInt64, tag: Int) -> TCPConnectionRegistry.Admission {
+        let closed = closed
+        let admission = registry.admit(client, now: now, close: { closed.withLock { $0.append(tag) } })
+        if case .admitted(let entry, _) = admission { entries[tag] = entry }
+        return admission
     }
 }
