@@ -413,7 +413,7 @@ let package = Package(
         // through the real binary (the dependency builds it).
         .testTarget(
             name: "ConfigurationTests",
-            dependencies: ["Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "ScrollOffCore", "Sinkhole", "Store", "scrolloff-dns"],
+            dependencies: ["Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "ScrollOffCore", "Sinkhole", "Store", "TestSupport", "scrolloff-dns"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "ScrollOffCore"], exclude: ["corpus", "fuzz.dict"], swiftSettings: swiftSettings),
@@ -450,6 +450,6 @@ let package = Package(
         // ControlAPI for the route table, which the control API's bounds test goes over.
         // The documents: SPEC § citations resolve in docs/spec.md, links stay inside the repository.
         .testTarget(name: "DocsTests", swiftSettings: swiftSettings),
-        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "TestSupport", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
     ]
 )

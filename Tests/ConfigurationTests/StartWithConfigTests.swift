@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `scrolloff-dns start --config FILE` as the real binary: the file's settings are in force, and a
@@ -11,9 +12,10 @@ struct StartWithConfigTests {
         let socket = scratch.path + "/c-\(UUID().uuidString).sock"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CheckConfigTests.binary)
-        process.arguments = ["start", "--config", config, "--listen", "127.0.0.1:0",
-                             "--state-dir", scratch.path + "/state-\(UUID().uuidString)",
-                             "--control-socket", socket] + flags
+        process.arguments = HelperLaunch(
+            executable: CheckConfigTests.binary, stateDirectory: scratch.path + "/state-\(UUID().uuidString)", controlSocket: socket,
+            config: config, extra: flags
+        ).arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -68,7 +70,7 @@ struct StartWithConfigTests {
         let config = try scratch.file("bad.toml", "[dns]\n\nblocking_mode = \"drop\"\n")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CheckConfigTests.binary)
-        process.arguments = ["start", "--config", config, "--listen", "127.0.0.1:0", "--state-dir", scratch.path + "/state"]
+        process.arguments = HelperLaunch(executable: CheckConfigTests.binary, stateDirectory: scratch.path + "/state", config: config).arguments
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice

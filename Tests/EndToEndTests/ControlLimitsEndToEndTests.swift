@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The control socket's connection bounds and the accept back-off at the descriptor limit
@@ -133,7 +134,7 @@ import Testing
             """)
         let server = try Sinkhole(
             scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], extra: ["--config", config],
-            wrapper: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
+            wrapper: [.command(["/usr/bin/prlimit", "--nofile=300:300", "--"])])
         let start = server.child.stderr
         #expect(Self.occurrences("they are lowered to fit", in: start) == 1, "\(start)")
         let controlCap = try #require(DescriptorLimitEndToEndTests.lowered("helper.control_connections", in: start), "\(start)")

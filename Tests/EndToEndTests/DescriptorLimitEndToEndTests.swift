@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Floods that used to take every descriptor of the helper (SPEC §9), and what must keep working.
@@ -25,7 +26,7 @@ import Testing
         let config = try scratch.file("limits.toml", "[dns]\ntcp_connections = 4096\ntcp_connections_per_client = 4096\n")
         let server = try Sinkhole(
             scratch: scratch, upstreams: [upstream.port], extra: ["--config", config], mode: mode,
-            wrapper: ["/usr/bin/prlimit", "--nofile=200:200", "--"])
+            wrapper: [.command(["/usr/bin/prlimit", "--nofile=200:200", "--"])])
         mode.check(server.child.process.pid)
         let log = server.child.stderr
         #expect(log.contains("they are lowered to fit"), "\(log)")
@@ -94,7 +95,7 @@ import Testing
         let upstream = try Dnsmasq(scratch: scratch)
         let server = try Sinkhole(
             scratch: scratch, upstreams: [upstream.port], extra: ["--metrics", "127.0.0.1:0"], mode: mode,
-            wrapper: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
+            wrapper: [.command(["/usr/bin/prlimit", "--nofile=300:300", "--"])])
         mode.check(server.child.process.pid)
         let metrics = try MetricsEndToEndTests.metricsPort(server)
         let flood = try scratch.file("flood.py", """

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real helper's event loops and UDP listener threads as the kernel sees them (SPEC §9, "a
@@ -13,7 +14,7 @@ import Testing
         let upstream = try Dnsmasq(scratch: scratch)
         let server = try Sinkhole(
             scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"], mode: mode,
-            wrapper: ["/usr/bin/taskset", "-c", "0"])
+            wrapper: [.command(["/usr/bin/taskset", "-c", "0"])])
         mode.check(server.child.process.pid)
         let loops = try HelperThread.eventLoops(of: server.child.process.pid)
         // Two loops on one core only took turns: every query woke both.

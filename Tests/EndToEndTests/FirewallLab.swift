@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Network namespaces of our own for the firewall tests (SPEC §9b): never the host's tables.
@@ -213,7 +214,7 @@ final class FirewallLab: @unchecked Sendable {
         if namespace == router { extra += ["--listen", lanListen] }
         for address in listen { extra += ["--listen", address] }
         let helper = try Sinkhole(scratch: scratch, upstreams: [], blocklist: blocklist, extra: extra, mode: mode,
-                                  wrapper: ["/usr/sbin/ip", "netns", "exec", namespace])
+                                  wrapper: [.namespace(namespace)])
         return (helper, config)
     }
 

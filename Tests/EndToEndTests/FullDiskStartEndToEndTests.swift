@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// SPEC §3, the last hole: a helper restarted (or killed and restarted) while its state disk is
@@ -97,10 +98,10 @@ import Testing
         helper.stop()
         try disk.fill()
 
-        let start = try runWithStatus("/usr/bin/timeout", [
-            "30", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0", "--state-dir", helper.stateDirectory,
-            "--control-socket", helper.controlSocket, "--upstream", "127.0.0.1:\(upstream.port)",
-        ])
+        let start = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream.port)], stateDirectory: helper.stateDirectory,
+            controlSocket: helper.controlSocket, wrappers: [.timeout(seconds: 30)]
+        ).outcome()
         #expect(start.exitCode != 0 && start.exitCode != 124, "\(start)")
         #expect(start.output.contains("is full; free space"), "\(start)")
 

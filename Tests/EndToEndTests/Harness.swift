@@ -216,8 +216,6 @@ func python(_ port: Int, _ script: String, scratch: Scratch) throws -> String {
 /// `defer`. Names should carry the test's pid (and case) so runs side by side do not meet.
 struct LoopbackNamespace {
     let name: String
-    /// The words that run a command inside it.
-    var exec: [String] { ["/usr/sbin/ip"] + inside([]) }
 
     /// `ip`'s arguments that run `command` inside it.
     func inside(_ command: [String]) -> [String] { ["netns", "exec", name] + command }

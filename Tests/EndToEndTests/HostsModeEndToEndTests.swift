@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Hosts mode through the real binaries (SPEC §10): `scrolloff-dns start --mode hosts`
@@ -16,19 +17,20 @@ import Testing
 
         /// - Parameters:
         ///   - wrapper: a program and its arguments run before the built helper (`unshare ...`).
-        ///   - privileges: how the helper runs (`PrivilegeMode.launcher`), instead of `wrapper`.
-        init(scratch: Scratch, hostsFile: String?, wrapper: [String] = [], privileges: PrivilegeMode? = nil, mode: String = "hosts") throws {
+        ///   - privileges: how the helper runs (`PrivilegeMode.applied(to:)`), instead of `wrapper`.
+        init(scratch: Scratch, hostsFile: String?, wrapper: [String] = [], privileges: PrivilegeMode? = nil,
+             mode: HelperLaunch.Mode = .hosts) throws {
             controlSocket = "\(scratch.path)/control.sock"
-            var arguments = ["start", "--mode", mode, "--state-dir", "\(scratch.path)/state", "--control-socket", controlSocket,
-                             "--upstream", "127.0.0.1:9"]
-            if let hostsFile { arguments += ["--hosts-file", hostsFile] }
-            if mode != "hosts" { arguments += ["--listen", "127.0.0.1:0"] }
-            var command = wrapper.isEmpty ? (Products.scrolloffDNS, arguments) : (wrapper[0], Array(wrapper.dropFirst()) + [Products.scrolloffDNS] + arguments)
+            // Hosts mode alone listens nowhere.
+            var launch = HelperLaunch(
+                executable: Products.scrolloffDNS, listen: mode == .hosts ? [] : ["127.0.0.1:0"], upstreams: ["127.0.0.1:9"],
+                stateDirectory: "\(scratch.path)/state", controlSocket: controlSocket, mode: mode,
+                extra: hostsFile.map { ["--hosts-file", $0] } ?? [], wrappers: wrapper.isEmpty ? [] : [.command(wrapper)])
             if let privileges {
-                let launcher = try privileges.launcher()
-                command = (launcher.executable, launcher.prefix + arguments)
+                launch.wrappers = []
+                launch = try privileges.applied(to: launch)
             }
-            child = try Child(command.0, command.1, scratch: scratch, label: "hosts-helper-\(UUID().uuidString)")
+            child = try launch.spawn(scratch: scratch, label: "hosts-helper-\(UUID().uuidString)")
             let up = try Poll.until(seconds: 30) { (try? self.cli(["status"]).exitCode) == 0 || !self.child.isRunning }
             guard up, child.isRunning else { throw HarnessError("the hosts-mode helper did not come up: \(child.stderr)") }
         }
@@ -219,7 +221,7 @@ import Testing
         let scratch = try Scratch()
         let hosts = "\(scratch.path)/hosts"
         try Self.write(Array("127.0.0.1 localhost\n".utf8), to: hosts)
-        let both = try HostsHelper(scratch: scratch, hostsFile: hosts, mode: "both")
+        let both = try HostsHelper(scratch: scratch, hostsFile: hosts, mode: .both)
         defer { both.stop() }
         let udp = try both.child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
         let port = try #require(udp.split(separator: ":").last.flatMap { Int($0) })

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Synchronization
 import Testing
 
@@ -99,7 +100,7 @@ struct HouseholdWebSlowClientEndToEndTests {
             let outcome = try runWithStatus("/usr/sbin/ip", ["-n", namespace] + step)
             try #require(outcome.exitCode == 0, "ip \(step): \(outcome)")
         }
-        let helper = try HouseholdHelper(scratch: scratch, wrapper: ["/usr/sbin/ip", "netns", "exec", namespace], webListen: "[::1]:0")
+        let helper = try HouseholdHelper(scratch: scratch, wrapper: [.namespace(namespace)], webListen: "[::1]:0")
         let outcome = try runWithStatus("/usr/sbin/ip", [
             "netns", "exec", namespace, "/usr/bin/python3", Self.script, "hold", "--host", "::1", "--port", "\(helper.webPort)",
             "--sources", "fd00:5ce:b::10-37", "--same", "fd00:5ce:b::99", "--other", "fd00:5ce:c::1",

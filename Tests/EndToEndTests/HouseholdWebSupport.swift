@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The real helper with the household page on 127.0.0.1:0 and two profiles told apart by the
 /// client address, as a household's devices are: `kid` (127.0.0.2, owned by uid 65534 `nobody`)
@@ -16,7 +17,7 @@ final class HouseholdHelper: @unchecked Sendable {
     private let config: String
     private let extra: [String]
     /// Runs the helper through this (such as `ip netns exec NAME`), and serves the page here.
-    private let wrapper: [String]
+    private let wrapper: [HelperLaunch.Wrapper]
     private let webListen: String
     private var starts = 0
 
@@ -24,7 +25,7 @@ final class HouseholdHelper: @unchecked Sendable {
     ///   helper itself), such as ``FakeClock/allClocks(startingAt:)``.
     /// - Parameter configuration: more of the configuration file, after the profiles (a `[web]` table).
     init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = [], environment: [String: String] = [:],
-         configuration: String = "", wrapper: [String] = [], webListen: String = "127.0.0.1:0") throws {
+         configuration: String = "", wrapper: [HelperLaunch.Wrapper] = [], webListen: String = "127.0.0.1:0") throws {
         self.scratch = scratch
         state = "\(scratch.path)/state"
         socket = "\(scratch.path)/control.sock"
@@ -66,17 +67,16 @@ final class HouseholdHelper: @unchecked Sendable {
     }
 
     private static func start(scratch: Scratch, config: String, state: String, socket: String, extra: [String],
-                              environment: [String: String], wrapper: [String], webListen: String, label: String) throws -> (Child, Int) {
-        let arguments = ["start", "--config", config, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--state-dir", state,
-                         "--control-socket", socket, "--web-listen", webListen] + extra
-        let settings = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let command = wrapper + (environment.isEmpty ? [] : ["/usr/bin/env"] + settings) + [Products.scrolloffDNS] + arguments
-        let child = try Child(command[0], Array(command.dropFirst()), scratch: scratch, label: label)
+                              environment: [String: String], wrapper: [HelperLaunch.Wrapper], webListen: String, label: String) throws -> (Child, Int) {
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: ["127.0.0.1:9"], stateDirectory: state, controlSocket: socket,
+            config: config, webListen: webListen, extra: extra, wrappers: wrapper,
+            environment: environment
+        ).spawn(scratch: scratch, label: label)
         let line = try child.waitForLine { $0.hasPrefix("listening web ") }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
         // After a restart the old socket file may still be there: wait for the new helper's own.
-        let deadline = Date().addingTimeInterval(15)
-        while !child.stderr.contains("control socket listening"), child.isRunning, Date() < deadline { usleep(20_000) }
+        child.waitForControlSocket()
         return (child, port)
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TestSupport
 import Testing
 
 /// A machine with IPv6 but no IPv4 address beyond loopback (an IPv6-only host or container) still
@@ -37,7 +38,7 @@ struct IPv6OnlyHostEndToEndTests {
         try #require(upstreamReady, "dnsmasq in \(namespace) does not answer: \(upstream.stderr)")
 
         let helper = try Sinkhole(scratch: scratch, upstreams: [upstreamPort], extra: ["--web-listen", "off"], mode: mode,
-                                  wrapper: space.exec)
+                                  wrapper: [.namespace(space.name)])
         defer { helper.child.signal(SIGTERM) }
         #expect(try digInside(helper.port, "host.test") == "10.0.0.7\n", "helper log: \(helper.child.stderr)")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `make install` / `make uninstall` through scripts/install.sh into a temporary DESTDIR, with the
@@ -183,14 +184,11 @@ struct InstallEndToEndTests {
         let root = scratch.path + "/root"
         #expect(try Self.installScript("install", destdir: root).status == 0)
         let upstream = try Dnsmasq(scratch: scratch)
-        let child = try Child(
-            "/usr/bin/env",
-            ["-u", "SCROLLOFF_CATALOG", "\(root)/usr/local/bin/scrolloff-dns", "start", "--listen", "127.0.0.1:0",
-             "--upstream", "127.0.0.1:\(upstream.port)", "--state-dir", "\(scratch.path)/state",
-             "--control-socket", "\(scratch.path)/control.sock"],
-            scratch: scratch, label: "installed")
-        let line = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
-        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+        let child = try HelperLaunch(
+            executable: "\(root)/usr/local/bin/scrolloff-dns", upstreams: [HelperLaunch.loopback(upstream.port)],
+            stateDirectory: "\(scratch.path)/state", controlSocket: "\(scratch.path)/control.sock", unsetEnvironment: ["SCROLLOFF_CATALOG"]
+        ).spawn(scratch: scratch, label: "installed")
+        let port = try child.listeningPort()
         #expect(try dig(port, ["+short", "host.test"]) == "10.0.0.7\n")
     }
 }

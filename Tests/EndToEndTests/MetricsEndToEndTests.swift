@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The Prometheus endpoint and the logs of the real helper (docs/operations.md "Metrics and logs"; SPEC §9 privacy).
@@ -144,11 +145,11 @@ import Testing
         let busy = try Sinkhole(scratch: scratch, upstreams: [upstream.port], extra: ["--metrics", "127.0.0.1:0"])
         let taken = try Self.metricsPort(busy)
         for (address, message) in [("127.0.0.1:\(taken)", "cannot serve metrics on 127.0.0.1:\(taken)"), ("localhost:9153", "--metrics")] {
-            let child = try Child(
-                Products.scrolloffDNS,
-                ["start", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--metrics", address,
-                 "--state-dir", "\(scratch.path)/state-\(UUID().uuidString)", "--control-socket", "\(scratch.path)/c-\(UUID().uuidString).sock"],
-                scratch: scratch, label: "metrics-\(UUID().uuidString)")
+            let child = try HelperLaunch(
+                executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream.port)],
+                stateDirectory: "\(scratch.path)/state-\(UUID().uuidString)", controlSocket: "\(scratch.path)/c-\(UUID().uuidString).sock",
+                extra: ["--metrics", address]
+            ).spawn(scratch: scratch, label: "metrics-\(UUID().uuidString)")
             #expect(child.process.wait() != 0)
             #expect(child.stderr.contains(message), "\(child.stderr)")
         }
@@ -163,12 +164,10 @@ import Testing
         let stderrPath = try scratch.file("\(label).err", "")
         var status = stat()
         #expect(stat(stderrPath, &status) == 0)
-        let child = try Child(
-            "/usr/bin/env",
-            ["JOURNAL_STREAM=\(status.st_dev):\(status.st_ino)", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0",
-             "--upstream", "127.0.0.1:\(upstream.port)", "--state-dir", "\(scratch.path)/state",
-             "--control-socket", "\(scratch.path)/control.sock"],
-            scratch: scratch, label: label)
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream.port)], stateDirectory: "\(scratch.path)/state",
+            controlSocket: "\(scratch.path)/control.sock", environment: ["JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino)"]
+        ).spawn(scratch: scratch, label: label)
         _ = try child.waitForLine { $0.hasPrefix("listening udp") }
         child.signal(SIGTERM)
         _ = child.process.wait()

@@ -2,16 +2,16 @@
 import Glibc
 #endif
 import Foundation
+import TestSupport
 import Testing
 
 /// A listen port already taken: the helper exits non-zero and names who holds it (SPEC §13).
 struct PortConflictEndToEndTests {
     func start(on port: Int, upstream: Int, scratch: Scratch) throws -> Child {
-        try Child(
-            Products.scrolloffDNS,
-            ["start", "--listen", "127.0.0.1:\(port)", "--upstream", "127.0.0.1:\(upstream)",
-             "--state-dir", "\(scratch.path)/state-\(UUID().uuidString)", "--control-socket", "\(scratch.path)/c-\(UUID().uuidString.prefix(8)).sock"],
-            scratch: scratch, label: "conflict-\(UUID().uuidString)")
+        try HelperLaunch(
+            executable: Products.scrolloffDNS, listen: [HelperLaunch.loopback(port)], upstreams: [HelperLaunch.loopback(upstream)],
+            stateDirectory: "\(scratch.path)/state-\(UUID().uuidString)", controlSocket: "\(scratch.path)/c-\(UUID().uuidString.prefix(8)).sock"
+        ).spawn(scratch: scratch, label: "conflict-\(UUID().uuidString)")
     }
 
     @Test func a_dnsmasq_on_the_port_is_named_with_its_pid_and_the_fix() throws {
@@ -68,10 +68,10 @@ struct PortConflictEndToEndTests {
         defer { holder.signal(SIGTERM) }
         _ = try holder.waitForLine { $0 == "HOLDING" }
         func helper(_ label: String) throws -> Child {
-            try Child("/usr/sbin/ip", [
-                "netns", "exec", namespace, Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9",
-                "--state-dir", "\(scratch.path)/state-\(label)", "--control-socket", "\(scratch.path)/\(label).sock", "--web-listen", "off",
-            ], scratch: scratch, label: label)
+            try HelperLaunch(
+                executable: Products.scrolloffDNS, upstreams: ["127.0.0.1:9"], stateDirectory: "\(scratch.path)/state-\(label)",
+                controlSocket: "\(scratch.path)/\(label).sock", webListen: "off", wrappers: [.namespace(namespace)]
+            ).spawn(scratch: scratch, label: label)
         }
 
         // The held port is the only one: no port for the helper, and it says so and exits.

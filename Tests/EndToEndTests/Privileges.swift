@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// How the test starts `scrolloff-dns`: as people run it (SPEC §9). Every DNS transport test runs
@@ -33,6 +34,20 @@ enum PrivilegeMode: String, CaseIterable, Sendable, CustomTestStringConvertible 
             return ("/usr/bin/setpriv", ["--bounding-set=\(try UnitCapabilities.boundingSet())", "--inh-caps=-all",
                                          try ReachableInstall.shared.helper])
         }
+    }
+
+    /// `launch` run in this mode: the reachable copy of the helper under `setpriv`, after the
+    /// launch's own wrappers (so `prlimit` limits the user's helper, not the other way round).
+    func applied(to launch: HelperLaunch) throws -> HelperLaunch {
+        var launch = launch
+        let (executable, prefix) = try launcher()
+        guard executable == "/usr/bin/setpriv", let helper = prefix.last else {
+            launch.executable = executable
+            return launch
+        }
+        launch.executable = helper
+        launch.wrappers.append(.setpriv(Array(prefix.dropLast())))
+        return launch
     }
 
     /// A folder for the helper's state and control socket that the helper's user may write.

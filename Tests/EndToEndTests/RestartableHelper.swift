@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// How the helper's clocks are faked with libfaketime (Debian `faketime`), passed as environment.
@@ -98,22 +99,14 @@ final class RestartableHelper: @unchecked Sendable {
 
     private static func start(scratch: Scratch, stateDirectory: String, controlSocket: String, upstream: Int,
                               environment: [String: String], arguments extra: [String], label: String) throws -> (Child, Int) {
-        // `/usr/bin/env` execs the helper in place, so the pid the test signals is the helper's own,
-        // and LD_PRELOAD reaches the helper rather than a wrapper. TZ is fixed so "Monday 22:45" is
-        // the same local time on every machine.
-        let settings = (["TZ": "UTC"].merging(environment) { $1 }).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let arguments = settings + [Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0", "--state-dir", stateDirectory,
-                                    "--control-socket", controlSocket, "--upstream", "127.0.0.1:\(upstream)"] + extra
-        let child = try Child("/usr/bin/env", arguments, scratch: scratch, label: label)
-        let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
-        guard let port = udp.split(separator: ":").last.flatMap({ Int($0) }) else {
-            throw HarnessError("unexpected listening line: \(udp)")
-        }
-        // The control socket is put in place by its own service, not before DNS listens: wait for
-        // it too, so a CLI call right after a restart over a SIGKILLed helper's stale socket file
-        // reaches the new helper rather than the dead one's file (ECONNREFUSED, exit 3).
-        let deadline = Date().addingTimeInterval(15)
-        while !child.stderr.contains("control socket listening"), child.isRunning, Date() < deadline { usleep(20_000) }
+        // Through `/usr/bin/env` always (HelperLaunch.environment): the pid the test signals is the
+        // helper's own. TZ is fixed so "Monday 22:45" is the same local time on every machine.
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream)], stateDirectory: stateDirectory,
+            controlSocket: controlSocket, extra: extra, environment: ["TZ": "UTC"].merging(environment) { $1 }
+        ).spawn(scratch: scratch, label: label)
+        let port = try child.listeningPort()
+        child.waitForControlSocket()
         return (child, port)
     }
 }

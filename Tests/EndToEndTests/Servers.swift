@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The real `scrolloff-dns start` on 127.0.0.1:0, with `blocklist` blocked the way a person
 /// blocks names: `scrolloff block NAME…` (each a custom-domain entry, blocked around the clock,
@@ -13,10 +14,10 @@ final class Sinkhole: @unchecked Sendable {
 
     /// - Parameters:
     ///   - mode: who runs the helper (root, an ordinary user, root under the unit's capabilities).
-    ///   - wrapper: a command put in front, such as `prlimit --nofile=300:300`.
+    ///   - wrapper: programs put in front, such as `prlimit --nofile=300:300` (before the mode's `setpriv`).
     init(
         scratch: Scratch, upstreams: [Int], blocklist: [String] = [], extra: [String] = [], mode: PrivilegeMode = .root,
-        wrapper: [String] = []
+        wrapper: [HelperLaunch.Wrapper] = []
     ) throws {
         // Each helper owns its database and control socket: a second helper on the same ones is
         // refused at start (one writer, one socket), and some tests run two side by side.
@@ -32,16 +33,13 @@ final class Sinkhole: @unchecked Sendable {
             state = "\(scratch.path)/state-\(instance)"
             controlSocket = "\(scratch.path)/control-\(instance).sock"
         }
-        var arguments = ["start", "--listen", "127.0.0.1:0", "--state-dir", state, "--control-socket", controlSocket]
-        for upstream in upstreams { arguments += ["--upstream", "127.0.0.1:\(upstream)"] }
-        let (executable, prefix) = try mode.launcher()
-        let command = wrapper.isEmpty ? (executable, prefix) : (wrapper[0], Array(wrapper.dropFirst()) + [executable] + prefix)
-        child = try Child(command.0, command.1 + arguments + extra, scratch: scratch, label: "sinkhole-\(UUID().uuidString)")
-        let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
-        let tcp = try child.waitForLine { $0.hasPrefix("listening tcp 127.0.0.1:") }
-        guard let port = udp.split(separator: ":").last.flatMap({ Int($0) }), tcp.hasSuffix(":\(port)") else {
-            throw HarnessError("unexpected listening lines: \(udp) / \(tcp)")
-        }
+        let launch = HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: upstreams.map(HelperLaunch.loopback), stateDirectory: state,
+            controlSocket: controlSocket, extra: extra, wrappers: wrapper)
+        child = try mode.applied(to: launch).spawn(scratch: scratch, label: "sinkhole-\(UUID().uuidString)")
+        let port = try child.listeningPort()
+        let tcp = try child.listeningPort("tcp")
+        guard tcp == port else { throw HarnessError("the helper listens on udp \(port) but tcp \(tcp)") }
         self.port = port
         if !blocklist.isEmpty {
             let blocked = try cli(["block"] + blocklist)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Start-up, listening, privacy of the log and shutdown of `scrolloff-dns start` (SPEC §9, §13).
@@ -6,16 +7,13 @@ import Testing
     @Test func listens_on_ipv4_and_ipv6_and_stops_cleanly_on_sigterm_without_logging_names() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
-        let child = try Child(
-            Products.scrolloffDNS,
-            ["start", "--listen", "127.0.0.1:0", "--listen", "[::1]:0", "--upstream", "127.0.0.1:\(upstream.port)",
-             "--state-dir", "\(scratch.path)/state", "--control-socket", "\(scratch.path)/control.sock", "--mode", "dns"],
-            scratch: scratch, label: "sinkhole")
-        let v4 = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
-        let v6 = try child.waitForLine { $0.hasPrefix("listening udp [::1]:") }
-        _ = try child.waitForLine { $0.hasPrefix("listening tcp [::1]:") }
-        let port4 = try #require(v4.split(separator: ":").last.flatMap { Int($0) })
-        let port6 = try #require(v6.split(separator: ":").last.flatMap { Int($0) })
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, listen: ["127.0.0.1:0", "[::1]:0"], upstreams: [HelperLaunch.loopback(upstream.port)],
+            stateDirectory: "\(scratch.path)/state", controlSocket: "\(scratch.path)/control.sock", mode: .dns
+        ).spawn(scratch: scratch, label: "sinkhole")
+        let port4 = try child.listeningPort()
+        let port6 = try child.listeningPort(on: "[::1]")
+        _ = try child.listeningPort("tcp", on: "[::1]")
         #expect(try dig(port4, ["+short", "host.test"]).contains("10.0.0.7"))
         let six = try run("/usr/bin/dig", ["@::1", "-p", "\(port6)", "+time=5", "+tries=1", "+short", "fwd.test"])
         #expect(six.contains("10.1.2.3"), "\(six)")
@@ -51,11 +49,10 @@ import Testing
     @Test func a_busy_port_fails_with_a_message_that_says_what_to_do() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
-        let child = try Child(
-            Products.scrolloffDNS,
-            ["start", "--listen", "127.0.0.1:\(upstream.port)", "--upstream", "127.0.0.1:\(upstream.port)",
-             "--state-dir", "\(scratch.path)/state", "--control-socket", "\(scratch.path)/control.sock"],
-            scratch: scratch, label: "sinkhole")
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, listen: [HelperLaunch.loopback(upstream.port)], upstreams: [HelperLaunch.loopback(upstream.port)],
+            stateDirectory: "\(scratch.path)/state", controlSocket: "\(scratch.path)/control.sock"
+        ).spawn(scratch: scratch, label: "sinkhole")
         let status = child.process.wait()
         #expect(status != 0)
         #expect(child.stderr.contains("cannot listen on"), "\(child.stderr)")
@@ -63,6 +60,7 @@ import Testing
 
     @Test func unknown_modes_and_bad_addresses_are_usage_errors() throws {
         let scratch = try Scratch()
+        // The command line by hand, not HelperLaunch: the point is `start` with one bad flag and nothing else.
         for arguments in [["--mode", "firewall"], ["--listen", "localhost:53"], ["--upstream", "1.2.3.4:99999"]] {
             let child = try Child(Products.scrolloffDNS, ["start"] + arguments, scratch: scratch, label: "usage-\(UUID().uuidString)")
             let status = child.process.wait()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real scrolloff-dns under a stand-in for systemd's notify socket (Type=notify, sd_notify(3)).
@@ -64,12 +65,10 @@ struct SystemdNotifyEndToEndTests {
         let upstream = try Dnsmasq(scratch: scratch)
         let notify = try NotifySocket(scratch: scratch, abstract: false)
         let control = "\(scratch.path)/control.sock"
-        let child = try Child(
-            "/usr/bin/env",
-            ["NOTIFY_SOCKET=\(notify.name)", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0",
-             "--upstream", "127.0.0.1:\(upstream.port)", "--state-dir", "\(scratch.path)/state",
-             "--control-socket", control] + (metrics ? ["--metrics", "127.0.0.1:0"] : []),
-            scratch: scratch, label: "notify-ready")
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream.port)], stateDirectory: "\(scratch.path)/state",
+            controlSocket: control, extra: metrics ? ["--metrics", "127.0.0.1:0"] : [], environment: ["NOTIFY_SOCKET": notify.name]
+        ).spawn(scratch: scratch, label: "notify-ready")
 
         _ = try notify.receive(until: "READY=1")
         // Checked before anything else, while the helper may still be starting other services.
@@ -90,15 +89,13 @@ struct SystemdNotifyEndToEndTests {
     @Test func sighup_right_after_the_first_listening_line_keeps_the_helper_running() throws {
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
-        let child = try Child(
-            Products.scrolloffDNS,
-            ["start", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)",
-             "--state-dir", "\(scratch.path)/state", "--control-socket", "\(scratch.path)/control.sock"],
-            scratch: scratch, label: "early-hup")
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream.port)], stateDirectory: "\(scratch.path)/state",
+            controlSocket: "\(scratch.path)/control.sock"
+        ).spawn(scratch: scratch, label: "early-hup")
         _ = try child.waitForLine(seconds: 30) { $0.hasPrefix("listening ") }
         child.signal(SIGHUP)
-        let udp = try child.waitForLine { $0.hasPrefix("listening udp 127.0.0.1:") }
-        let port = try #require(udp.split(separator: ":").last.flatMap { Int($0) })
+        let port = try child.listeningPort()
         #expect(try dig(port, ["+short", "host.test"]) == "10.0.0.7\n", "\(child.stderr)")
         #expect(child.isRunning, "\(child.stderr)")
         child.signal(SIGTERM)
@@ -111,12 +108,10 @@ struct SystemdNotifyEndToEndTests {
         let upstream = try Dnsmasq(scratch: scratch)
         let notify = try NotifySocket(scratch: scratch, abstract: abstract)
         // env(1) execs the helper in place, so the pid is the helper's.
-        let child = try Child(
-            "/usr/bin/env",
-            ["NOTIFY_SOCKET=\(notify.name)", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:0",
-             "--upstream", "127.0.0.1:\(upstream.port)", "--state-dir", "\(scratch.path)/state",
-             "--control-socket", "\(scratch.path)/control.sock"],
-            scratch: scratch, label: "notify")
+        let child = try HelperLaunch(
+            executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream.port)], stateDirectory: "\(scratch.path)/state",
+            controlSocket: "\(scratch.path)/control.sock", environment: ["NOTIFY_SOCKET": notify.name]
+        ).spawn(scratch: scratch, label: "notify")
 
         let start = try notify.receive(until: "READY=1")
         #expect(start.dropLast().allSatisfy { !$0.contains("READY=1") && !$0.contains("STOPPING=1") }, "\(start)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// SPEC §11: folders and sockets that others control are refused, one
@@ -10,10 +11,10 @@ import Testing
 
     /// Starts `scrolloff-dns start` on a fixed free port and waits for it to exit (at most 20 s).
     static func startRefused(scratch: Scratch, state: String, socket: String, port: Int, upstream: Int) throws -> Outcome {
-        try runWithStatus("/usr/bin/timeout", [
-            "20", Products.scrolloffDNS, "start", "--listen", "127.0.0.1:\(port)", "--state-dir", state,
-            "--control-socket", socket, "--upstream", "127.0.0.1:\(upstream)", "--web-listen", "off",
-        ])
+        try HelperLaunch(
+            executable: Products.scrolloffDNS, listen: [HelperLaunch.loopback(port)], upstreams: [HelperLaunch.loopback(upstream)],
+            stateDirectory: state, controlSocket: socket, webListen: "off", wrappers: [.timeout(seconds: 20)]
+        ).outcome()
     }
 
     /// Whether UDP and TCP port `port` on 127.0.0.1 can be bound right now.
