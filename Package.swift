@@ -355,7 +355,8 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "DNSFraming", "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "DNSWire", "DomainLists", "TestSupport", "PortDiagnostics",
+                "Sinkhole", "DNSFraming", "DNSWire", "DomainLists", "TestSupport", "PortDiagnostics",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -109,18 +109,16 @@ import Testing
     @Test func formerr_to_edns_over_the_tcp_fallback_is_retried_without_edns() throws {
         let scratch = try Scratch()
         let script = try scratch.file("old-server.py", """
-            import socket, struct, threading, dns.message, dns.rcode, dns.rrset, dns.flags
+            import socket, threading, dns.message, dns.rcode, dns.rrset, dns.flags
             \(PythonUpstreamPrelude.bindUDPAndTCP)
+            \(PythonDNSTCP.functions)
             t.listen(8)
             print(port, flush=True)
             def serve_tcp(conn):
                 with conn:
                     while True:
-                        head = conn.recv(2)
-                        if len(head) < 2: return
-                        n = struct.unpack("!H", head)[0]
-                        data = b""
-                        while len(data) < n: data += conn.recv(n - len(data))
+                        data = dns_tcp_read_frame(conn)
+                        if data is None: return
                         q = dns.message.from_wire(data)
                         print("QUERY tcp", q.edns, flush=True)
                         r = dns.message.make_response(q)
@@ -129,8 +127,7 @@ import Testing
                             r.set_rcode(dns.rcode.FORMERR)
                         else:
                             r.answer.append(dns.rrset.from_text(q.question[0].name, 60, "IN", "A", "192.0.2.1"))
-                        w = r.to_wire()
-                        conn.sendall(struct.pack("!H", len(w)) + w)
+                        conn.sendall(dns_tcp_frame(r.to_wire()))
             def accept():
                 while True:
                     conn, _ = t.accept()
@@ -239,28 +236,9 @@ import Testing
         let scratch = try Scratch()
         let upstream = try Dnsmasq(scratch: scratch)
         let server = try Sinkhole(scratch: scratch, upstreams: [upstream.port], blocklist: ["blocked.test"])
-        let output = try python(server.port, """
-            import socket, struct, dns.message
-            names = ["host.test", "blocked.test", "fwd.test", "missing.test", "www.blocked.test"]
-            queries = [dns.message.make_query(n, "A") for n in names]
-            t = socket.create_connection(("127.0.0.1", PORT), timeout=5)
-            t.sendall(b"".join(struct.pack(">H", len(w)) + w for w in (q.to_wire() for q in queries)))
-            def read(n):
-                data = b""
-                while len(data) < n:
-                    chunk = t.recv(n - len(data))
-                    if not chunk: raise SystemExit("closed")
-                    data += chunk
-                return data
-            ids = {}
-            for _ in queries:
-                length = struct.unpack(">H", read(2))[0]
-                r = dns.message.from_wire(read(length))
-                ids[r.id] = r
-            for q in queries:
-                r = ids[q.id]
-                print(q.question[0].name, r.rcode(), r.answer[0][0].address if r.answer else "-")
-            """, scratch: scratch)
+        let output = try python(
+            server.port, PythonDNSTCP.pipelined(["host.test", "blocked.test", "fwd.test", "missing.test", "www.blocked.test"]),
+            scratch: scratch)
         #expect(output == """
             host.test. 0 10.0.0.7
             blocked.test. 0 0.0.0.0

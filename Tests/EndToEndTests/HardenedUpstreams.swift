@@ -59,6 +59,7 @@ final class AttackedUpstream: @unchecked Sendable {
     import dns.message, dns.rrset
     mode = sys.argv[1]
     \(PythonUpstreamPrelude.bindUDPAndTCP)
+    \(PythonDNSTCP.functions)
     u.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 * 1024 * 1024)
     t.listen(64)
     print(port, flush=True)
@@ -96,20 +97,12 @@ final class AttackedUpstream: @unchecked Sendable {
     def serve_tcp(conn):
         with conn:
             while True:
-                head = conn.recv(2)
-                if len(head) < 2:
+                data = dns_tcp_read_frame(conn)
+                if data is None:
                     return
-                length = struct.unpack("!H", head)[0]
-                data = b""
-                while len(data) < length:
-                    more = conn.recv(length - len(data))
-                    if not more:
-                        return
-                    data += more
                 q = dns.message.from_wire(data)
                 print("QUERY tcp", q.question[0].name.to_text(), flush=True)
-                wire = answer(q, "192.0.2.1").to_wire()
-                conn.sendall(struct.pack("!H", len(wire)) + wire)
+                conn.sendall(dns_tcp_frame(answer(q, "192.0.2.1").to_wire()))
     def accept():
         while True:
             conn, _ = t.accept()

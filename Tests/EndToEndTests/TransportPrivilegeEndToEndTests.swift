@@ -127,26 +127,5 @@ import Testing
     }
 
     /// Five queries in one segment; prints each name with its reply's rcode and address.
-    static let pipelined = """
-        import socket, struct, dns.message
-        names = ["host.test", "blocked.test", "fwd.test", "missing.test", "www.blocked.test"]
-        queries = [dns.message.make_query(n, "A") for n in names]
-        t = socket.create_connection(("127.0.0.1", PORT), timeout=5)
-        t.sendall(b"".join(struct.pack(">H", len(w)) + w for w in (q.to_wire() for q in queries)))
-        def read(n):
-            data = b""
-            while len(data) < n:
-                chunk = t.recv(n - len(data))
-                if not chunk: raise SystemExit("closed")
-                data += chunk
-            return data
-        ids = {}
-        for _ in queries:
-            length = struct.unpack(">H", read(2))[0]
-            r = dns.message.from_wire(read(length))
-            ids[r.id] = r
-        for q in queries:
-            r = ids[q.id]
-            print(q.question[0].name, r.rcode(), r.answer[0][0].address if r.answer else "-")
-        """
+    static let pipelined = PythonDNSTCP.pipelined(["host.test", "blocked.test", "fwd.test", "missing.test", "www.blocked.test"])
 }

@@ -1,11 +1,10 @@
-@testable import Config
-import Helper
 import NIOCore
 import Testing
 @testable import Sinkhole
 
-/// `--listen`, `--upstream` and /etc/resolv.conf (SPEC §13).
-@Suite struct ConfigurationParsingTests {
+/// `--listen` and `--upstream` addresses (SPEC §13), an upstream's health, a client's address.
+/// (Which upstreams /etc/resolv.conf gives is Config's: `ResolvConfTests` in ConfigurationTests.)
+@Suite struct AddressParsingTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var text: String
         var defaultPort: Int?
@@ -34,25 +33,6 @@ import Testing
     @Test func host_port_prints_ipv6_in_brackets() {
         #expect(HostPort(host: "::1", port: 53).description == "[::1]:53")
         #expect(HostPort(host: "127.0.0.1", port: 53).description == "127.0.0.1:53")
-    }
-
-    @Test func resolv_conf_upstreams_skip_only_ourselves() throws {
-        let text = """
-            # generated
-            nameserver 127.0.0.1
-            nameserver 127.0.0.53
-            nameserver 192.168.1.1
-            nameserver fe80::1%eth0
-            nameserver 2001:db8::53
-            options edns0
-            nameserver 192.168.1.1
-            """
-        let asRoot = ResolvConf.upstreams(fromText: text, excluding: [HostPort(host: "127.0.0.1", port: 53)])
-        #expect(asRoot.map(\.description) == ["127.0.0.53:53", "192.168.1.1:53", "[2001:db8::53]:53"])
-        let unprivileged = ResolvConf.upstreams(fromText: text, excluding: [HostPort(host: "127.0.0.1", port: 5300)])
-        #expect(unprivileged.first?.description == "127.0.0.1:53")
-        let wildcard = ResolvConf.upstreams(fromText: text, excluding: [HostPort(host: "0.0.0.0", port: 53)])
-        #expect(wildcard.map(\.description) == ["192.168.1.1:53", "[2001:db8::53]:53"])
     }
 
     @Test func upstream_health_backs_off_after_repeated_failures_and_recovers() {
