@@ -449,8 +449,12 @@ let package = Package(
         ),
         // Runs the real scrolloff-dns binary; the dependency makes `swift build --build-tests` build it.
         // ControlAPI for the route table, which the control API's bounds test goes over.
-        // The documents: SPEC § citations resolve in docs/spec.md, links stay inside the repository.
-        .testTarget(name: "DocsTests", swiftSettings: swiftSettings),
+        // The documents: SPEC § citations resolve in docs/spec.md, links stay inside the repository,
+        // docs/cli.md names every verb of the two programs (their command trees, hence the two).
+        .testTarget(
+            name: "DocsTests",
+            dependencies: ["scrolloff", "scrolloff-dns", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "TestSupport", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
     ]
 )

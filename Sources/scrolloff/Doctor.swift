@@ -4,6 +4,11 @@ import ControlTransport
 import DNSWire
 import DoctorChecks
 
+/// Whether blocking works end to end, checked from this machine.
+enum DoctorVerbs: VerbFeature {
+    static var commands: [any ParsableCommand.Type] { [Doctor.self] }
+}
+
 /// `scrolloff doctor` (SPEC §11, §13): PASS or FAIL for every link between a device and a blocked
 /// name, each FAIL with one line saying what to do. Exit 0 when all pass, 1 when any fails (also
 /// when the helper cannot be reached: that is a finding, not an error), 2 for a usage error.

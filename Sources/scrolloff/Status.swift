@@ -2,6 +2,11 @@ import ArgumentParser
 import ControlAPI
 import ScrollOffCore
 
+/// What holds now: the status, and the services you can block by name (SPEC §1, §13).
+enum StatusVerbs: VerbFeature {
+    static var commands: [any ParsableCommand.Type] { [Status.self, Services.self] }
+}
+
 /// `scrolloff status`: what is blocked, what opens when, and what is left (SPEC §13).
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show what is blocked, what opens when, and your balance.")
@@ -101,4 +106,26 @@ func shortList(_ names: [String], keep: Int = 4) -> String {
 /// "1 peek", "0 tokens".
 enum Plural {
     static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+}
+
+/// `scrolloff services [--category C]`: the curated services and their state (SPEC §1, §13).
+struct Services: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the services you can block by name, and their state.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(name: .long, help: "Only this category (social, video, news, …).")
+    var category: String?
+
+    func run() throws {
+        let answer = try options.call(ControlEndpoints.services, query: [(ControlQuery.category, category)])
+        options.emit(answer) {
+            let width = answer.services.map(\.id.count).max() ?? 0
+            for s in answer.services {
+                let pad = String(repeating: " ", count: max(0, width - s.id.count))
+                let state = s.state == .none ? "" : " · " + EntryWords.state(s.state)
+                print("\(s.id)\(pad)  \(s.name) (\(s.category))\(state)")
+            }
+        }
+    }
 }

@@ -9,13 +9,25 @@ struct ScrollOff: ParsableCommand {
         commandName: "scrolloff",
         abstract: "Block doomscrolling at the DNS layer and earn your time back.",
         version: "0.1.0",
-        subcommands: [
-            Status.self, Services.self, Block.self, Unblock.self, Schedule.self, Focus.self,
-            Wallet.self, Use.self, Stop.self, Peek.self, Token.self, Adjust.self, Ask.self, Requests.self,
-            Plan.self, Alternatives.self, Stats.self, Digest.self, Events.self, Export.self,
-            Lists.self, Profile.self, Doctor.self,
-        ]
+        subcommands: features.flatMap { $0.commands }
     )
+
+    /// The features in the order `scrolloff --help` lists their verbs. Each feature's file holds its
+    /// verbs and lists them, so a new verb is written and registered in one file; a new feature
+    /// adds its list here.
+    static var features: [any VerbFeature.Type] {
+        [StatusVerbs.self, BlockingVerbs.self, CreditVerbs.self, HouseholdVerbs.self, PlansVerbs.self, InsightVerbs.self,
+         ListsVerbs.self, ProfileVerbs.self, DoctorVerbs.self]
+    }
+}
+
+/// One feature's verbs (`CreditVerbs`: wallet, use, stop, peek, token), declared in the file that
+/// holds them. ArgumentParser finds a command only in its parent's `subcommands`; this keeps that
+/// list beside the commands instead of in one hand-kept list here.
+protocol VerbFeature {
+    /// The feature's top-level verbs, in the order help lists them; a verb's own sub-verbs stay in
+    /// its `subcommands`.
+    static var commands: [any ParsableCommand.Type] { get }
 }
 
 // Parsed by hand rather than with `ScrollOff.main()` so usage errors exit with 2 as SPEC §13

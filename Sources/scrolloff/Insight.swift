@@ -1,6 +1,13 @@
 import ArgumentParser
 import ControlAPI
+import ControlTransport
+import Foundation
 import ScrollOffCore
+
+/// Your numbers and your history: stats, the weekly digest, events and the export (SPEC §7, §12).
+enum InsightVerbs: VerbFeature {
+    static var commands: [any ParsableCommand.Type] { [Stats.self, Digest.self, Events.self, Export.self] }
+}
 
 /// `scrolloff stats [--day|--week|--month|--year]` (SPEC §7): a compact dashboard, the
 /// numbers first, then sparklines and the hour heatmap. Every figure comes from the helper's one
@@ -88,5 +95,92 @@ enum StatsDashboard {
     static func percent(_ p: Int?) -> String {
         guard let p else { return "—" }
         return p > 0 ? "+\(p)%" : p < 0 ? "−\(-p)%" : "±0%"
+    }
+}
+
+/// `scrolloff digest` (SPEC §13): the latest weekly digest, written Sunday at 19:00 in the
+/// profile's zone.
+struct Digest: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Your week in numbers: the digest written Sunday evening.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let answer = try options.call(ControlEndpoints.digest)
+        options.emit(answer) {
+            guard let digest = answer.digest else {
+                print("No weekly digest yet. The first is written on Sunday at 19:00 (\(TimeWords.clock(answer.nextAt, now: answer.now))).")
+                return
+            }
+            print(StatsDashboard.text(digest, title: "Your week"), terminator: "")
+            print(Terminal.dim("Next digest: \(TimeWords.clock(answer.nextAt, now: answer.now))."))
+        }
+    }
+}
+
+/// `scrolloff events [--since DATE]`: what happened, oldest first.
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what happened: rule changes and who made them, bypasses the rules held, peeks, urges, clock changes.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("From this local day (YYYY-MM-DD) or instant (RFC 3339).", valueName: "DATE"))
+    var since: String?
+
+    func validate() throws {
+        if let since, Self.instant(since) == nil {
+            throw ValidationError("'\(since)' is not a date; write 2026-11-21 or 2026-11-21T18:00:00Z.")
+        }
+    }
+
+    /// A local day's start, or an RFC 3339 instant.
+    static func instant(_ text: String) -> Date? {
+        if let date = ISO8601DateFormatter().date(from: text) { return date }
+        let day = DateFormatter()
+        day.locale = Locale(identifier: "en_US_POSIX")
+        day.timeZone = TimeZone.current
+        day.dateFormat = "yyyy-MM-dd"
+        return day.date(from: text)
+    }
+
+    func run() throws {
+        let from = since.flatMap(Self.instant).map { ISO8601DateFormatter().string(from: $0) }
+        let answer = try options.call(ControlEndpoints.events, query: [(ControlQuery.since, from)])
+        options.emit(answer) {
+            guard !answer.events.isEmpty else {
+                print("Nothing recorded\(since.map { " since \($0)" } ?? "") yet.")
+                return
+            }
+            let now = answer.now ?? TimeWords.now()
+            if let summary = EventWords.summary(answer.events, since: since) { print(summary) }
+            for event in answer.events { print(EventWords.line(event, now: now)) }
+        }
+    }
+}
+
+/// `scrolloff export --csv|--json`: the ledger and events on stdout (SPEC §12). `--csv` is RFC 4180
+/// text; `--json` is `{"format": "json", "rows": [...]}` with one typed object per row (SPEC §12).
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Write your ledger and events to stdout as CSV (--csv) or typed JSON rows (--json).")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(name: .long, help: "RFC 4180 CSV, one line per ledger row or event.")
+    var csv = false
+
+    func validate() throws {
+        if csv && options.json { throw ValidationError("Choose one format: --csv or --json.") }
+        if !csv && !options.json { throw ValidationError("Say the format: `scrolloff export --csv > scrolloff.csv` or `scrolloff export --json`.") }
+    }
+
+    func run() throws {
+        let client = options.client(timeoutSeconds: 120)
+        if options.json {
+            let response = try options.talk { () throws(ControlClientError) in try client.call(ControlEndpoints.exportRows) }
+            Terminal.printJSON(response)
+        } else {
+            let response = try options.talk { () throws(ControlClientError) in try client.call(ControlEndpoints.export) }
+            FileHandle.standardOutput.write(Data(response.text.utf8))
+        }
     }
 }

@@ -1,6 +1,76 @@
 import ArgumentParser
 import ControlAPI
 
+/// The household: owners adjust credit, members ask for time and owners answer (SPEC §13).
+enum HouseholdVerbs: VerbFeature {
+    static var commands: [any ParsableCommand.Type] { [Adjust.self, Ask.self, Requests.self] }
+}
+
+/// `scrolloff adjust [+|-]DURATION [--profile P] --note TEXT` (SPEC §13, owners): grants or takes
+/// credit, written as a ledger `adjust` row with the note.
+struct Adjust: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Grant (+15m) or take (-10m) credit for a profile you own; the note goes into the ledger."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(name: .long, help: "Why, in a few words; kept in the ledger.")
+    var note: String
+
+    // `-10m` looks like an option to the parser, so the amount is taken from what it does not know.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("How much: +15m grants, -10m takes.", valueName: "[+|-]DURATION"))
+    var amount: [String] = []
+
+    /// The signed amount in seconds.
+    var seconds: Int64? {
+        guard amount.count == 1, let text = amount.first else { return nil }
+        var body = Substring(text)
+        var sign: Int64 = 1
+        if body.first == "+" { body = body.dropFirst() } else if body.first == "-" { sign = -1; body = body.dropFirst() }
+        return DurationArgument.parse(String(body)).map { $0 * sign }
+    }
+
+    func validate() throws {
+        guard seconds != nil else {
+            throw ValidationError("Give one amount such as +15m or -10m (got \(amount.isEmpty ? "none" : amount.joined(separator: " "))).")
+        }
+        if note.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Say why with --note, such as --note \"chores done\".") }
+    }
+
+    func run() throws {
+        let answer = try options.call(ControlEndpoints.adjust, AdjustRequest(seconds: try AdjustmentSeconds(seconds ?? 0, field: "the adjustment"), note: note))
+        options.emit(answer) { print(answer.message) }
+    }
+}
+
+/// `scrolloff ask DURATION --note TEXT`: a member asks the profile's owners for time.
+struct Ask: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask the profile's owners for more time; they answer with `scrolloff requests`."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "How much: 15m, 1h.")
+    var duration: DurationArgument
+
+    @Option(name: .long, help: "What it is for, in a few words.")
+    var note: String
+
+    func validate() throws {
+        if note.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Say what it is for with --note, such as --note \"homework research\".") }
+    }
+
+    func run() throws {
+        let answer = try options.call(ControlEndpoints.askTime, TimeRequestBody(seconds: try RequestedSeconds(duration.seconds, field: "the time asked for"), note: note))
+        options.emit(answer) {
+            print("Asked for \(TimeWords.span(seconds: answer.seconds)) (request \(answer.id)). "
+                + "`scrolloff status` shows the answer once an owner gives it.")
+        }
+    }
+}
+
 /// `scrolloff requests [approve|decline ID]` (SPEC §13): members' requests for time, and an
 /// owner's answer.
 struct Requests: ParsableCommand {
