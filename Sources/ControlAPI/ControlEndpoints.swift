@@ -4,10 +4,10 @@
 /// router, `ControlRouteTable`). A path string is never written on either side, so the two cannot
 /// drift apart.
 ///
-/// Adding an endpoint: one `static let` below (with the query keys it reads), then
-/// `routes.add(ControlEndpoints.name) { … }` in the helper and `client.call(ControlEndpoints.name, …)`
-/// in the CLI. `ContractLiteralTests` fails when a path, a query key or a refusal rule is spelt
-/// anywhere else.
+/// Adding an endpoint: one `static let` below (with the query keys it reads) and its entry in
+/// `endpoints` (`DeclarationListTests` fails without it), then `routes.add(ControlEndpoints.name) { … }`
+/// in the helper and `client.call(ControlEndpoints.name, …)` in the CLI. `ContractLiteralTests` fails
+/// when a path, a query key or a refusal rule is spelt anywhere else.
 public enum ControlEndpoints {
     // Health and lists.
     public static let health = ControlEndpoint<NoBody, HealthResponse>(.get, "/v1/health", open: true)
