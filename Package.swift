@@ -107,12 +107,23 @@ let package = Package(
         // Who holds a port the helper could not bind (/proc/net and /proc/PID/fd), for the listen
         // error's advice. Apart from Sinkhole: it reads /proc, never a packet.
         .target(name: "PortDiagnostics", dependencies: ["DNSWire"], swiftSettings: swiftSettings),
+        // Sockets to the upstream resolvers: pooled UDP sockets per event loop, TCP exchanges, reply
+        // matching (RFC 5452, 0x20), health and back-off. The Forwarder link (Sinkhole) asks through it.
+        .target(
+            name: "Upstream",
+            dependencies: [
+                "DNSWire", "DNSFraming",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The UDP listeners (recvmmsg threads), SwiftNIO TCP server, query gate, resolver chain, forwarder, cache.
         // Chain/ is the chain and what every link shares, Links/NAME one folder per link, Transport/ the listeners.
         .target(
             name: "Sinkhole",
             dependencies: [
-                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists", "CDatagramShim", "CThreadShim", "PortDiagnostics",
+                "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists", "CDatagramShim", "CThreadShim", "PortDiagnostics", "Upstream",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -355,7 +366,7 @@ let package = Package(
         .testTarget(
             name: "SinkholeTests",
             dependencies: [
-                "Sinkhole", "DNSFraming", "DNSWire", "DomainLists", "TestSupport", "PortDiagnostics",
+                "Sinkhole", "Upstream", "DNSFraming", "DNSWire", "DomainLists", "TestSupport", "PortDiagnostics",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -365,6 +376,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // One test target per module.
+        .testTarget(
+            name: "UpstreamTests",
+            dependencies: ["Upstream", "DNSWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            swiftSettings: swiftSettings),
         .testTarget(name: "EnforcementTests", dependencies: ["Enforcement", "DomainLists"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FirewallTests",

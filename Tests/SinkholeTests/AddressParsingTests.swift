@@ -35,19 +35,6 @@ import Testing
         #expect(HostPort(host: "127.0.0.1", port: 53).description == "127.0.0.1:53")
     }
 
-    @Test func upstream_health_backs_off_after_repeated_failures_and_recovers() {
-        let health = UpstreamHealth(count: 2, failuresBeforeBackoff: 2, backoff: .seconds(30))
-        let second: UInt64 = 1_000_000_000
-        #expect(health.order(now: 0) == [0, 1])
-        #expect(!health.failed(0, now: 0))
-        #expect(health.order(now: 0) == [0, 1])
-        #expect(health.failed(0, now: 0))
-        #expect(health.order(now: second) == [1, 0])
-        #expect(health.order(now: 31 * second) == [0, 1])
-        health.succeeded(0)
-        #expect(health.order(now: second) == [0, 1])
-    }
-
     @Test func client_address_reads_ipv4_and_ipv6() throws {
         #expect(ClientAddress(try SocketAddress(ipAddress: "192.168.1.20", port: 1)) == .v4(0xC0A8_0114))
         #expect(ClientAddress(try SocketAddress(ipAddress: "2001:db8::1", port: 1)) == .v6(high: 0x2001_0DB8_0000_0000, low: 1))

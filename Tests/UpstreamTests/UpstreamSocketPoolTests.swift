@@ -3,7 +3,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
-@testable import Sinkhole
+@testable import Upstream
 
 /// The pooled upstream sockets (SPEC §9): a bounded number of descriptors however many questions
 /// are outstanding, ports that still change, and replies still matched per question.

@@ -6,7 +6,7 @@ import Synchronization
 /// After `failuresBeforeBackoff` consecutive failures an upstream is tried last for `backoff`;
 /// one success restores it. Nothing is ever skipped entirely: when every upstream is backed off,
 /// they are still tried in order, since a wrong "all down" costs more than a slow answer.
-final class UpstreamHealth: Sendable {
+package final class UpstreamHealth: Sendable {
     struct Record {
         var consecutiveFailures = 0
         var backedOffUntil: UInt64 = 0
@@ -18,14 +18,14 @@ final class UpstreamHealth: Sendable {
     let failuresBeforeBackoff: Int
     let backoffNanoseconds: UInt64
 
-    init(count: Int, failuresBeforeBackoff: Int, backoff: TimeAmount) {
+    package init(count: Int, failuresBeforeBackoff: Int, backoff: TimeAmount) {
         records = Mutex(Array(repeating: Record(), count: count))
         self.failuresBeforeBackoff = max(failuresBeforeBackoff, 1)
         backoffNanoseconds = UInt64(max(backoff.nanoseconds, 0))
     }
 
     /// Upstream indices in the order to try them at `now` (monotonic nanoseconds).
-    func order(now: UInt64) -> [Int] {
+    package func order(now: UInt64) -> [Int] {
         records.withLock { records in
             let healthy = records.indices.filter { records[$0].backedOffUntil <= now }
             let backedOff = records.indices.filter { records[$0].backedOffUntil > now }
@@ -34,7 +34,7 @@ final class UpstreamHealth: Sendable {
         }
     }
 
-    func succeeded(_ index: Int) {
+    package func succeeded(_ index: Int) {
         records.withLock { records in
             guard records.indices.contains(index) else { return }
             records[index].consecutiveFailures = 0
@@ -44,7 +44,7 @@ final class UpstreamHealth: Sendable {
 
     /// Returns true when this failure started a back-off, so the caller can log it once.
     @discardableResult
-    func failed(_ index: Int, now: UInt64) -> Bool {
+    package func failed(_ index: Int, now: UInt64) -> Bool {
         records.withLock { records in
             guard records.indices.contains(index) else { return false }
             records[index].consecutiveFailures += 1
@@ -57,7 +57,7 @@ final class UpstreamHealth: Sendable {
     }
 
     /// Each upstream's state at `now`, in configuration order, for the metrics.
-    func states(now: UInt64) -> [(up: Bool, consecutiveFailures: Int, totalFailures: UInt64)] {
+    package func states(now: UInt64) -> [(up: Bool, consecutiveFailures: Int, totalFailures: UInt64)] {
         records.withLock { records in
             records.map { ($0.backedOffUntil <= now, $0.consecutiveFailures, $0.totalFailures) }
         }

@@ -5,7 +5,7 @@ import NIOPosix
 import Synchronization
 
 /// Why one exchange with an upstream failed. Logged, never sent to a client (that gets SERVFAIL).
-public enum UpstreamError: Error, Sendable, CustomStringConvertible {
+package enum UpstreamError: Error, Sendable, CustomStringConvertible {
     case timedOut(upstream: SocketAddress, transport: DNSTransport)
     case connectionClosed(upstream: SocketAddress)
     case cannotEncode(reason: String)
@@ -17,7 +17,7 @@ public enum UpstreamError: Error, Sendable, CustomStringConvertible {
     case tcpExchangesBusy(limit: Int)
 
     /// The UDP exchange was abandoned as possibly spoofed; the question is asked again over TCP.
-    var suspectsSpoofing: Bool {
+    package var suspectsSpoofing: Bool {
         switch self {
         case .caseMismatch, .unwantedReplies: true
         default: false
@@ -58,12 +58,19 @@ enum ReplyVerdict {
 /// carries our random ID and echoes our question. Anything else is ignored, not an error, so that a
 /// spoofer cannot end the wait early either. With `exactName` set (0x20, draft-vixie-dnsext-dns0x20)
 /// the echoed name must also have the letter case we sent, octet for octet.
-struct ReplyMatcher: Sendable {
+package struct ReplyMatcher: Sendable {
     let upstream: SocketAddress
     let id: UInt16
     let question: DNSQuestion
     /// The question name's wire octets as sent, with their random case; nil = compare ignoring case.
     var exactName: [UInt8]? = nil
+
+    package init(upstream: SocketAddress, id: UInt16, question: DNSQuestion, exactName: [UInt8]? = nil) {
+        self.upstream = upstream
+        self.id = id
+        self.question = question
+        self.exactName = exactName
+    }
 
     func check(_ bytes: ByteBuffer, from source: SocketAddress?) -> ReplyVerdict {
         if let source, source != upstream { return .unwanted }
@@ -88,10 +95,11 @@ struct ReplyMatcher: Sendable {
 }
 
 /// Replies that were not the reply awaited, since start, for the metrics.
-final class UnwantedReplyCounter: Sendable {
+package final class UnwantedReplyCounter: Sendable {
     private let value = Atomic<UInt64>(0)
-    func add(_ count: UInt64) { value.wrappingAdd(count, ordering: .relaxed) }
-    var total: UInt64 { value.load(ordering: .relaxed) }
+    package init() {}
+    package func add(_ count: UInt64) { value.wrappingAdd(count, ordering: .relaxed) }
+    package var total: UInt64 { value.load(ordering: .relaxed) }
 }
 
 /// Receives framed replies on a TCP connection to an upstream.
@@ -123,14 +131,14 @@ final class UpstreamTCPHandler: ChannelInboundHandler {
 }
 
 /// One query to one upstream over TCP (UDP goes through `UpstreamSocketPool`).
-enum UpstreamExchange {
+package enum UpstreamExchange {
     /// SO_MARK (socket(7)), at most Int32.max (`firewall.mark`'s bound: NIO passes a C int); set
     /// only when asked for, since the kernel wants CAP_NET_ADMIN (or CAP_NET_RAW) for any value,
     /// and an unprivileged helper must still forward. The TCP sockets here and the UDP pool's
     /// sockets (`LoopSockets`) both carry it.
     static let markOption = ChannelOptions.Types.SocketOption(level: NIOBSDSocket.OptionLevel.socket, name: NIOBSDSocket.Option(rawValue: SO_MARK))
     /// Sends `query` over a new TCP connection (RFC 7766 §6.2.1: after a truncated UDP reply).
-    static func tcp(
+    package static func tcp(
         _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, mark: UInt32? = nil, on loop: any EventLoop
     ) async throws -> DNSMessage {
         let promise = loop.makePromise(of: DNSMessage.self)

@@ -14,7 +14,7 @@ import Synchronization
 /// from a socket picked at random, each socket's port is picked at random by the kernel and changes
 /// after `questionsPerPort` questions, and replies are still matched on source, ID, question and
 /// 0x20 letter case per question.
-final class UpstreamSocketPool: Sendable {
+package final class UpstreamSocketPool: Sendable {
     /// Sockets per event loop and family.
     let socketsPerLoop: Int
     /// Questions sent from one port before it is replaced by a new random one.
@@ -32,7 +32,7 @@ final class UpstreamSocketPool: Sendable {
         let inet6: Bool
     }
 
-    init(socketsPerLoop: Int = 16, questionsPerPort: Int = 256, mark: UInt32? = nil) {
+    package init(socketsPerLoop: Int = 16, questionsPerPort: Int = 256, mark: UInt32? = nil) {
         self.socketsPerLoop = max(socketsPerLoop, 1)
         self.questionsPerPort = max(questionsPerPort, 1)
         state = Mutex(State(mark: mark))
@@ -40,7 +40,7 @@ final class UpstreamSocketPool: Sendable {
 
     /// The mark sockets carry from now on: those open now are changed in place (no descriptor
     /// needed), those bound later get it at bind, the replacements of rotated ports included.
-    func setMark(_ mark: UInt32?) {
+    package func setMark(_ mark: UInt32?) {
         let all: [NIOLoopBoundBox<LoopSockets>]? = state.withLock { state in
             guard state.mark != mark else { return nil }
             state.mark = mark
@@ -56,13 +56,13 @@ final class UpstreamSocketPool: Sendable {
 
     /// Opens every socket of `loop` for `family` now, so that forwarding does not depend on a free
     /// descriptor later. Failures are left for the first question to retry.
-    func open(on loop: any EventLoop, inet6: Bool) async {
+    package func open(on loop: any EventLoop, inet6: Bool) async {
         let sockets = sockets(for: loop, inet6: inet6)
         try? await loop.flatSubmit { sockets.value.openAll() }.get()
     }
 
     /// Sends `query` and waits at most `timeout` for the reply `matcher` accepts.
-    func exchange(
+    package func exchange(
         _ query: [UInt8], matcher: ReplyMatcher, timeout: TimeAmount, unwantedThreshold: Int, counter: UnwantedReplyCounter?,
         on loop: any EventLoop
     ) async throws -> DNSMessage {
