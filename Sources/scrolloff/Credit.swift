@@ -102,8 +102,8 @@ struct Peek: ParsableCommand {
 }
 
 /// `scrolloff token ENTRY [--task TEXT]`: an emergency token (SPEC §5 step 4). Its help names no
-/// number: the count and length come from the preset and knobs (issue 28: the help said "5 per
-/// month" where the default gives 0).
+/// number: the count and length come from the preset and knobs (a help that said "5 per month"
+/// was false under a preset that gives 0).
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Use an emergency token: it opens a blocked entry for a while.",

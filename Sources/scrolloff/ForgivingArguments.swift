@@ -1,8 +1,8 @@
 import ArgumentParser
 import ScrollOffCore
 
-/// What `scrolloff` does to the words typed before ArgumentParser reads them (issue 28, "a CLI
-/// that forgives"). ArgumentParser reads an option only in the command that declares it, and the
+/// What `scrolloff` does to the words typed before ArgumentParser reads them, so a CLI forgives
+/// what people type. ArgumentParser reads an option only in the command that declares it, and the
 /// global options (`GlobalOptions`) are declared by each verb, not by `scrolloff` itself; so
 /// `scrolloff --socket S block x` was "Unknown option '--socket'". Here:
 ///

@@ -12,8 +12,8 @@ struct DurationWordsTests {
         #expect(SpanWords.parse(text) == Span(milliseconds: milliseconds))
     }
 
-    // "2 hours" and "1h 30" were refused here until issue 28 asked for the forms people type;
-    // they are read now (below, `reads_the_forms_people_type`).
+    // "2 hours" and "1h 30" were refused here until the CLI learned the forms people type; they
+    // are read now (below, `reads_the_forms_people_type`).
     @Test(arguments: ["", "2", "h", "2x", "30s2h", "1h1h", "-5s", "1.5h", "99999999s"])
     func refuses(text: String) {
         #expect(SpanWords.parse(text) == nil)

@@ -4,7 +4,7 @@ import ScrollOffCore
 import Testing
 
 extension ControlEndToEnd {
-/// Issue 28, "a CLI that forgives", through the real `scrolloff` binary and control server:
+/// A CLI that forgives, through the real `scrolloff` binary and control server:
 /// global options before the verb, did-you-mean for verbs, sub-verbs and entries, durations and
 /// times as people type them, and help that names no number the configuration decides.
 @Suite

@@ -1,7 +1,7 @@
 import ScrollOffCore
 import Testing
 
-/// The did-you-mean (issue 28): the nearest known word within a small edit distance, or none.
+/// The did-you-mean: the nearest known word within a small edit distance, or none.
 @Suite("The nearest known word to a typo")
 struct NearestWordTests {
     static let verbs = ["status", "stats", "block", "unblock", "schedule", "focus", "wallet", "use", "stop", "peek", "token",
