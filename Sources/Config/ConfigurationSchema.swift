@@ -27,26 +27,9 @@ enum ConfigurationSchema {
         return scored.min { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }?.0
     }
 
-    /// Levenshtein distance with adjacent transpositions counted as one edit (`tll` → `ttl`).
+    /// Levenshtein distance with adjacent transpositions counted as one edit (`tll` → `ttl`); the
+    /// CLI's did-you-mean uses the same one.
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous2 = [Int](repeating: 0, count: b.count + 1)
-        var previous = Array(0...b.count)
-        var row = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            row[0] = i
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    row[j] = min(row[j], previous2[j - 2] + 1)
-                }
-            }
-            previous2 = previous
-            previous = row
-        }
-        return previous[b.count]
+        NearestWord.distance(a, b)
     }
 }

@@ -26,7 +26,7 @@ extension HelperEngine {
             } else if trimmed.contains("."), let name = try? DomainName(trimmed) {
                 found = [(EntryID(name.text), .domain)]
             } else {
-                throw .notFound("“\(word)” is not a service, a category or a domain. Try `scrolloff services` for the list, or write a domain like news.example.com.")
+                throw .notFound("“\(word)” is not a service, a category or a domain.\(didYouMean(trimmed, categories: true)) Try `scrolloff services` for the list, or write a domain like news.example.com.")
             }
             for f in found where seen.insert(f.0).inserted { out.append(f) }
         }
@@ -45,7 +45,15 @@ extension HelperEngine {
         if let service = catalog.service(id: word) { return EntryID(service.id) }
         if isListName(word) { return EntryID(word) }
         if word.contains("."), let name = try? DomainName(word) { return EntryID(name.text) }
-        throw .notFound("“\(word)” is not a service or a domain. Try `scrolloff services` for the list.")
+        throw .notFound("“\(word)” is not a service or a domain.\(didYouMean(word, categories: false)) Try `scrolloff services` for the list.")
+    }
+
+    /// " Did you mean instagram?" when one service id (or category, or list name) is near `word`
+    /// (`NearestWord`), else "". Only names that would have been accepted in its place are offered.
+    func didYouMean(_ word: String, categories: Bool) -> String {
+        var names = catalog.services.map(\.id) + listNames.sorted() + lists.keys.sorted()
+        if categories { names += catalog.categories.map(\.rawValue) }
+        return NearestWord.suggestion(for: word, among: names).map { " Did you mean \($0)?" } ?? ""
     }
 
     /// `scrolloff block ENTRY… [--reason TEXT]`: blocks around the clock (SPEC §2 "earning mode")

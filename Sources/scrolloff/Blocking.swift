@@ -1,5 +1,6 @@
 import ArgumentParser
 import ControlAPI
+import ScrollOffCore
 
 /// Blocks: around the clock, on a schedule, and focus sessions (SPEC §2, §3).
 enum BlockingVerbs: VerbFeature {
@@ -71,10 +72,10 @@ struct ScheduleAdd: ParsableCommand {
     @Argument(help: "A name for the schedule, such as evenings.")
     var name: String
 
-    @Option(name: .long, help: ArgumentHelp("When it starts, local time.", valueName: "HH:MM"))
+    @Option(name: .long, help: ArgumentHelp("When it starts, local time: 21:00, 9pm, 9:30 pm.", valueName: "TIME"))
     var from: String
 
-    @Option(name: .long, help: ArgumentHelp("When it ends; an end before the start crosses midnight.", valueName: "HH:MM"))
+    @Option(name: .long, help: ArgumentHelp("When it ends (07:00, 7am); an end before the start crosses midnight.", valueName: "TIME"))
     var to: String
 
     @Option(name: .long, help: "daily, weekdays, weekends or mon,tue,…")
@@ -92,13 +93,22 @@ struct ScheduleAdd: ParsableCommand {
     @Option(name: .long, help: "Why, in your words.")
     var reason: String?
 
+    /// `--from`/`--to` as `HH:MM`: read here, in the forms `LocalTime.parse` knows, so a typo is a
+    /// usage error with the accepted forms before anything is sent, and the helper gets one form.
+    static func clock(_ text: String, _ option: String) throws -> String {
+        do { return try LocalTime.parse(text).description } catch { throw ValidationError("\(option): \(error.message)") }
+    }
+
     func validate() throws {
+        _ = try Self.clock(from, "--from")
+        _ = try Self.clock(to, "--to")
         if strict && !curfew { throw ValidationError("--strict goes with --curfew.") }
         if splitList(entries).isEmpty && !strict { throw ValidationError("Say what the schedule blocks with --entries instagram,tiktok.") }
     }
 
     func run() throws {
-        let request = ScheduleRequest(name: name, from: from, to: to, days: days, curfew: curfew, strict: strict,
+        let request = ScheduleRequest(name: name, from: try Self.clock(from, "--from"), to: try Self.clock(to, "--to"),
+                                      days: days, curfew: curfew, strict: strict,
                                       entries: splitList(entries), reason: reason)
         let answer = try options.call(ControlEndpoints.addSchedule, request)
         options.emit(answer) {
@@ -162,7 +172,7 @@ struct Focus: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "How long: 45m, 2h, 1h30m.")
+    @Argument(help: ArgumentHelp("How long: 45m, 2h, 1h30, 90 minutes.", valueName: "duration"), transform: DurationArgument.reading)
     var duration: DurationArgument
 
     @Option(name: .long, help: ArgumentHelp("What to block (default: everything you have blocked or scheduled).", valueName: "A,B"))

@@ -40,7 +40,8 @@ struct Use: ParsableCommand {
     @Argument(help: "What to open, such as instagram.")
     var entry: String
 
-    @Option(name: .customLong("for"), help: "At most this long: 45m, 2h, 1h30m, 90s.")
+    @Option(name: .customLong("for"), help: ArgumentHelp("At most this long: 45m, 2h, 1h30, 90s, 10 minutes.", valueName: "duration"),
+            transform: DurationArgument.reading)
     var length: DurationArgument?
 
     @Option(name: .long, help: "What you are opening it for; shown while it runs.")
@@ -79,7 +80,9 @@ struct Stop: ParsableCommand {
 /// `scrolloff peek ENTRY [--task TEXT]`: a short look (SPEC §5 steps 1–2).
 struct Peek: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Take a 60-second peek: the first each day is free, then two more cost 60 s of credit each."
+        abstract: "Take a short peek at a blocked entry; the first ones each day are free, later ones cost credit.",
+        discussion: "How long a peek lasts, how many are free and how many more you may pay for come from your preset and its knobs "
+            + "(peek_length, free_peeks_per_day, paid_peeks_per_day, paid_peek_cost); `scrolloff status` shows the peeks left today."
     )
 
     @OptionGroup var options: GlobalOptions
@@ -98,9 +101,15 @@ struct Peek: ParsableCommand {
     }
 }
 
-/// `scrolloff token ENTRY [--task TEXT]`: an emergency token, 10 minutes (SPEC §5 step 4).
+/// `scrolloff token ENTRY [--task TEXT]`: an emergency token (SPEC §5 step 4). Its help names no
+/// number: the count and length come from the preset and knobs (a help that said "5 per month"
+/// was false under a preset that gives 0).
 struct Token: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Use an emergency token: opens an entry for 10 minutes, 5 per month.")
+    static let configuration = CommandConfiguration(
+        abstract: "Use an emergency token: it opens a blocked entry for a while.",
+        discussion: "How many tokens you get each month and how long one opens an entry come from your preset and its knobs "
+            + "(tokens_per_month, token_length); `scrolloff status` shows the tokens left this month."
+    )
 
     @OptionGroup var options: GlobalOptions
 

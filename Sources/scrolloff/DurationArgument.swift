@@ -1,14 +1,20 @@
 import ArgumentParser
 import ScrollOffCore
 
-/// A duration argument: `45m`, `2h`, `1h30m`, `90s`, `90min` — the words of `SpanWords.parse`, the
-/// same ones `scrolloff.toml` accepts — longer than zero and in whole seconds.
-struct DurationArgument: ExpressibleByArgument, Sendable {
+/// A duration argument: `45m`, `2h`, `1h30`, `1h30m`, `90s`, `10 minutes` — the words of
+/// `SpanWords.parse`, the same ones `scrolloff.toml` accepts — longer than zero and in whole
+/// seconds. Read through `transform:` (not `ExpressibleByArgument`) so a refusal can say the
+/// accepted forms instead of ArgumentParser's bare "is invalid".
+struct DurationArgument: Sendable {
     let seconds: Int64
 
-    init?(argument: String) {
-        guard let seconds = Self.parse(argument) else { return nil }
-        self.seconds = seconds
+    /// The forms a refusal names, numbers first.
+    static let acceptedForms = "write 90s, 10m, 1h30 or 2h"
+
+    /// `transform:` for `@Argument` and `@Option`.
+    static func reading(_ text: String) throws -> DurationArgument {
+        guard let seconds = parse(text) else { throw ValidationError(refusal(text)) }
+        return DurationArgument(seconds: seconds)
     }
 
     static func parse(_ text: String) -> Int64? {
@@ -16,5 +22,9 @@ struct DurationArgument: ExpressibleByArgument, Sendable {
         return span.milliseconds / 1000
     }
 
-    static var defaultValueDescription: String { "45m" }
+    /// "`10 parsecs` is not a duration: write 90s, 10m, 1h30 or 2h".
+    static func refusal(_ text: String) -> String {
+        if SpanWords.parse(text) == .zero { return "`\(text)` is no time at all: \(acceptedForms)." }
+        return "`\(text)` is not a duration: \(acceptedForms) (whole seconds, each number at most 1000000)."
+    }
 }

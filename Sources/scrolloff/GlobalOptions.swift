@@ -4,15 +4,21 @@ import ControlTransport
 import Foundation
 import ScrollOffCore
 
-/// Options every command takes (SPEC §13).
+/// Options every command takes (SPEC §13). Each verb declares them (`@OptionGroup`), so
+/// `ForgivingArguments` moves them behind the verb when they are typed before it; it knows them by
+/// the names below, the same as the declarations' (CLITests runs each before a verb).
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The helper's control socket (default: $SCROLLOFF_SOCKET, else the helper's default).", valueName: "PATH"))
+    /// The global options that take a value, and the flags, as typed.
+    static let valueNames = ["--socket", "--profile"]
+    static let flagNames = ["--json"]
+
+    @Option(name: .customLong("socket"), help: ArgumentHelp("The helper's control socket (default: $SCROLLOFF_SOCKET, else the helper's default).", valueName: "PATH"))
     var socket: String?
 
-    @Option(name: .long, help: ArgumentHelp("The profile to act on (default: the default profile).", valueName: "NAME"))
+    @Option(name: .customLong("profile"), help: ArgumentHelp("The profile to act on (default: the default profile).", valueName: "NAME"))
     var profile: String?
 
-    @Flag(name: .long, help: "Print the helper's answer as JSON.")
+    @Flag(name: .customLong("json"), help: "Print the helper's answer as JSON.")
     var json = false
 
     /// The socket to use: the flag, then `SCROLLOFF_SOCKET`, then where the helper puts it.

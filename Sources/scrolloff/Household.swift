@@ -33,7 +33,8 @@ struct Adjust: ParsableCommand {
 
     func validate() throws {
         guard seconds != nil else {
-            throw ValidationError("Give one amount such as +15m or -10m (got \(amount.isEmpty ? "none" : amount.joined(separator: " "))).")
+            let got = amount.isEmpty ? "none" : amount.joined(separator: " ")
+            throw ValidationError("Give one amount such as +15m, -10m or +1h30 (got \(got)): a sign, then \(DurationArgument.acceptedForms).")
         }
         if note.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Say why with --note, such as --note \"chores done\".") }
     }
@@ -52,7 +53,7 @@ struct Ask: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: "How much: 15m, 1h.")
+    @Argument(help: ArgumentHelp("How much: 15m, 1h, 1h30, 20 minutes.", valueName: "duration"), transform: DurationArgument.reading)
     var duration: DurationArgument
 
     @Option(name: .long, help: "What it is for, in a few words.")

@@ -33,7 +33,14 @@ protocol VerbFeature {
 // Parsed by hand rather than with `ScrollOff.main()` so usage errors exit with 2 as SPEC §13
 // says (ArgumentParser's own code for them is 64, EX_USAGE).
 do {
-    var command = try ScrollOff.parseAsRoot()
+    let arguments: [String]
+    do {
+        arguments = try ForgivingArguments.normalize(Array(CommandLine.arguments.dropFirst()))
+    } catch {
+        Terminal.printError("Error: \(error.message)")
+        Glibc.exit(CLIExit.usage)
+    }
+    var command = try ScrollOff.parseAsRoot(arguments)
     try command.run()
 } catch let exit as ExitCode {
     Glibc.exit(exit.rawValue)

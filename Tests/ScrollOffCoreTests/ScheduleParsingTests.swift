@@ -31,6 +31,26 @@ import ScrollOffCore
         #expect(throws: ScheduleError.invalidTime(text)) { try LocalTime.parse(text) }
     }
 
+    @Test(arguments: [
+        ("9pm", 1260), ("9 pm", 1260), ("9PM", 1260), ("9:30pm", 1290), ("9:30 pm", 1290), ("12am", 0), ("12pm", 720),
+        ("12:30am", 30), ("7am", 420), ("07:05am", 425), ("11:59pm", 1439), ("1am", 60), ("9:30 PM", 1290),
+    ] as [(String, Int)])
+    func local_time_parses_the_twelve_hour_clock(text: String, minute: Int) throws {
+        #expect(try LocalTime.parse(text).minuteOfDay == minute)
+    }
+
+    @Test(arguments: [
+        "", "pm", "13pm", "0am", "0:30am", "9", "21", "9:5pm", "9:60pm", "9pmpm", "9 p m", "99999999999pm", "-9pm", "９pm",
+        "9:30:00pm", "9 parsecs", "nine pm", "21:00pm", "pm9", " 9pm", "9  pm x",
+    ])
+    func local_time_rejects_hostile_twelve_hour_text(text: String) {
+        #expect(throws: ScheduleError.invalidTime(text)) { try LocalTime.parse(text) }
+    }
+
+    @Test func a_refused_time_says_the_accepted_forms_numbers_first() {
+        #expect(ScheduleError.invalidTime("25pm").message.contains("write 21:00, 9:30, 9pm or 9:30pm"))
+    }
+
     @Test func start_equal_to_end_is_rejected_with_a_message_saying_what_to_do() {
         let s = RulesTime.schedule("22:00", "22:00")
         #expect(throws: ScheduleError.startEqualsEnd(RulesTime.time("22:00"))) { try s.validate() }

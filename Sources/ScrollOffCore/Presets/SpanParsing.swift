@@ -1,12 +1,16 @@
 extension SpanWords {
     /// Reads a length of time written with units, the way people and configuration files write
     /// it: `2h`, `90min`, `30s`, `1h30m`, `1 h 30 min` (what ``describe(_:rounding:)`` prints, so a
-    /// value quoted in a message can be pasted back), `7d`, `500ms`. A bare `0` is zero.
+    /// value quoted in a message can be pasted back), `7d`, `500ms`, and in words: `10 minutes`,
+    /// `2 hours`, `1 hour 30 minutes`. A bare `0` is zero.
     ///
-    /// Units, each at most once and largest first: `d`, `h`, `min` (or `m`), `s`, `ms`. Each number
-    /// is whole and at most 1 000 000, so no sum can overflow. The CLI's `--for 45m` and every
-    /// duration of `scrolloff.toml` go through here, so both accept the same words.
-    /// - Returns: nil when `text` is not such a length.
+    /// Units, each at most once and largest first: `d` (`day`, `days`), `h` (`hr`, `hrs`, `hour`,
+    /// `hours`), `min` (`m`, `mins`, `minute`, `minutes`), `s` (`sec`, `secs`, `second`,
+    /// `seconds`), `ms`. A last number without a unit counts in the unit below the one before it,
+    /// as people write a clock: `1h30` is 1 h 30 min, `2m15` 2 min 15 s, `1d6` 1 d 6 h; it must be
+    /// below that unit's next step (`1h90` is refused). Each number is whole and at most 1 000 000,
+    /// so no sum can overflow. The CLI's `--for 45m` and every duration of `scrolloff.toml` go
+    /// through here, so both accept the same words.
     public static func parse(_ text: String) -> Span? {
         let bytes = Array(text.lowercased().utf8)
         if bytes.count == 1, bytes[0] == UInt8(ascii: "0") { return .zero }
@@ -25,9 +29,16 @@ extension SpanWords {
             skipSpaces()
             let unitStart = index
             while index < bytes.count, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[index]) { index += 1 }
-            guard let (rank, milliseconds) = unit(String(decoding: bytes[unitStart..<index], as: UTF8.self)),
-                  rank > lastRank
-            else { return nil }
+            let rank: Int, milliseconds: Int64
+            if unitStart == index, index == bytes.count, let implied = impliedUnit(after: lastRank), value < implied.steps {
+                // `1h30`: the unit below the last one, counted like a clock.
+                (rank, milliseconds) = (lastRank + 1, implied.milliseconds)
+            } else if let (r, ms) = unit(String(decoding: bytes[unitStart..<index], as: UTF8.self)) {
+                (rank, milliseconds) = (r, ms)
+            } else {
+                return nil
+            }
+            guard rank > lastRank else { return nil }
             total += value * milliseconds
             lastRank = rank
             parts += 1
@@ -39,11 +50,28 @@ extension SpanWords {
     /// The rank (order in which units must appear) and the length in milliseconds of a unit word.
     private static func unit(_ word: String) -> (Int, Int64)? {
         switch word {
-        case "d": (1, 86_400_000)
-        case "h": (2, 3_600_000)
-        case "m", "min": (3, 60_000)
-        case "s": (4, 1000)
+        case "d", "day", "days": (1, 86_400_000)
+        case "h", "hr", "hrs", "hour", "hours": (2, 3_600_000)
+        case "m", "min", "mins", "minute", "minutes": (3, 60_000)
+        case "s", "sec", "secs", "second", "seconds": (4, 1000)
         case "ms": (5, 1)
+        default: nil
+        }
+    }
+
+    /// Whether `word` is a unit word of ``parse(_:)`` (so `10` `minutes`, typed as two words on a
+    /// command line, can be read as one length).
+    public static func isUnitWord(_ word: String) -> Bool {
+        unit(word.lowercased()) != nil
+    }
+
+    /// The unit a unit-less last number takes after a unit of rank `rank` (days → hours, hours →
+    /// minutes, minutes → seconds), with how many of it make the next larger unit.
+    private static func impliedUnit(after rank: Int) -> (milliseconds: Int64, steps: Int64)? {
+        switch rank {
+        case 1: (3_600_000, 24)
+        case 2: (60_000, 60)
+        case 3: (1000, 60)
         default: nil
         }
     }

@@ -18,7 +18,7 @@ public enum ScheduleError: Error, Hashable, Sendable {
     public var message: String {
         switch self {
         case .invalidTime(let text):
-            return "“\(text)” is not a time of day; write it as HH:MM on a 24-hour clock, for example 23:00."
+            return "“\(text)” is not a time of day: write 21:00, 9:30, 9pm or 9:30pm (a 24-hour HH:MM, or 1–12 with am or pm)."
         case .invalidDays(let text):
             return "“\(text)” is not a set of days; use daily, weekdays, weekends or a list such as mon,wed,fri."
         case .startEqualsEnd(let time):
