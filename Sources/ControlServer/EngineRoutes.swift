@@ -37,14 +37,14 @@ enum EngineRoutes {
         router.add(ControlEndpoints.status) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
         router.add(ControlEndpoints.services) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in
-                ServicesResponse(services: try await engine.services(category: r.query.nonEmpty(ControlQuery.category), profile: r.profile))
+                ServicesResponse(services: try await engine.services(category: r.query.nonEmpty(ControlQuery.category), profile: r.profile).map(ServiceReport.init))
             }
         }
         router.add(ControlEndpoints.block) { r, body in
-            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.block(body.entries, reason: body.reason, profile: r.profile) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in BlockResult(try await engine.block(body.entries, reason: body.reason, profile: r.profile)) }
         }
         router.add(ControlEndpoints.unblock) { r, body in
-            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.unblock(body.entries, profile: r.profile) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in BlockResult(try await engine.unblock(body.entries, profile: r.profile)) }
         }
         addSchedules(to: &router, engine: engine)
         addCredit(to: &router, engine: engine)
@@ -79,10 +79,10 @@ enum EngineRoutes {
 
     static func addSchedules(to router: inout ControlRouter, engine: HelperEngine) {
         router.add(ControlEndpoints.addSchedule) { r, body in
-            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addSchedule(body, profile: r.profile) }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in ScheduleReport(try await engine.addSchedule(body, profile: r.profile)) }
         }
         router.add(ControlEndpoints.schedules) { r in
-            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile), now: engine.box.enforcement.now()) }
+            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile).map(ScheduleReport.init), now: engine.box.enforcement.now()) }
         }
         router.add(ControlEndpoints.removeSchedule) { r in
             let name = r.parameters[ControlPath.name] ?? ""
@@ -93,7 +93,7 @@ enum EngineRoutes {
         }
         router.add(ControlEndpoints.focus, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.focus(length: body.seconds.span, entries: body.entries, reason: body.reason, profile: r.profile)
+                FocusReport(try await engine.focus(length: body.seconds.span, entries: body.entries, reason: body.reason, profile: r.profile))
             }
         }
     }

@@ -27,7 +27,7 @@ extension HelperEngine {
         return StatusReport(
             profile: p.name, now: now,
             // An entry whose rules are all gone (a focus session over) has nothing to report.
-            entries: p.namedEntries(at: now).map { Self.entryReport(p, $0, at: now) }.filter { $0.state != .none },
+            entries: p.namedEntries(at: now).map { Self.entryReport(Self.entryReading(p, $0, at: now)) }.filter { $0.state != .none },
             peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth,
             balanceSeconds: credit.balanceSeconds, grants: credit.grantsInUse.map(GrantReport.init),
             strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end,
@@ -68,7 +68,7 @@ extension HelperEngine {
     }
 
     /// `scrolloff services [--category C]`: the catalog with each service's state in `profile`.
-    public func services(category: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ServiceReport] {
+    public func services(category: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ServiceReading] {
         let now = advanceClock()
         let p = profiles[try profileIndex(profile, in: profiles)]
         var chosen = catalog.services
@@ -79,10 +79,7 @@ extension HelperEngine {
             chosen = catalog.services(in: c)
         }
         let rules = p.rules
-        return chosen.map { s in
-            ServiceReport(id: s.id, name: s.name, category: s.category.rawValue, note: s.note,
-                          state: rules.state(of: EntryID(s.id), at: now).name)
-        }
+        return chosen.map { ServiceReading(service: $0, state: rules.state(of: EntryID($0.id), at: now).kind) }
     }
 
     /// `scrolloff export --csv` (SPEC §12): the ledger and events, as the store writes them.
@@ -267,6 +264,16 @@ extension HelperEngine {
 // MARK: Reading the log
 
 extension HelperEngine {
+    /// One entry of `status` as the wire spells it (`status` is still a wire answer; the control
+    /// server makes `block`'s entries from the same `EntryReading`).
+    static func entryReport(_ r: EntryReading) -> EntryReport {
+        var openUntil: Instant?
+        if case .open(let until) = r.status.state { openUntil = until }
+        return EntryReport(id: r.id.rawValue, state: r.status.state.name, lockedUntil: r.lockedUntil, reason: r.status.reason,
+                           nextChange: r.status.nextChange, openUntil: openUntil, nextState: r.status.nextState?.name,
+                           reasons: r.status.reasons)
+    }
+
     /// One `events` row for the wire, with a rule change's or a refusal's details typed.
     static func eventReport(_ e: StoredEvent) -> EventReport {
         let change = e.ruleChange.map { RuleChangeInfo(change: $0.change, actor: $0.actor, rule: $0.rule, before: $0.before, entries: $0.entries) }
@@ -280,15 +287,8 @@ extension HelperEngine {
 
     /// `scrolloff export --json` (SPEC §12): every ledger row and event still kept, typed, the
     /// same rows as the CSV.
-    public func exportRows(profiles: Set<String>? = nil) throws(EngineError) -> [ExportRowReport] {
+    public func exportRows(profiles: Set<String>? = nil) throws(EngineError) -> [ExportRow] {
         try flushUrges()
-        let rows: [ExportRow]
-        do { rows = try store.exportRows(profiles: profiles) } catch { throw EngineError(error) }
-        return rows.map { r in
-            ExportRowReport(record: r.record.rawValue, id: r.id, time: r.timeUTC, timeMs: r.time.millisecondsSince1970, profile: r.profile,
-                            reason: r.record == .ledger ? r.what : nil, kind: r.record == .event ? r.what : nil,
-                            deltaSeconds: r.deltaSeconds, entry: r.entry, clientIP: r.clientIP, text: r.text,
-                            payload: r.payload.flatMap(JSONValue.init(text:)))
-        }
+        do { return try store.exportRows(profiles: profiles) } catch { throw EngineError(error) }
     }
 }

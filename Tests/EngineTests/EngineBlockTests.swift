@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Enforcement
 import Engine
 import Helper
@@ -13,7 +14,7 @@ struct EngineBlockTests {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
         #expect(await engine.decision("www.instagram.com").blocked == false)
 
-        let result = try await engine.block(["instagram"], reason: "sleep before exams")
+        let result = BlockResult(try await engine.block(["instagram"], reason: "sleep before exams"))
         #expect(result.entries.map(\.state) == ["blocked"])
 
         for name in ["www.instagram.com", "instagram.com", "I.INSTAGRAM.COM"] {
@@ -116,7 +117,7 @@ struct EngineBlockTests {
     @Test func services_list_a_category_with_each_state() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         _ = try await engine.block(["reddit"])
-        let social = try await engine.services(category: "social")
+        let social = try await engine.services(category: "social").map(ServiceReport.init)
         #expect(social.allSatisfy { $0.category == "social" })
         #expect(social.first { $0.id == "reddit" }?.state == "blocked")
         #expect(social.first { $0.id == "instagram" }?.state == "none")

@@ -45,7 +45,7 @@ struct EngineRestartTests {
         #expect(try await engine.wallet().balanceSeconds == walletBefore.balanceSeconds)
         #expect(await engine.planList().map(\.then) == ["I will read a page"])
         #expect(await engine.alternativeList().map(\.text) == ["stretch for a minute"])
-        #expect(try await engine.schedules().map(\.name) == ["evenings"])
+        #expect(try await engine.schedules().map(\.schedule.name) == ["evenings"])
         #expect(await engine.profileList().map(\.name) == ["default", "kids"])
     }
 
