@@ -1,5 +1,6 @@
 import DomainLists
 import ScrollOffCore
+import Store
 
 // What the rules commands answer, as the engine's own values: the control server and the household
 // page make the control API's wire types from them at the edge (Sources/ControlServer/WireAnswers+Rules.swift).
@@ -46,4 +47,31 @@ public struct ScheduleReading: Hashable, Sendable {
 public struct ServiceReading: Equatable, Sendable {
     public var service: CatalogService
     public var state: EntryState.Kind
+}
+
+// MARK: Reports
+
+/// `scrolloff status` (SPEC §13) as the engine sees it: every entry the profile names with its
+/// state and lock, the wallet's numbers (peeks and tokens left, balance, grants running), focus
+/// sessions running, a strict curfew in force, and the requests for time of the last 7 days.
+public struct ProfileStatus: Hashable, Sendable {
+    public var profile: String
+    public var now: Instant
+    /// Entries with a rule left (an entry whose rules are all gone has nothing to report).
+    public var entries: [EntryReading]
+    public var credit: CreditStatus
+    /// The end of a strict curfew in force (every name but the allow list blocked).
+    public var strictCurfewUntil: Instant?
+    /// Focus sessions running now, soonest end first.
+    public var focus: [FocusSession]
+    /// Pending or answered in the last 7 days (SPEC §9a), newest first.
+    public var requests: [TimeRequest]
+}
+
+/// `scrolloff wallet` (SPEC §4, §13): the wallet's numbers and its batches, to the second.
+public struct WalletReading: Hashable, Sendable {
+    public var profile: String
+    public var credit: CreditStatus
+    public var batches: [CreditBatch]
+    public var now: Instant
 }

@@ -62,7 +62,7 @@ extension HouseholdWeb {
                 ])
             }
             view["stats"] = stats
-            let wallet = try await engine.wallet(profile: profile)
+            let wallet = WalletReport(try await engine.wallet(profile: profile))
             view["batches"] = wallet.batches.map { b -> [String: Any] in
                 var item: [String: Any] = ["left": TimeWords.span(seconds: b.remainingSeconds), "origin": b.origin]
                 if let day = b.earnedOn { item["earnedOn"] = day }
@@ -78,7 +78,7 @@ extension HouseholdWeb {
             view["services"] = try await engine.services(profile: profile).map(ServiceReport.init).map { s -> [String: Any] in
                 ["id": s.id, "name": s.name, "category": s.category, "state": s.state.wireName]
             }
-            view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).reversed()
+            view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).map(EventReport.init).reversed()
                 .prefix(Self.historyEventLimit).map { e -> [String: Any] in
                     ["time": TimeWords.clock(e.time, now: now), "kind": e.kind, "message": e.message ?? e.kind]
                 }

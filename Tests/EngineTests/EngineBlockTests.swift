@@ -37,7 +37,7 @@ struct EngineBlockTests {
         #expect(r?.opensAt == Fixture.noon + .hours(2)) // strict preset: 2 h
         #expect(r?.reason == "exams")
         #expect(await engine.decision("www.instagram.com").blocked)
-        let refused = try await engine.events().filter { $0.kind == "editRefused" }
+        let refused = try await engine.events().map(EventReport.init).filter { $0.kind == "editRefused" }
         #expect(refused.count == 1)
 
         time.pass(.minutes(91))
@@ -64,7 +64,7 @@ struct EngineBlockTests {
         #expect(await engine.decision("live.news.example.com").blocked)
         #expect(await engine.decision("example.com").blocked == false)
         #expect(await engine.decision("othernews.example.com").blocked == false)
-        let status = try await engine.status()
+        let status = try await StatusReport(engine.status())
         #expect(status.entries.map(\.id) == ["news.example.com"])
     }
 
