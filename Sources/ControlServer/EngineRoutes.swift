@@ -34,17 +34,17 @@ import ServiceKit
 /// unblock and schedules edit, for owners only.
 enum EngineRoutes {
     static func add(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
-        router.add(ControlEndpoints.status) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.status(profile: r.profile) } }
+        router.add(ControlEndpoints.status) { r in try await engineAnswer(engine) { () async throws(EngineError) in StatusReport(try await engine.status(profile: r.profile)) } }
         router.add(ControlEndpoints.services) { r in
             try await engineAnswer(engine) { () async throws(EngineError) in
-                ServicesResponse(services: try await engine.services(category: r.query.nonEmpty(ControlQuery.category), profile: r.profile))
+                ServicesResponse(services: try await engine.services(category: r.query.nonEmpty(ControlQuery.category), profile: r.profile).map(ServiceReport.init))
             }
         }
         router.add(ControlEndpoints.block) { r, body in
-            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.block(body.entries, reason: body.reason, profile: r.profile) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in BlockResult(try await engine.block(body.entries, reason: body.reason, profile: r.profile)) }
         }
         router.add(ControlEndpoints.unblock) { r, body in
-            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.unblock(body.entries, profile: r.profile) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in BlockResult(try await engine.unblock(body.entries, profile: r.profile)) }
         }
         addSchedules(to: &router, engine: engine)
         addCredit(to: &router, engine: engine)
@@ -79,10 +79,10 @@ enum EngineRoutes {
 
     static func addSchedules(to router: inout ControlRouter, engine: HelperEngine) {
         router.add(ControlEndpoints.addSchedule) { r, body in
-            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addSchedule(body, profile: r.profile) }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in ScheduleReport(try await engine.addSchedule(body, profile: r.profile)) }
         }
         router.add(ControlEndpoints.schedules) { r in
-            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile), now: engine.box.enforcement.now()) }
+            try await engineAnswer(engine) { () async throws(EngineError) in SchedulesResponse(schedules: try await engine.schedules(profile: r.profile).map(ScheduleReport.init), now: engine.box.enforcement.now()) }
         }
         router.add(ControlEndpoints.removeSchedule) { r in
             let name = r.parameters[ControlPath.name] ?? ""
@@ -93,13 +93,13 @@ enum EngineRoutes {
         }
         router.add(ControlEndpoints.focus, action: .spend) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.focus(length: body.seconds.span, entries: body.entries, reason: body.reason, profile: r.profile)
+                FocusReport(try await engine.focus(length: body.seconds.span, entries: body.entries, reason: body.reason, profile: r.profile))
             }
         }
     }
 
     static func addCredit(to router: inout ControlRouter, engine: HelperEngine) {
-        router.add(ControlEndpoints.wallet) { r in try await engineAnswer(engine) { () async throws(EngineError) in try await engine.wallet(profile: r.profile) } }
+        router.add(ControlEndpoints.wallet) { r in try await engineAnswer(engine) { () async throws(EngineError) in WalletReport(try await engine.wallet(profile: r.profile)) } }
         router.add(ControlEndpoints.use, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
@@ -177,7 +177,7 @@ enum EngineRoutes {
             // is another clock: after 12 h of uptime "until 14:00" read "until Wed 14:00".
             return try await engineAnswer(engine) { () async throws(EngineError) in
                 let events = try await engine.events(since: since, profile: r.profile)
-                return EventsResponse(events: events, now: await engine.trustedNow())
+                return EventsResponse(events: events.map(EventReport.init), now: await engine.trustedNow())
             }
         }
         // Every profile the caller may view, not only `?profile=` (SPEC §11: a member's export

@@ -10,7 +10,7 @@ enum EventLogRoutes {
         // The rows of every profile the caller may view, as the CSV (SPEC §11).
         router.add(ControlEndpoints.exportRows) { r in
             let profiles = await ViewableProfiles.of(r.caller, engine: engine, authorizer: authorizer)
-            return try await engineAnswer(engine) { () async throws(EngineError) in ExportRowsResponse(rows: try await engine.exportRows(profiles: profiles)) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in ExportRowsResponse(rows: try await engine.exportRows(profiles: profiles).map(ExportRowReport.init)) }
         }
     }
 }

@@ -1,3 +1,5 @@
+// ControlAPI for stats and the digest only: the weekly digest is stored, and handed to its hook, as
+// `StatsReport`'s JSON (InsightChecks, DigestHook), so that answer's wire form is also its stored form.
 import ControlAPI
 import DomainLists
 import Foundation
@@ -19,56 +21,38 @@ extension HelperEngine {
     /// `scrolloff status` (SPEC §13): every entry the profile names with its state, lock and next
     /// change; peeks and tokens left; running grants with their tasks. Read-only: the wallet is
     /// brought to the second on a copy, so reading never writes.
-    public func status(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StatusReport {
+    public func status(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> ProfileStatus {
         let now = advanceClock()
         var p = profiles[try profileIndex(profile, in: profiles)]
         _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
-        let credit = p.account.status(at: now)
-        return StatusReport(
+        return ProfileStatus(
             profile: p.name, now: now,
             // An entry whose rules are all gone (a focus session over) has nothing to report.
-            entries: p.namedEntries(at: now).map { Self.entryReport(p, $0, at: now) }.filter { $0.state != .none },
-            peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth,
-            balanceSeconds: credit.balanceSeconds, grants: credit.grantsInUse.map(GrantReport.init),
+            entries: p.namedEntries(at: now).map { Self.entryReading(p, $0, at: now) }.filter { $0.status.state.kind != .none },
+            credit: p.account.status(at: now),
             strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end,
-            focus: p.focusSessions.filter { $0.isActive(at: now) }.sorted { $0.end < $1.end }.map {
-                FocusReport(id: $0.id, entries: $0.entries.map(\.rawValue).sorted(), start: $0.start, end: $0.end, reason: $0.reason)
-            },
-            requests: recentTimeRequests(profile: p.name, now: now))
+            focus: p.focusSessions.filter { $0.isActive(at: now) }.sorted { $0.end < $1.end },
+            requests: requests.recent(profile: p.name, now: now))
     }
 
     /// `scrolloff wallet` (SPEC §4, §13), to the second (on a copy; see `status`).
-    public func wallet(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> WalletReport {
+    public func wallet(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> WalletReading {
         let now = advanceClock()
         var p = profiles[try profileIndex(profile, in: profiles)]
         _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
-        let credit = p.account.status(at: now)
-        let batches = p.account.wallet.state.batches.map { b -> BatchReport in
-            let (origin, day): (String, String?) = switch b.origin {
-            case .earned(let d): ("earned", d.description)
-            case .starter: ("starter", nil)
-            case .adjustment: ("adjustment", nil)
-            }
-            return BatchReport(origin: origin, earnedOn: day, remainingSeconds: b.remaining, expiresAt: b.expiresAt, earmark: b.earmark?.rawValue)
-        }
-        return WalletReport(
-            profile: p.name, balanceSeconds: credit.balanceSeconds, earnedTodaySeconds: credit.earnedTodaySeconds,
-            spentTodaySeconds: credit.spentTodaySeconds, batches: batches, nextAwardAt: credit.nextAwardAt,
-            earningFrozenUntil: credit.earningFrozenUntil, grants: credit.grantsInUse.map(GrantReport.init), now: now)
+        return WalletReading(profile: p.name, credit: p.account.status(at: now), batches: p.account.wallet.state.batches, now: now)
     }
 
     /// `scrolloff events [--since DATE]`: the profile's events and machine-wide ones (tamper), oldest first.
     /// Urges still waiting for their batch are written first, so the list is complete.
-    public func events(since: Instant? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [EventReport] {
+    public func events(since: Instant? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [StoredEvent] {
         _ = try profileIndex(profile, in: profiles)
         try flushUrges()
-        let rows: [StoredEvent]
-        do { rows = try store.events(since: since, profile: profile, kinds: nil) } catch { throw EngineError(error) }
-        return rows.map(Self.eventReport)
+        do { return try store.events(since: since, profile: profile, kinds: nil) } catch { throw EngineError(error) }
     }
 
     /// `scrolloff services [--category C]`: the catalog with each service's state in `profile`.
-    public func services(category: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ServiceReport] {
+    public func services(category: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ServiceReading] {
         let now = advanceClock()
         let p = profiles[try profileIndex(profile, in: profiles)]
         var chosen = catalog.services
@@ -79,10 +63,7 @@ extension HelperEngine {
             chosen = catalog.services(in: c)
         }
         let rules = p.rules
-        return chosen.map { s in
-            ServiceReport(id: s.id, name: s.name, category: s.category.rawValue, note: s.note,
-                          state: rules.state(of: EntryID(s.id), at: now).name)
-        }
+        return chosen.map { ServiceReading(service: $0, state: rules.state(of: EntryID($0.id), at: now).kind) }
     }
 
     /// `scrolloff export --csv` (SPEC §12): the ledger and events, as the store writes them.
@@ -267,28 +248,10 @@ extension HelperEngine {
 // MARK: Reading the log
 
 extension HelperEngine {
-    /// One `events` row for the wire, with a rule change's or a refusal's details typed.
-    static func eventReport(_ e: StoredEvent) -> EventReport {
-        let change = e.ruleChange.map { RuleChangeInfo(change: $0.change, actor: $0.actor, rule: $0.rule, before: $0.before, entries: $0.entries) }
-        let refusal = e.refusalRecord.map { r in
-            RefusalInfo(rule: r.rule.wireName, subject: r.subject, opensAt: r.opensAt, reason: r.reason, message: r.message,
-                        action: r.action, actor: r.actor, curfew: r.curfew, count: r.count, lastAt: r.lastAt, folded: r.folded)
-        }
-        return EventReport(id: e.id, profile: e.profile, time: e.time, kind: e.kind.rawValue, entry: e.entry?.rawValue, message: e.message,
-                           ruleChange: change, refusal: refusal)
-    }
-
     /// `scrolloff export --json` (SPEC §12): every ledger row and event still kept, typed, the
     /// same rows as the CSV.
-    public func exportRows(profiles: Set<String>? = nil) throws(EngineError) -> [ExportRowReport] {
+    public func exportRows(profiles: Set<String>? = nil) throws(EngineError) -> [ExportRow] {
         try flushUrges()
-        let rows: [ExportRow]
-        do { rows = try store.exportRows(profiles: profiles) } catch { throw EngineError(error) }
-        return rows.map { r in
-            ExportRowReport(record: r.record.rawValue, id: r.id, time: r.timeUTC, timeMs: r.time.millisecondsSince1970, profile: r.profile,
-                            reason: r.record == .ledger ? r.what : nil, kind: r.record == .event ? r.what : nil,
-                            deltaSeconds: r.deltaSeconds, entry: r.entry, clientIP: r.clientIP, text: r.text,
-                            payload: r.payload.flatMap(JSONValue.init(text:)))
-        }
+        do { return try store.exportRows(profiles: profiles) } catch { throw EngineError(error) }
     }
 }

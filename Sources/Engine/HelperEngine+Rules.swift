@@ -1,3 +1,4 @@
+// ControlAPI only for `ScheduleRequest`, the plain request `addSchedule` takes as the wire carries it.
 import ControlAPI
 import DomainLists
 import Enforcement
@@ -59,9 +60,9 @@ extension HelperEngine {
     /// `scrolloff block ENTRY… [--reason TEXT]`: blocks around the clock (SPEC §2 "earning mode")
     /// and starts or extends each entry's cooldown (SPEC §3). Blocking again is strengthening, so
     /// it is always allowed.
-    public func block(_ words: [String], reason: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BlockResult {
+    public func block(_ words: [String], reason: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BlockOutcome {
         let resolved = try resolve(words)
-        return try perform { (w: inout Work) throws(EngineError) -> BlockResult in
+        return try perform { (w: inout Work) throws(EngineError) -> BlockOutcome in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
             for (id, kind) in resolved {
@@ -79,7 +80,7 @@ extension HelperEngine {
             w.profiles[i] = p
             let ids = resolved.map(\.0)
             let names = ids.map(\.rawValue).joined(separator: ", ")
-            return BlockResult(entries: ids.map { Self.entryReport(p, $0, at: w.now) },
+            return BlockOutcome(entries: ids.map { Self.entryReading(p, $0, at: w.now) },
                                message: "Blocked \(names). It holds for at least \(SpanWords.describe(p.knobs.cooldown)) before it can be undone.",
                                now: w.now)
         }
@@ -87,10 +88,10 @@ extension HelperEngine {
 
     /// `scrolloff unblock ENTRY…`: refused while any named block's cooldown runs (SPEC §3); the
     /// refusal is recorded as an `editRefused` event so insights can count rules that held.
-    public func unblock(_ words: [String], profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BlockResult {
+    public func unblock(_ words: [String], profile: String = HelperEngine.defaultProfile) throws(EngineError) -> BlockOutcome {
         let resolved = try resolve(words)
         do throws(EngineError) {
-            return try perform { (w: inout Work) throws(EngineError) -> BlockResult in
+            return try perform { (w: inout Work) throws(EngineError) -> BlockOutcome in
                 let i = try profileIndex(profile, in: w.profiles)
                 var p = w.profiles[i]
                 var removed: [EntryID] = []
@@ -111,7 +112,7 @@ extension HelperEngine {
                                            message: "\(resolved.map(\.0.rawValue).joined(separator: ", ")) had no around-the-clock block to remove."))
                 }
                 w.profiles[i] = p
-                return BlockResult(entries: removed.map { Self.entryReport(p, $0, at: w.now) },
+                return BlockOutcome(entries: removed.map { Self.entryReading(p, $0, at: w.now) },
                                    message: "Unblocked \(removed.map(\.rawValue).joined(separator: ", ")). Schedules that name them still apply.",
                                    now: w.now)
             }
@@ -132,7 +133,7 @@ extension HelperEngine {
     /// `scrolloff schedule add NAME …` (SPEC §2, §13). A new name adds a schedule (cooldown starts);
     /// an existing name edits it, checked against the curfew edit lock and, when the edit weakens
     /// it, the cooldown (SPEC §3).
-    public func addSchedule(_ request: ScheduleRequest, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> ScheduleReport {
+    public func addSchedule(_ request: ScheduleRequest, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> ScheduleReading {
         let start: LocalTime, end: LocalTime, days: Weekdays
         do {
             start = try LocalTime.parse(request.from)
@@ -143,7 +144,7 @@ extension HelperEngine {
         guard !name.isEmpty else { throw .invalid("Give the schedule a name, such as “evenings”.") }
         let entries = request.strict && request.entries.isEmpty ? [] : try resolve(request.entries)
         do throws(EngineError) {
-            return try perform { (w: inout Work) throws(EngineError) -> ScheduleReport in
+            return try perform { (w: inout Work) throws(EngineError) -> ScheduleReading in
                 let i = try profileIndex(profile, in: w.profiles)
                 var p = w.profiles[i]
                 let kind: Schedule.Kind = request.strict ? .strictCurfew : (request.curfew ? .curfew : .block)
@@ -173,7 +174,7 @@ extension HelperEngine {
                 p.schedules.sort { $0.name < $1.name }
                 w.change.append(.saveSchedule(profile: p.name, saved))
                 w.profiles[i] = p
-                return ScheduleReport(saved, at: w.now)
+                return ScheduleReading(saved, at: w.now)
             }
         } catch {
             try recordRefusal(error, profile: profile, action: "schedule edit")
@@ -182,10 +183,10 @@ extension HelperEngine {
     }
 
     /// `scrolloff schedule list`.
-    public func schedules(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ScheduleReport] {
+    public func schedules(profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ScheduleReading] {
         let now = advanceClock()
         let p = profiles[try profileIndex(profile, in: profiles)]
-        return p.schedules.map { ScheduleReport($0, at: now) }
+        return p.schedules.map { ScheduleReading($0, at: now) }
     }
 
     /// `scrolloff schedule rm NAME`: refused inside a curfew's edit lock and inside the cooldown.
@@ -211,9 +212,9 @@ extension HelperEngine {
     /// `scrolloff focus DURATION [--entries A,B]` (SPEC §2): a one-off block window from now.
     /// Without entries it covers every entry the profile names.
     public func focus(length: Span, entries words: [String] = [], reason: String? = nil,
-                      profile: String = HelperEngine.defaultProfile) throws(EngineError) -> FocusReport {
+                      profile: String = HelperEngine.defaultProfile) throws(EngineError) -> FocusSession {
         let resolved = words.isEmpty ? [] : try resolve(words)
-        return try perform { (w: inout Work) throws(EngineError) -> FocusReport in
+        return try perform { (w: inout Work) throws(EngineError) -> FocusSession in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
             let ids = resolved.isEmpty ? Set(p.namedEntries(at: w.now)) : Set(resolved.map(\.0))
@@ -233,7 +234,7 @@ extension HelperEngine {
             p.focusSessions.append(session)
             w.change.append(.saveFocusSession(profile: p.name, session))
             w.profiles[i] = p
-            return FocusReport(id: id, entries: ids.sorted().map(\.rawValue), start: session.start, end: session.end, reason: reason)
+            return session
         }
     }
 
@@ -294,14 +295,9 @@ extension HelperEngine {
 
     // MARK: Helpers
 
-    static func entryReport(_ p: ProfileRuntime, _ id: EntryID, at t: Instant) -> EntryReport {
+    static func entryReading(_ p: ProfileRuntime, _ id: EntryID, at t: Instant) -> EntryReading {
         let rules = p.rules
-        let status = rules.status(of: id, at: t)
-        var openUntil: Instant?
-        if case .open(let until) = status.state { openUntil = until }
-        return EntryReport(id: id.rawValue, state: status.state.name, lockedUntil: rules.lockedUntil(of: id, at: t),
-                           reason: status.reason, nextChange: status.nextChange, openUntil: openUntil,
-                           nextState: status.nextState?.name, reasons: status.reasons)
+        return EntryReading(status: rules.status(of: id, at: t), lockedUntil: rules.lockedUntil(of: id, at: t))
     }
 }
 

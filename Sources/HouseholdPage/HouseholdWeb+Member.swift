@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Foundation
 import Hummingbird
@@ -16,8 +17,8 @@ extension HouseholdWeb {
         let week: StatsReport
         let digest: DigestReport
         do {
-            status = try await engine.status(profile: profile)
-            wallet = try await engine.wallet(profile: profile)
+            status = StatusReport(try await engine.status(profile: profile))
+            wallet = WalletReport(try await engine.wallet(profile: profile))
             stats = try await engine.stats(.day, profile: profile)
             week = try await engine.stats(.week, profile: profile)
             digest = try await engine.digest(profile: profile)

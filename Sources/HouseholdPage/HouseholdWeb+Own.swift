@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Foundation
 import HTTPTypes
@@ -61,23 +62,23 @@ extension HouseholdWeb {
                 ])
             }
             view["stats"] = stats
-            let wallet = try await engine.wallet(profile: profile)
+            let wallet = WalletReport(try await engine.wallet(profile: profile))
             view["batches"] = wallet.batches.map { b -> [String: Any] in
                 var item: [String: Any] = ["left": TimeWords.span(seconds: b.remainingSeconds), "origin": b.origin]
                 if let day = b.earnedOn { item["earnedOn"] = day }
                 if let end = b.expiresAt { item["expires"] = "expires " + TimeWords.until(end, now: now) }
                 return item
             }
-            view["schedules"] = try await engine.schedules(profile: profile).map { s -> [String: Any] in
+            view["schedules"] = try await engine.schedules(profile: profile).map(ScheduleReport.init).map { s -> [String: Any] in
                 var item: [String: Any] = ["name": s.name, "from": s.from, "to": s.to, "days": s.daysText, "kind": s.kind,
                                            "entries": s.entries.joined(separator: ", "), "enabled": s.enabled]
                 if let reason = s.reason, !reason.isEmpty { item["reason"] = reason }
                 return item
             }
-            view["services"] = try await engine.services(profile: profile).map { s -> [String: Any] in
+            view["services"] = try await engine.services(profile: profile).map(ServiceReport.init).map { s -> [String: Any] in
                 ["id": s.id, "name": s.name, "category": s.category, "state": s.state.wireName]
             }
-            view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).reversed()
+            view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).map(EventReport.init).reversed()
                 .prefix(Self.historyEventLimit).map { e -> [String: Any] in
                     ["time": TimeWords.clock(e.time, now: now), "kind": e.kind, "message": e.message ?? e.kind]
                 }
@@ -161,7 +162,7 @@ extension HouseholdWeb {
             }
             let entries = (form["entries"] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
             let reason = form["reason"].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
-            let session = try await engine.focus(length: length.span, entries: entries, reason: reason, profile: profile)
+            let session = FocusReport(try await engine.focus(length: length.span, entries: entries, reason: reason, profile: profile))
             let what = session.entries.isEmpty ? "everything blockable" : session.entries.joined(separator: ", ")
             return "Focus on: \(what) is blocked until \(TimeWords.until(session.end, now: session.start))."
         }

@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Foundation
 import Hummingbird
@@ -85,8 +86,8 @@ extension HouseholdWeb {
         for (name, _) in await engine.profileList() {
             guard case .allowed = await decide(owner, profile: name, action: .view) else { continue }
             do {
-                let status = try await engine.status(profile: name)
-                let wallet = try await engine.wallet(profile: name)
+                let status = StatusReport(try await engine.status(profile: name))
+                let wallet = WalletReport(try await engine.wallet(profile: name))
                 var view: [String: Any] = [
                     "name": name,
                     "balance": TimeWords.balance(seconds: status.balanceSeconds),

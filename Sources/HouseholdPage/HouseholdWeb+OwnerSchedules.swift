@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Foundation
 import Hummingbird
@@ -23,7 +24,7 @@ extension HouseholdWeb {
 
     /// A profile's schedules on the owner's page; a lock is said beside the schedule it holds.
     func ownerScheduleViews(profile: String, now: Instant) async throws -> [[String: Any]] {
-        try await engine.schedules(profile: profile).map { s -> [String: Any] in
+        try await engine.schedules(profile: profile).map(ScheduleReport.init).map { s -> [String: Any] in
             var item: [String: Any] = ["name": s.name, "profile": profile, "from": s.from, "to": s.to, "days": s.daysText,
                                        "kind": s.kind, "entries": s.entries.joined(separator: ", ")]
             if let reason = s.reason, !reason.isEmpty { item["reason"] = reason }
@@ -62,7 +63,7 @@ extension HouseholdWeb {
         let body = ScheduleRequest(name: name, from: from, to: to, days: form["days"] ?? "daily", curfew: form["curfew"] == "on",
                                    strict: form["strict"] == "on", entries: entries, reason: reason)
         do {
-            let added = try await engine.addSchedule(body, profile: profile)
+            let added = ScheduleReport(try await engine.addSchedule(body, profile: profile))
             await sessions.setFlash(session.id, "\(profile): schedule “\(added.name)” blocks \(added.entries.joined(separator: ", ")) \(added.from)–\(added.to) \(added.daysText).")
             return WebResponses.redirect("/owner")
         } catch {

@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Enforcement
 import Engine
 import Helper
@@ -13,7 +14,7 @@ struct EngineBlockTests {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
         #expect(await engine.decision("www.instagram.com").blocked == false)
 
-        let result = try await engine.block(["instagram"], reason: "sleep before exams")
+        let result = BlockResult(try await engine.block(["instagram"], reason: "sleep before exams"))
         #expect(result.entries.map(\.state) == ["blocked"])
 
         for name in ["www.instagram.com", "instagram.com", "I.INSTAGRAM.COM"] {
@@ -36,7 +37,7 @@ struct EngineBlockTests {
         #expect(r?.opensAt == Fixture.noon + .hours(2)) // strict preset: 2 h
         #expect(r?.reason == "exams")
         #expect(await engine.decision("www.instagram.com").blocked)
-        let refused = try await engine.events().filter { $0.kind == "editRefused" }
+        let refused = try await engine.events().map(EventReport.init).filter { $0.kind == "editRefused" }
         #expect(refused.count == 1)
 
         time.pass(.minutes(91))
@@ -63,7 +64,7 @@ struct EngineBlockTests {
         #expect(await engine.decision("live.news.example.com").blocked)
         #expect(await engine.decision("example.com").blocked == false)
         #expect(await engine.decision("othernews.example.com").blocked == false)
-        let status = try await engine.status()
+        let status = try await StatusReport(engine.status())
         #expect(status.entries.map(\.id) == ["news.example.com"])
     }
 
@@ -116,7 +117,7 @@ struct EngineBlockTests {
     @Test func services_list_a_category_with_each_state() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         _ = try await engine.block(["reddit"])
-        let social = try await engine.services(category: "social")
+        let social = try await engine.services(category: "social").map(ServiceReport.init)
         #expect(social.allSatisfy { $0.category == "social" })
         #expect(social.first { $0.id == "reddit" }?.state == "blocked")
         #expect(social.first { $0.id == "instagram" }?.state == "none")

@@ -1,5 +1,6 @@
 import ControlAPI
 @testable import Helper
+import ControlServer
 import ScrollOffCore
 @testable import Store
 import Testing
@@ -23,26 +24,26 @@ struct EngineClockRecoveryTests {
             _ = try await engine.block(["instagram"], reason: "exams")
             _ = try await engine.peek("instagram")
             #expect(await !engine.decision(Self.instagram).blocked, "the peek opens it")
-            lockedUntil = try await engine.status().entries.first { $0.id == "instagram" }?.lockedUntil
+            lockedUntil = try await StatusReport(engine.status()).entries.first { $0.id == "instagram" }?.lockedUntil
         }
         time.pass(.minutes(1))
         time.setWall(by: .hours(-3))
         time.setSynchronised(synchronised)
         let engine = try await Fixture.start(dir, time)
         let now = await engine.trustedNow()
-        let tamper = try await engine.events().filter { $0.kind == "tamper" }
+        let tamper = try await engine.events().map(EventReport.init).filter { $0.kind == "tamper" }
         if synchronised {
             #expect(now == Fixture.noon + .minutes(1))
             #expect(tamper.contains { $0.message?.contains("moved back to the system clock, which NTP keeps synchronised") ?? false }, "\(tamper)")
             // The peek was opened on the wrong clock: it is closed, not left open for 3 h.
-            #expect(try await engine.status().grants.isEmpty)
+            #expect(try await StatusReport(engine.status()).grants.isEmpty)
             #expect(await engine.decision(Self.instagram).blocked)
         } else {
             #expect(now == Fixture.noon + .hours(3) + .minutes(1))
             #expect(tamper.allSatisfy { $0.message?.contains("NTP") != true })
         }
         // Either way the lock keeps its absolute instant: it ends at the same moment it always did.
-        let after = try await engine.status().entries.first { $0.id == "instagram" }?.lockedUntil
+        let after = try await StatusReport(engine.status()).entries.first { $0.id == "instagram" }?.lockedUntil
         #expect(after == lockedUntil && lockedUntil != nil)
         let check = try #require(try await engine.store.verifyLedger().first)
         #expect(check.isConsistent)
@@ -58,20 +59,20 @@ struct EngineClockRecoveryTests {
         try await engine.tick()
         #expect(await engine.trustedNow() == Fixture.noon + .hours(3) + .seconds(30), "not synchronised: the trusted clock stays")
         #expect(await !engine.decision(Self.instagram).blocked)
-        let balance = try await engine.wallet().balanceSeconds
+        let balance = try await WalletReport(engine.wallet()).balanceSeconds
 
         time.pass(.seconds(10))
         time.setSynchronised(true)
         try await engine.tick()
         #expect(await engine.trustedNow() == Fixture.noon + .seconds(40))
         #expect(await engine.decision(Self.instagram).blocked)
-        #expect(try await engine.status().grants.isEmpty)
+        #expect(try await StatusReport(engine.status()).grants.isEmpty)
         // Charged for the spend's 30 s, and nothing once the clock moved back.
         #expect(balance == 90)
         time.pass(.minutes(10))
         try await engine.tick()
-        #expect(try await engine.wallet().balanceSeconds == 90)
-        let events = try await engine.events()
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 90)
+        let events = try await engine.events().map(EventReport.init)
         #expect(events.contains { $0.kind == "tamper" && ($0.message?.contains("NTP keeps synchronised") ?? false) })
         let check = try #require(try await engine.store.verifyLedger().first)
         #expect(check.isConsistent && check.balanceSeconds == 90)
@@ -89,14 +90,14 @@ struct EngineClockRecoveryTests {
             _ = try await engine.use("instagram")
             time.pass(.seconds(20))
             try await engine.tick()
-            #expect(try await engine.wallet().balanceSeconds == 100)
+            #expect(try await WalletReport(engine.wallet()).balanceSeconds == 100)
         }
         time.pass(.minutes(5))
         let engine = try await Fixture.start(dir, time)
-        #expect(try await engine.wallet().balanceSeconds == 100)
-        #expect(try await engine.status().grants.isEmpty)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 100)
+        #expect(try await StatusReport(engine.status()).grants.isEmpty)
         #expect(await engine.decision(Self.instagram).blocked)
-        let ended = try await engine.events().filter { $0.message?.contains("because the helper stopped") ?? false }
+        let ended = try await engine.events().map(EventReport.init).filter { $0.message?.contains("because the helper stopped") ?? false }
         #expect(ended.count == 1, "\(ended)")
         let check = try #require(try await engine.store.verifyLedger().first)
         #expect(check.isConsistent && check.balanceSeconds == 100)

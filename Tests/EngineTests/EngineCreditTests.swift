@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Helper
 import ScrollOffCore
@@ -9,7 +10,7 @@ import Testing
 struct EngineCreditTests {
     @Test func first_setup_gives_two_minutes_of_starter_credit() async throws {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 120)
         #expect(wallet.batches.map(\.origin) == ["starter"])
     }
@@ -29,7 +30,7 @@ struct EngineCreditTests {
 
         time.pass(.seconds(45))
         #expect(await engine.decision("www.instagram.com").ttlCap <= 75)
-        let status = try await engine.status()
+        let status = try await StatusReport(engine.status())
         #expect(status.entries.first?.state == "open")
         #expect(status.grants.first?.task == "reply to Sam")
 
@@ -49,11 +50,11 @@ struct EngineCreditTests {
         var seen: [Int64] = []
         for _ in 0..<4 {
             time.pass(.seconds(1))
-            seen.append(try await engine.wallet().balanceSeconds)
+            seen.append(try await WalletReport(engine.wallet()).balanceSeconds)
         }
         #expect(seen == [119, 118, 117, 116])
         time.pass(.seconds(10))
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 106)
         #expect(wallet.spentTodaySeconds == 14)
     }
@@ -62,7 +63,7 @@ struct EngineCreditTests {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), TestTimeSource(wall: Fixture.noon))
         let r = await refusal { () async throws(EngineError) in try await engine.use("instagram") }
         #expect(r?.rule == .notBlocked)
-        #expect(try await engine.wallet().balanceSeconds == 120)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 120)
     }
 
     @Test func peek_ladder_free_then_paid_then_used_up() async throws {
@@ -112,7 +113,7 @@ struct EngineCreditTests {
         #expect(token.grant.end == Fixture.noon + .minutes(10))
         #expect(token.tokensLeftMonth == 2)
         #expect(await engine.decision("www.tiktok.com").blocked == false)
-        #expect(try await engine.status().tokensLeftMonth == 2)
+        #expect(try await StatusReport(engine.status()).tokensLeftMonth == 2)
     }
 
     @Test func strict_preset_has_no_tokens() async throws {
@@ -129,7 +130,7 @@ struct EngineCreditTests {
                                                          reason: "sleep"))
         let d = await engine.decision("www.instagram.com")
         #expect(d.blocked)
-        #expect(try await engine.status().entries.first?.state == "curfew")
+        #expect(try await StatusReport(engine.status()).entries.first?.state == "curfew")
         let curfewEnd = Fixture.noon + .hours(2)
         let use = await refusal { () async throws(EngineError) in try await engine.use("instagram") }
         let peek = await refusal { () async throws(EngineError) in try await engine.peek("instagram") }
@@ -138,7 +139,7 @@ struct EngineCreditTests {
             #expect(r?.rule == .curfew)
             #expect(r?.opensAt == curfewEnd)
         }
-        #expect(try await engine.wallet().balanceSeconds == 120)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 120)
     }
 
     /// SPEC §2, §4: nothing opens an entry during a curfew and spending is refused then, so a spend
@@ -152,12 +153,12 @@ struct EngineCreditTests {
         time.pass(.seconds(90))
         try await engine.tick()
         #expect(await engine.decision("www.instagram.com").blocked)
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 60, "charged \(120 - wallet.balanceSeconds) s for a 60 s spend before the curfew")
         #expect(wallet.grants.isEmpty)
         time.pass(.minutes(50))
         try await engine.tick()
-        #expect(try await engine.wallet().balanceSeconds == 60, "nothing charged during the curfew")
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 60, "nothing charged during the curfew")
         time.pass(.minutes(10))
         try await engine.tick()
         #expect(await engine.decision("www.instagram.com").blocked, "the spend does not come back after the curfew")
@@ -173,10 +174,10 @@ struct EngineCreditTests {
         time.pass(.seconds(90))
         try await engine.tick()
         #expect(await engine.decision("www.youtube.com").blocked == false)
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 60, "charged \(120 - wallet.balanceSeconds) s for 60 s of a blocked youtube")
         #expect(wallet.grants.isEmpty)
-        let events = try await engine.events()
+        let events = try await engine.events().map(EventReport.init)
         #expect(events.contains { $0.message?.contains("no longer blocked") == true }, "\(events.map(\.message))")
     }
 
@@ -187,11 +188,11 @@ struct EngineCreditTests {
         let engine = try await Fixture.start(Fixture.temporaryDirectory(), time)
         _ = try await engine.block(["instagram"])
         time.pass(.hours(2) + .minutes(1))
-        let before = try await engine.wallet().balanceSeconds
+        let before = try await WalletReport(engine.wallet()).balanceSeconds
         _ = try await engine.use("instagram")
         time.pass(.seconds(60))
         _ = try await engine.unblock(["instagram"])
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == before - 60, "charged \(before - wallet.balanceSeconds) s for a 60 s spend")
         #expect(wallet.grants.isEmpty)
     }
@@ -239,7 +240,7 @@ struct EngineCreditTests {
         #expect(peek.alternatives == ["text a friend", "make tea"])
         #expect(peek.plan == nil)
         #expect(try await engine.nextBypassStep() == .paidPeek(costSeconds: 60))
-        let exercises = try await engine.events().filter { $0.kind == "exercise" }
+        let exercises = try await engine.events().map(EventReport.init).filter { $0.kind == "exercise" }
         #expect(exercises.count == 1)
         #expect(exercises.first?.entry == "youtube")
     }
@@ -263,7 +264,7 @@ struct EngineCreditTests {
         #expect(focus.end == Fixture.noon + .minutes(45))
         #expect(await engine.decision("www.tiktok.com").blocked)
         #expect(await engine.decision("news.example.com").blocked)
-        #expect(try await engine.status().entries.allSatisfy { $0.lockedUntil == focus.end && $0.reason == "essay" })
+        #expect(try await StatusReport(engine.status()).entries.allSatisfy { $0.lockedUntil == focus.end && $0.reason == "essay" })
         #expect(await engine.nextDueInstant() == focus.end)
         time.pass(.minutes(45))
         try await engine.tick()

@@ -38,13 +38,13 @@ struct EngineDoctorTests {
         let now = engine.box.enforcement.now()
         let d = await engine.decision(probe.name)
         engine.recordUrge(d, enforcement: engine.box.enforcement, client: Self.loopback, now: now + .seconds(1))
-        #expect(try await engine.events().filter { $0.kind == "urge" }.isEmpty, "doctor's probe counted as an urge")
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }.isEmpty, "doctor's probe counted as an urge")
         // Another device in the same seconds is a person: counted.
         engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("127.0.0.2") ?? .unknown, now: now + .seconds(2))
         // The probe's address once the grace and the episode are over: counted again.
         engine.recordUrge(d, enforcement: engine.box.enforcement, client: Self.loopback,
                           now: now + UrgeRecorder.probeGrace + UrgeRecorder.episode + .seconds(1))
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.count == 2, "\(urges)")
     }
 

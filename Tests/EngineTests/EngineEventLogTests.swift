@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Engine
 import Foundation
 import Helper
@@ -41,7 +42,7 @@ struct EngineEventLogTests {
             await engine.recordListChange(added: false, name: "extra", url: "https://lists.example.org/extra.txt")
             _ = try await engine.removeProfile("kids")
         }
-        let changes = try await engine.events().compactMap { e in e.ruleChange.map { (e, $0) } }
+        let changes = try await engine.events().map(EventReport.init).compactMap { e in e.ruleChange.map { (e, $0) } }
         let byKind = Dictionary(grouping: changes, by: { $0.1.change })
         for kind in RuleChangeRecord.Change.allCases {
             #expect(byKind[kind.rawValue]?.count == 1, "\(kind): \(byKind[kind.rawValue]?.map(\.1.rule) ?? [])")
@@ -76,7 +77,7 @@ struct EngineEventLogTests {
             await refusal { () async throws(EngineError) in try await engine.peek("instagram") }
         })
         #expect(seen.rule == .curfew)
-        let refused = try await engine.events().filter { $0.kind == "bypassRefused" }
+        let refused = try await engine.events().map(EventReport.init).filter { $0.kind == "bypassRefused" }
         #expect(refused.count == 1)
         let record = try #require(refused.first?.refusal)
         #expect(record.curfew == "homework")
@@ -93,7 +94,7 @@ struct EngineEventLogTests {
         #expect(refused.first?.message == seen.message)
         // "Not blocked" is no rule holding, so it is not recorded.
         _ = await refusal { () async throws(EngineError) in try await engine.peek("example.org") }
-        #expect(try await engine.events().filter { $0.kind == "bypassRefused" }.count == 1)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "bypassRefused" }.count == 1)
     }
 
     @Test func a_flood_of_refused_peeks_writes_at_most_20_rows_an_hour_and_counts_every_attempt() async throws {
@@ -131,7 +132,7 @@ struct EngineEventLogTests {
     }
 
     static func refusalRows(_ engine: HelperEngine) async throws -> [RefusalInfo] {
-        try await engine.events().filter { $0.kind == "bypassRefused" }.compactMap(\.refusal)
+        try await engine.events().map(EventReport.init).filter { $0.kind == "bypassRefused" }.compactMap(\.refusal)
     }
 
     @Test func refused_unblocks_in_a_burst_are_one_row_with_their_count() async throws {
@@ -144,7 +145,7 @@ struct EngineEventLogTests {
             time.pass(.seconds(30))
             _ = await refusal { () async throws(EngineError) in try await engine.unblock(["instagram"]) }
         }
-        let rows = try await engine.events().filter { $0.kind == "editRefused" }
+        let rows = try await engine.events().map(EventReport.init).filter { $0.kind == "editRefused" }
         #expect(rows.count == 1)
         #expect(rows.first?.refusal?.count == 5)
         #expect(rows.first?.refusal?.action == "unblock")

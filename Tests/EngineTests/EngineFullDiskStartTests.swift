@@ -1,6 +1,7 @@
 import ControlAPI
 @testable import Engine
 @testable import Helper
+import ControlServer
 import ScrollOffCore
 @testable import Store
 import Testing
@@ -26,7 +27,7 @@ import Testing
         let healthy = try await Fixture.start(healthyDir, healthyTime)
         #expect(await faulty.decision("www.instagram.com").blocked)
         #expect(await faulty.writeFailure() != nil, "doctor must see the failing start write")
-        #expect(try await faulty.wallet().balanceSeconds == healthy.wallet().balanceSeconds)
+        #expect(try await WalletReport(faulty.wallet()).balanceSeconds == WalletReport(healthy.wallet()).balanceSeconds)
 
         for time in [faultyTime, healthyTime] { time.pass(.minutes(10)) }
         await #expect(throws: EngineError.self) { try await faulty.tick() }
@@ -36,8 +37,8 @@ import Testing
         try await faulty.restoreStateWrites()
         try await faulty.tick()
         #expect(await faulty.writeFailure() == nil)
-        let balance = try await healthy.wallet().balanceSeconds
-        #expect(try await faulty.wallet().balanceSeconds == balance)
+        let balance = try await WalletReport(healthy.wallet()).balanceSeconds
+        #expect(try await WalletReport(faulty.wallet()).balanceSeconds == balance)
         let check = try #require(try await faulty.store.verifyLedger().first)
         #expect(check.isConsistent)
         #expect(check.balanceSeconds == balance)
@@ -46,7 +47,7 @@ import Testing
         faultyTime.pass(.minutes(1)); healthyTime.pass(.minutes(1))
         let reloaded = try await Fixture.start(faultyDir, faultyTime)
         let reference = try await Fixture.start(healthyDir, healthyTime)
-        #expect(try await reloaded.wallet().balanceSeconds == reference.wallet().balanceSeconds)
+        #expect(try await WalletReport(reloaded.wallet()).balanceSeconds == WalletReport(reference.wallet()).balanceSeconds)
         #expect(try await reloaded.store.verifyLedger().first?.isConsistent == true)
     }
 
@@ -75,9 +76,9 @@ import Testing
         try await faulty.restoreStateWrites()
         try await faulty.tick()
         try await healthy.tick()
-        let balance = try await healthy.wallet().balanceSeconds
+        let balance = try await WalletReport(healthy.wallet()).balanceSeconds
         #expect(balance == reference.balanceSeconds)
-        #expect(try await faulty.wallet().balanceSeconds == balance)
+        #expect(try await WalletReport(faulty.wallet()).balanceSeconds == balance)
         let check = try #require(try await faulty.store.verifyLedger().first)
         #expect(check.isConsistent && check.balanceSeconds == balance)
     }

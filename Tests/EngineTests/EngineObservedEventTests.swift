@@ -1,3 +1,5 @@
+import ControlAPI
+import ControlServer
 import Engine
 @testable import Firewall
 import Foundation
@@ -20,7 +22,7 @@ struct EngineObservedEventTests {
         await engine.record(CaughtBypassAttempts([BypassAttempt(client: "192.168.1.20", server: "8.8.8.8", port: 53),
                                                   BypassAttempt(client: "127.0.0.1", server: "1.1.1.1", port: 853)],
                                                  localAddresses: ["127.0.0.1"]))
-        let rows = try await engine.exportRows().filter { $0.kind == "bypassAttempt" }
+        let rows = try await engine.exportRows().map(ExportRowReport.init).filter { $0.kind == "bypassAttempt" }
         #expect(rows.count == 2, "\(rows)")
         #expect(rows.allSatisfy { $0.timeMs == (Fixture.noon + .minutes(5)).millisecondsSince1970 && $0.profile == nil })
         #expect(rows.map(\.clientIP) == ["192.168.1.20", "127.0.0.1"])
@@ -42,10 +44,10 @@ struct EngineObservedEventTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let time = TestTimeSource(wall: Fixture.noon)
         let engine = try await Fixture.start(dir, time)
-        let tampersBefore = try await engine.exportRows().filter { $0.kind == "tamper" }.count
+        let tampersBefore = try await engine.exportRows().map(ExportRowReport.init).filter { $0.kind == "tamper" }.count
         let edit = HostsSectionEdit(file: "/etc/hosts", linesRemoved: 2, linesAdded: 0, sectionRemoved: false, moved: false)
         await engine.record(HostsEditEvent(edit))
-        let rows = try await engine.exportRows().filter { $0.kind == "tamper" }.dropFirst(tampersBefore)
+        let rows = try await engine.exportRows().map(ExportRowReport.init).filter { $0.kind == "tamper" }.dropFirst(tampersBefore)
         #expect(rows.count == 1, "\(rows)")
         #expect(rows.first?.profile == nil)
         #expect(rows.first?.text == edit.message)

@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Enforcement
 import Engine
 import Helper
@@ -30,8 +31,8 @@ struct EngineRestartTests {
             for client in ["127.0.0.1", "10.0.0.9"] {
                 for name in Self.names { before.append(await engine.decision(name, client: client)) }
             }
-            statusBefore = try await engine.status()
-            walletBefore = try await engine.wallet()
+            statusBefore = try await StatusReport(engine.status())
+            walletBefore = try await WalletReport(engine.wallet())
         }
         let engine = try await Fixture.start(dir, time)
         var after: [EnforcementDecision] = []
@@ -39,13 +40,13 @@ struct EngineRestartTests {
             for name in Self.names { after.append(await engine.decision(name, client: client)) }
         }
         #expect(after == before)
-        let statusAfter = try await engine.status()
+        let statusAfter = try await StatusReport(engine.status())
         #expect(statusAfter.entries == statusBefore.entries)
         #expect(statusAfter.grants == statusBefore.grants)
-        #expect(try await engine.wallet().balanceSeconds == walletBefore.balanceSeconds)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == walletBefore.balanceSeconds)
         #expect(await engine.planList().map(\.then) == ["I will read a page"])
         #expect(await engine.alternativeList().map(\.text) == ["stretch for a minute"])
-        #expect(try await engine.schedules().map(\.name) == ["evenings"])
+        #expect(try await engine.schedules().map(\.schedule.name) == ["evenings"])
         #expect(await engine.profileList().map(\.name) == ["default", "kids"])
     }
 
@@ -56,7 +57,7 @@ struct EngineRestartTests {
         #expect(await engine.nextDueInstant() == Fixture.noon + .minutes(60))
         time.pass(.minutes(60))
         try await engine.tick()
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 120 + 300)
         #expect(wallet.earnedTodaySeconds == 300)
     }
@@ -70,7 +71,7 @@ struct EngineRestartTests {
             _ = try await engine.block(["instagram"])
             time.pass(.minutes(60))
             try await engine.tick()
-            #expect(try await engine.wallet().balanceSeconds == 420)
+            #expect(try await WalletReport(engine.wallet()).balanceSeconds == 420)
         }
         // Stopped for a minute, and the system clock set back by an hour meanwhile.
         time.pass(.minutes(1))
@@ -81,7 +82,7 @@ struct EngineRestartTests {
         // Same boot: the boot clock says 61 min passed. New boot: the last trusted instant is the
         // latest time known, whatever the wall says.
         #expect(now == Fixture.noon + .minutes(rebooted ? 60 : 61))
-        let tamper = try await engine.events().filter { $0.kind == "tamper" }
+        let tamper = try await engine.events().map(EventReport.init).filter { $0.kind == "tamper" }
         #expect(tamper.count == 1)
 
         // The next hours repeat wall-clock times already earned: nothing more until local midnight.
@@ -89,7 +90,7 @@ struct EngineRestartTests {
             time.pass(.minutes(60))
             try await engine.tick()
         }
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 420)
         #expect(wallet.earningFrozenUntil == Fixture.noon + .hours(12))
     }
@@ -101,10 +102,10 @@ struct EngineRestartTests {
         time.pass(.minutes(30))
         time.setWall(by: .hours(-2))
         try await engine.tick()
-        #expect(try await engine.events().filter { $0.kind == "tamper" }.count == 1)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "tamper" }.count == 1)
         time.pass(.minutes(90))
         try await engine.tick()
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 120)
         #expect(wallet.earningFrozenUntil == Fixture.noon + .hours(12))
     }
@@ -116,7 +117,7 @@ struct EngineRestartTests {
         time.setWall(by: .minutes(150))
         let r = await refusal { () async throws(EngineError) in try await engine.unblock(["instagram"]) }
         #expect(r?.rule == .cooldown)
-        #expect(try await engine.events().contains { $0.kind == "tamper" })
+        #expect(try await engine.events().map(EventReport.init).contains { $0.kind == "tamper" })
         #expect(await engine.decision("www.instagram.com").blocked)
     }
 
@@ -126,7 +127,7 @@ struct EngineRestartTests {
         _ = try await engine.block(["instagram"])
         time.setWall(by: .minutes(150))
         // No command and no timer ran since the jump: the read itself must record it.
-        #expect(try await engine.events().filter { $0.kind == "tamper" }.count == 1)
-        #expect(try await engine.events().filter { $0.kind == "tamper" }.count == 1, "recorded once")
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "tamper" }.count == 1)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "tamper" }.count == 1, "recorded once")
     }
 }

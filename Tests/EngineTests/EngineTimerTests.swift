@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Enforcement
 import Helper
 import ScrollOffCore
@@ -16,13 +17,13 @@ struct EngineTimerTests {
             #expect(d.blocked && d.managed)
             engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("192.168.1.20") ?? .unknown, now: now)
         }
-        #expect(try await engine.events().filter { $0.kind == "urge" }.count == 1)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }.count == 1)
 
         // Another client is its own episode; the first client after 60 s starts a new one.
         let d = await engine.decision("www.instagram.com", client: "192.168.1.21")
         engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("192.168.1.21") ?? .unknown, now: Fixture.noon + .seconds(30))
         engine.recordUrge(d, enforcement: engine.box.enforcement, client: ClientIP("192.168.1.20") ?? .unknown, now: Fixture.noon + .seconds(61))
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.count == 3)
         #expect(urges.allSatisfy { $0.entry == "instagram" })
 
@@ -54,11 +55,11 @@ struct EngineTimerTests {
         #expect(await engine.nextDueInstant() == Fixture.noon + .minutes(9 * 60 + 50))
         time.pass(.minutes(9 * 60 + 50))
         try await engine.tick()
-        let reminders = try await engine.events().filter { $0.kind == "curfewReminder" }
+        let reminders = try await engine.events().map(EventReport.init).filter { $0.kind == "curfewReminder" }
         #expect(reminders.count == 1)
         #expect(reminders.first?.message?.contains("4 entries") == true)
         try await engine.tick()
-        #expect(try await engine.events().filter { $0.kind == "curfewReminder" }.count == 1)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "curfewReminder" }.count == 1)
     }
 
     @Test func timer_loop_ends_a_spend_at_zero_balance_and_publishes_the_block() async throws {
@@ -81,14 +82,14 @@ struct EngineTimerTests {
             blocked = wire.withUnsafeBytes { e.decide(wire: $0, client: .unknown, now: now).blocked }
         }
         #expect(blocked)
-        let wallet = try await engine.wallet()
+        let wallet = try await WalletReport(engine.wallet())
         #expect(wallet.balanceSeconds == 0)
         #expect(wallet.grants.isEmpty)
         // DNS blocks from the snapshot's timeline at the grant's end; the timer writes the books
         // a moment later.
         var ended = false
         for _ in 0..<100 where !ended {
-            ended = try await engine.events().contains { $0.kind == "grantEnded" }
+            ended = try await engine.events().map(EventReport.init).contains { $0.kind == "grantEnded" }
             if !ended { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(ended)
@@ -107,7 +108,7 @@ struct EngineTimerTests {
         time.pass(.seconds(5))
         try await engine.tick()
         #expect(await engine.nextDueInstant() == Fixture.noon + .minutes(60)) // the next award
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.compactMap(\.entry).sorted() == ["instagram", "tiktok"])
     }
 
@@ -127,6 +128,6 @@ struct EngineTimerTests {
             blocked = Fixture.wire("www.instagram.com").withUnsafeBytes { e.decide(wire: $0, client: .unknown, now: now).blocked }
         }
         #expect(blocked)
-        #expect(try await engine.wallet().balanceSeconds == 119)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 119)
     }
 }

@@ -1,6 +1,7 @@
 import ControlAPI
 @testable import Engine
 @testable import Helper
+import ControlServer
 import ScrollOffCore
 @testable import Store
 import Testing
@@ -16,7 +17,7 @@ import Testing
         _ = try await engine.block(["instagram"])
         time.pass(.hours(1))
         try await engine.tick()
-        #expect(try await engine.wallet().balanceSeconds == 420)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 420)
 
         // 23:58: a spend of everything (7 min, until 00:05). The earned credit goes first; what is left
         // of it expires at 00:00, so the spend runs on the 2 min of starter credit until 00:02.
@@ -33,12 +34,12 @@ import Testing
         // A reload or a list update republishes: the spend must stay closed.
         await engine.setExtraAllowedHosts(["lists.example.org"])
         #expect(await engine.decision("www.instagram.com").blocked, "a republish during failing writes reopened the spend")
-        #expect(try await engine.status().entries.first { $0.id == "instagram" }?.state == "blocked")
+        #expect(try await StatusReport(engine.status()).entries.first { $0.id == "instagram" }?.state == "blocked")
 
         // Writes succeed again: the books catch up, charged once (4 min of spend, 3 min expired).
         try await engine.restoreStateWrites()
         try await engine.tick()
-        #expect(try await engine.wallet().balanceSeconds == 0)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 0)
         #expect(await engine.decision("www.instagram.com").blocked)
     }
 }

@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Enforcement
 import Engine
 import Helper
@@ -23,7 +24,7 @@ struct HouseholdEngineTests {
         #expect(requests.map(\.status) == [.pending, .approved])
         #expect(requests.last?.answeredBy == "parent" && requests.last?.answerNote == "ok")
         #expect(requests.last?.answeredAt == Fixture.noon)
-        #expect(try await engine.wallet().balanceSeconds == 120 + 900)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 120 + 900)
         // The restarted engine still refuses a second answer and still answers the pending one.
         await #expect(throws: EngineError.self) { try await engine.answerTimeRequest(id: requests.last!.id, approve: true, answeredBy: "x", note: nil) }
         _ = try await engine.answerTimeRequest(id: requests.first!.id, approve: false, answeredBy: "parent", note: nil)

@@ -1,6 +1,7 @@
 import ControlAPI
 @testable import Engine
 @testable import Helper
+import ControlServer
 import ScrollOffCore
 import Store
 import Testing
@@ -29,8 +30,8 @@ struct HouseholdRetentionTests {
         await #expect(throws: EngineError.self) {
             try await engine.answerTimeRequest(id: asked.id, approve: true, answeredBy: "parent", note: nil)
         }
-        #expect(try await engine.wallet().balanceSeconds == 120)
-        let events = try await engine.events(since: nil, profile: "default")
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds == 120)
+        let events = try await engine.events(since: nil, profile: "default").map(EventReport.init)
         #expect(events.contains { $0.message?.contains("expired") == true }, "\(events.map(\.message))")
     }
 
@@ -70,6 +71,6 @@ struct HouseholdRetentionTests {
         #expect(stored.map(\.note) == ["recent"])
         #expect(try store.exercises(profile: "default").map(\.outcome) == [.completed, .skipped])
         // The purge leaves the books whole: the approval's credit is still in the balance.
-        #expect(try await engine.wallet().balanceSeconds >= 600)
+        #expect(try await WalletReport(engine.wallet()).balanceSeconds >= 600)
     }
 }

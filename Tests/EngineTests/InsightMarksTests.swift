@@ -1,5 +1,6 @@
 import ControlAPI
 @testable import Engine
+import ControlServer
 import Foundation
 @testable import Helper
 import ScrollOffCore
@@ -12,7 +13,7 @@ import TestSupport
 @Suite("Insight marks: milestones and the weekly digest, once each")
 struct InsightMarksTests {
     static func events(_ engine: HelperEngine, _ kind: EventKind) async throws -> [EventReport] {
-        try await engine.events().filter { $0.kind == kind.rawValue }
+        try await engine.events().map(EventReport.init).filter { $0.kind == kind.rawValue }
     }
 
     @Test func seven_day_streak_milestone_is_recorded_once_across_ticks_and_restarts() async throws {

@@ -1,6 +1,7 @@
 import ControlAPI
 @testable import Enforcement
 @testable import Engine
+import ControlServer
 import Foundation
 @testable import Helper
 import ScrollOffCore
@@ -132,7 +133,7 @@ struct InsightsLiveTests {
         #expect(west.protectedSeconds == 111 * 3600)
         #expect(west.trend.map(\.protectedSeconds) == [0, 0, 20 * 3600, 86_400, 86_400, 86_400, 19 * 3600])
         #expect(tokyo.trend.map(\.protectedSeconds) == [0, 0, 3 * 3600, 86_400, 86_400, 86_400, 19 * 3600])
-        #expect(try await engine.events(profile: "west").filter { $0.kind == EventKind.weeklyDigest.rawValue }.count == 1)
-        #expect(try await engine.events().filter { $0.kind == EventKind.weeklyDigest.rawValue }.count == 1)
+        #expect(try await engine.events(profile: "west").map(EventReport.init).filter { $0.kind == EventKind.weeklyDigest.rawValue }.count == 1)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == EventKind.weeklyDigest.rawValue }.count == 1)
     }
 }

@@ -1,4 +1,5 @@
 import ControlAPI
+import ControlServer
 import Foundation
 import Helper
 import Testing
@@ -17,8 +18,8 @@ struct ResultJSONTests {
         _ = try await engine.block(["instagram"])
         _ = try await engine.addPlan(when: "I feel bored", then: "I will stretch")
 
-        #expect(try Self.keys(await engine.wallet()).isSuperset(of: ["balance_seconds", "earned_today_seconds", "spent_today_seconds"]))
-        let status = try await engine.status()
+        #expect(try Self.keys(await WalletReport(engine.wallet())).isSuperset(of: ["balance_seconds", "earned_today_seconds", "spent_today_seconds"]))
+        let status = try await StatusReport(engine.status())
         #expect(try Self.keys(status).isSuperset(of: ["entries", "peeks_left_today", "tokens_left_month"]))
         let entry = try #require(status.entries.first)
         #expect(try Self.keys(entry).isSuperset(of: ["id", "state", "locked_until"]))
@@ -26,7 +27,7 @@ struct ResultJSONTests {
             "urges", "urges_resisted", "protected_seconds", "spent_seconds", "earned_seconds", "streak_days",
         ]))
         time.pass(.hours(3)) // past the cooldown: nothing locked, and the field is still there
-        let unlocked = try #require(try await engine.status().entries.first)
+        let unlocked = try #require(try await StatusReport(engine.status()).entries.first)
         #expect(unlocked.lockedUntil == nil)
         #expect(try Self.keys(unlocked).contains("locked_until"))
         let plan = try #require(await engine.planList().first)

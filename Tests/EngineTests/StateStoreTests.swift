@@ -1,4 +1,6 @@
 @testable import Engine
+import ControlAPI
+import ControlServer
 import Foundation
 import ScrollOffCore
 import Store
@@ -25,7 +27,7 @@ import Testing
         } } ?? []
         #expect(events.contains { $0.kind == .ruleChange && $0.ruleChange?.entries == ["instagram"] })
         // Reads go through it too: the events the command wrote come back from it.
-        #expect(try await engine.events().contains { $0.kind == EventKind.ruleChange.rawValue })
+        #expect(try await engine.events().map(EventReport.init).contains { $0.kind == EventKind.ruleChange.rawValue })
         #expect(store.reads > 0)
 
         // A restart on the same backend finds the block in force.

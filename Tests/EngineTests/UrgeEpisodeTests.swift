@@ -1,3 +1,5 @@
+import ControlAPI
+import ControlServer
 import Enforcement
 import Engine
 import Helper
@@ -32,7 +34,7 @@ struct UrgeEpisodeTests {
         // The custom domain blocks; the instagram service, which lists the same name, does not.
         _ = try await engine.block(["www.instagram.com"])
         await Self.query(engine, "www.instagram.com", client: 0x0A00_0001, at: Fixture.noon)
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.compactMap(\.entry) == ["www.instagram.com"])
     }
 
@@ -42,7 +44,7 @@ struct UrgeEpisodeTests {
         // www.instagram.com is in both entries' sets; instagram.com only in instagram's.
         await Self.query(engine, "www.instagram.com", client: 0x0A00_0001, at: Fixture.noon)
         await Self.query(engine, "instagram.com", client: 0x0A00_0001, at: Fixture.noon + .seconds(10))
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.compactMap(\.entry).sorted() == ["instagram", "www.instagram.com"])
     }
 
@@ -56,7 +58,7 @@ struct UrgeEpisodeTests {
         // A minute later the old episodes are over: a new client is counted again.
         record(.v4(0x0B00_0001), 61)
         #expect(engine.urges.droppedCount == 10)
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.count == limit + 1)
     }
 
@@ -69,7 +71,7 @@ struct UrgeEpisodeTests {
         for (client, second) in [(a, 0), (b, 5), (a, 10), (a, 20), (b, 30), (a, 61), (a, 62)] {
             record(client, Int64(second))
         }
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.map(\.time).sorted() == [0, 5, 61].map { Fixture.noon + .seconds($0) })
     }
 
@@ -83,9 +85,9 @@ struct UrgeEpisodeTests {
         record(a, 100)
         record(.v4(0x0A00_0002), 0)
         record(a, 105)
-        #expect(try await engine.events().filter { $0.kind == "urge" }.count == 2)
+        #expect(try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }.count == 2)
         record(a, 110)
-        let urges = try await engine.events().filter { $0.kind == "urge" }
+        let urges = try await engine.events().map(EventReport.init).filter { $0.kind == "urge" }
         #expect(urges.map(\.time).sorted() == [0, 100, 110].map { Fixture.noon + .seconds($0) })
     }
 }
