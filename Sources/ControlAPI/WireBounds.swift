@@ -130,7 +130,7 @@ public struct BoundedSeconds<Bounds: SecondsBounds>: Hashable, Sendable, Codable
 /// `POST /v1/adjust`: an owner grants or takes at most a day at once (SPEC §9a), so a typo such as
 /// `+100h` is refused rather than written into the ledger.
 public enum AdjustmentBounds: SecondsBounds {
-    public static let range: ClosedRange<Int64> = -86_400...86_400
+    public static let range: ClosedRange<Int64> = CreditLimits.adjustmentSeconds
     public static let excludesZero = true
     public static let words = "(a day either way)"
     public static let hint = "Send a positive number to grant, a negative one to take, such as 900 for +15 min."
@@ -139,7 +139,7 @@ public typealias AdjustmentSeconds = BoundedSeconds<AdjustmentBounds>
 
 /// `POST /v1/requests`: a member asks for 1 min to a day.
 public enum TimeRequestBounds: SecondsBounds {
-    public static let range: ClosedRange<Int64> = 60...86_400
+    public static let range: ClosedRange<Int64> = CreditLimits.requestSeconds
     public static let words = "(1 min to a day)"
     public static let hint = "Ask for time in seconds, such as 900 for 15 min."
 }
@@ -148,7 +148,7 @@ public typealias RequestedSeconds = BoundedSeconds<TimeRequestBounds>
 /// `use --for` (SPEC §4): a spend's longest run, 1 s to a day. Without it a spend runs until
 /// stopped or the credit runs out, which a day of credit cannot outlast either.
 public enum SpendLimitBounds: SecondsBounds {
-    public static let range: ClosedRange<Int64> = 1...86_400
+    public static let range: ClosedRange<Int64> = CreditLimits.spendLimitSeconds
     public static let words = "(1 s to a day)"
     public static let hint = "Leave for_seconds out to spend until you stop or the credit runs out."
 }

@@ -103,23 +103,23 @@ enum EngineRoutes {
         router.add(ControlEndpoints.use, action: .spend) { r, body in
             let entry = try required(body.entry)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.use(entry, for: body.forSeconds?.span, task: body.task, profile: r.profile)
+                try await GrantResult(engine.use(entry, for: body.forSeconds?.span, task: body.task, profile: r.profile))
             }
         }
         router.add(ControlEndpoints.peek, action: .spend) { r, body in
             let entry = try required(body.entry)
-            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.peek(entry, task: body.task, profile: r.profile) }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await GrantResult(engine.peek(entry, task: body.task, profile: r.profile)) }
         }
         router.add(ControlEndpoints.token, action: .spend) { r, body in
             let entry = try required(body.entry)
-            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.token(entry, task: body.task, profile: r.profile) }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await GrantResult(engine.token(entry, task: body.task, profile: r.profile)) }
         }
         router.add(ControlEndpoints.stop, action: .spend) { r, body in
-            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.stop(body.entry, profile: r.profile) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await StopResult(engine.stop(body.entry, profile: r.profile)) }
         }
         router.add(ControlEndpoints.bypassPreview) { r in
             let entry = r.query.nonEmpty(ControlQuery.entry)
-            return try await engineAnswer(engine) { () async throws(EngineError) in try await engine.bypassPreview(profile: r.profile, entry: entry) }
+            return try await engineAnswer(engine) { () async throws(EngineError) in try await BypassPreview(engine.bypassPreview(profile: r.profile, entry: entry)) }
         }
         router.add(ControlEndpoints.recordExercise, action: .spend) { r, body in
             guard let outcome = ExerciseRecord.Outcome(rawValue: body.outcome) else {
@@ -134,12 +134,12 @@ enum EngineRoutes {
 
     static func addInsights(to router: inout ControlRouter, engine: HelperEngine, authorizer: any ControlAuthorizer) {
         router.add(ControlEndpoints.addPlan, action: .spend) { r, body in
-            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await engine.addPlan(when: body.when, then: body.then, profile: r.profile) }
+            return try await engineAnswer(engine, .created) { () async throws(EngineError) in try await PlanReport(engine.addPlan(when: body.when, then: body.then, profile: r.profile)) }
         }
         router.add(ControlEndpoints.plans) { r in
             let archived = r.query.flag(ControlQuery.archived)
             return try await engineAnswer(engine) { () async throws(EngineError) in
-                PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile))
+                PlansResponse(plans: await engine.planList(includeArchived: archived, profile: r.profile).map(PlanReport.init))
             }
         }
         router.add(ControlEndpoints.archivePlan, action: .spend) { r in

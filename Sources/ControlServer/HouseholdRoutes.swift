@@ -20,12 +20,12 @@ enum HouseholdRoutes {
         router.add(ControlEndpoints.adjust, action: .grant) { r, body in
             let by = GroupMembershipAuthorizer.name(of: r.caller)
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.adjust(profile: r.profile, seconds: body.seconds.seconds, note: body.note, by: by)
+                try await AdjustReport(engine.adjust(profile: r.profile, seconds: body.seconds.seconds, note: body.note, by: by))
             }
         }
         router.add(ControlEndpoints.askTime, action: .ask) { r, body in
             return try await engineAnswer(engine, .created) { () async throws(EngineError) in
-                try await engine.requestTime(profile: r.profile, seconds: body.seconds.seconds, note: body.note)
+                try await TimeRequestInfo(engine.requestTime(profile: r.profile, seconds: body.seconds.seconds, note: body.note))
             }
         }
         // Open to the router because `?all=true` is not about one profile: the handler checks
@@ -37,13 +37,14 @@ enum HouseholdRoutes {
                     throw ControlFailure(EngineError.notFound("There is no profile “\(r.profile)”; profiles: \(access.keys.sorted().joined(separator: ", "))."))
                 }
                 if let failure = ControlFailure(authorizer.decide(r.caller, profile: r.profile, access: a, action: .view)) { throw failure }
-                return .ok(TimeRequestsResponse(requests: await engine.timeRequests(profile: r.profile), now: await engine.trustedNow()))
+                return .ok(TimeRequestsResponse(requests: await engine.timeRequests(profile: r.profile).map(TimeRequestInfo.init),
+                                                now: await engine.trustedNow()))
             }
             let visible = await engine.timeRequests(profile: nil).filter { request in
                 guard let a = access[request.profile] else { return false }
                 return authorizer.decide(r.caller, profile: request.profile, access: a, action: .view) == .allowed
             }
-            return .ok(TimeRequestsResponse(requests: visible, now: await engine.trustedNow()))
+            return .ok(TimeRequestsResponse(requests: visible.map(TimeRequestInfo.init), now: await engine.trustedNow()))
         }
         for (endpoint, approve) in [(ControlEndpoints.approveRequest, true), (ControlEndpoints.declineRequest, false)] {
             // Checked here on the request's own profile, whatever `?profile=` says.
@@ -59,7 +60,7 @@ enum HouseholdRoutes {
                 }
                 let by = GroupMembershipAuthorizer.name(of: r.caller)
                 return try await engineAnswer(engine) { () async throws(EngineError) in
-                    try await engine.answerTimeRequest(id: id, approve: approve, answeredBy: by, note: body.note)
+                    try await TimeRequestAnswerReport(engine.answerTimeRequest(id: id, approve: approve, answeredBy: by, note: body.note))
                 }
             }
         }

@@ -1,4 +1,3 @@
-import ControlAPI
 import Foundation
 import ScrollOffCore
 import Store
@@ -8,11 +7,11 @@ extension HelperEngine {
     /// Refused during a curfew, without credit, and for an entry that is not blocked now (spending
     /// on an open entry would only cost credit).
     public func use(_ word: String, for limit: Span? = nil, task: String? = nil,
-                    profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+                    profile: String = HelperEngine.defaultProfile) throws(EngineError) -> OpenedGrant {
         // Bounded before the wallet adds it to now: an unchecked limit near Int64's end once
-        // wrapped to "−1 s" or trapped the addition (`SpendLimitBounds`, as on the wire).
-        if let limit, !(limit > .zero && limit <= .seconds(SpendLimitBounds.range.upperBound)) {
-            throw .invalid("--for must be between 1 s and \(SpanWords.describe(seconds: SpendLimitBounds.range.upperBound)); "
+        // wrapped to "−1 s" or trapped the addition (`CreditLimits`, as on the wire).
+        if let limit, !(limit > .zero && limit <= .seconds(CreditLimits.spendLimitSeconds.upperBound)) {
+            throw .invalid("--for must be between 1 s and \(SpanWords.describe(seconds: CreditLimits.spendLimitSeconds.upperBound)); "
                 + "leave it out to spend until you stop or the credit runs out.")
         }
         let entry = try resolveOne(word)
@@ -28,7 +27,7 @@ extension HelperEngine {
     }
 
     /// `scrolloff peek ENTRY [--task T]` (SPEC §5 steps 1–2).
-    public func peek(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+    public func peek(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> OpenedGrant {
         let entry = try resolveOne(word)
         return try openGrant(entry, action: "peek", profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
             do throws(Refusal) { return try p.account.peek(entry, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now)) } catch {
@@ -38,7 +37,7 @@ extension HelperEngine {
     }
 
     /// `scrolloff token ENTRY [--task T]` (SPEC §5 step 4).
-    public func token(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> GrantResult {
+    public func token(_ word: String, task: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> OpenedGrant {
         let entry = try resolveOne(word)
         return try openGrant(entry, action: "token", profile: profile) { (p: inout ProfileRuntime, now: Instant) throws(EngineError) -> CreditOutcome in
             do throws(Refusal) { return try p.account.token(entry, task: task, at: now, curfewEndsAt: p.curfewEnd(of: entry, at: now)) } catch {
@@ -59,20 +58,16 @@ extension HelperEngine {
     /// plan that fits the moment (SPEC §8: time of day, weekday, and `entry` when given) and
     /// their alternatives, and what is left today. The plan is counted as shown here, once per
     /// bypass flow (`planShownAtPreview`); the grant that follows does not count it again.
-    public func bypassPreview(profile: String = HelperEngine.defaultProfile, entry word: String? = nil) throws(EngineError) -> BypassPreview {
+    public func bypassPreview(profile: String = HelperEngine.defaultProfile, entry word: String? = nil) throws(EngineError) -> BypassOutlook {
         let now = advanceClock()
         var p = profiles[try profileIndex(profile, in: profiles)]
         _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
         let credit = p.account.status(at: now)
-        let (step, cost): (String, Int64?) = switch p.account.ladder.nextStep(at: now, policy: p.account.policy) {
-        case .freePeek: (BypassPreview.freePeek, nil)
-        case .paidPeek(let seconds): (BypassPreview.paidPeek, seconds)
-        case .tokenOnly: (BypassPreview.tokenOnly, nil)
-        }
+        let step = p.account.ladder.nextStep(at: now, policy: p.account.policy)
         // An entry that does not resolve only loses its say in the plan; the preview still answers.
         let entry = word.flatMap { w -> EntryID? in try? resolveOne(w) }
-        let plan = planShownAtPreview(profile: profile, entry: entry, at: now).map(PlanReport.init)
-        return BypassPreview(step: step, costSeconds: cost, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
+        let plan = planShownAtPreview(profile: profile, entry: entry, at: now)
+        return BypassOutlook(step: step, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
                              peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth)
     }
 
@@ -82,9 +77,9 @@ extension HelperEngine {
     /// preview of the same flow already did. A refusal by a rule that holds is recorded as a
     /// `bypassRefused` event (SPEC §12).
     private func openGrant(_ entry: EntryID, action: String, profile: String,
-                           _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
+                           _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> OpenedGrant {
         let (plan, countPlan) = planAtGrant(profile: profile, entry: entry, at: advanceClock())
-        let result: GrantResult
+        let result: OpenedGrant
         do {
             result = try grant(entry, profile: profile, plan: plan, countPlan: countPlan, operation)
         } catch {
@@ -97,8 +92,8 @@ extension HelperEngine {
     }
 
     private func grant(_ entry: EntryID, profile: String, plan: Plan?, countPlan: Bool,
-                       _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> GrantResult {
-        try perform { (w: inout Work) throws(EngineError) -> GrantResult in
+                       _ operation: (inout ProfileRuntime, Instant) throws(EngineError) -> CreditOutcome) throws(EngineError) -> OpenedGrant {
+        try perform { (w: inout Work) throws(EngineError) -> OpenedGrant in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
             switch p.rules.state(of: entry, at: w.now) {
@@ -117,8 +112,8 @@ extension HelperEngine {
             let status = p.account.status(at: w.now)
             let alternatives = planBook.alternatives(profile: profile).map(\.text)
             let opened = out.events.first { if case .grantOpened = $0.kind { true } else { false } }
-            return GrantResult(
-                grant: GrantReport(grant), plan: plan.map { var shown = $0; if countPlan { shown.shownCount += 1 }; return PlanReport(shown) },
+            return OpenedGrant(
+                grant: grant, plan: plan.map { var shown = $0; if countPlan { shown.shownCount += 1 }; return shown },
                 alternatives: alternatives,
                 balanceSeconds: status.balanceSeconds, peeksLeftToday: status.peeksLeftToday, tokensLeftMonth: status.tokensLeftThisMonth,
                 message: opened?.message ?? "\(entry) is open.")
@@ -128,19 +123,19 @@ extension HelperEngine {
     /// `scrolloff stop [ENTRY]`: ends the running spend (or the named entry's); nothing more is
     /// deducted. A peek or token is not what `use` opened: it runs to its end, and the refusal
     /// (or the message, when a spend was stopped too) says so.
-    public func stop(_ word: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StopResult {
+    public func stop(_ word: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> StoppedSpends {
         let entry = try word.map { (w: String) throws(EngineError) -> EntryID in try resolveOne(w) }
         // Ending a spend only stops charging, so a disk that refuses the write does not refuse
         // it (SPEC §3): it holds in memory, and the books record it when writes succeed again.
-        var (result, held) = try perform(holdIfWriteFails: true) { (w: inout Work) throws(EngineError) -> StopResult in
+        var (result, held) = try perform(holdIfWriteFails: true) { (w: inout Work) throws(EngineError) -> StoppedSpends in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
             let out: CreditOutcome
             do throws(Refusal) { out = try p.account.stop(entry, at: w.now) } catch { throw .refused(error) }
             w.change.record(out, account: p.account.state, profile: p.name)
             w.profiles[i] = p
-            let stopped = out.events.compactMap { e -> GrantReport? in
-                if case .grantEnded(let g, .stopped) = e.kind { return GrantReport(g) }
+            let stopped = out.events.compactMap { e -> Grant? in
+                if case .grantEnded(let g, .stopped) = e.kind { return g }
                 return nil
             }
             let balance = p.account.wallet.balanceSeconds
@@ -152,7 +147,7 @@ extension HelperEngine {
                 parts.append("Your \(g.kind.rawValue) on \(g.entry) runs on and closes by itself.")
             }
             let message = parts.joined(separator: " ")
-            return StopResult(stopped: stopped, balanceSeconds: balance,
+            return StoppedSpends(stopped: stopped, balanceSeconds: balance,
                               message: message + " \(SpanWords.describe(seconds: balance)) of credit left.")
         }
         if held {
@@ -178,8 +173,9 @@ extension HelperEngine {
 
     // MARK: Plans and alternatives (SPEC §8)
 
-    /// `scrolloff plan add --when TEXT --then TEXT`.
-    public func addPlan(when: String, then: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> PlanReport {
+    /// `scrolloff plan add --when TEXT --then TEXT`: the plan as stored (the control server answers
+    /// it as `PlanReport`, without its profile).
+    public func addPlan(when: String, then: String, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> Plan {
         let when = when.trimmingCharacters(in: .whitespacesAndNewlines), then = then.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !when.isEmpty, !then.isEmpty else {
             throw .invalid("A plan needs both parts: --when “I feel bored” --then “I will take a short walk”.")
@@ -190,12 +186,12 @@ extension HelperEngine {
         guard let id else { throw .storage("the new plan got no id") }
         let plan = Plan(id: id, profile: profile, when: when, then: then, created: now)
         planBook.add(plan)
-        return PlanReport(plan)
+        return plan
     }
 
     /// `scrolloff plan list`: active plans, most recent first; archived ones with `includeArchived`.
-    public func planList(includeArchived: Bool = false, profile: String = HelperEngine.defaultProfile) -> [PlanReport] {
-        planBook.plans(profile: profile, includeArchived: includeArchived).map(PlanReport.init)
+    public func planList(includeArchived: Bool = false, profile: String = HelperEngine.defaultProfile) -> [Plan] {
+        planBook.plans(profile: profile, includeArchived: includeArchived)
     }
 
     /// `scrolloff plan archive ID`: hidden, never deleted (SPEC §12).

@@ -1,4 +1,3 @@
-import ControlAPI
 import Enforcement
 import Foundation
 import ScrollOffCore
@@ -9,9 +8,9 @@ import Store
 /// the web page for devices); the engine checks the request itself and keeps the books.
 extension HelperEngine {
     /// The longest single adjustment or request: a day. A typo such as `+100h` is refused rather
-    /// than written into the ledger. The control API's bounds (`AdjustmentBounds`,
-    /// `TimeRequestBounds`) are the one place the ranges are written.
-    public static let longestHouseholdGrant: Int64 = AdjustmentBounds.range.upperBound
+    /// than written into the ledger. `CreditLimits` is the one place the ranges are written (the
+    /// control API's `AdjustmentBounds` and `TimeRequestBounds` are declared from it).
+    public static let longestHouseholdGrant: Int64 = CreditLimits.adjustmentSeconds.upperBound
     /// Unanswered requests one profile may have at once (`TimeRequests.pendingPerProfile`).
     public static let pendingRequestsPerProfile = TimeRequests.pendingPerProfile
     /// How long a request waits for its answer (`TimeRequests.pendingLifetime`).
@@ -41,19 +40,19 @@ extension HelperEngine {
     /// `scrolloff adjust [+|-]DURATION --note TEXT` (SPEC §13, owners): adds credit (an
     /// `adjustment` batch that never expires) or takes it back (at most the balance), as one
     /// ledger `adjust` row with `note`. `by` names who did it, for the event.
-    public func adjust(profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
+    public func adjust(profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> CreditAdjustment {
         let note = try Household.note(note, what: "adjustment", example: "“chores done”")
         try Household.checkAdjustment(seconds)
-        return try perform { (w: inout Work) throws(EngineError) -> AdjustReport in
+        return try perform { (w: inout Work) throws(EngineError) -> CreditAdjustment in
             try Household.adjust(&w, profile: profile, seconds: seconds, note: note, by: by)
         }
     }
 
     /// A member asks for `seconds` of credit with `note`. The request waits for an owner;
     /// at most `pendingRequestsPerProfile` wait at once.
-    public func requestTime(profile: String, seconds: Int64, note: String) throws(EngineError) -> TimeRequestInfo {
+    public func requestTime(profile: String, seconds: Int64, note: String) throws(EngineError) -> TimeRequest {
         let note = try Household.note(note, what: "request", example: "“homework research”")
-        guard TimeRequestBounds.contains(seconds) else {
+        guard CreditLimits.requestSeconds.contains(seconds) else {
             throw .invalid("Ask for between 1 min and \(SpanWords.describe(seconds: Self.longestHouseholdGrant)), such as 15m; \(seconds) s is not.")
         }
         let now = advanceClock()
@@ -74,31 +73,31 @@ extension HelperEngine {
         guard let id = receipt.timeRequestIDs.first else { throw .storage("the new request got no id") }
         let request = TimeRequest(id: id, profile: profile, seconds: seconds, note: note, created: now)
         requests.add(request)
-        return TimeRequestInfo(request)
+        return request
     }
 
     /// Requests for time, newest first: one profile's, or every profile's for `nil`.
-    public func timeRequests(profile: String?) -> [TimeRequestInfo] {
-        requests.list(profile: profile).map(TimeRequestInfo.init)
+    public func timeRequests(profile: String?) -> [TimeRequest] {
+        requests.list(profile: profile)
     }
 
     /// What `status` shows a member: pending requests and those answered in the last 7 days.
-    package func recentTimeRequests(profile: String, now: Instant) -> [TimeRequestInfo] {
-        requests.recent(profile: profile, now: now).map(TimeRequestInfo.init)
+    package func recentTimeRequests(profile: String, now: Instant) -> [TimeRequest] {
+        requests.recent(profile: profile, now: now)
     }
 
     /// An owner answers request `id`: approval writes the ledger `adjust` row with the request's
     /// note (and the owner's, when given) in the same commit as the answer; a decline only records
     /// it. A request is answered once.
-    public func answerTimeRequest(id: Int64, approve: Bool, answeredBy: String, note: String?) throws(EngineError) -> TimeRequestAnswerReport {
+    public func answerTimeRequest(id: Int64, approve: Bool, answeredBy: String, note: String?) throws(EngineError) -> AnsweredTimeRequest {
         let answerNote = note.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         if let answerNote, answerNote.count > Self.longestHouseholdNote {
             throw .invalid("Keep the answer's note under \(Self.longestHouseholdNote) characters.")
         }
         let request = try requests.answerable(id: id)
         let status: TimeRequest.Status = approve ? .approved : .declined
-        let (adjustment, now) = try perform { (w: inout Work) throws(EngineError) -> (AdjustReport?, Instant) in
-            var adjustment: AdjustReport?
+        let (adjustment, now) = try perform { (w: inout Work) throws(EngineError) -> (CreditAdjustment?, Instant) in
+            var adjustment: CreditAdjustment?
             if approve {
                 let ledgerNote = "request \(id): \(request.note)" + (answerNote.map { " — \($0)" } ?? "")
                 adjustment = try Household.adjust(&w, profile: request.profile, seconds: request.seconds, note: ledgerNote, by: answeredBy)
@@ -116,14 +115,7 @@ extension HelperEngine {
         let message = approve
             ? "Approved: \(words) added to \(request.profile)'s credit." + (adjustment.map { " Balance \(SpanWords.describe(seconds: $0.balanceSeconds))." } ?? "")
             : "Declined the request for \(words) from \(request.profile)."
-        return TimeRequestAnswerReport(request: TimeRequestInfo(answered), adjustment: adjustment, message: message)
-    }
-}
-
-extension TimeRequestInfo {
-    init(_ r: TimeRequest) {
-        self.init(id: r.id, profile: r.profile, seconds: r.seconds, note: r.note, status: Status(rawValue: r.status.rawValue) ?? .pending,
-                  createdAt: r.created, answeredAt: r.answeredAt, answeredBy: r.answeredBy, answerNote: r.answerNote)
+        return AnsweredTimeRequest(request: answered, adjustment: adjustment, message: message)
     }
 }
 

@@ -156,7 +156,7 @@ extension HouseholdWeb {
         let (session, cookie) = await session(request)
         let ask = try BypassAsk { request.uri.queryParameters.get($0) }
         let profile = deviceProfile(context)
-        let preview: BypassPreview
+        let preview: BypassOutlook
         do { preview = try await engine.bypassPreview(profile: profile, entry: ask.entry) } catch {
             return await failurePage(error, session: session, cookie: cookie, back: "/")
         }
@@ -177,10 +177,10 @@ extension HouseholdWeb {
         view["seconds"] = "\(exercise.duration.milliseconds / 1000)"
         view["steps"] = exercise.steps
         // `BypassFlow.run`: paid = a token, or a peek past the free one.
-        view["offerExercise"] = ask.action == .token || (ask.action == .peek && preview.step != BypassPreview.freePeek)
+        view["offerExercise"] = ask.action == .token || (ask.action == .peek && preview.step != .freePeek)
         switch ask.action {
         case .peek:
-            view["what"] = preview.step == BypassPreview.freePeek
+            view["what"] = preview.step == .freePeek
                 ? "A free 60-second peek. \(preview.peeksLeftToday) left today."
                 : "This peek costs \(TimeWords.span(seconds: preview.costSeconds ?? 60)) of credit. \(preview.peeksLeftToday) left today."
         case .use:
@@ -226,7 +226,7 @@ extension HouseholdWeb {
                     return WebResponses.html(.ok, WebTemplates.render("outcome", view))
                 }
             }
-            let result: GrantResult
+            let result: OpenedGrant
             switch ask.action {
             case .peek: result = try await engine.peek(ask.entry, task: ask.task, profile: profile)
             case .token: result = try await engine.token(ask.entry, task: ask.task, profile: profile)

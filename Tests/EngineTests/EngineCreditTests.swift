@@ -103,7 +103,7 @@ struct EngineCreditTests {
         #expect(try await engine.ledgerProblems().isEmpty)
     }
 
-    private func engine_planShownCount(_ plans: [PlanReport]) -> Int { plans.first?.shownCount ?? -1 }
+    private func engine_planShownCount(_ plans: [Plan]) -> Int { plans.first?.shownCount ?? -1 }
 
     @Test func token_opens_ten_minutes_and_counts_down_the_month() async throws {
         let time = TestTimeSource(wall: Fixture.noon)

@@ -31,6 +31,6 @@ struct ResultJSONTests {
         #expect(unlocked.lockedUntil == nil)
         #expect(try Self.keys(unlocked).contains("locked_until"))
         let plan = try #require(await engine.planList().first)
-        #expect(try Self.keys(plan).isSuperset(of: ["id", "when", "then"]))
+        #expect(try Self.keys(PlanReport(plan)).isSuperset(of: ["id", "when", "then"]))
     }
 }

@@ -1,4 +1,3 @@
-import ControlAPI
 import Foundation
 import ScrollOffCore
 import Store
@@ -9,7 +8,7 @@ import Store
 enum Household {
     /// The adjustment inside a command, shared by `adjust` and an approval so both write the same
     /// ledger row and event.
-    static func adjust(_ w: inout Work, profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> AdjustReport {
+    static func adjust(_ w: inout Work, profile: String, seconds: Int64, note: String, by: String) throws(EngineError) -> CreditAdjustment {
         // Checked here too: an approval adjusts by a stored request's seconds, not a request's.
         try checkAdjustment(seconds)
         let i = try index(profile, in: w.profiles)
@@ -34,14 +33,14 @@ enum Household {
         }
         w.profiles[i] = p
         let balance = p.account.wallet.balanceSeconds
-        return AdjustReport(profile: p.name, seconds: seconds, note: note, balanceSeconds: balance, ledgerID: nil,
-                            message: "\(words) for \(p.name) (“\(note)”); balance \(SpanWords.describe(seconds: balance)).")
+        return CreditAdjustment(profile: p.name, seconds: seconds, note: note, balanceSeconds: balance,
+                                message: "\(words) for \(p.name) (“\(note)”); balance \(SpanWords.describe(seconds: balance)).")
     }
 
     /// Within a day either way and not 0, checked before any arithmetic: `abs(Int64.min)` traps,
     /// and a trap here takes the household's DNS down with the helper.
     static func checkAdjustment(_ seconds: Int64) throws(EngineError) {
-        guard AdjustmentBounds.contains(seconds) else {
+        guard CreditLimits.allowsAdjustment(seconds) else {
             throw .invalid("An adjustment is between 1 s and \(SpanWords.describe(seconds: HelperEngine.longestHouseholdGrant)) either way, such as +15m or -10m; \(seconds) s is not.")
         }
     }
