@@ -10,7 +10,7 @@ import Store
 extension GrantResult {
     /// `use`, `peek` and `token`.
     package init(_ opened: OpenedGrant) {
-        self.init(grant: creditWireGrant(opened.grant), plan: opened.plan.map(PlanReport.init), alternatives: opened.alternatives,
+        self.init(grant: GrantReport(opened.grant), plan: opened.plan.map(PlanReport.init), alternatives: opened.alternatives,
                   balanceSeconds: opened.balanceSeconds, peeksLeftToday: opened.peeksLeftToday, tokensLeftMonth: opened.tokensLeftMonth,
                   message: opened.message)
     }
@@ -19,7 +19,7 @@ extension GrantResult {
 extension StopResult {
     /// `stop`.
     package init(_ stopped: StoppedSpends) {
-        self.init(stopped: stopped.stopped.map(creditWireGrant), balanceSeconds: stopped.balanceSeconds, message: stopped.message)
+        self.init(stopped: stopped.stopped.map(GrantReport.init), balanceSeconds: stopped.balanceSeconds, message: stopped.message)
     }
 }
 
@@ -73,8 +73,9 @@ extension TimeRequestAnswerReport {
     }
 }
 
-/// A grant on the wire. A function rather than `GrantReport.init(_:)`: `status` (another
-/// feature's answer) maps grants too, and two `init(_: Grant)` in one module would clash.
-private func creditWireGrant(_ g: Grant) -> GrantReport {
-    GrantReport(id: g.id, entry: g.entry.rawValue, kind: g.kind.rawValue, start: g.start, end: g.end, task: g.task)
+extension GrantReport {
+    /// A grant on the wire: in `use`, `peek`, `token` and `stop` answers, and in `status` and `wallet`.
+    package init(_ g: Grant) {
+        self.init(id: g.id, entry: g.entry.rawValue, kind: g.kind.rawValue, start: g.start, end: g.end, task: g.task)
+    }
 }

@@ -81,9 +81,9 @@ extension StatusReport {
     package init(_ s: ProfileStatus) {
         self.init(profile: s.profile, now: s.now, entries: s.entries.map(EntryReport.init),
                   peeksLeftToday: s.credit.peeksLeftToday, tokensLeftMonth: s.credit.tokensLeftThisMonth,
-                  balanceSeconds: s.credit.balanceSeconds, grants: s.credit.grantsInUse.map(RulesWire.grant),
+                  balanceSeconds: s.credit.balanceSeconds, grants: s.credit.grantsInUse.map(GrantReport.init),
                   strictCurfewUntil: s.strictCurfewUntil, focus: s.focus.map(FocusReport.init),
-                  requests: s.requests.map(RulesWire.timeRequest))
+                  requests: s.requests.map(TimeRequestInfo.init))
     }
 }
 
@@ -100,22 +100,7 @@ extension WalletReport {
         }
         self.init(profile: w.profile, balanceSeconds: w.credit.balanceSeconds, earnedTodaySeconds: w.credit.earnedTodaySeconds,
                   spentTodaySeconds: w.credit.spentTodaySeconds, batches: batches, nextAwardAt: w.credit.nextAwardAt,
-                  earningFrozenUntil: w.credit.earningFrozenUntil, grants: w.credit.grantsInUse.map(RulesWire.grant), now: w.now)
-    }
-}
-
-/// Grants and requests for time inside `status` and `wallet`. Functions, not `init(_:)`s: those
-/// wire types belong to the credit and household answers (WireAnswers+Credit.swift), which may
-/// declare their own initializers from the same domain values.
-enum RulesWire {
-    static func grant(_ g: Grant) -> GrantReport {
-        GrantReport(id: g.id, entry: g.entry.rawValue, kind: g.kind.rawValue, start: g.start, end: g.end, task: g.task)
-    }
-
-    static func timeRequest(_ r: TimeRequest) -> TimeRequestInfo {
-        TimeRequestInfo(id: r.id, profile: r.profile, seconds: r.seconds, note: r.note,
-                        status: TimeRequestInfo.Status(rawValue: r.status.rawValue) ?? .pending,
-                        createdAt: r.created, answeredAt: r.answeredAt, answeredBy: r.answeredBy, answerNote: r.answerNote)
+                  earningFrozenUntil: w.credit.earningFrozenUntil, grants: w.credit.grantsInUse.map(GrantReport.init), now: w.now)
     }
 }
 
