@@ -1,4 +1,3 @@
-import ControlAPI
 import DomainLists
 import Enforcement
 import Foundation
