@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 /// How the two programs are linked. Why: the helper's resident memory with no list was mostly the
 /// pages of its own file, and these cut what the loader and the code touch without changing what
-/// runs (docs/benchmarks.md, "What changed last", 2026-11-25 midday).
+/// runs (docs/benchmarks.md, "The baseline, cut at the link").
 /// - lld with packed relative relocations (DT_RELR, glibc 2.36): the position-independent binary's
 ///   ~130,000 relative relocations take 28 KiB instead of the 3.1 MB the loader read at every start.
 /// - No exported symbol table: the static Swift runtime's link arguments export every symbol

@@ -23,7 +23,7 @@ public struct MatcherBuilder {
     /// bytes), and its `SuffixHash` from its labels (for the rare rehash; `build`
     /// makes every node's from its parent's as it writes the matcher's records). Three arrays for
     /// those were 16 bytes a name at the build's peak, 76 MiB at 5,000,000 names
-    /// (docs/benchmarks.md "List memory: the builder's per-node arrays").
+    /// (docs/benchmarks.md, "Then: the builder's per-node arrays").
     private var records: [UInt8] = []
     private var ownSelf: [UInt32] = []
     private var ownBelow: [UInt32] = []

@@ -122,6 +122,17 @@ private func matches(of pattern: String, in files: [(path: String, text: String)
         #expect(broken.isEmpty, "links to files that are not in the repository:\n\(broken.joined(separator: "\n"))")
     }
 
+    /// `docs/benchmarks.md, "Slow DNS-over-TCP readers"`: a section cited by name must still be in the
+    /// page (a heading or a bold lead). Condensing the page once left two citations pointing nowhere.
+    @Test func every_named_section_of_docs_benchmarks_md_cited_anywhere_is_in_it() throws {
+        let page = try String(contentsOf: root.appending(path: "docs/benchmarks.md"), encoding: .utf8)
+        let files = textFiles(["Sources", "Tests", "scripts", "bench", "Package.swift", "Makefile", "README.md", "DEVELOPERS.md", "docs"])
+        let citations = try matches(of: #"benchmarks\.md[^"\n]{0,4}"([^"]{3,80})""#, in: files)
+        #expect(citations.count > 10, "only \(citations.count) named citations found")
+        let missing = citations.filter { !page.contains($0.capture) }.map { "\($0.place.path):\($0.place.line): \"\($0.capture)\"" }
+        #expect(missing.isEmpty, "sections of docs/benchmarks.md cited by a name it no longer has:\n\(missing.joined(separator: "\n"))")
+    }
+
     @Test func nothing_in_the_repository_points_at_the_shared_folder_outside_it() throws {
         // Spelled in two parts so this file does not find itself.
         let needles = ["../" + "shared", "/work/" + "shared"]
