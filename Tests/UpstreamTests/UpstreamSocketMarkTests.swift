@@ -11,17 +11,9 @@ import Testing
 /// Read back from the kernel (getsockopt); setting a mark needs CAP_NET_ADMIN, which the tests have
 /// as root (CI runs as root).
 @Suite struct UpstreamSocketMarkTests {
-    static func upstream(on group: any EventLoopGroup) async throws -> (any Channel, SocketAddress) {
-        let recorder = UpstreamSocketPoolTests.RecordingUpstream()
-        let channel = try await DatagramBootstrap(group: group)
-            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(recorder) } }
-            .bind(host: "127.0.0.1", port: 0).get()
-        return (channel, try #require(channel.localAddress))
-    }
-
     @Test func sockets_opened_at_start_and_their_rotated_replacements_carry_the_mark() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let (upstream, address) = try await Self.upstream(on: group)
+        let (upstream, address, _) = try await UpstreamSocketPoolTests.recordingUpstream(on: group)
         let pool = UpstreamSocketPool(socketsPerLoop: 2, questionsPerPort: 3, mark: 0x5C0F)
         let loop = group.next()
         await pool.open(on: loop, inet6: false)

@@ -27,6 +27,15 @@ import Testing
         }
     }
 
+    /// A recording upstream on a loopback port of `group`: its channel, its address, and what it saw.
+    static func recordingUpstream(on group: any EventLoopGroup) async throws -> (channel: any Channel, address: SocketAddress, recorder: RecordingUpstream) {
+        let recorder = RecordingUpstream()
+        let channel = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(recorder) } }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return (channel, try #require(channel.localAddress), recorder)
+    }
+
     static func ask(_ pool: UpstreamSocketPool, _ name: String, id: UInt16, upstream: SocketAddress, loop: any EventLoop) async throws -> DNSMessage {
         let question = DNSQuestion(name: try DNSName(name), type: .a)
         let bytes = try DNSMessage(header: DNSHeader(id: id, recursionDesired: true), questions: [question]).serialize()
@@ -37,11 +46,7 @@ import Testing
 
     @Test func two_hundred_questions_at_once_use_at_most_the_pool_and_all_get_their_own_answer() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let recorder = RecordingUpstream()
-        let upstream = try await DatagramBootstrap(group: group)
-            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(recorder) } }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let address = try #require(upstream.localAddress)
+        let (upstream, address, recorder) = try await Self.recordingUpstream(on: group)
         let pool = UpstreamSocketPool(socketsPerLoop: 4, questionsPerPort: 1000)
         let loop = group.next()
         let names = try await withThrowingTaskGroup(of: String.self) { tasks in
@@ -62,11 +67,7 @@ import Testing
 
     @Test func a_port_that_has_sent_its_share_is_replaced_by_a_new_one() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let recorder = RecordingUpstream()
-        let upstream = try await DatagramBootstrap(group: group)
-            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(recorder) } }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let address = try #require(upstream.localAddress)
+        let (upstream, address, recorder) = try await Self.recordingUpstream(on: group)
         let pool = UpstreamSocketPool(socketsPerLoop: 1, questionsPerPort: 5)
         for index in 0..<30 {
             _ = try await Self.ask(pool, "r\(index).test", id: UInt16(index), upstream: address, loop: group.next())
