@@ -5,7 +5,7 @@ import Testing
 /// from them at the edge (docs/architecture.md, Engine). The credit and household features do
 /// so already; their files do not import `ControlAPI`, so a wire type cannot slip back into
 /// their answers unnoticed.
-@Suite("Engine: the credit and household features answer in domain values")
+@Suite("Engine: answers in domain values, wire types only where a reason is named")
 struct EngineWireBoundaryTests {
     /// The repository root, found from this file's own path (Tests/EngineTests/…).
     static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -45,5 +45,28 @@ struct EngineWireBoundaryTests {
             }
         }
         #expect(found.isEmpty, "wire types belong at the edge (Sources/ControlServer/WireAnswers+Credit.swift):\n\(found.joined(separator: "\n"))")
+    }
+
+    /// The engine files that still name a wire type, each for a reason; every other file of the
+    /// engine answers in domain values and must not import `ControlAPI`.
+    static let stillWire: [String: String] = [
+        "Sources/Engine/HelperEngine+Reports.swift": "stats and the digest answer StatsReport and DigestReport",
+        "Sources/Engine/Insights/InsightChecks.swift": "the weekly digest is stored as StatsReport's JSON",
+        "Sources/Engine/Insights/DigestHook.swift": "the digest hook is handed StatsReport's JSON",
+        "Sources/Engine/HelperEngine+Rules.swift": "addSchedule takes the wire's ScheduleRequest, a plain value",
+        "Sources/Engine/ControlAuthorizer.swift": "who may call an endpoint is decided on the contract's caller identity",
+    ]
+
+    @Test func no_other_file_of_the_engine_imports_ControlAPI() throws {
+        let files = Self.swiftFiles(["Sources/Engine"])
+        #expect(files.count >= 25, "found only \(files.count) files")
+        var found: [String] = []
+        for file in files where Self.stillWire[file] == nil {
+            let text = try String(contentsOf: Self.root.appending(path: file), encoding: .utf8)
+            if text.split(separator: "\n").contains(where: { $0.split(separator: " ").map(String.init) == ["import", "ControlAPI"] }) {
+                found.append(file)
+            }
+        }
+        #expect(found.isEmpty, "wire types belong at the edge (Sources/ControlServer/WireAnswers+*.swift):\n\(found.joined(separator: "\n"))")
     }
 }
