@@ -113,6 +113,7 @@ let package = Package(
             name: "Upstream",
             dependencies: [
                 "DNSWire", "DNSFraming",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -124,6 +125,7 @@ let package = Package(
             name: "Sinkhole",
             dependencies: [
                 "DNSWire", "DNSFraming", "ScrollOffCore", "DomainLists", "CDatagramShim", "CThreadShim", "PortDiagnostics", "Upstream",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -145,7 +147,10 @@ let package = Package(
         // network and MAC, the policy the resolver chain asks, and urge recording (SPEC §7).
         .target(
             name: "Enforcement",
-            dependencies: ["ScrollOffCore", "DomainLists", "DNSWire", "Sinkhole", "ListFetch", "LowPriority", "CThreadShim"],
+            dependencies: [
+                "ScrollOffCore", "DomainLists", "DNSWire", "Sinkhole", "ListFetch", "LowPriority", "CThreadShim",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The rules engine (SPEC §1–§8, §11, §12): the one actor that owns the household's state,

@@ -1,6 +1,7 @@
 import DomainLists
 import LowPriority
 import ScrollOffCore
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// The domain side of enforcement: which names belong to which entry, and which are always allowed.
@@ -165,7 +166,7 @@ public final class Enforcement: Sendable {
     public let clock: TrustedClock
     /// Set by the first query that finds the snapshot due for a rebuild, so the engine is woken once
     /// per snapshot, not once per query.
-    let rebuildRequested = Atomic<Bool>(false)
+    let rebuildRequested = Synchronization.Atomic<Bool>(false)
 
     package init(tables: MatcherTables, snapshot: EnforcementSnapshot, states: [ProfileState], router: ClientRouter,
          profileNames: [String], clock: TrustedClock) {
@@ -300,18 +301,18 @@ func strictestDecision(_ enforcement: Enforcement, set: UInt32, own: Int, now: I
 /// Holds the enforcement in force and swaps it whole: the lock
 /// is held only to copy or replace one reference, and the old instance is released outside it.
 public final class EnforcementBox: Sendable {
-    private let current: Mutex<Enforcement>
+    private let current: NIOLockedValueBox<Enforcement>
 
-    public init(_ enforcement: Enforcement) { current = Mutex(enforcement) }
+    public init(_ enforcement: Enforcement) { current = NIOLockedValueBox(enforcement) }
 
     /// The enforcement in force; hold it for the whole of one query.
-    public var enforcement: Enforcement { current.withLock { $0 } }
+    public var enforcement: Enforcement { current.withLockedValue { $0 } }
 
     /// The previous enforcement goes to the releaser thread (`Retirement`), which frees it once
     /// no query holds it: dropped here it was freed on the engine, or on an event loop when a
     /// query still held it, a 30 MB matcher freed at once (SPEC §9).
     package func publish(_ enforcement: Enforcement) {
-        let previous = current.withLock { held -> Enforcement in
+        let previous = current.withLockedValue { held -> Enforcement in
             let previous = held
             held = enforcement
             return previous

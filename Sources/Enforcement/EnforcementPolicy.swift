@@ -1,7 +1,7 @@
 import DNSWire
 import LowPriority
 import Sinkhole
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The DNS side of the state engine: answers the sinkhole's "is this name blocked for this client
 /// now, and for how long" from one published `Enforcement` (SPEC §9), and counts urges on managed
@@ -54,19 +54,19 @@ package final class PolicyComposer: Sendable {
     private let target: PolicyStore
     private let urges: UrgeRecorder
     private let wakeTarget: WakeTarget
-    private let published: Mutex<Void>
+    private let published: NIOLockedValueBox<Void>
 
     package init(target: PolicyStore, urges: UrgeRecorder, wakeTarget: WakeTarget) {
         self.target = target
         self.urges = urges
         self.wakeTarget = wakeTarget
-        published = Mutex(())
+        published = NIOLockedValueBox(())
     }
 
     package func enforcementPublished(_ enforcement: Enforcement) {
         // Replacing under this lock keeps an older publication from overwriting a newer one when
         // two publish at the same moment. The target's lock never calls out.
-        let replaced = published.withLock { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, urges: urges, wakeTarget: wakeTarget)) }
+        let replaced = published.withLockedValue { _ in target.replace(with: EnforcementPolicy(enforcement: enforcement, urges: urges, wakeTarget: wakeTarget)) }
         // The enforcement replaced is freed on the releaser thread once no query holds it, not
         // here on the engine nor on the event loop whose query drops it last (SPEC §9).
         if let old = (replaced as? EnforcementPolicy)?.enforcement, old !== enforcement { Retirement.shared.retire(old) }

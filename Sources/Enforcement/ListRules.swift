@@ -1,5 +1,5 @@
 import DomainLists
-import Synchronization
+import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,12 +59,12 @@ public struct ListCopy: Sendable, Equatable {
 /// add of one name repeated, ~17 B a name at 5,000,000). A build that finds it taken already (a
 /// second attempt) reads the list's stored copy again.
 public final class ListHandoff: Sendable {
-    private let rules: Mutex<RuleList?>
+    private let rules: NIOLockedValueBox<RuleList?>
 
-    public init(_ rules: consuming RuleList) { self.rules = Mutex(Optional(rules)) }
+    public init(_ rules: consuming RuleList) { self.rules = NIOLockedValueBox(Optional(rules)) }
 
     /// The rules, forgotten here; nil once taken.
-    public func take() -> RuleList? { rules.withLock { $0.take() } }
+    public func take() -> RuleList? { rules.withLockedValue { $0.take() } }
 }
 
 /// The rules of one matcher entry as the engine keeps them between matcher builds.

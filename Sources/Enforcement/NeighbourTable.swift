@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A 48-bit hardware address in a profile's `clients` (SPEC §9: "clients matched by IP/CIDR or MAC
 /// address"), kept as the low 48 bits of a `UInt64`.
@@ -232,7 +232,7 @@ public final class NeighbourCache: Sendable {
     /// limit, gc_thresh3, is 1,024 per family).
     public static let defaultMaximumEntries = 8192
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let reader: @Sendable () -> [ClientIP: UInt64]?
     private let linkReader: @Sendable () -> LocalLinks?
     let maximumAge: Duration
@@ -259,7 +259,7 @@ public final class NeighbourCache: Sendable {
         self.maximumEntries = max(0, maximumEntries)
         self.reader = reader
         self.linkReader = linkReader
-        state = Mutex(State(tokens: Double(max(1, missReadsPerSecond)), tokensAt: .now))
+        state = NIOLockedValueBox(State(tokens: Double(max(1, missReadsPerSecond)), tokensAt: .now))
     }
 
     /// The MAC the kernel knows for `client`, or nil (not on a local link, loopback, or unknown).
@@ -275,7 +275,7 @@ public final class NeighbourCache: Sendable {
         if Self.isLoopbackOrUnknown(client) { return .notANeighbour }
         let now = ContinuousClock.now
         let rate = missReadsPerSecond
-        let (known, refresh, readNow) = state.withLock { s -> (NeighbourLookup?, Bool, Bool) in
+        let (known, refresh, readNow) = state.withLockedValue { s -> (NeighbourLookup?, Bool, Bool) in
             var known: NeighbourLookup?
             if let mac = s.map[client] {
                 known = .mac(mac)
@@ -308,7 +308,7 @@ public final class NeighbourCache: Sendable {
         guard readNow else { return .unresolved }
         let links = linkReader()
         let map = reader().map(bounded)
-        let (mac, placed) = state.withLock { s -> (UInt64?, LocalLinks?) in
+        let (mac, placed) = state.withLockedValue { s -> (UInt64?, LocalLinks?) in
             if let links { s.links = links }
             if let map {
                 s.map = map
@@ -326,14 +326,14 @@ public final class NeighbourCache: Sendable {
     public func currentTable() -> [ClientIP: UInt64] {
         if let map = reader().map(bounded) {
             let links = linkReader()
-            state.withLock { s in
+            state.withLockedValue { s in
                 s.map = map
                 if let links { s.links = links }
                 s.readAt = .now
             }
             return map
         }
-        return state.withLock { $0.map }
+        return state.withLockedValue { $0.map }
     }
 
     /// At most `maximumEntries` of a table: what a dump returns beyond them stays unresolved.
@@ -349,13 +349,13 @@ public final class NeighbourCache: Sendable {
     }
 
     /// How many addresses the map holds now (for tests of its bound).
-    public var count: Int { state.withLock { $0.map.count } }
+    public var count: Int { state.withLockedValue { $0.map.count } }
 
     private func refreshInBackground() {
         Thread.detachNewThread { [self] in
             let links = linkReader()
             let map = reader().map(bounded)
-            state.withLock { s in
+            state.withLockedValue { s in
                 if let map {
                     s.map = map
                     s.readAt = .now

@@ -1,6 +1,6 @@
 import DomainLists
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The rules the list store's validator parsed from a downloaded copy, handed on to the code that
 /// puts the copy in force, so a list is parsed once per download instead of three times
@@ -20,7 +20,7 @@ public final class ParsedCopies: Sendable {
         var rules: RuleList
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = NIOLockedValueBox<[Entry]>([])
     private let capacity: Int
 
     public init(capacity: Int = 2) { self.capacity = max(1, capacity) }
@@ -28,7 +28,7 @@ public final class ParsedCopies: Sendable {
     /// Remembers the rules parsed from the file at `path` (call right after a successful parse).
     public func keep(_ rules: RuleList, parsedFrom path: String) {
         guard let identity = FileIdentity(path: path) else { return }
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             entries.removeAll { $0.identity == identity }
             entries.append(Entry(identity: identity, rules: rules))
             if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
@@ -39,20 +39,20 @@ public final class ParsedCopies: Sendable {
     /// reads the new copy before it is put in force).
     public func peek(_ path: String) -> RuleList? {
         guard let identity = FileIdentity(path: path) else { return nil }
-        return entries.withLock { entries in entries.first { $0.identity == identity }?.rules }
+        return entries.withLockedValue { entries in entries.first { $0.identity == identity }?.rules }
     }
 
     /// The rules kept for the file now at `path`, forgotten here (the caller puts them in force).
     public func take(_ path: String) -> RuleList? {
         guard let identity = FileIdentity(path: path) else { return nil }
-        return entries.withLock { entries in
+        return entries.withLockedValue { entries in
             guard let i = entries.firstIndex(where: { $0.identity == identity }) else { return nil }
             return entries.remove(at: i).rules
         }
     }
 
     /// How many copies wait to be taken (tests).
-    public var waiting: Int { entries.withLock { $0.count } }
+    public var waiting: Int { entries.withLockedValue { $0.count } }
 }
 
 /// What tells one stored file from another and from a later version of itself: a rename keeps it,

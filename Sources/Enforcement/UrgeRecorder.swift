@@ -1,5 +1,5 @@
 import ScrollOffCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Collapses blocked queries into urge episodes (SPEC §7: "blocked queries for one entry from one
 /// client, collapsed into one episode per 60 s") and holds them until the engine writes them in one
@@ -53,7 +53,7 @@ public final class UrgeRecorder: Sendable {
     /// Most clients excused at once; `doctor` runs from one machine, so a handful is plenty.
     static let maximumExcused = 16
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     /// Wakes the engine's timer when the first urge of a batch arrives (or a batch fills up).
     private let wake: @Sendable () -> Void
 
@@ -88,13 +88,13 @@ public final class UrgeRecorder: Sendable {
     /// Starts an episode for `key` unless one is running. A repeat within the episode takes the
     /// lock once and allocates nothing.
     private func recordEpisode(_ key: Key, entry: EntryID, now: Instant, enforcement: Enforcement) -> Bool {
-        let isNew = state.withLock { s -> Bool in !Self.isRunning(Self.start(of: key, in: &s), now: now) }
+        let isNew = state.withLockedValue { s -> Bool in !Self.isRunning(Self.start(of: key, in: &s), now: now) }
         guard isNew else { return false }
         // Resolving names allocates; it happens once per episode, not per query.
         let profileName = key.profile < enforcement.profileNames.count
             ? enforcement.profileNames[key.profile] : enforcement.profileNames.first ?? "default"
         let clientText = key.client.description
-        let outcome = state.withLock { s -> (counted: Bool, wake: Bool) in
+        let outcome = state.withLockedValue { s -> (counted: Bool, wake: Bool) in
             if Self.isRunning(s.episodeStart[key], now: now) { return (false, false) } // raced
             if !s.excused.isEmpty, let until = s.excused[Excused(profile: key.profile, client: key.client)],
                now <= until, now >= until - Self.probeGrace {
@@ -129,7 +129,7 @@ public final class UrgeRecorder: Sendable {
     /// `probeGrace` of now start an episode without being counted. A person's own query in those
     /// seconds from that address is not counted either, which is the price of not counting doctor.
     package func excuseProbe(profile: Int, client: ClientIP, now: Instant) {
-        state.withLock { s in
+        state.withLockedValue { s in
             s.excused = s.excused.filter { now <= $0.value && now >= $0.value - Self.probeGrace }
             guard s.excused.count < Self.maximumExcused else { return }
             s.excused[Excused(profile: profile, client: client)] = now + Self.probeGrace
@@ -166,7 +166,7 @@ public final class UrgeRecorder: Sendable {
 
     /// When the pending batch should be written: `flushDelay` after its oldest urge, or now when it is full.
     package var flushDue: Instant? {
-        state.withLock { s in
+        state.withLockedValue { s in
             guard let first = s.pending.first else { return nil }
             return s.pending.count >= Self.flushCount ? first.time : first.time + Self.flushDelay
         }
@@ -174,7 +174,7 @@ public final class UrgeRecorder: Sendable {
 
     /// Takes the pending batch and sweeps ended episodes out (as of the newest urge taken).
     package func drain() -> [PendingUrge] {
-        state.withLock { s in
+        state.withLockedValue { s in
             let batch = s.pending
             s.pending = []
             if let newest = batch.last?.time { Self.pruneIfDue(&s, now: newest) }
@@ -183,15 +183,15 @@ public final class UrgeRecorder: Sendable {
     }
 
     /// Episodes tracked now (for tests of the bound).
-    var trackedCount: Int { state.withLock { $0.episodeStart.count } }
+    var trackedCount: Int { state.withLockedValue { $0.episodeStart.count } }
 
     /// Puts a batch back after a failed write, ahead of newer urges.
     package func restore(_ batch: [PendingUrge]) {
-        state.withLock { s in s.pending = Array((batch + s.pending).prefix(Self.maximumPending)) }
+        state.withLockedValue { s in s.pending = Array((batch + s.pending).prefix(Self.maximumPending)) }
     }
 
     /// Urges not recorded because a bound was reached (reported by the engine's log).
-    public var droppedCount: Int { state.withLock { $0.dropped } }
+    public var droppedCount: Int { state.withLockedValue { $0.dropped } }
 }
 
 /// One urge episode waiting to be written (SPEC §7).

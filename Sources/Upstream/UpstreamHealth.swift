@@ -1,5 +1,5 @@
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Tracks which upstreams answer, so a dead one stops costing every query its timeout.
 ///
@@ -14,19 +14,19 @@ package final class UpstreamHealth: Sendable {
         var totalFailures: UInt64 = 0
     }
 
-    private let records: Mutex<[Record]>
+    private let records: NIOLockedValueBox<[Record]>
     let failuresBeforeBackoff: Int
     let backoffNanoseconds: UInt64
 
     package init(count: Int, failuresBeforeBackoff: Int, backoff: TimeAmount) {
-        records = Mutex(Array(repeating: Record(), count: count))
+        records = NIOLockedValueBox(Array(repeating: Record(), count: count))
         self.failuresBeforeBackoff = max(failuresBeforeBackoff, 1)
         backoffNanoseconds = UInt64(max(backoff.nanoseconds, 0))
     }
 
     /// Upstream indices in the order to try them at `now` (monotonic nanoseconds).
     package func order(now: UInt64) -> [Int] {
-        records.withLock { records in
+        records.withLockedValue { records in
             let healthy = records.indices.filter { records[$0].backedOffUntil <= now }
             let backedOff = records.indices.filter { records[$0].backedOffUntil > now }
                 .sorted { records[$0].backedOffUntil < records[$1].backedOffUntil }
@@ -35,7 +35,7 @@ package final class UpstreamHealth: Sendable {
     }
 
     package func succeeded(_ index: Int) {
-        records.withLock { records in
+        records.withLockedValue { records in
             guard records.indices.contains(index) else { return }
             records[index].consecutiveFailures = 0
             records[index].backedOffUntil = 0
@@ -45,7 +45,7 @@ package final class UpstreamHealth: Sendable {
     /// Returns true when this failure started a back-off, so the caller can log it once.
     @discardableResult
     package func failed(_ index: Int, now: UInt64) -> Bool {
-        records.withLock { records in
+        records.withLockedValue { records in
             guard records.indices.contains(index) else { return false }
             records[index].consecutiveFailures += 1
             records[index].totalFailures &+= 1
@@ -58,7 +58,7 @@ package final class UpstreamHealth: Sendable {
 
     /// Each upstream's state at `now`, in configuration order, for the metrics.
     package func states(now: UInt64) -> [(up: Bool, consecutiveFailures: Int, totalFailures: UInt64)] {
-        records.withLock { records in
+        records.withLockedValue { records in
             records.map { ($0.backedOffUntil <= now, $0.consecutiveFailures, $0.totalFailures) }
         }
     }

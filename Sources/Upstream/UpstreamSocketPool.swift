@@ -1,7 +1,7 @@
 import DNSWire
 import NIOCore
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The UDP sockets questions are sent upstream from: a few per event loop and address family,
 /// shared by the questions of that loop, instead of one new socket per question.
@@ -19,7 +19,7 @@ package final class UpstreamSocketPool: Sendable {
     let socketsPerLoop: Int
     /// Questions sent from one port before it is replaced by a new random one.
     let questionsPerPort: Int
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     private struct State {
         var loops: [Key: NIOLoopBoundBox<LoopSockets>] = [:]
@@ -35,13 +35,13 @@ package final class UpstreamSocketPool: Sendable {
     package init(socketsPerLoop: Int = 16, questionsPerPort: Int = 256, mark: UInt32? = nil) {
         self.socketsPerLoop = max(socketsPerLoop, 1)
         self.questionsPerPort = max(questionsPerPort, 1)
-        state = Mutex(State(mark: mark))
+        state = NIOLockedValueBox(State(mark: mark))
     }
 
     /// The mark sockets carry from now on: those open now are changed in place (no descriptor
     /// needed), those bound later get it at bind, the replacements of rotated ports included.
     package func setMark(_ mark: UInt32?) {
-        let all: [NIOLoopBoundBox<LoopSockets>]? = state.withLock { state in
+        let all: [NIOLoopBoundBox<LoopSockets>]? = state.withLockedValue { state in
             guard state.mark != mark else { return nil }
             state.mark = mark
             return Array(state.loops.values)
@@ -52,7 +52,7 @@ package final class UpstreamSocketPool: Sendable {
     }
 
     /// The mark new sockets get (for tests).
-    var mark: UInt32? { state.withLock { $0.mark } }
+    var mark: UInt32? { state.withLockedValue { $0.mark } }
 
     /// Opens every socket of `loop` for `family` now, so that forwarding does not depend on a free
     /// descriptor later. Failures are left for the first question to retry.
@@ -74,7 +74,7 @@ package final class UpstreamSocketPool: Sendable {
     /// Sockets open now over every loop and family (for tests and the descriptor budget).
     var openSockets: Int {
         get async {
-            let all = state.withLock { Array($0.loops.values) }
+            let all = state.withLockedValue { Array($0.loops.values) }
             var total = 0
             for sockets in all { total += (try? await sockets.eventLoop.submit { sockets.value.openCount }.get()) ?? 0 }
             return total
@@ -84,7 +84,7 @@ package final class UpstreamSocketPool: Sendable {
     /// SO_MARK of every open socket as the kernel has it, over every loop and family (for tests).
     var openMarks: [UInt32] {
         get async throws {
-            let all = state.withLock { Array($0.loops.values) }
+            let all = state.withLockedValue { Array($0.loops.values) }
             var marks: [UInt32] = []
             for sockets in all { marks += try await sockets.eventLoop.submit { try sockets.value.openMarks() }.get() }
             return marks
@@ -94,7 +94,7 @@ package final class UpstreamSocketPool: Sendable {
     private func sockets(for loop: any EventLoop, inet6: Bool) -> NIOLoopBoundBox<LoopSockets> {
         let key = Key(loop: ObjectIdentifier(loop), inet6: inet6)
         let (socketsPerLoop, questionsPerPort) = (socketsPerLoop, questionsPerPort)
-        return state.withLock { state in
+        return state.withLockedValue { state in
             if let found = state.loops[key] { return found }
             // Made under the lock with the mark of this moment: a later `setMark` reaches it.
             let made = NIOLoopBoundBox.makeBoxSendingValue(

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// What a link did with a query, noted on the `QueryContext` for the metrics. The reply's RCODE
@@ -81,15 +82,15 @@ public final class QueryCounterShard: @unchecked Sendable {
     static let sumIndex = outcomeCount + bucketCount
     static let cellCount = sumIndex + 1
 
-    private let cells: UnsafeMutablePointer<Atomic<UInt64>>
+    private let cells: UnsafeMutablePointer<Synchronization.Atomic<UInt64>>
     private let bounds = QueryLatencyBuckets.upperBoundsNanoseconds
 
     init() {
         // Cache-line aligned and padded so two loops' shards never share a line.
         let bytes = (Self.cellCount * MemoryLayout<UInt64>.stride + 127) & ~127
         cells = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 128)
-            .bindMemory(to: Atomic<UInt64>.self, capacity: Self.cellCount)
-        for index in 0..<Self.cellCount { (cells + index).initialize(to: Atomic(0)) }
+            .bindMemory(to: Synchronization.Atomic<UInt64>.self, capacity: Self.cellCount)
+        for index in 0..<Self.cellCount { (cells + index).initialize(to: Synchronization.Atomic(0)) }
     }
 
     deinit {
@@ -140,14 +141,14 @@ public struct QueryTotals: Sendable, Equatable {
 /// The query counters of the whole server: one shard per event loop and per UDP listener, so the
 /// hot path takes no lock and shares no cache line; a scrape reads and sums them all.
 public final class QueryCounters: Sendable {
-    private let shards = Mutex<[ObjectIdentifier: QueryCounterShard]>([:])
+    private let shards = NIOLockedValueBox<[ObjectIdentifier: QueryCounterShard]>([:])
 
     public init() {}
 
     /// The shard of `writer` (an event loop, a UDP listener); called once per channel or listener,
     /// never per query.
     public func shard(for writer: AnyObject) -> QueryCounterShard {
-        shards.withLock { shards in
+        shards.withLockedValue { shards in
             if let shard = shards[ObjectIdentifier(writer)] { return shard }
             let shard = QueryCounterShard()
             shards[ObjectIdentifier(writer)] = shard
@@ -156,7 +157,7 @@ public final class QueryCounters: Sendable {
     }
 
     public func totals() -> QueryTotals {
-        let all = shards.withLock { Array($0.values) }
+        let all = shards.withLockedValue { Array($0.values) }
         var totals = QueryTotals(
             outcomes: Array(repeating: 0, count: QueryCounterShard.outcomeCount),
             buckets: Array(repeating: 0, count: QueryCounterShard.bucketCount), sumNanoseconds: 0)

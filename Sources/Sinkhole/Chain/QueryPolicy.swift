@@ -1,6 +1,6 @@
 import DNSWire
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -112,19 +112,19 @@ public struct AllowAllPolicy: QueryPolicy {
 /// Holds the current policy and swaps it atomically, so a rule change applies from the next query
 /// on without stopping the server (ARCHITECTURE.md "swaps it atomically").
 public final class PolicyStore: Sendable {
-    private let current: Mutex<any QueryPolicy>
+    private let current: NIOLockedValueBox<any QueryPolicy>
     private let didReplace: (@Sendable (any QueryPolicy) -> Void)?
 
     /// - Parameter didReplace: called after every `replace`, so a policy built from this one can be
     ///   rebuilt off the hot path instead of reading this store on every query.
     public init(_ policy: any QueryPolicy, didReplace: (@Sendable (any QueryPolicy) -> Void)? = nil) {
-        current = Mutex(policy)
+        current = NIOLockedValueBox(policy)
         self.didReplace = didReplace
     }
 
     /// The policy in force now. The lock is held only to copy one reference.
     public var policy: any QueryPolicy {
-        current.withLock { $0 }
+        current.withLockedValue { $0 }
     }
 
     /// The policy replaced is released after the lock is let go: if this is its last reference,
@@ -134,7 +134,7 @@ public final class PolicyStore: Sendable {
     @discardableResult
     public func replace(with policy: any QueryPolicy) -> any QueryPolicy {
         var replaced: any QueryPolicy = policy
-        current.withLock { swap(&$0, &replaced) }
+        current.withLockedValue { swap(&$0, &replaced) }
         didReplace?(policy)
         return replaced
     }

@@ -1,5 +1,5 @@
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Bounds the descriptors a listener's connections hold, counted from `accept` to close, by not
 /// accepting while `limit` are held (SPEC §9.6).
@@ -23,7 +23,7 @@ public final class AcceptGate: Sendable {
     public static let slack = 20
 
     public let limit: Int
-    private let state = Mutex<State>(State())
+    private let state = NIOLockedValueBox<State>(State())
 
     private struct State {
         var open = 0
@@ -36,18 +36,18 @@ public final class AcceptGate: Sendable {
     }
 
     /// Connections accepted and not yet closed, over every listener of the gate.
-    public var open: Int { state.withLock { $0.open } }
+    public var open: Int { state.withLockedValue { $0.open } }
 
     /// A handler for one listener's server channel; listeners sharing a cap share one gate.
     public func handler() -> Handler { Handler(gate: self) }
 
     fileprivate func accepted(_ child: any Channel) {
-        state.withLock { $0.open += 1 }
+        state.withLockedValue { $0.open += 1 }
         child.closeFuture.whenComplete { _ in self.closed() }
     }
 
     private func closed() {
-        let waiting: [Handler] = state.withLock { state in
+        let waiting: [Handler] = state.withLockedValue { state in
             state.open -= 1
             guard state.open < limit, !state.parked.isEmpty else { return [] }
             defer { state.parked.removeAll() }
@@ -58,7 +58,7 @@ public final class AcceptGate: Sendable {
 
     /// Parks `handler` if the gate is full; false when it may read.
     fileprivate func parkIfFull(_ handler: Handler) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.open >= limit else { return false }
             state.parked[ObjectIdentifier(handler)] = handler
             return true
@@ -66,7 +66,7 @@ public final class AcceptGate: Sendable {
     }
 
     fileprivate func forget(_ handler: Handler) {
-        _ = state.withLock { $0.parked.removeValue(forKey: ObjectIdentifier(handler)) }
+        _ = state.withLockedValue { $0.parked.removeValue(forKey: ObjectIdentifier(handler)) }
     }
 
     /// Counts the children a server channel accepts and withholds its `read` while the gate is full.

@@ -1,5 +1,5 @@
 import DNSWire
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One socket the DNS server has bound.
 public struct BoundListener: Hashable, Sendable {
@@ -17,14 +17,14 @@ public struct BoundListener: Hashable, Sendable {
 /// up"): the configured addresses say what was asked for, this says what the kernel gave. Written
 /// by the server at start and cleared when it stops listening; read by the control socket.
 public final class BoundListeners: Sendable {
-    private let held = Mutex<[BoundListener]>([])
+    private let held = NIOLockedValueBox<[BoundListener]>([])
 
     public init() {}
 
     /// The sockets bound now, in the order they were bound.
-    public var current: [BoundListener] { held.withLock { $0 } }
+    public var current: [BoundListener] { held.withLockedValue { $0 } }
 
-    func add(_ listener: BoundListener) { held.withLock { $0.append(listener) } }
+    func add(_ listener: BoundListener) { held.withLockedValue { $0.append(listener) } }
 
-    func removeAll() { held.withLock { $0.removeAll() } }
+    func removeAll() { held.withLockedValue { $0.removeAll() } }
 }

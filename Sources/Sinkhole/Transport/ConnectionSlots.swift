@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Open connections counted in total and per key (a client address for DNS over TCP, a uid for
 /// the control socket), so that one client holding every slot cannot starve the others
@@ -17,7 +17,7 @@ public final class ConnectionSlots<Key: Hashable & Sendable>: Sendable {
         var byKey: [Key: Int] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     public let limit: Int
     public let perKeyLimit: Int
 
@@ -28,7 +28,7 @@ public final class ConnectionSlots<Key: Hashable & Sendable>: Sendable {
 
     /// Takes a slot for `key`; nil when taken, the refusal otherwise (nothing is taken then).
     public func acquire(_ key: Key) -> Refusal? {
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.open >= limit { return .total(limit: limit) }
             let held = state.byKey[key, default: 0]
             if held >= perKeyLimit { return .perKey(limit: perKeyLimit) }
@@ -40,14 +40,14 @@ public final class ConnectionSlots<Key: Hashable & Sendable>: Sendable {
 
     /// Gives back a slot `acquire` gave `key`.
     public func release(_ key: Key) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.open -= 1
             let held = state.byKey[key, default: 1] - 1
             state.byKey[key] = held > 0 ? held : nil
         }
     }
 
-    public var current: Int { state.withLock { $0.open } }
+    public var current: Int { state.withLockedValue { $0.open } }
 
-    public func current(for key: Key) -> Int { state.withLock { $0.byKey[key, default: 0] } }
+    public func current(for key: Key) -> Int { state.withLockedValue { $0.byKey[key, default: 0] } }
 }

@@ -4,6 +4,7 @@ import DNSWire
 import Logging
 import NIOCore
 import PortDiagnostics
+import NIOConcurrencyHelpers
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,8 +39,8 @@ final class DatagramListener: Sendable {
     private nonisolated(unsafe) let batch: OpaquePointer
     /// False once the socket is closed. Replies sent from an event loop take this lock, so that a
     /// late upstream answer never goes out through a descriptor number the process has reused.
-    private let open = Mutex(true)
-    private let stopping = Atomic(false)
+    private let open = NIOLockedValueBox(true)
+    private let stopping = Synchronization.Atomic(false)
 
     private init(descriptor: CInt, port: Int, batch: OpaquePointer) {
         self.descriptor = descriptor
@@ -170,14 +171,14 @@ final class DatagramListener: Sendable {
     func stop() {
         stopping.store(true, ordering: .releasing)
         // Under the lock: once closed, the number may be another socket's.
-        open.withLock { open in
+        open.withLockedValue { open in
             if open { _ = shutdown(descriptor, CInt(SHUT_RD)) }
         }
     }
 
     /// Closes the socket. Call it once `serve` has returned.
     func close() {
-        open.withLock { open in
+        open.withLockedValue { open in
             guard open else { return }
             open = false
             Glibc.close(descriptor)
@@ -188,7 +189,7 @@ final class DatagramListener: Sendable {
     /// Returns 0 or the errno of a failed send.
     @discardableResult
     func sendLater(_ reply: [UInt8], to peer: DatagramPeer) -> CInt {
-        open.withLock { open -> CInt in
+        open.withLockedValue { open -> CInt in
             guard open else { return EBADF }
             let sent = reply.withUnsafeBytes { bytes in
                 peer.withSockAddr { address, length in

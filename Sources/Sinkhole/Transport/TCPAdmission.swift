@@ -1,5 +1,5 @@
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Admits DNS-over-TCP connections on the listener's own thread (`scrolloff-tcp`), as they are
 /// accepted and before they are registered on an event loop of the shared group.
@@ -21,7 +21,7 @@ final class TCPAdmission: Sendable {
     let registry: TCPConnectionRegistry
     let limitLog: ThrottledLog?
     /// Slots of connections admitted and not yet set up on their loop.
-    private let handoff = Mutex<[ObjectIdentifier: TCPConnectionEntry]>([:])
+    private let handoff = NIOLockedValueBox<[ObjectIdentifier: TCPConnectionEntry]>([:])
 
     init(registry: TCPConnectionRegistry, limitLog: ThrottledLog?) {
         self.registry = registry
@@ -30,11 +30,11 @@ final class TCPAdmission: Sendable {
 
     /// The slot admitted for `channel`, once: its handler holds it from then on.
     func take(for channel: any Channel) -> TCPConnectionEntry? {
-        handoff.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+        handoff.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
     /// Connections admitted and not yet set up; for tests.
-    var waitingForSetUp: Int { handoff.withLock { $0.count } }
+    var waitingForSetUp: Int { handoff.withLockedValue { $0.count } }
 
     /// Admits or refuses `child`; false when refused (it is being closed and must not be set up).
     func admit(_ child: any Channel) -> Bool {
@@ -49,11 +49,11 @@ final class TCPAdmission: Sendable {
             return false
         case .admitted(let entry, _):
             let key = ObjectIdentifier(child)
-            handoff.withLock { $0[key] = entry }
+            handoff.withLockedValue { $0[key] = entry }
             // However the connection ends (set-up failed, evicted, closed by either side), the
             // slot is given back once (`release` ignores a second time).
             child.closeFuture.whenComplete { _ in
-                _ = self.handoff.withLock { $0.removeValue(forKey: key) }
+                _ = self.handoff.withLockedValue { $0.removeValue(forKey: key) }
                 self.registry.release(entry)
             }
             return true

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// One open TCP connection as the registry knows it. Its handler notes activity here
@@ -6,18 +7,18 @@ import Synchronization
 public final class TCPConnectionEntry: Sendable {
     public let client: ClientAddress
     /// Uptime in nanoseconds of the last query read or reply written.
-    private let lastActive: Atomic<UInt64>
+    private let lastActive: Synchronization.Atomic<UInt64>
     /// Uptime in nanoseconds since when its client has taken none of its replies (the channel is
     /// not writable: `tcp_unsent_bytes` wait for it); 0 while it reads them.
-    private let stalledAt = Atomic<UInt64>(0)
+    private let stalledAt = Synchronization.Atomic<UInt64>(0)
     /// Set once the slot is given back, by the connection closing or by an eviction, whichever
     /// comes first, so that it is given back once.
-    private let released = Atomic<Bool>(false)
+    private let released = Synchronization.Atomic<Bool>(false)
     private let closer: @Sendable () -> Void
 
     init(client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) {
         self.client = client
-        lastActive = Atomic(now)
+        lastActive = Synchronization.Atomic(now)
         closer = close
     }
 
@@ -71,7 +72,7 @@ public final class TCPConnectionRegistry: Sendable {
         var byClient: [ClientAddress: [ObjectIdentifier: TCPConnectionEntry]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     public let limit: Int
     public let perKeyLimit: Int
 
@@ -87,7 +88,7 @@ public final class TCPConnectionRegistry: Sendable {
     /// slot is taken and that is fair. The evicted connection is closed before this returns.
     public func admit(_ client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) -> Admission {
         let entry = TCPConnectionEntry(client: client, now: now, close: close)
-        let outcome: Admission = state.withLock { state in
+        let outcome: Admission = state.withLockedValue { state in
             let held = state.byClient[client]?.count ?? 0
             if held >= perKeyLimit { return .refused(.perKey(limit: perKeyLimit)) }
             var evicted: TCPConnectionEntry?
@@ -108,12 +109,12 @@ public final class TCPConnectionRegistry: Sendable {
 
     /// Gives back the slot of `entry`, unless an eviction already did.
     public func release(_ entry: TCPConnectionEntry) {
-        state.withLock { state in Self.remove(entry, from: &state) }
+        state.withLockedValue { state in Self.remove(entry, from: &state) }
     }
 
-    public var current: Int { state.withLock { $0.open } }
+    public var current: Int { state.withLockedValue { $0.open } }
 
-    public func current(for client: ClientAddress) -> Int { state.withLock { $0.byClient[client]?.count ?? 0 } }
+    public func current(for client: ClientAddress) -> Int { state.withLockedValue { $0.byClient[client]?.count ?? 0 } }
 
     /// The connection whose client has taken none of its replies for longest, of an address that
     /// holds at least two more than the newcomer would (any, if the newcomer's holds none).

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Logging
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Logs a recurring condition once, then at most once per `interval`, with how often it happened
 /// in between. A flood of refused connections is thousands of events a second: a line each would
@@ -16,7 +16,7 @@ public final class ThrottledLog: Sendable {
 
     let logger: Logger
     let interval: TimeAmount
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = NIOLockedValueBox<[String: Entry]>([:])
 
     public init(logger: Logger, interval: TimeAmount = .seconds(60)) {
         self.logger = logger
@@ -26,7 +26,7 @@ public final class ThrottledLog: Sendable {
     /// Logs `message` under `key` unless a line for `key` was logged less than `interval` ago.
     public func warning(_ key: String, _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata = [:]) {
         let now = NIODeadline.now()
-        let suppressed: Int? = entries.withLock { entries in
+        let suppressed: Int? = entries.withLockedValue { entries in
             if var entry = entries[key], now - entry.lastLogged < interval {
                 entry.suppressed += 1
                 entries[key] = entry

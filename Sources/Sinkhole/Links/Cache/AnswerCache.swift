@@ -1,6 +1,6 @@
 import DNSWire
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Bounds of the answer cache. TTLs come from the upstream and are clamped here (RFC 2308 §5 for
 /// negative answers; the usual resolver clamps of unbound and dnsmasq for the rest).
@@ -133,14 +133,14 @@ public final class AnswerCache: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     public init(configuration: CacheConfiguration = CacheConfiguration()) {
-        state = Mutex(State(configuration: configuration))
+        state = NIOLockedValueBox(State(configuration: configuration))
     }
 
     /// The bounds in force.
-    public var configuration: CacheConfiguration { state.withLock { $0.configuration } }
+    public var configuration: CacheConfiguration { state.withLockedValue { $0.configuration } }
 
     /// Puts new bounds in force (a configuration reload) and empties the cache, so every stored
     /// answer obeys the new capacity and TTL clamps. Questions in flight still reach the clients
@@ -149,7 +149,7 @@ public final class AnswerCache: Sendable {
         // Swapped under the lock, freed after it: releasing the old log and up to the in-flight
         // questions while every event loop waits on this lock would stall DNS for the length of the free.
         var old = State(configuration: configuration)
-        state.withLock { state in
+        state.withLockedValue { state in
             swap(&state, &old)
             (state.hits, state.misses, state.nextSerial, state.staleAnswers) = (old.hits, old.misses, old.nextSerial, old.staleAnswers)
         }
@@ -165,7 +165,7 @@ public final class AnswerCache: Sendable {
     /// Finds a fresh answer (copied into `parts`) or an in-flight question for `key`, or registers
     /// a new in-flight question whose promise lives on `eventLoop`. `now` is monotonic nanoseconds.
     public func lookup(_ key: CacheKey, now: UInt64, on eventLoop: any EventLoop, into parts: inout AnswerParts) -> Lookup {
-        let found: Lookup? = state.withLock { state in
+        let found: Lookup? = state.withLockedValue { state in
             if let pending = state.pending[key] {
                 state.hits += 1
                 return .wait(pending.future)
@@ -179,7 +179,7 @@ public final class AnswerCache: Sendable {
 
         let promise = eventLoop.makePromise(of: CachedAnswer.self)
         let owned = key.owned
-        let serial: UInt64 = state.withLock { state in
+        let serial: UInt64 = state.withLockedValue { state in
             state.misses += 1
             // Another loop may have registered the same question between the two locks; share it.
             if state.pending[owned] != nil { return 0 }
@@ -196,14 +196,14 @@ public final class AnswerCache: Sendable {
         }
         if serial == 0 {
             // Lost the race: follow the other query, and let our promise follow it too so nobody waits on it.
-            let other: EventLoopFuture<CachedAnswer>? = state.withLock { $0.pending[owned]?.future }
+            let other: EventLoopFuture<CachedAnswer>? = state.withLockedValue { $0.pending[owned]?.future }
             if let other {
                 other.cascade(to: promise)
                 return .wait(other)
             }
         }
         promise.futureResult.whenComplete { [self] result in
-            state.withLock { state in
+            state.withLockedValue { state in
                 guard let pending = state.pending[owned], pending.serial == serial else { return }
                 state.pending[owned] = nil
                 let stale = state.log.find(owned)
@@ -227,7 +227,7 @@ public final class AnswerCache: Sendable {
     /// younger than the maximum stale age; nil when there is none or the failure is not one.
     public func staleAnswer(for key: CacheKey, replacing failed: CachedAnswer, now: UInt64) -> CachedAnswer? {
         guard failed.rcode == .serverFailure else { return nil }
-        let stale: CachedAnswer? = state.withLock { state in
+        let stale: CachedAnswer? = state.withLockedValue { state in
             guard state.pending[key] != nil, let record = state.log.find(key) else { return nil }
             guard now &- record.staleBase <= UInt64(state.configuration.maximumStaleAge) &* 1_000_000_000 else { return nil }
             return state.log.answer(at: record.position)
@@ -237,19 +237,19 @@ public final class AnswerCache: Sendable {
 
     /// Counts one stale answer sent to a client (the metrics' `scrolloff_dns_stale_answers_total`).
     public func noteStaleAnswer() {
-        state.withLock { $0.staleAnswers &+= 1 }
+        state.withLockedValue { $0.staleAnswers &+= 1 }
     }
 
     /// Stale answers sent to clients since start (RFC 8767).
-    public var staleAnswers: UInt64 { state.withLock { $0.staleAnswers } }
+    public var staleAnswers: UInt64 { state.withLockedValue { $0.staleAnswers } }
 
     /// Number of entries: answers held and questions in flight.
-    public var count: Int { state.withLock { $0.log.count + $0.pending.count } }
+    public var count: Int { state.withLockedValue { $0.log.count + $0.pending.count } }
 
     /// Bytes the cache holds from the allocator for its answers (the log's region and index).
-    var footprint: Int { state.withLock { $0.log.footprint } }
+    var footprint: Int { state.withLockedValue { $0.log.footprint } }
 
-    public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
+    public var statistics: (hits: Int, misses: Int) { state.withLockedValue { ($0.hits, $0.misses) } }
 
     /// How long `answer` stays, after clamps; nil when it must not be cached (errors, TTL 0,
     /// negative answers without an SOA, RFC 2308 §5).
@@ -264,5 +264,5 @@ public final class AnswerCache: Sendable {
     }
 
     /// Bytes of answers and names held, against `configuration.byteBudget`.
-    var bytesHeld: Int { state.withLock { $0.log.bytes } }
+    var bytesHeld: Int { state.withLockedValue { $0.log.bytes } }
 }

@@ -1,7 +1,7 @@
 import DNSWire
 import Logging
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 import Upstream
 
 /// How the forwarder talks to upstreams (SPEC §9 "Forwarding").
@@ -66,7 +66,7 @@ public final class Forwarder: Sendable {
         }
     }
 
-    private let current: Mutex<UpstreamSet>
+    private let current: NIOLockedValueBox<UpstreamSet>
     let logger: Logger
     let outstanding = InFlightCounter()
     /// Exchanges over TCP now, bounded by `maximumTCPExchanges`.
@@ -81,7 +81,7 @@ public final class Forwarder: Sendable {
     let sockets: UpstreamSocketPool
 
     public init(configuration: ForwarderConfiguration, logger: Logger) {
-        current = Mutex(UpstreamSet(configuration))
+        current = NIOLockedValueBox(UpstreamSet(configuration))
         // The firewall's mark is known before any pooled socket opens (`openSockets` comes after).
         sockets = UpstreamSocketPool(mark: configuration.socketMark)
         self.logger = logger
@@ -98,14 +98,14 @@ public final class Forwarder: Sendable {
     }
 
     /// The configuration new questions use.
-    public var configuration: ForwarderConfiguration { current.withLock { $0.configuration } }
-    var health: UpstreamHealth { current.withLock { $0.health } }
+    public var configuration: ForwarderConfiguration { current.withLockedValue { $0.configuration } }
+    var health: UpstreamHealth { current.withLockedValue { $0.health } }
 
     /// Puts new upstreams or timeouts in force for the questions that start from now on. When the
     /// upstream list itself is unchanged its health records are kept, so a reload that only
     /// changes a timeout does not retry a dead upstream first again.
     public func replace(with configuration: ForwarderConfiguration) {
-        current.withLock { set in
+        current.withLockedValue { set in
             let sameUpstreams = set.configuration.upstreams == configuration.upstreams
                 && set.configuration.failuresBeforeBackoff == configuration.failuresBeforeBackoff
                 && set.configuration.backoff == configuration.backoff
@@ -124,7 +124,7 @@ public final class Forwarder: Sendable {
         guard loop.inEventLoop else {
             return loop.flatSubmit { self.resolve(question, on: loop) }
         }
-        let set = current.withLock { $0 }
+        let set = current.withLockedValue { $0 }
         guard outstanding.current < set.configuration.maximumOutstanding else {
             return loop.makeSucceededFuture(.failure(question, receivedAt: NIODeadline.now().uptimeNanoseconds))
         }
@@ -136,7 +136,7 @@ public final class Forwarder: Sendable {
     }
 
     func resolve(_ question: OutgoingQuestion, on loop: any EventLoop) async -> CachedAnswer {
-        await resolve(question, using: current.withLock { $0 }, on: loop)
+        await resolve(question, using: current.withLockedValue { $0 }, on: loop)
     }
 
     /// One question, start to end, against the upstream set that was current when it started.
@@ -265,7 +265,7 @@ public final class Forwarder: Sendable {
     /// Each upstream's health, in configuration order (the metrics' `scrolloff_upstream_*` series),
     /// for the upstream set in force now.
     public func upstreamStatuses() -> [UpstreamStatus] {
-        let set = current.withLock { $0 }
+        let set = current.withLockedValue { $0 }
         let states = set.health.states(now: NIODeadline.now().uptimeNanoseconds)
         return zip(set.configuration.upstreams, states).map { address, state in
             UpstreamStatus(

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// Per-client token buckets for `RateLimitLink`, in a table of fixed size (SPEC §9 forwarding:
@@ -39,14 +40,14 @@ public final class ClientRateLimiter: Sendable {
     }
 
     final class Shard: Sendable {
-        let slots: Mutex<[Slot]>
-        init(size: Int) { slots = Mutex(Array(repeating: Slot(), count: size)) }
+        let slots: NIOLockedValueBox<[Slot]>
+        init(size: Int) { slots = NIOLockedValueBox(Array(repeating: Slot(), count: size)) }
     }
 
     private let shards: [Shard]
     private let slotsPerShard: Int
     /// `queriesPerSecond << 32 | burst`; 0 = no limit.
-    private let settings: Atomic<UInt64>
+    private let settings: Synchronization.Atomic<UInt64>
     private let clock: @Sendable () -> UInt64
 
     /// - Parameters:
@@ -60,7 +61,7 @@ public final class ClientRateLimiter: Sendable {
         let perShard = max((capacity + Self.shardCount - 1) / Self.shardCount, Self.probeWindow)
         slotsPerShard = perShard
         shards = (0..<Self.shardCount).map { _ in Shard(size: perShard) }
-        settings = Atomic(Self.pack(limit))
+        settings = Synchronization.Atomic(Self.pack(limit))
         self.clock = clock
     }
 
@@ -81,7 +82,7 @@ public final class ClientRateLimiter: Sendable {
 
     /// Clients with a slot now (for tests and metrics).
     public var trackedClients: Int {
-        shards.reduce(0) { total, shard in total + shard.slots.withLock { $0.count(where: { $0.family != 0 }) } }
+        shards.reduce(0) { total, shard in total + shard.slots.withLockedValue { $0.count(where: { $0.family != 0 }) } }
     }
 
     /// Whether `client` may send this query now; counts it when it may.
@@ -97,7 +98,7 @@ public final class ClientRateLimiter: Sendable {
         let home = Int((hash / UInt64(Self.shardCount)) % UInt64(slotsPerShard))
         let now = clock()
         let size = slotsPerShard
-        return shard.slots.withLock { slots in
+        return shard.slots.withLockedValue { slots in
             var chosen = -1
             var oldest = UInt64.max
             for step in 0..<Self.probeWindow {
