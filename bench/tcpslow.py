@@ -91,6 +91,10 @@ def timer(port, count, source):
             data += chunk
         return data
 
+    # TRACE=FILE: one line per answered query (seconds since the first, milliseconds taken, whether
+    # its connection was new), to see when the slow ones happen.
+    trace = open(os.environ["TRACE"], "w") if os.environ.get("TRACE") else None
+    began = time.perf_counter()
     for i in range(count):
         start = time.perf_counter()
         until = start + deadline
@@ -114,6 +118,8 @@ def timer(port, count, source):
                 fail("wrong-answer")
             else:
                 times.append(time.perf_counter() - start)
+                if trace:
+                    trace.write("%.3f %.1f %s\n" % (start - began, times[-1] * 1000, "new" if fresh else "old"))
                 by_name.setdefault(q.question[0].name.to_text(), []).append(times[-1])
             fresh = False
         except TimeoutError as e:

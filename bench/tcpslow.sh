@@ -14,6 +14,8 @@
 #
 # Usage: bench/tcpslow.sh            SERVERS="scrolloff unbound dnsmasq" FLOOD_SECONDS=12 QUERIES=400
 #   SCROLLOFF_BIN=… SCROLLOFF_CLI=… measure other binaries (no build).
+#   SCROLLOFF_ARGS="--config FILE" adds arguments to scrolloff-dns start (to try other [dns] limits).
+#   TRACE_DIR=DIR writes each ordinary client's answers (start, ms taken) to DIR/SERVER-v4.txt, -v6.txt.
 # Needs: python3-dnspython, unbound, dnsmasq, iproute2; a release build (built here). Not part of
 # `make test`. Bounded: every flood stops after FLOOD_SECONDS, every query after 2 s.
 set -euo pipefail
@@ -96,7 +98,7 @@ start_server() { # kind port; sets SERVER_PID
     case "$kind" in
     scrolloff)
         "${IN[@]}" "$BIN" start --listen "127.0.0.1:$port" --listen "[::1]:$port" --upstream "[::1]:$UP_PORT" \
-            --state-dir "$WORK/state-$port" --control-socket "$WORK/control-$port.sock" >/dev/null 2>"$WORK/scrolloff.err" &
+            --state-dir "$WORK/state-$port" --control-socket "$WORK/control-$port.sock" ${SCROLLOFF_ARGS:-} >/dev/null 2>"$WORK/scrolloff.err" &
         SERVER_PID=$!; PIDS+=("$SERVER_PID")
         wait_answering "$port"
         "$CLI" block blocked.test --socket "$WORK/control-$port.sock" >/dev/null
@@ -155,9 +157,9 @@ for kind in $SERVERS; do
     PIDS+=("$flood")
     for _ in $(seq 1 200); do grep -q FLOODING "$WORK/flood.out" && break; sleep 0.05; done
     sleep 1
-    "${IN[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" 127.0.0.2 >"$WORK/v4.out" &
+    TRACE=${TRACE_DIR:+$TRACE_DIR/$kind-v4.txt} "${IN[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" 127.0.0.2 >"$WORK/v4.out" &
     v4=$!; PIDS+=("$v4")
-    "${IN[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" "$V6_CLIENT" >"$WORK/v6.out" &
+    TRACE=${TRACE_DIR:+$TRACE_DIR/$kind-v6.txt} "${IN[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" "$V6_CLIENT" >"$WORK/v6.out" &
     v6=$!; PIDS+=("$v6")
     peak=0 held=0
     while kill -0 "$flood" 2>/dev/null; do
