@@ -355,11 +355,14 @@ extension HelperEngine {
         }
         let entries = try words.isEmpty ? [] : resolve(words).map(\.0)
         do throws(EngineError) {
-            return try perform { (w: inout Work) throws(EngineError) -> AllowanceSummary in
+            let a = try perform { (w: inout Work) throws(EngineError) -> Allowance in
                 let i = try profileIndex(profile, in: w.profiles)
-                let a = try Supervision.set(&w.profiles[i], seconds: seconds, entries: entries, days: days, at: w.now, into: &w.change)
-                return allowanceSummary(w.profiles[i], at: w.now, message: "Daily allowance for \(profile): \(a.words).")
+                return try Supervision.set(&w.profiles[i], seconds: seconds, entries: entries, days: days, at: w.now, into: &w.change)
             }
+            // Read after the commit, whose settling granted today's share.
+            var summary = try allowances(profile: profile)
+            summary.message = "Daily allowance for \(profile): \(a.words)."
+            return summary
         } catch {
             try recordRefusal(error, profile: profile, action: "allowance set")
             throw error
@@ -369,11 +372,13 @@ extension HelperEngine {
     /// `scrolloff allowance clear [--entries A,B] [--days D]` (SPEC §4a): a tightening, always allowed.
     public func clearAllowance(entries words: [String], days: Weekdays?, profile: String) throws(EngineError) -> AllowanceSummary {
         let entries = try words.isEmpty ? [] : resolve(words).map(\.0)
-        return try perform { (w: inout Work) throws(EngineError) -> AllowanceSummary in
+        try perform { (w: inout Work) throws(EngineError) in
             let i = try profileIndex(profile, in: w.profiles)
             try Supervision.clear(&w.profiles[i], entries: entries, days: days, at: w.now, into: &w.change)
-            return allowanceSummary(w.profiles[i], at: w.now, message: "Cleared the daily allowance for \(Supervision.words(entries)).")
         }
+        var summary = try allowances(profile: profile)
+        summary.message = "Cleared the daily allowance for \(Supervision.words(entries))."
+        return summary
     }
 
     /// `scrolloff allowance list` (SPEC §4a), to the second (the wallet is brought to now on a copy).

@@ -113,7 +113,8 @@ import Testing
         #expect(raised?.rule == .cooldown)
         #expect(raised?.opensAt == Fixture.noon + .hours(2))
         time.pass(.hours(2))
-        _ = try await engine.setAllowance(seconds: 3600, entries: ["youtube"], days: .daily, profile: HelperEngine.defaultProfile)
+        let set = try await engine.setAllowance(seconds: 3600, entries: ["youtube"], days: .daily, profile: HelperEngine.defaultProfile)
+        #expect(set.allowances.first?.leftTodaySeconds == 3600, "the answer shows today's share, granted by the same commit")
         _ = try await engine.setAllowance(seconds: 1800, entries: ["youtube"], days: .weekends, profile: HelperEngine.defaultProfile)
         let again = await refusal { () async throws(EngineError) in
             try await engine.setAllowance(seconds: 3600, entries: ["youtube"], days: .weekends, profile: HelperEngine.defaultProfile)
