@@ -72,12 +72,21 @@ public enum ControlEndpoints {
 
     /// Every endpoint above, for the tests and the fuzz target that go over each one's decoder;
     /// add a new endpoint here too.
+    /// SPEC §5a: an owner pauses a profile now, or lifts the pause.
+    public static let pause = ControlEndpoint<PauseRequest, PauseReport>(.post, "/v1/pause")
+    public static let resume = ControlEndpoint<NoBody, PauseReport>(.post, "/v1/resume")
+    /// SPEC §4a: the profile's daily allowances.
+    public static let allowances = ControlEndpoint<NoBody, AllowancesReport>(.get, "/v1/allowances")
+    public static let setAllowance = ControlEndpoint<AllowanceRequest, AllowancesReport>(.post, "/v1/allowances")
+    public static let clearAllowance = ControlEndpoint<AllowanceClearRequest, AllowancesReport>(.post, "/v1/allowances/clear")
+
     public static let endpoints: [any AnyControlEndpoint] = [
         health, lists, addList, updateLists, removeList, doctor, status, services, block, unblock, addSchedule, schedules,
         removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
         plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
         approveRequest, declineRequest, removeProfile,
         digest, exportRows,
+        pause, resume, allowances, setAllowance, clearAllowance,
     ]
 
     /// Every endpoint as method and template, for the test that the helper serves each one

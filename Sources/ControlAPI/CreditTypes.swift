@@ -36,6 +36,8 @@ public struct WalletReport: Hashable, Sendable, Codable {
     @WireOptionalTime public var nextAwardAt: Instant?
     @WireOptionalTime public var earningFrozenUntil: Instant?
     public var grants: [GrantReport]
+    /// The daily allowances (SPEC §4a) with what is left of each today; part of the balance.
+    public var allowances: [AllowanceInfo]?
     /// The helper's trusted time when it answered (SPEC §11), so the CLI measures "until" and
     /// "today" against the helper's clock rather than its own. Nil from a helper that does not say.
     @WireOptionalTime public var now: Instant?
@@ -54,7 +56,7 @@ public struct WalletReport: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case profile, batches, grants, now
+        case profile, batches, grants, now, allowances
         case balanceSeconds = "balance_seconds"
         case earnedTodaySeconds = "earned_today_seconds"
         case spentTodaySeconds = "spent_today_seconds"

@@ -18,6 +18,8 @@ public enum RefusalHeadline {
         case .peeksUsedUp: return "Peeks come back at \(when)"
         case .tokensUsedUp: return "New tokens arrive at \(when)"
         case .grantRunning: return "\(subject) is already open until \(when)"
+        case .allowanceUsedUp: return "\(subject)'s allowance starts again at \(when)"
+        case .paused: return "\(subject) is paused until \(when)"
         case .insufficientCredit, .entryDailySpendCap, .invalidSchedule, .notBlocked, .requestsPending, .role, nil:
             return "Opens again at \(when)"
         }

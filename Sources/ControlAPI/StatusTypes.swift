@@ -81,6 +81,8 @@ public struct EntryReport: Hashable, Sendable, Codable {
     public var nextState: EntryStateName?
     /// The reasons of every rule in force that blocks the entry, strongest first; `reason` is the first.
     public var reasons: [String]
+    /// Seconds of today's daily allowance left for it (SPEC §4a); absent when none covers it today.
+    public var allowanceLeftSeconds: Int64?
 
     public init(id: String, state: EntryStateName, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
                 nextState: EntryStateName? = nil, reasons: [String]? = nil) {
@@ -111,6 +113,7 @@ public struct EntryReport: Hashable, Sendable, Codable {
         _openUntil = try c.decodeIfPresent(WireOptionalTime.self, forKey: .openUntil) ?? WireOptionalTime(wrappedValue: nil)
         nextState = try c.decodeIfPresent(EntryStateName.self, forKey: .nextState)
         reasons = try c.decodeIfPresent([String].self, forKey: .reasons) ?? reason.map { [$0] } ?? []
+        allowanceLeftSeconds = try c.decodeIfPresent(Int64.self, forKey: .allowanceLeftSeconds)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -119,6 +122,7 @@ public struct EntryReport: Hashable, Sendable, Codable {
         case lockedUntil = "locked_until"
         case nextChange = "next_change"
         case openUntil = "open_until"
+        case allowanceLeftSeconds = "allowance_left_seconds"
     }
 }
 
@@ -158,6 +162,10 @@ public struct StatusReport: Hashable, Sendable, Codable {
     /// The profile's requests for time that are pending or were answered in the last 7 days
     /// (SPEC §9a), newest first, so a member sees the answer.
     public var requests: [TimeRequestInfo]?
+    /// An owner's pause in force (SPEC §5a); absent when the profile is not paused.
+    public var pause: PauseReport?
+    /// The daily allowances (SPEC §4a) with what is left of each today.
+    public var allowances: [AllowanceInfo]?
 
     public init(profile: String, now: Instant, entries: [EntryReport], peeksLeftToday: Int, tokensLeftMonth: Int,
                 balanceSeconds: Int64, grants: [GrantReport], strictCurfewUntil: Instant?, focus: [FocusReport] = [],
@@ -175,7 +183,7 @@ public struct StatusReport: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case profile, now, entries, grants, focus, requests
+        case profile, now, entries, grants, focus, requests, pause, allowances
         case peeksLeftToday = "peeks_left_today"
         case tokensLeftMonth = "tokens_left_month"
         case balanceSeconds = "balance_seconds"

@@ -72,11 +72,15 @@ func checkText(_ text: String) {
         checkMinutes(RequestedSeconds.self, value)
         checkMinutes(SpendLimitSeconds.self, value)
         checkMinutes(FocusSeconds.self, value)
+        checkMinutes(PauseSeconds.self, value)
+        checkMinutes(AllowanceSeconds.self, value)
         if let digits = Int64(value) {
             checkSeconds(AdjustmentSeconds.self, digits)
             checkSeconds(RequestedSeconds.self, digits)
             checkSeconds(SpendLimitSeconds.self, digits)
             checkSeconds(FocusSeconds.self, digits)
+            checkSeconds(PauseSeconds.self, digits)
+            checkSeconds(AllowanceSeconds.self, digits)
         }
         // A path parameter is one percent-encoded segment: no `/`, `?` or `#` of its own, and it
         // decodes back to the text.

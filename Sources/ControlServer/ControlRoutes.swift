@@ -54,6 +54,7 @@ public enum ControlRoutes {
             EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)
             HouseholdRoutes.add(to: &router, engine: engine, authorizer: authorizer)
             InsightsRoutes.add(to: &router, engine: engine)
+            SupervisionRoutes.add(to: &router, engine: engine)
             // `scrolloff doctor` (SPEC §11): any member of the group, for a profile they may use.
             router.add(ControlEndpoints.doctor) { request in try await DoctorRoute.facts(request, context, engine: engine) }
         }

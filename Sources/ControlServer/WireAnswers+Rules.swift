@@ -15,6 +15,7 @@ extension EntryReport {
         if case .open(let until) = r.status.state { openUntil = until }
         self.init(id: r.id.rawValue, state: r.status.state.name, lockedUntil: r.lockedUntil, reason: r.status.reason,
                   nextChange: r.status.nextChange, openUntil: openUntil, nextState: r.status.nextState?.name, reasons: r.status.reasons)
+        allowanceLeftSeconds = r.allowanceLeftSeconds
     }
 }
 
@@ -84,6 +85,8 @@ extension StatusReport {
                   balanceSeconds: s.credit.balanceSeconds, grants: s.credit.grantsInUse.map(GrantReport.init),
                   strictCurfewUntil: s.strictCurfewUntil, focus: s.focus.map(FocusReport.init),
                   requests: s.requests.map(TimeRequestInfo.init))
+        pause = s.pause.map { PauseReport($0, profile: s.profile, now: s.now) }
+        allowances = s.allowances.map(AllowanceInfo.init)
     }
 }
 
@@ -95,12 +98,14 @@ extension WalletReport {
             case .earned(let d): ("earned", d.description)
             case .starter: ("starter", nil)
             case .adjustment: ("adjustment", nil)
+            case .allowance(let d): ("allowance", d.description)
             }
             return BatchReport(origin: origin, earnedOn: day, remainingSeconds: b.remaining, expiresAt: b.expiresAt, earmark: b.earmark?.rawValue)
         }
         self.init(profile: w.profile, balanceSeconds: w.credit.balanceSeconds, earnedTodaySeconds: w.credit.earnedTodaySeconds,
                   spentTodaySeconds: w.credit.spentTodaySeconds, batches: batches, nextAwardAt: w.credit.nextAwardAt,
                   earningFrozenUntil: w.credit.earningFrozenUntil, grants: w.credit.grantsInUse.map(GrantReport.init), now: w.now)
+        allowances = w.allowances.map(AllowanceInfo.init)
     }
 }
 

@@ -16,6 +16,9 @@ public enum ProfileAction: String, Sendable, Hashable, CaseIterable {
     case edit
     /// Grant or take time (`adjust`) and answer requests for time.
     case grant
+    /// Pause or resume the profile, set its daily allowances (SPEC §4a, §5a): an owner's tools over
+    /// someone else's devices.
+    case supervise
 
     /// The words a refusal uses for it.
     package var words: String {
@@ -25,6 +28,7 @@ public enum ProfileAction: String, Sendable, Hashable, CaseIterable {
         case .ask: "ask for time"
         case .edit: "change its rules"
         case .grant: "grant or take time and answer requests"
+        case .supervise: "pause or resume it and set its daily allowances"
         }
     }
 }
@@ -119,7 +123,7 @@ public struct GroupMembershipAuthorizer: ControlAuthorizer {
         if access.members.contains(caller.uid) {
             if ProfileRole.member.allows(action) { return .allowed }
             let byWhom = owners.isEmpty ? "root" : "its owners (\(owners.joined(separator: ", ")))"
-            let ask = action == .grant ? "" : " or ask for time with `scrolloff ask 15m --note TEXT --profile \(profile)`"
+            let ask = action == .grant || action == .supervise ? "" : " or ask for time with `scrolloff ask 15m --note TEXT --profile \(profile)`"
             return .deniedByRole(reason: "\(who) is a member of profile '\(profile)': members may view it, spend its credit and ask for time, "
                 + "but only \(byWhom) may \(action.words). Ask them\(ask).")
         }
@@ -131,7 +135,7 @@ public struct GroupMembershipAuthorizer: ControlAuthorizer {
         if let groupID, caller.gid == groupID || SystemGroups.groups(ofUID: caller.uid, primary: caller.gid).contains(groupID) {
             // A profile with no owners is the group's own, to edit and use; but granting time to
             // it would let anyone in the group pay themselves, so that stays with root.
-            guard action != .grant else {
+            guard action != .grant && action != .supervise else {
                 return .deniedByRole(reason: "\(who) may not \(action.words) on profile '\(profile)': it names no owners, so only root may. "
                     + "An administrator can name owners with `owners = [UID]` for this profile in scrolloff.toml.")
             }

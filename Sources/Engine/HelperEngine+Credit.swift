@@ -96,6 +96,11 @@ extension HelperEngine {
         try perform { (w: inout Work) throws(EngineError) -> OpenedGrant in
             let i = try profileIndex(profile, in: w.profiles)
             var p = w.profiles[i]
+            // SPEC §5a: nothing opens while an owner's pause holds; only an owner's resume ends it early.
+            if let pause = p.rules.pause(at: w.now) {
+                throw .refused(Refusal(rule: .paused, subject: p.name, opensAt: pause.end, reason: pause.reason,
+                                       message: "Profile \(p.name) is paused, so nothing opens until the pause ends or an owner resumes it."))
+            }
             switch p.rules.state(of: entry, at: w.now) {
             case .blocked, .curfew, .open: break
             case .none, .scheduled:

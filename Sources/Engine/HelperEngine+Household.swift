@@ -298,3 +298,98 @@ extension HelperEngine {
         if let still = setUnknownDevices(held.name) { logger.notice("configuration still held back", metadata: ["detail": "\(still)"]) }
     }
 }
+
+// MARK: Pause and daily allowances (SPEC §4a, §5a)
+
+extension HelperEngine {
+    /// `scrolloff pause --profile P (DURATION | --until HH:MM) [--reason TEXT]` (SPEC §5a): every name
+    /// but the always-allow list answers blocked for the profile's devices until the end. It only
+    /// tightens, so a disk that refuses the write does not refuse it: it holds in memory (and is
+    /// written when writes succeed again).
+    public func pause(profile: String, for length: Span? = nil, until time: LocalTime? = nil, reason: String? = nil) throws(EngineError) -> PauseReading {
+        let actor = currentActor
+        return try perform(holdIfWriteFails: true) { (w: inout Work) throws(EngineError) -> PauseReading in
+            let i = try profileIndex(profile, in: w.profiles)
+            let end: Instant
+            switch (length, time) {
+            case (let l?, nil):
+                guard l > .zero, l <= Pause.longest else {
+                    throw .invalid("A pause lasts 1 s to \(SpanWords.describe(Pause.longest)); it was \(SpanWords.describe(l)).")
+                }
+                end = w.now + l
+            case (nil, let t?):
+                guard let e = Pause.next(t, after: w.now, zoneID: w.profiles[i].settings.timeZoneID) else {
+                    throw .invalid("Profile \(profile) has no known time zone to read \(t) in.")
+                }
+                end = e
+            default:
+                throw .invalid("Give a pause either a length (45m) or an end (--until 19:30), not both and not neither.")
+            }
+            let pause = try Supervision.pause(&w.profiles[i], until: end, reason: reason, by: actor, at: w.now, into: &w.change)
+            return PauseReading(profile: profile, pause: pause,
+                                message: "Paused \(profile) for \(SpanWords.describe(pause.end - pause.start)): every name but the allow lists is blocked on its devices.",
+                                now: w.now)
+        }.0
+    }
+
+    /// `scrolloff resume --profile P` (SPEC §5a): lifts the pause now.
+    public func resume(profile: String) throws(EngineError) -> PauseReading {
+        try perform { (w: inout Work) throws(EngineError) -> PauseReading in
+            let i = try profileIndex(profile, in: w.profiles)
+            let old = try Supervision.resume(&w.profiles[i], at: w.now, into: &w.change)
+            return PauseReading(profile: profile, pause: nil,
+                                message: "Resumed \(profile) \(SpanWords.describe(old.end - w.now)) early; its usual rules apply again.", now: w.now)
+        }
+    }
+
+    /// The pause in force on `profile`, if any (`status`, the household page).
+    public func pauseInForce(profile: String) throws(EngineError) -> Pause? {
+        let now = advanceClock()
+        return profiles[try profileIndex(profile, in: profiles)].rules.pause(at: now)
+    }
+
+    /// `scrolloff allowance set DURATION [--entries A,B] [--days D]` (SPEC §4a).
+    public func setAllowance(seconds: Int64, entries words: [String], days: Weekdays, profile: String) throws(EngineError) -> AllowanceSummary {
+        guard seconds > 0, seconds <= Allowance.longest.wholeSeconds else {
+            throw .invalid("A daily allowance is 1 s to \(SpanWords.describe(Allowance.longest)); it was \(seconds) s. `scrolloff allowance clear` removes one.")
+        }
+        let entries = try words.isEmpty ? [] : resolve(words).map(\.0)
+        do throws(EngineError) {
+            let a = try perform { (w: inout Work) throws(EngineError) -> Allowance in
+                let i = try profileIndex(profile, in: w.profiles)
+                return try Supervision.set(&w.profiles[i], seconds: seconds, entries: entries, days: days, at: w.now, into: &w.change)
+            }
+            // Read after the commit, whose settling granted today's share.
+            var summary = try allowances(profile: profile)
+            summary.message = "Daily allowance for \(profile): \(a.words)."
+            return summary
+        } catch {
+            try recordRefusal(error, profile: profile, action: "allowance set")
+            throw error
+        }
+    }
+
+    /// `scrolloff allowance clear [--entries A,B] [--days D]` (SPEC §4a): a tightening, always allowed.
+    public func clearAllowance(entries words: [String], days: Weekdays?, profile: String) throws(EngineError) -> AllowanceSummary {
+        let entries = try words.isEmpty ? [] : resolve(words).map(\.0)
+        try perform { (w: inout Work) throws(EngineError) in
+            let i = try profileIndex(profile, in: w.profiles)
+            try Supervision.clear(&w.profiles[i], entries: entries, days: days, at: w.now, into: &w.change)
+        }
+        var summary = try allowances(profile: profile)
+        summary.message = "Cleared the daily allowance for \(Supervision.words(entries))."
+        return summary
+    }
+
+    /// `scrolloff allowance list` (SPEC §4a), to the second (the wallet is brought to now on a copy).
+    public func allowances(profile: String) throws(EngineError) -> AllowanceSummary {
+        let now = advanceClock()
+        var p = profiles[try profileIndex(profile, in: profiles)]
+        _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
+        return allowanceSummary(p, at: now, message: p.allowances.isEmpty ? "Profile \(profile) has no daily allowance." : "")
+    }
+
+    func allowanceSummary(_ p: ProfileRuntime, at now: Instant, message: String) -> AllowanceSummary {
+        AllowanceSummary(profile: p.name, allowances: p.allowances.map { Supervision.reading($0, in: p, at: now) }, message: message, now: now)
+    }
+}

@@ -32,7 +32,9 @@ extension HelperEngine {
             credit: p.account.status(at: now),
             strictCurfewUntil: p.rules.strictCurfew(at: now)?.occurrence.end,
             focus: p.focusSessions.filter { $0.isActive(at: now) }.sorted { $0.end < $1.end },
-            requests: requests.recent(profile: p.name, now: now))
+            requests: requests.recent(profile: p.name, now: now),
+            pause: p.rules.pause(at: now),
+            allowances: p.allowances.map { Supervision.reading($0, in: p, at: now) })
     }
 
     /// `scrolloff wallet` (SPEC §4, §13), to the second (on a copy; see `status`).
@@ -40,7 +42,8 @@ extension HelperEngine {
         let now = advanceClock()
         var p = profiles[try profileIndex(profile, in: profiles)]
         _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
-        return WalletReading(profile: p.name, credit: p.account.status(at: now), batches: p.account.wallet.state.batches, now: now)
+        return WalletReading(profile: p.name, credit: p.account.status(at: now), batches: p.account.wallet.state.batches, now: now,
+                             allowances: p.allowances.map { Supervision.reading($0, in: p, at: now) })
     }
 
     /// `scrolloff events [--since DATE]`: the profile's events and machine-wide ones (tamper), oldest first.

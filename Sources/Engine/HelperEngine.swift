@@ -585,6 +585,7 @@ extension HelperEngine: Service {
             var cursor = work[i].reminderCursor
             // SPEC §12: focus sessions that ended since the last tick, as `focusEnded` events.
             for event in RuleChanges.focusEnds(of: work[i], after: cursor, through: now) { change.append(.appendEvent(event)) }
+            for event in RuleChanges.pauseEnds(of: work[i], after: cursor, through: now) { change.append(.appendEvent(event)) }
             while let r = work[i].rules.nextCurfewReminder(after: cursor), r.remindAt <= now {
                 // A reminder whose curfew already started (the helper was asleep) has no use any more.
                 if now < r.occurrence.start { change.append(.appendEvent(StoredEvent(r, profile: work[i].name))) }

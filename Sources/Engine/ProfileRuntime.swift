@@ -15,6 +15,8 @@ package struct ProfileRuntime: Sendable {
     var blocks: [Block]
     var schedules: [Schedule]
     var focusSessions: [FocusSession]
+    /// An owner's pause (SPEC §5a), in force or over; nil when none is stored.
+    var pause: Pause?
     var account: CreditAccount
     /// Start of the stretch with a block in force not yet written as protected time (SPEC §7).
     var protectedSince: Instant?
@@ -27,10 +29,16 @@ package struct ProfileRuntime: Sendable {
     var knobs: Knobs { account.policy.knobs }
     /// The profile's zone (SPEC §2, §4), as its wallet holds it.
     var calendar: LocalCalendar { account.policy.calendar }
+    /// The owner's daily allowances (SPEC §4a), as the wallet holds them: one copy, so the wallet
+    /// grants exactly what the profile says.
+    var allowances: [Allowance] {
+        get { account.policy.allowances }
+        set { account.policy.allowances = newValue }
+    }
 
     /// The rules half, with the wallet's running grants (the two are kept as one list).
     var rules: ProfileRules {
-        ProfileRules(blocks: blocks, schedules: schedules, focusSessions: focusSessions, grants: account.wallet.grantsInUse)
+        ProfileRules(blocks: blocks, schedules: schedules, focusSessions: focusSessions, grants: account.wallet.grantsInUse, pause: pause)
     }
 
     /// Every entry a stored row or a rule in force of the profile names at `t`, sorted. A focus
@@ -55,7 +63,7 @@ package struct ProfileRuntime: Sendable {
     /// blocked, in curfew, or blocked-but-opened by a grant; or a strict curfew).
     func blockInForce(at t: Instant) -> Bool {
         let rules = self.rules
-        if rules.strictCurfew(at: t) != nil { return true }
+        if rules.strictCurfew(at: t) != nil || rules.pause(at: t) != nil { return true }
         for id in namedEntries(at: t) {
             // The state alone: its next change is not needed here, and finding it walks edges.
             switch rules.state(of: id, at: t) {
@@ -73,6 +81,8 @@ package struct ProfileRuntime: Sendable {
         for s in schedules where s.enabled && s.kind.isCurfew && s.covers(entry) {
             if let o = s.occurrence(containing: t), end.map({ o.end > $0 }) ?? true { end = o.end }
         }
+        // A pause closes every entry as a curfew does (SPEC §5a).
+        if let pause = rules.pause(at: t), end.map({ pause.end > $0 }) ?? true { end = pause.end }
         return end
     }
 
@@ -83,6 +93,8 @@ package struct ProfileRuntime: Sendable {
         p.blocks = stored.blocks
         p.schedules = stored.schedules
         p.focusSessions = stored.focusSessions
+        p.pause = stored.pause
+        p.allowances = stored.allowances
         return p
     }
 
@@ -100,7 +112,7 @@ package struct ProfileRuntime: Sendable {
                                     policy: CreditPolicy(knobs: knobs, calendar: calendar))
         return ProfileRuntime(
             settings: s, networks: networks, entries: [],
-            blocks: [], schedules: [], focusSessions: [],
+            blocks: [], schedules: [], focusSessions: [], pause: nil,
             account: account, protectedSince: nil, reminderCursor: now)
     }
 

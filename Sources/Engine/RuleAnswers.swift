@@ -10,12 +10,15 @@ import Store
 public struct EntryReading: Hashable, Sendable {
     public var status: EntryStatus
     public var lockedUntil: Instant?
+    /// Seconds of today's daily allowance left for it (SPEC §4a); nil when none covers it today.
+    public var allowanceLeftSeconds: Int64?
 
     public var id: EntryID { status.entry }
 
-    public init(status: EntryStatus, lockedUntil: Instant?) {
+    public init(status: EntryStatus, lockedUntil: Instant?, allowanceLeftSeconds: Int64? = nil) {
         self.status = status
         self.lockedUntil = lockedUntil
+        self.allowanceLeftSeconds = allowanceLeftSeconds
     }
 }
 
@@ -66,6 +69,10 @@ public struct ProfileStatus: Hashable, Sendable {
     public var focus: [FocusSession]
     /// Pending or answered in the last 7 days (SPEC §9a), newest first.
     public var requests: [TimeRequest]
+    /// An owner's pause in force (SPEC §5a).
+    public var pause: Pause? = nil
+    /// The daily allowances (SPEC §4a) with what is left of each today.
+    public var allowances: [AllowanceReading] = []
 }
 
 /// `scrolloff wallet` (SPEC §4, §13): the wallet's numbers and its batches, to the second.
@@ -74,4 +81,6 @@ public struct WalletReading: Hashable, Sendable {
     public var credit: CreditStatus
     public var batches: [CreditBatch]
     public var now: Instant
+    /// The daily allowances (SPEC §4a) with what is left of each today.
+    public var allowances: [AllowanceReading] = []
 }

@@ -85,6 +85,8 @@ extension HouseholdWeb {
             view["stateWords"] = entry.state.wireName
         }
         if let reason = entry.reason, !reason.isEmpty { view["reason"] = reason }
+        // SPEC §4a: today's allowance left for the entry.
+        if let left = entry.allowanceLeftSeconds { view["allowanceLeft"] = "\(TimeWords.span(seconds: left)) of today's allowance left" }
         // A curfew opens for nothing (SPEC §2); a block window does, through the ladder.
         view["bypassable"] = entry.state == .blocked
         return view

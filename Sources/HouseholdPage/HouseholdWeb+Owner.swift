@@ -104,6 +104,7 @@ extension HouseholdWeb {
                 // Each member's week (SPEC §7), the same figures as their own page.
                 view["charts"] = InsightCharts.view(try await engine.stats(.week, profile: name),
                                                     digest: try await engine.digest(profile: name).digest)
+                addSupervision(to: &view, status: status, supervising: await decide(owner, profile: name, action: .supervise) == .allowed)
                 let grants = await decide(owner, profile: name, action: .grant) == .allowed
                 await addOwnerHousehold(to: &view, profile: name, now: status.now, grants: grants)
                 profiles.append(view)

@@ -20,6 +20,7 @@ enum WebTemplates {
     static let sources: [String: String] = [
         "layout": layout, "member": member, "moment": moment, "exercise": exercise, "outcome": outcome,
         "signin": signin, "owner": owner, "charts": charts, "history": history, "plans": plans,
+        "supervision": supervision,
     ]
 
     /// SPEC §7: one profile's week as charts (`InsightCharts`, inline SVG already escaped there),
@@ -86,7 +87,7 @@ footer{max-width:36rem;margin:1.5rem auto;padding:0 1rem;font-size:.85rem;color:
 <form method="post" action="/stop" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="entry" value="{{entry}}"><button type="submit">Stop now</button></form></div>{{/grants}}
 <h2>Your entries</h2>
 {{^entries}}<p class="muted">Nothing is blocked for this device.</p>{{/entries}}
-{{#entries}}<div class="card entry" id="entry-{{id}}" data-state="{{state}}"><div><strong>{{id}}</strong> · <span class="state {{state}}">{{stateWords}}</span>{{#until}} {{until}}{{/until}}</div>
+{{#entries}}<div class="card entry" id="entry-{{id}}" data-state="{{state}}"><div><strong>{{id}}</strong> · <span class="state {{state}}">{{stateWords}}</span>{{#until}} {{until}}{{/until}}{{#allowanceLeft}} · <span class="allowance">{{allowanceLeft}}</span>{{/allowanceLeft}}</div>
 {{#reason}}<div class="reason">“{{reason}}”</div>{{/reason}}
 {{#bypassable}}<div class="row">
 <a class="button" href="/moment?action=peek&amp;entry={{id}}">Peek</a>
@@ -168,10 +169,11 @@ function tick(){show();if(left<=0){out.value='completed';done.hidden=false;retur
 {{^profiles}}<p class="muted">No profile is yours to look after.</p>{{/profiles}}
 {{#profiles}}<section class="card profile" id="profile-{{name}}"><h2>{{name}}</h2>
 <div class="muted">Balance <b>{{balance}}</b> · earned today {{earnedToday}} · spent today {{spentToday}} · {{peeksLeft}} peeks, {{tokensLeft}} tokens left</div>
+{{>supervision}}
 {{#requests}}<div class="card request" data-id="{{id}}"><strong>Asks for {{minutes}} min</strong>{{#note}} · “{{note}}”{{/note}} <span class="muted">{{asked}}</span>
 <form method="post" action="/owner/requests" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{profile}}"><input type="hidden" name="id" value="{{id}}">
 <input type="text" name="note" maxlength="200" placeholder="note (optional)"><button type="submit" name="answer" value="approve">Approve</button><button class="quiet" type="submit" name="answer" value="decline">Decline</button></form></div>{{/requests}}
-<ul>{{#entries}}<li><strong>{{id}}</strong> · <span class="state {{state}}">{{stateWords}}</span>{{#until}} {{until}}{{/until}}{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}
+<ul>{{#entries}}<li><strong>{{id}}</strong> · <span class="state {{state}}">{{stateWords}}</span>{{#until}} {{until}}{{/until}}{{#allowanceLeft}} · <span class="allowance">{{allowanceLeft}}</span>{{/allowanceLeft}}{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}
 <form method="post" action="/owner/unblock" style="display:inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{profile}}"><input type="hidden" name="entry" value="{{id}}"><button class="quiet" type="submit">Unblock</button></form></li>{{/entries}}</ul>
 <form method="post" action="/owner/block" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="profile" value="{{name}}">
 <input type="text" name="entry" placeholder="entry, e.g. tiktok" required><input type="text" name="reason" placeholder="reason (optional)" maxlength="200"><button type="submit">Block</button></form>

@@ -15,6 +15,8 @@ public struct Refusal: Error, Hashable, Sendable, Codable {
         case grantRunning        // SPEC §4, §5: a peek or token already opens the entry; no second charge
         case requestsPending     // SPEC §9a: a profile's unanswered requests for time are capped
         case role                // SPEC §11: the caller's role on the profile does not allow the action
+        case allowanceUsedUp     // SPEC §4a: today's allowance is spent and no earned credit is left
+        case paused              // SPEC §5a: an owner paused the profile; nothing opens until it ends
     }
 
     public var rule: Rule

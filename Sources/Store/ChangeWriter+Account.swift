@@ -20,22 +20,24 @@ extension ChangeWriter {
         try db.execute(sql: """
             INSERT OR REPLACE INTO wallet_state (profile, as_of, starter_granted, block_in_force, streak_start, frozen_until,
             spend_grant_id, spend_entry, spend_settled_through, spend_limit_end, uncharged_ms, next_grant_id, day,
-            earned_today, spent_today, spent_today_by_entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            earned_today, spent_today, spent_today_by_entry, allowance_day, allowance_granted)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [
                 profile, w.asOf.millisecondsSince1970, w.starterGranted, w.blockInForce, w.streakStart?.millisecondsSince1970,
                 w.frozenUntil?.millisecondsSince1970, spend?.grantID, spend?.entry.rawValue,
                 spend?.settledThrough.millisecondsSince1970, spend?.limitEnd?.millisecondsSince1970, w.unchargedMilliseconds,
                 w.nextGrantID, w.day.map(Columns.day), w.earnedToday, w.spentToday,
                 JSONCoding.string(Dictionary(uniqueKeysWithValues: w.spentTodayByEntry.map { ($0.key.rawValue, $0.value) })),
+                w.allowanceDay.map(Columns.day), JSONCoding.string(w.allowanceGranted),
             ])
         try db.execute(sql: "DELETE FROM wallet_batches WHERE profile = ?", arguments: [profile])
         for (position, b) in w.batches.enumerated() {
             let origin = Columns.origin(b.origin)
             try db.execute(sql: """
-                INSERT INTO wallet_batches (profile, position, origin, earned_day, created_at, expires_at, remaining, earmark)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO wallet_batches (profile, position, origin, earned_day, created_at, expires_at, remaining, earmark, allowance_key)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [profile, position, origin.origin, origin.day, b.createdAt.millisecondsSince1970,
-                                 b.expiresAt?.millisecondsSince1970, b.remaining, b.earmark?.rawValue])
+                                 b.expiresAt?.millisecondsSince1970, b.remaining, b.earmark?.rawValue, b.allowanceKey])
         }
         let inUse = w.grantsInUse.map(\.id)
         try db.execute(sql: """

@@ -54,6 +54,7 @@ enum Columns {
         case .earned(let d): ("earned", day(d))
         case .starter: ("starter", nil)
         case .adjustment: ("adjustment", nil)
+        case .allowance(let d): ("allowance", day(d))
         }
     }
 
@@ -62,6 +63,7 @@ enum Columns {
         case ("earned", let text?): return .earned(try day(text, table: "wallet_batches"))
         case ("starter", nil): return .starter
         case ("adjustment", nil): return .adjustment
+        case ("allowance", let text?): return .allowance(try day(text, table: "wallet_batches"))
         default: throw .invalidRow(table: "wallet_batches", detail: "origin “\(origin)” with day \(text ?? "none")")
         }
     }

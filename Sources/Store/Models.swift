@@ -107,10 +107,14 @@ public struct StoredProfile: Hashable, Sendable {
     public var openGrants: [Grant]
     /// Nil until the first commit that carried the profile's account.
     public var account: CreditAccountState?
+    /// An owner's pause (SPEC §5a), in force or over; nil when none is stored.
+    public var pause: Pause? = nil
+    /// The owner's daily allowances (SPEC §4a).
+    public var allowances: [Allowance] = []
 
     /// The rules half, ready for `ProfileRules.status(of:at:)`.
     public var rules: ProfileRules {
-        ProfileRules(blocks: blocks, schedules: schedules, focusSessions: focusSessions, grants: openGrants)
+        ProfileRules(blocks: blocks, schedules: schedules, focusSessions: focusSessions, grants: openGrants, pause: pause)
     }
 }
 

@@ -274,5 +274,59 @@ enum Schema {
             PRIMARY KEY (profile, key)
         ) STRICT;
         """),
+        // SPEC §4a daily allowances and §5a pauses. The ledger's and the batches' CHECKs name their
+        // values, so both tables are copied into new ones that allow `allowance` (SQLite cannot
+        // change a CHECK in place); the ledger keeps its ids and its AUTOINCREMENT sequence.
+        ("v4 allowances and pauses", """
+        CREATE TABLE ledger_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            time INTEGER NOT NULL,
+            delta_seconds INTEGER NOT NULL,
+            reason TEXT NOT NULL CHECK (reason IN ('earn', 'spend', 'bypassFree', 'bypassCredit', 'bypassToken',
+                                                    'adjust', 'starter', 'expire', 'capDiscard', 'allowance')),
+            entry TEXT,
+            note TEXT
+        ) STRICT;
+        INSERT INTO ledger_new (id, profile, time, delta_seconds, reason, entry, note)
+            SELECT id, profile, time, delta_seconds, reason, entry, note FROM ledger;
+        DELETE FROM sqlite_sequence WHERE name = 'ledger_new';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'ledger_new', seq FROM sqlite_sequence WHERE name = 'ledger';
+        DROP TABLE ledger;
+        ALTER TABLE ledger_new RENAME TO ledger;
+        CREATE INDEX ledger_profile_time ON ledger(profile, time);
+        CREATE TABLE wallet_batches_new (
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('earned', 'starter', 'adjustment', 'allowance')),
+            earned_day TEXT CHECK ((origin IN ('earned', 'allowance')) = (earned_day IS NOT NULL)),
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            remaining INTEGER NOT NULL CHECK (remaining > 0),
+            earmark TEXT,
+            allowance_key TEXT CHECK ((origin = 'allowance') = (allowance_key IS NOT NULL)),
+            PRIMARY KEY (profile, position)
+        ) STRICT;
+        INSERT INTO wallet_batches_new (profile, position, origin, earned_day, created_at, expires_at, remaining, earmark)
+            SELECT profile, position, origin, earned_day, created_at, expires_at, remaining, earmark FROM wallet_batches;
+        DROP TABLE wallet_batches;
+        ALTER TABLE wallet_batches_new RENAME TO wallet_batches;
+        ALTER TABLE wallet_state ADD COLUMN allowance_day TEXT;
+        ALTER TABLE wallet_state ADD COLUMN allowance_granted TEXT NOT NULL DEFAULT '{}';
+        CREATE TABLE allowances (
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            entries TEXT NOT NULL,
+            seconds TEXT NOT NULL,
+            cooldown_until INTEGER,
+            PRIMARY KEY (profile, entries)
+        ) STRICT;
+        CREATE TABLE pauses (
+            profile TEXT PRIMARY KEY NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL CHECK ("end" > start),
+            reason TEXT,
+            paused_by TEXT
+        ) STRICT;
+        """),
     ]
 }

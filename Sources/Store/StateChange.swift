@@ -44,6 +44,13 @@ public struct StateChange: Sendable {
         case addTimeRequest(profile: String, seconds: Int64, note: String, created: Instant)
         /// An owner's answer to a pending request; refused by the store when it is not pending.
         case answerTimeRequest(id: Int64, status: TimeRequest.Status, at: Instant, by: String, note: String?)
+        /// An owner's pause of a profile (SPEC §5a): replaces the one stored.
+        case savePause(profile: String, Pause)
+        /// `scrolloff resume`: the pause is lifted.
+        case removePause(profile: String)
+        /// An owner's daily allowance (SPEC §4a), by its entries: replaces the one stored for them.
+        case saveAllowance(profile: String, Allowance)
+        case removeAllowance(profile: String, entries: [EntryID])
         /// A helper-wide setting in force (`unknown_devices`), kept so a restart checks the next
         /// change against it.
         case saveSetting(key: String, value: String)

@@ -75,6 +75,18 @@ struct ChangeWriter {
                 """, arguments: [profile, f.id, Columns.entries(f.entries), f.start.millisecondsSince1970, f.end.millisecondsSince1970, f.reason])
         case .removeFocusSession(let profile, let id):
             try db.execute(sql: "DELETE FROM focus_sessions WHERE profile = ? AND id = ?", arguments: [profile, id])
+        case .savePause(let profile, let p):
+            try db.execute(sql: #"INSERT OR REPLACE INTO pauses (profile, start, "end", reason, paused_by) VALUES (?, ?, ?, ?, ?)"#,
+                           arguments: [profile, p.start.millisecondsSince1970, p.end.millisecondsSince1970, p.reason, p.by])
+        case .removePause(let profile):
+            try db.execute(sql: "DELETE FROM pauses WHERE profile = ?", arguments: [profile])
+        case .saveAllowance(let profile, let a):
+            try db.execute(sql: "INSERT OR REPLACE INTO allowances (profile, entries, seconds, cooldown_until) VALUES (?, ?, ?, ?)",
+                           arguments: [profile, JSONCoding.string(a.entries.map(\.rawValue)), JSONCoding.string(a.secondsByWeekday),
+                                       a.cooldownUntil?.millisecondsSince1970])
+        case .removeAllowance(let profile, let entries):
+            try db.execute(sql: "DELETE FROM allowances WHERE profile = ? AND entries = ?",
+                           arguments: [profile, JSONCoding.string(Array(Set(entries)).sorted().map(\.rawValue))])
         case .appendLedger(let profile, let row):
             try db.execute(sql: """
                 INSERT INTO ledger (profile, time, delta_seconds, reason, entry, note) VALUES (?, ?, ?, ?, ?, ?)

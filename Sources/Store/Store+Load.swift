@@ -43,7 +43,23 @@ struct Loader {
 
     func load() throws -> StoredProfile {
         StoredProfile(settings: try settings(), entries: try entries(), blocks: try blocks(), schedules: try schedules(),
-                      focusSessions: try focusSessions(), openGrants: try openGrants(), account: try account())
+                      focusSessions: try focusSessions(), openGrants: try openGrants(), account: try account(),
+                      pause: try pause(), allowances: try allowances())
+    }
+
+    private func pause() throws -> Pause? {
+        try Row.fetchOne(db, sql: #"SELECT * FROM pauses WHERE profile = ?"#, arguments: [name]).map { r in
+            Pause(start: Instant(millisecondsSince1970: r["start"]), end: Instant(millisecondsSince1970: r["end"]),
+                  reason: r["reason"], by: r["paused_by"])
+        }
+    }
+
+    private func allowances() throws -> [Allowance] {
+        try rows("SELECT * FROM allowances WHERE profile = ? ORDER BY entries").map { r in
+            Allowance(entries: try JSONCoding.decode([String].self, from: r["entries"], table: "allowances", column: "entries").map { EntryID($0) },
+                      secondsByWeekday: try JSONCoding.decode([Int64].self, from: r["seconds"], table: "allowances", column: "seconds"),
+                      cooldownUntil: Columns.instant(r["cooldown_until"]))
+        }
     }
 
     private func settings() throws -> ProfileSettings {
@@ -136,10 +152,13 @@ struct Loader {
         w.spentToday = r["spent_today"]
         let byEntry = try JSONCoding.decode([String: Int64].self, from: r["spent_today_by_entry"], table: "wallet_state", column: "spent_today_by_entry")
         w.spentTodayByEntry = Dictionary(uniqueKeysWithValues: byEntry.map { (EntryID($0.key), $0.value) })
+        w.allowanceDay = try (r["allowance_day"] as String?).map { text throws(StoreError) in try Columns.day(text, table: "wallet_state") }
+        w.allowanceGranted = try JSONCoding.decode([String: Int64].self, from: r["allowance_granted"], table: "wallet_state", column: "allowance_granted")
         w.grantsInUse = try openGrants()
         w.batches = try rows("SELECT * FROM wallet_batches WHERE profile = ? ORDER BY position").map { b in
             CreditBatch(origin: try Columns.origin(b["origin"], day: b["earned_day"]), createdAt: Instant(millisecondsSince1970: b["created_at"]),
-                        expiresAt: Columns.instant(b["expires_at"]), remaining: b["remaining"], earmark: (b["earmark"] as String?).map { EntryID($0) })
+                        expiresAt: Columns.instant(b["expires_at"]), remaining: b["remaining"], earmark: (b["earmark"] as String?).map { EntryID($0) },
+                        allowanceKey: b["allowance_key"])
         }
         return CreditAccountState(wallet: w, ladder: try ladder())
     }

@@ -30,6 +30,10 @@ public struct RuleChangeRecord: Hashable, Sendable, Codable {
         case focusStarted, focusEnded
         case listAdded, listRemoved
         case profileAdded, profileRemoved, profileClients, profileHousehold, timeZone, preset, knobs
+        /// SPEC §5a: an owner paused a profile, lifted the pause early, or it ended by itself.
+        case paused, resumed, pauseEnded
+        /// SPEC §4a: a daily allowance set, changed or removed.
+        case allowanceSet, allowanceCleared
     }
 
     public init(change: Change, actor: String, rule: String, before: String? = nil, entries: [String] = []) {

@@ -32,6 +32,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, Expressi
     public static let peekUsed: EventKind = "peekUsed"
     public static let tokenUsed: EventKind = "tokenUsed"
     public static let exercise: EventKind = "exercise"
+    /// SPEC §4a: a day's allowance granted or changed, and what was left of it at midnight.
+    public static let allowanceGranted: EventKind = "allowanceGranted"
+    public static let allowanceReset: EventKind = "allowanceReset"
     /// SPEC §9b: the firewall caught DNS to another resolver, DNS over TLS or DoH by address.
     public static let bypassAttempt: EventKind = "bypassAttempt"
     /// SPEC §9a: a member asked for time; an owner answered.
@@ -125,6 +128,8 @@ public struct StoredEvent: Hashable, Sendable, Codable {
         case .peekUsed: .peekUsed
         case .tokenUsed: .tokenUsed
         case .exercise: .exercise
+        case .allowanceGranted: .allowanceGranted
+        case .allowanceReset: .allowanceReset
         }
     }
 }

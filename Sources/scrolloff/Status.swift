@@ -20,6 +20,14 @@ struct Status: ParsableCommand {
             print("Balance \(Terminal.bold(TimeWords.balance(seconds: status.balanceSeconds))) · "
                 + "\(Plural.count(status.peeksLeftToday, "peek")) left today · "
                 + "\(Plural.count(status.tokensLeftMonth, "token")) left this month")
+            if let pause = status.pause, let until = pause.pausedUntil {
+                let reason = pause.reason.map { " (\($0))" } ?? ""
+                print(Terminal.yellow("Paused\(reason): everything but the allow list is blocked until \(TimeWords.until(until, now: now))."))
+            }
+            for a in status.allowances ?? [] {
+                let left = a.allowanceLeftSeconds.map { "\(TimeWords.span(seconds: $0)) left today" } ?? "none today"
+                print("Allowance: \(a.words) · \(left)")
+            }
             if let until = status.strictCurfewUntil {
                 print(Terminal.yellow("Strict curfew: everything but the allow list is blocked until \(TimeWords.until(until, now: now))."))
             }

@@ -13,6 +13,8 @@ import Testing
         ("request for time", 60, 86_400, { (try? RequestedSeconds($0)) != nil }),
         ("spend limit", 1, 86_400, { (try? SpendLimitSeconds($0)) != nil }),
         ("focus", 1, 604_800, { (try? FocusSeconds($0)) != nil }),
+        ("pause", 1, 604_800, { (try? PauseSeconds($0)) != nil }),
+        ("daily allowance", 1, 86_400, { (try? AllowanceSeconds($0)) != nil }),
     ]
 
     @Test(arguments: edges.indices)

@@ -36,6 +36,14 @@ struct EngineEventLogTests {
             _ = try await engine.addProfile("kids", clients: ["10.0.1.0/24"])
             time.pass(.hours(4))
             try await engine.tick() // the focus session's end, as the timer sees it
+            // SPEC §4a, §5a: an allowance set and cleared; a pause lifted early, and one that ends by itself.
+            _ = try await engine.setAllowance(seconds: 1800, entries: ["youtube"], days: .daily, profile: HelperEngine.defaultProfile)
+            _ = try await engine.clearAllowance(entries: ["youtube"], days: nil, profile: HelperEngine.defaultProfile)
+            _ = try await engine.pause(profile: HelperEngine.defaultProfile, for: .minutes(10), reason: "dinner")
+            _ = try await engine.resume(profile: HelperEngine.defaultProfile)
+            _ = try await engine.pause(profile: HelperEngine.defaultProfile, for: .minutes(1))
+            time.pass(.minutes(2))
+            try await engine.tick() // the pause's end, as the timer sees it
             _ = try await engine.unblock(["instagram"])
             try await engine.removeSchedule("bedtime")
             await engine.recordListChange(added: true, name: "extra", url: "https://lists.example.org/extra.txt")
@@ -45,13 +53,18 @@ struct EngineEventLogTests {
         let changes = try await engine.events().map(EventReport.init).compactMap { e in e.ruleChange.map { (e, $0) } }
         let byKind = Dictionary(grouping: changes, by: { $0.1.change })
         for kind in RuleChangeRecord.Change.allCases {
-            #expect(byKind[kind.rawValue]?.count == 1, "\(kind): \(byKind[kind.rawValue]?.map(\.1.rule) ?? [])")
+            // Two pauses: one resumed, one that ended by itself.
+            #expect(byKind[kind.rawValue]?.count == (kind == .paused ? 2 : 1), "\(kind): \(byKind[kind.rawValue]?.map(\.1.rule) ?? [])")
         }
         let fromFile: Set<String> = ["preset", "timeZone", "knobs", "profileHousehold"]
         for (event, change) in changes {
             if change.change == "focusEnded" {
                 #expect(change.actor == "the helper")
                 #expect(event.time == Fixture.noon + .minutes(40))
+                continue
+            }
+            if change.change == "pauseEnded" {
+                #expect(change.actor == "the helper")
                 continue
             }
             #expect(change.actor == (fromFile.contains(change.change) ? "the configuration file" : "alice (uid 1000)"), "\(change.change)")

@@ -64,7 +64,10 @@ struct ConfigurationPlan {
             }
             w.profiles[i].settings = settings
             w.profiles[i].networks = rebuilt.networks
+            // The owner's allowances (SPEC §4a) are the profile's own, not the file's: they stay.
+            let allowances = w.profiles[i].allowances
             w.profiles[i].account.policy = rebuilt.account.policy
+            w.profiles[i].allowances = allowances
         }
         return report
     }

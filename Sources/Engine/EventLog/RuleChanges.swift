@@ -58,6 +58,24 @@ enum RuleChanges {
             for os in o.schedules where !p.schedules.contains(where: { $0.name == os.name }) {
                 add(.scheduleRemoved, p.name, rule: scheduleWords(os), entries: Array(os.entries), message: "Removed \(scheduleWords(os))")
             }
+            // Pauses (SPEC §5a): a new one, or one lifted while in force.
+            if p.pause != o.pause {
+                if let pause = p.pause, pause.isActive(at: now) {
+                    add(.paused, p.name, rule: pauseWords(pause), message: "Paused profile \(p.name): \(pauseWords(pause))")
+                } else if let old = o.pause, old.isActive(at: now) {
+                    add(.resumed, p.name, rule: pauseWords(old), message: "Resumed profile \(p.name) early (it was a \(pauseWords(old)))")
+                }
+            }
+            // Daily allowances (SPEC §4a), by their entries.
+            let oldAllowances = Dictionary(o.allowances.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+            for a in p.allowances where oldAllowances[a.key]?.secondsByWeekday != a.secondsByWeekday {
+                add(.allowanceSet, p.name, rule: "daily allowance of \(a.words)", before: oldAllowances[a.key].map { "daily allowance of \($0.words)" },
+                    entries: a.entries, message: "Set a daily allowance of \(a.words)")
+            }
+            for a in o.allowances where !p.allowances.contains(where: { $0.key == a.key }) {
+                add(.allowanceCleared, p.name, rule: "daily allowance of \(a.words)", entries: a.entries,
+                    message: "Removed the daily allowance of \(a.words)")
+            }
             // Focus sessions (they cannot be ended early; each ends by itself at its end).
             let oldFocus = Set(o.focusSessions.map(\.id))
             for f in p.focusSessions where !oldFocus.contains(f.id) {
@@ -82,6 +100,17 @@ enum RuleChanges {
             return StoredEvent(record, profile: p.name, entry: f.entries.count == 1 ? f.entries.first : nil, at: f.end,
                                message: "Your \(rule) ended as planned.")
         }
+    }
+
+    /// A `pauseEnded` event when `p`'s pause ended by itself in `(after, through]` (SPEC §5a), at its end.
+    static func pauseEnds(of p: ProfileRuntime, after: Instant, through now: Instant) -> [StoredEvent] {
+        guard let pause = p.pause, pause.end > after, pause.end <= now else { return [] }
+        let record = RuleChangeRecord(change: .pauseEnded, actor: ChangeActor.helper, rule: pauseWords(pause))
+        return [StoredEvent(record, profile: p.name, at: pause.end, message: "The pause of \(p.name) ended as planned; its rules apply as before.")]
+    }
+
+    static func pauseWords(_ p: Pause) -> String {
+        "pause of every name but the allow lists for \(SpanWords.describe(p.end - p.start))" + (p.reason.map { " (reason “\($0)”)" } ?? "")
     }
 
     /// A schedule's rule apart from its bookkeeping (a cooldown start is not a change of rule).

@@ -37,12 +37,14 @@ extension ProfileRules {
         }
         for f in focusSessions where f.entries.contains(entry) { add(f.start); add(f.end) }
         for g in grants where g.entry == entry { add(g.start); add(g.end) }
+        if let p = pause { add(p.start); add(p.end) }
         return Timeline(steps: Self.steps(from: from, edges: edges) { state(of: entry, at: $0).kind },
                         continuesPastHorizon: nextEdge(of: entry, after: until - Span(milliseconds: 1)) != nil)
     }
 
-    /// The profile-wide strict curfew over `[from, until)`: `.curfew` while one is in force, `.none`
-    /// otherwise. It blocks every name of the profile, managed or not (SPEC §2 `--strict`).
+    /// The profile-wide strict curfew over `[from, until)`: `.curfew` while one (or a pause, SPEC
+    /// §5a) is in force, `.none` otherwise. It blocks every name of the profile, managed or not
+    /// (SPEC §2 `--strict`).
     public func strictCurfewTimeline(from: Instant, until: Instant) -> Timeline {
         var edges: [Instant] = []
         for s in schedules where s.enabled && s.kind.isStrict {
@@ -50,7 +52,10 @@ extension ProfileRules {
                 for t in [o.start, o.end] where t > from && t < until { edges.append(t) }
             }
         }
-        return Timeline(steps: Self.steps(from: from, edges: edges) { strictCurfew(at: $0) != nil ? .curfew : .none },
+        if let p = pause {
+            for t in [p.start, p.end] where t > from && t < until { edges.append(t) }
+        }
+        return Timeline(steps: Self.steps(from: from, edges: edges) { strictCurfew(at: $0) != nil || pause(at: $0) != nil ? .curfew : .none },
                         continuesPastHorizon: nextStrictCurfewEdge(after: until - Span(milliseconds: 1)) != nil)
     }
 

@@ -7,12 +7,23 @@ public struct ProfileRules: Sendable {
     public var focusSessions: [FocusSession]
     /// Grants that are running or start later; ended ones may be included and are ignored.
     public var grants: [Grant]
+    /// An owner's pause of the whole profile (SPEC §5a), in force from its start to its end;
+    /// nil when none was set (or it was lifted). One that is over changes nothing.
+    public var pause: Pause?
 
-    public init(blocks: [Block] = [], schedules: [Schedule] = [], focusSessions: [FocusSession] = [], grants: [Grant] = []) {
+    public init(blocks: [Block] = [], schedules: [Schedule] = [], focusSessions: [FocusSession] = [], grants: [Grant] = [],
+                pause: Pause? = nil) {
         self.blocks = blocks
         self.schedules = schedules
         self.focusSessions = focusSessions
         self.grants = grants
+        self.pause = pause
+    }
+
+    /// The pause in force at `t`, if any (SPEC §5a).
+    public func pause(at t: Instant) -> Pause? {
+        guard let pause, pause.isActive(at: t) else { return nil }
+        return pause
     }
 
     /// How far past its last one-off edge (a focus session's or a grant's) `status(of:at:)` looks
@@ -28,8 +39,8 @@ public struct ProfileRules: Sendable {
 
     /// The entry's state at `t`, the instant it next changes and what it changes to.
     ///
-    /// Precedence: a curfew covering the entry wins over everything, grants included (SPEC §2:
-    /// "Nothing opens the entries"); then any block (around the clock, an active block window, a
+    /// Precedence: a pause of the profile (SPEC §5a) or a curfew covering the entry wins over
+    /// everything, grants included (SPEC §2: "Nothing opens the entries"); then any block (around the clock, an active block window, a
     /// focus session), which a running grant opens; then "scheduled" when a rule names the entry.
     /// A change is a change of the state's kind (curfew → blocked counts; a grant followed at once
     /// by another one does not, and `open(until:)` is the end of the whole open stretch).
@@ -52,7 +63,13 @@ public struct ProfileRules: Sendable {
         func note(_ reason: String?) {
             if let reason, !reason.isEmpty, !reasons.contains(reason) { reasons.append(reason) }
         }
+        // A pause blocks every name of the profile as a strict curfew does (SPEC §5a): an entry
+        // reads `.curfew`, which nothing opens, whatever else names it.
         var curfew = false
+        if let p = pause(at: t) {
+            curfew = true
+            note(p.reason)
+        }
         for s in schedules where s.enabled && s.kind.isCurfew && applies(s, to: entry) && s.isActive(at: t) {
             curfew = true
             note(s.reason)
@@ -112,6 +129,7 @@ public struct ProfileRules: Sendable {
         for s in schedules where s.enabled && applies(s, to: entry) { consider(s.nextEdge(after: t)) }
         for f in focusSessions where f.entries.contains(entry) { consider(f.start); consider(f.end) }
         for g in grants where g.entry == entry { consider(g.start); consider(g.end) }
+        if let p = pause { consider(p.start); consider(p.end) }
         return best
     }
 
@@ -120,6 +138,7 @@ public struct ProfileRules: Sendable {
         var last: Instant?
         for f in focusSessions where f.entries.contains(entry) { last = max(last ?? f.end, f.end) }
         for g in grants where g.entry == entry { last = max(last ?? g.end, g.end) }
+        if let p = pause { last = max(last ?? p.end, p.end) }
         return last
     }
 
@@ -175,6 +194,10 @@ public struct ProfileRules: Sendable {
         var best: Instant?
         for s in schedules where s.enabled && s.kind.isStrict {
             if let e = s.nextEdge(after: t), best.map({ e < $0 }) ?? true { best = e }
+        }
+        // A pause blocks unmanaged names too (SPEC §5a): its edges are this timeline's edges.
+        if let p = pause {
+            for e in [p.start, p.end] where e > t && best.map({ e < $0 }) ?? true { best = e }
         }
         // Two strict curfews may overlap; an edge inside the other one changes nothing, but reporting
         // it is harmless (answers just live shorter and the snapshot is rebuilt once more).

@@ -8,6 +8,8 @@ public struct CreditBatch: Hashable, Sendable, Codable {
         case starter
         /// A positive administrator adjustment: kept like starter credit, without expiry.
         case adjustment
+        /// An owner's daily allowance for this local day (SPEC §4a): spent first, gone at midnight.
+        case allowance(LocalCalendar.Day)
     }
 
     public var origin: Origin
@@ -20,13 +22,24 @@ public struct CreditBatch: Hashable, Sendable, Codable {
     public var remaining: Int64
     /// Per-entry wallet (SPEC §4): seconds set aside for this entry only; nil = the global wallet.
     public var earmark: EntryID?
+    /// For an allowance batch, the key of its allowance (`Allowance.key`: the entries it may be
+    /// spent on, `*` for any); nil for every other batch.
+    public var allowanceKey: String?
 
-    public init(origin: Origin, createdAt: Instant, expiresAt: Instant?, remaining: Int64, earmark: EntryID? = nil) {
+    public init(origin: Origin, createdAt: Instant, expiresAt: Instant?, remaining: Int64, earmark: EntryID? = nil,
+                allowanceKey: String? = nil) {
         self.origin = origin
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.remaining = remaining
         self.earmark = earmark
+        self.allowanceKey = allowanceKey
+    }
+
+    /// Whether a spend on `entry` may draw on it as an allowance: only its allowance's entries may.
+    public func allowanceCovers(_ entry: EntryID?) -> Bool {
+        guard let allowanceKey else { return false }
+        return Allowance.covers(key: allowanceKey, entry)
     }
 
     /// Spending order: dated (expiring) credit oldest first, then credit that never expires.

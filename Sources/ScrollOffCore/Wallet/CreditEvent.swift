@@ -45,6 +45,11 @@ public struct CreditEvent: Hashable, Sendable, Codable {
         case tokenUsed(tokensLeftThisMonth: Int)
         /// SPEC §5 step 3: the "try this first" outcome.
         case exercise(ExerciseRecord)
+        /// SPEC §4a: an owner's daily allowance granted for the day (or changed: the difference,
+        /// negative when it was lowered); `entries` empty = any entry.
+        case allowanceGranted(seconds: Int64, entries: [EntryID])
+        /// SPEC §4a: what was left of a day's allowance went at midnight (it never rolls over).
+        case allowanceReset(seconds: Int64, entries: [EntryID])
     }
 
     public var time: Instant
@@ -98,6 +103,13 @@ public struct CreditEvent: Hashable, Sendable, Codable {
             return "\(paid ? "Paid" : "Free") peek at \(name); \(left) peek\(left == 1 ? "" : "s") left today."
         case .tokenUsed(let left):
             return "Emergency token used for \(name); \(left) left this month."
+        case .allowanceGranted(let s, let entries):
+            let what = entries.isEmpty ? "any entry" : entries.map(\.rawValue).joined(separator: ", ")
+            return s >= 0 ? "Today's allowance for \(what): \(words(s)) to use without earning it."
+                : "Today's allowance for \(what) was lowered by \(words(-s))."
+        case .allowanceReset(let s, let entries):
+            let what = entries.isEmpty ? "any entry" : entries.map(\.rawValue).joined(separator: ", ")
+            return "\(words(s)) of the allowance for \(what) went unused yesterday; a fresh one starts today."
         case .exercise(let record):
             switch record.outcome {
             case .completed: return "Exercise done: \(record.exerciseID)."

@@ -5,10 +5,14 @@ public struct CreditPolicy: Sendable {
     public var knobs: Knobs
     /// Days, months and midnights of the profile's IANA zone (SPEC §4, §5).
     public var calendar: LocalCalendar
+    /// The owner's daily allowances in force (SPEC §4a): the wallet grants each one's seconds for
+    /// the day at local midnight, and when one changes, the difference at once.
+    public var allowances: [Allowance]
 
-    public init(knobs: Knobs, calendar: LocalCalendar) {
+    public init(knobs: Knobs, calendar: LocalCalendar, allowances: [Allowance] = []) {
         self.knobs = knobs
         self.calendar = calendar
+        self.allowances = allowances
     }
 }
 

@@ -26,6 +26,10 @@ public struct LedgerRow: Hashable, Sendable, Codable {
         /// The part of an `earn` row above the daily cap (negative; `earn + capDiscard` is what
         /// was actually credited).
         case capDiscard
+        /// An owner's daily allowance (SPEC §4a): granted at local midnight or when it is set
+        /// (positive), taken back when it is lowered and what is left of it at the next midnight
+        /// (negative; it never rolls over).
+        case allowance
     }
 
     public var time: Instant

@@ -13,7 +13,8 @@ extension Wallet {
         var next = self
         var out = CreditOutcome()
         next.run(to: t, into: &out)
-        let global = next.availableSeconds(for: nil)
+        // An allowance is the owner's, for its own entries (SPEC §4a): never set aside elsewhere.
+        let global = next.state.batches.reduce(0) { $0 + ($1.allowanceKey == nil && $1.earmark == nil ? $1.remaining : 0) }
         guard seconds <= global else {
             throw .refused(Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: next.nextCreditAt,
                                    message: "The main wallet holds \(SpanWords.describe(seconds: global)); that is the most you can set aside now."))
@@ -21,7 +22,7 @@ extension Wallet {
         var left = seconds
         var result: [CreditBatch] = []
         for var b in next.state.batches {
-            if left > 0, b.earmark == nil {
+            if left > 0, b.earmark == nil, b.allowanceKey == nil {
                 let n = min(left, b.remaining)
                 left -= n
                 var tagged = b
@@ -64,14 +65,17 @@ extension Wallet {
         if seconds > 0 {
             next.insert(CreditBatch(origin: .adjustment, createdAt: now, expiresAt: nil, remaining: seconds))
         } else {
-            let balance = next.balanceSeconds
+            // Today's allowance is not the person's credit to take (SPEC §4a): it resets at midnight.
+            let allowances = next.state.batches.filter { $0.allowanceKey != nil }
+            let balance = next.balanceSeconds - allowances.reduce(0) { $0 + $1.remaining }
             guard -seconds <= balance else {
                 throw .invalid("The balance is \(SpanWords.describe(seconds: balance)); an adjustment can remove at most that much.")
             }
             var all = next
+            all.state.batches.removeAll { $0.allowanceKey != nil }
             all.policy.knobs.perEntryWallets = false // take from every batch, earmarks included
             all.debit(-seconds, for: nil)
-            next.state.batches = all.state.batches
+            next.state.batches = all.state.batches + allowances
         }
         out.rows.append(LedgerRow(time: now, deltaSeconds: seconds, reason: .adjust, note: note))
         out.events.append(CreditEvent(time: now, kind: .adjusted(seconds: seconds)))

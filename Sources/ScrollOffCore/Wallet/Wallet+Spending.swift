@@ -51,6 +51,7 @@ extension Wallet {
                                        opensAt: next.calendar.nextMidnight(after: now),
                                        message: "\(entry) has had its \(SpanWords.describe(cap)) for today; the cap starts fresh at midnight."))
             }
+            if let used = next.allowanceUsedUp(for: entry, at: now) { throw .refused(used) }
             let have = next.availableSeconds(for: entry)
             throw .refused(Refusal(rule: .insufficientCredit, subject: entry.rawValue, opensAt: next.nextCreditAt,
                                    message: "\(SpanWords.describe(seconds: have)) of credit for \(entry) right now. Every \(SpanWords.describe(next.knobs.earnInterval)) away earns \(SpanWords.describe(next.knobs.earnAmount))."))
@@ -125,8 +126,9 @@ extension Wallet {
         restartStreak(at: x)
     }
 
-    /// Takes up to `seconds` from the batches `entry` may use: its earmark first, then the global
-    /// wallet, each oldest first. Returns what it took.
+    /// Takes up to `seconds` from the batches `entry` may use: today's allowances covering it first
+    /// (SPEC §4a: spent before earned credit), then its earmark, then the global wallet, each
+    /// oldest first. An allowance for other entries is never touched. Returns what it took.
     @discardableResult
     mutating func debit(_ seconds: Int64, for entry: EntryID?) -> Int64 {
         var left = seconds
@@ -137,11 +139,12 @@ extension Wallet {
                 left -= n
             }
         }
+        take { $0.allowanceCovers(entry) }
         if knobs.perEntryWallets {
-            if let entry { take { $0.earmark == entry } }
-            take { $0.earmark == nil }
+            if let entry { take { $0.allowanceKey == nil && $0.earmark == entry } }
+            take { $0.allowanceKey == nil && $0.earmark == nil }
         } else {
-            take { _ in true }
+            take { $0.allowanceKey == nil }
         }
         state.batches.removeAll { $0.remaining == 0 }
         return seconds - left

@@ -81,7 +81,10 @@ public struct Wallet: Sendable {
         func consider(_ t: Instant?) { if let t, due.map({ t < $0 }) ?? true { due = t } }
         for g in state.grantsInUse { consider(g.end) }
         for b in state.batches { consider(b.expiresAt) }
-        if state.spend != nil { consider(calendar.nextMidnight(after: state.asOf)) }
+        // A new day's allowance is granted at its midnight even when nothing else is due (SPEC §4a).
+        if state.spend != nil || !policy.allowances.isEmpty || !state.allowanceGranted.isEmpty {
+            consider(calendar.nextMidnight(after: state.asOf))
+        }
         return due
     }
 
@@ -93,7 +96,23 @@ public struct Wallet: Sendable {
     }
 
     func usable(_ b: CreditBatch, for entry: EntryID?) -> Bool {
-        !knobs.perEntryWallets || b.earmark == nil || b.earmark == entry
+        if b.allowanceKey != nil { return b.allowanceCovers(entry) }
+        return !knobs.perEntryWallets || b.earmark == nil || b.earmark == entry
+    }
+
+    /// Seconds of today's allowances a spend on `entry` may still use (SPEC §4a
+    /// `allowance_left_seconds`); nil when no allowance covers `entry` today.
+    public func allowanceLeftSeconds(for entry: EntryID?, at t: Instant) -> Int64? {
+        let today = calendar.day(of: t)
+        guard state.allowanceDay == today else {
+            // Not granted yet for this day (the wallet is behind `t`): what the day will grant.
+            let weekday = calendar.weekday(of: today)
+            let due = policy.allowances.filter { $0.covers(entry) }.map { $0.seconds(onWeekday: weekday) }
+            return due.contains { $0 > 0 } ? due.reduce(0, +) : nil
+        }
+        let covering = state.allowanceGranted.filter { $0.value > 0 && Allowance.covers(key: $0.key, entry) }
+        guard !covering.isEmpty else { return nil }
+        return state.batches.reduce(0) { $0 + ($1.allowanceCovers(entry) && $1.origin == .allowance(today) ? $1.remaining : 0) }
     }
 
     // MARK: Time
@@ -138,6 +157,8 @@ public struct Wallet: Sendable {
         settleSpend(to: t, into: &out)
         state.asOf = t
         rollDay(to: t)
+        // An allowance set or changed since the last call takes effect now (SPEC §4a).
+        if grantAllowances(at: t, into: &out) { refreshSpendEnd(at: t, into: &out) }
     }
 
     /// One due instant. Order at equal instants: charge the running spend up to here, close grants
@@ -156,6 +177,7 @@ public struct Wallet: Sendable {
         state.asOf = x
         rollDay(to: x)
         expireBatches(at: x, into: &out)
+        _ = grantAllowances(at: x, into: &out)
         // At `x`, not at the award instant: they differ only when a reload shortened the earn
         // interval, and rows must never be dated before what was already processed.
         if let award = nextAwardAt, award <= x { awardEarnings(at: x, into: &out) }
@@ -177,6 +199,13 @@ public struct Wallet: Sendable {
         var kept: [CreditBatch] = []
         for b in state.batches {
             guard let e = b.expiresAt, e <= x else { kept.append(b); continue }
+            if case .allowance(let d) = b.origin {
+                // SPEC §4a: never rolled over; the reset is its own row, so the ledger tells the day.
+                out.rows.append(LedgerRow(time: e, deltaSeconds: -b.remaining, reason: .allowance, entry: nil,
+                                          note: "allowance of \(d) for \(Self.allowanceWords(b.allowanceKey)) reset at midnight"))
+                out.events.append(CreditEvent(time: e, kind: .allowanceReset(seconds: b.remaining, entries: Allowance.entries(ofKey: b.allowanceKey ?? "*"))))
+                continue
+            }
             var day: LocalCalendar.Day?
             if case .earned(let d) = b.origin { day = d }
             out.rows.append(LedgerRow(time: e, deltaSeconds: -b.remaining, reason: .expire, entry: b.earmark,

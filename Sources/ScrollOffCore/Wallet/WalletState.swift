@@ -43,6 +43,12 @@ public struct WalletState: Hashable, Sendable, Codable {
     /// Credit spent today by spends, per entry (the SPEC §4 per-entry daily spend cap).
     public var spentTodayByEntry: [EntryID: Int64] = [:]
 
+    /// The local day the allowance grants below belong to (SPEC §4a).
+    public var allowanceDay: LocalCalendar.Day?
+    /// Seconds granted on `allowanceDay` per allowance key: a change of the allowance that day
+    /// grants or takes back the difference only, so a day never grants twice.
+    public var allowanceGranted: [String: Int64] = [:]
+
     /// A new, empty wallet; `asOf` is the first trusted instant the helper knows.
     public init(asOf: Instant) { self.asOf = asOf }
 }
