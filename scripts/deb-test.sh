@@ -61,7 +61,7 @@ cleanup() {
     kill -KILL "$helper_pid" 2>/dev/null || true
   fi
   ip netns delete "$netns" 2>/dev/null || true
-  for mount in "$root/dev" "$root/proc"; do
+  for mount in "$root/dev/pts" "$root/dev" "$root/proc"; do
     mountpoint -q "$mount" 2>/dev/null && umount -l "$mount"
   done
   rm -rf --one-file-system "$root"
@@ -85,6 +85,7 @@ else
 fi
 tar -xf "$tarball" -C "$root"
 mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
 mount -t proc proc "$root/proc"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # No services start in a root (policy-rc.d, as in Debian's build chroots).
@@ -148,6 +149,8 @@ in_root scrolloff block instagram --reason "deb test" || fail "scrolloff block i
 kill -TERM "$helper_pid"
 wait "$helper_pid" || fail "the helper did not stop cleanly on SIGTERM"
 helper_pid=
+# systemd removes the unit's RuntimeDirectory when it stops; here the test made it.
+rm -rf "$root/run/scrolloff"
 
 # 4. Remove keeps the configuration, the database and the group; purge takes them.
 step "apt-get remove scrolloff"

@@ -62,7 +62,8 @@ mkdir -p "$out/man1" "$out/completions/bash" "$out/completions/zsh" "$out/comple
 for name in scrolloff scrolloff-dns; do
   "$tool" "$work/$name" --output-directory "$out/man1" --date "$date" --section 1
   [ -s "$out/man1/$name.1" ] || { echo "generate-manuals.sh: no page was written for $name" >&2; exit 1; }
-  "$work/$name" --generate-completion-script bash >"$out/completions/bash/$name"
+  # bash-completion sources the file, so it has no #! line of its own (lintian: bash-completion-with-hashbang).
+  "$work/$name" --generate-completion-script bash | sed '1{/^#!/d}' >"$out/completions/bash/$name"
   "$work/$name" --generate-completion-script zsh >"$out/completions/zsh/_$name"
   "$work/$name" --generate-completion-script fish >"$out/completions/fish/$name.fish"
 done

@@ -161,7 +161,9 @@ struct ManualPageTests {
         let built = try Self.run(Self.products + "/scrolloff", ["--version"])
         #expect(version.status == 0 && version.output == built.output, "\(version.output)")
         let helper = try Self.run(Self.products + "/scrolloff-dns", ["--help"])
-        #expect(helper.status == 0 && helper.output.contains(ScrollOffDNS.configuration.abstract), "\(helper.output.prefix(300))")
+        // Help wraps the abstract at 80 columns: its words before the first comma stay on one line.
+        let helperAbstract = String(ScrollOffDNS.configuration.abstract.prefix { $0 != "," })
+        #expect(helper.status == 0 && helper.output.contains(helperAbstract) && !cli.output.contains(helperAbstract), "\(helper.output.prefix(300))")
     }
 
     @Test(arguments: [
