@@ -6,7 +6,7 @@
 # From the release build as `make release` leaves it (DIR .build/release, manuals .build/manuals),
 # staged by scripts/install.sh with DESTDIR (the same installer as `make install`, into /usr), plus
 # what only a package has: packaging/debian/ (control, maintainer scripts, copyright, changelog,
-# conffiles, lintian overrides), compressed manual pages, the dependencies dpkg-shlibdeps finds.
+# conffiles), compressed manual pages, the dependencies dpkg-shlibdeps finds.
 # The version is packaging/debian/changelog's and must be the one `scrolloff --version` says.
 # Then lintian, when it is installed: the build fails on any error or warning it reports.
 set -Eeuo pipefail
@@ -52,8 +52,8 @@ rm -rf "${stage:?}/var"
 gzip -9n "$stage"/usr/share/man/man1/*.1
 gzip -9n -c "$debian/changelog" >"$stage/usr/share/doc/scrolloff/changelog.gz"
 install -m 0644 "$debian/copyright" "$stage/usr/share/doc/scrolloff/copyright"
-install -d -m 0755 "$stage/usr/share/lintian/overrides"
-install -m 0644 "$debian/lintian-overrides" "$stage/usr/share/lintian/overrides/scrolloff"
+# No lintian overrides: it reports no error or warning. One added later goes in
+# usr/share/lintian/overrides/scrolloff, with a comment saying why.
 
 # The libraries the program links (libc, libcurl, libsqlite3, libstdc++, libgcc), as dpkg-shlibdeps
 # reads them from the binary; it wants a debian/control to run beside.
@@ -78,7 +78,7 @@ dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
 echo "Built $deb ($(du -k "$deb" | cut -f1) KiB; installed size $size KiB)"
 
 if command -v lintian >/dev/null; then
-  # Errors and warnings fail the build; each override in packaging/debian/lintian-overrides says why.
+  # Errors and warnings fail the build.
   lintian --fail-on error,warning --info "$deb"
   echo "lintian: no errors or warnings"
 else
