@@ -8,7 +8,8 @@
 #    and apt). Its tarball is kept in .build/deb-test/ so a second run skips this; CI's fresh clone
 #    has none and builds it.
 # 2. `apt-get install ./scrolloff_*.deb` in it (chroot), which fetches the dependencies from the
-#    same mirror; the group, the state folder, the enabled unit, the manual pages are checked.
+#    same mirror; the group, the state folder, the enabled unit, the manual pages are checked, and
+#    installing it again keeps an edited /etc/scrolloff/scrolloff.toml.
 # 3. `scrolloff-dns check-config`, then the helper started in the root (no systemd in a chroot: run
 #    directly, in a network namespace of its own so it answers on port 53 as installed), asked DNS
 #    questions with dig and CLI questions with the installed `scrolloff`, as root and as a member
@@ -111,6 +112,14 @@ for completion in usr/share/bash-completion/completions/scrolloff usr/share/zsh/
                   usr/share/fish/vendor_completions.d/scrolloff.fish; do
   [ -s "$root/$completion" ] || fail "/$completion is missing"
 done
+
+# An edited configuration is the admin's: installing the package again (an upgrade runs the same
+# steps) keeps it, as dpkg keeps an edited conffile, and says the next steps only the first time.
+echo "# edited by deb-test" >>"$root/etc/scrolloff/scrolloff.toml"
+in_root apt-get install -y -qq --reinstall "./tmp/$(basename "$deb")" >"$root/tmp/reinstall.log" 2>&1 \
+  || { cat "$root/tmp/reinstall.log"; fail "apt-get install --reinstall"; }
+[ "$(tail -n 1 "$root/etc/scrolloff/scrolloff.toml")" = "# edited by deb-test" ] || fail "installing again replaced the edited configuration"
+! grep -q "sudo usermod" "$root/tmp/reinstall.log" || fail "installing again repeated the first install's next steps"
 
 # 3. The installed programs.
 step "scrolloff-dns check-config"
