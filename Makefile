@@ -16,7 +16,7 @@ STATEDIR ?= /var/lib/scrolloff
 # `make uninstall PURGE=1` also removes the database, the configuration and the group.
 PURGE ?=
 
-.PHONY: all deps test-deps build release run test fuzz fuzz-smoke bench clean install uninstall
+.PHONY: all deps test-deps deb-deps build release run test fuzz fuzz-smoke bench clean install uninstall deb deb-test
 
 all: build
 
@@ -25,6 +25,9 @@ deps:
 
 test-deps:
 	@scripts/install-deps.sh --test
+
+deb-deps:
+	@scripts/install-deps.sh --deb
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
@@ -37,10 +40,12 @@ RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-se
 
 # SwiftPM does not count the link order (scripts/link-order/) as an input of the link: a newer
 # order removes the helper binary, so that this build links it again with the new order.
+# Then the manual pages and completions, from the programs' own argument parsers, into .build/manuals.
 release: deps
 	@bin="$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)"; \
 	    if [ scripts/link-order/scrolloff-dns.txt -nt "$$bin/scrolloff-dns" ]; then rm -f "$$bin/scrolloff-dns"; fi
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
+	SWIFT=$(SWIFT) scripts/generate-manuals.sh "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)" .build/manuals
 
 # Starts the helper in the foreground with the embedded defaults (not root: ~/.local/state/scrolloff, port 5300).
 run: release
@@ -62,13 +67,14 @@ fuzz:
 fuzz-smoke:
 	SWIFT=$(SWIFT) FUZZ_RUNS= scripts/fuzz.sh 30
 
-# Installs the release binaries, the curated lists, the unit and the sample config (as root).
+# Installs the release program (stripped; `scrolloff` a link to `scrolloff-dns`), the manual pages and
+# completions, the curated lists, the unit and the sample config (as root).
 # Builds them first only when this user owns the checkout (root on a fresh machine): sudo in a
 # user's checkout would leave a root-owned .build behind, and sudo's secure_path often has no
 # swift, so then a missing or stale build stops here with what to run. Either way
 # `git pull && sudo make install` never installs the previous build.
 install:
-	@if [ ! -x .build/release/scrolloff-dns ] || [ ! -x .build/release/scrolloff ] \
+	@if [ ! -x .build/release/scrolloff-dns ] || [ ! -f .build/manuals/man1/scrolloff.1 ] \
 	    || [ -n "$$(find Package.swift Sources scripts/link-order -newer .build/release/scrolloff-dns -print -quit)" ]; then \
 	    if [ "$$(stat -c %u .)" = "$$(id -u)" ]; then $(MAKE) --no-print-directory release || exit 1; \
 	    else echo 'the release build is missing or older than the sources: run `make release` as yourself, then `sudo make install`' >&2; \
@@ -80,6 +86,15 @@ install:
 uninstall:
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SYSCONFDIR="$(SYSCONFDIR)" UNITDIR="$(UNITDIR)" STATEDIR="$(STATEDIR)" \
 		PURGE="$(PURGE)" scripts/install.sh uninstall
+
+# The Debian package scrolloff_VERSION_ARCH.deb in this folder, from the release build, staged by
+# scripts/install.sh (packaging/debian/, scripts/build-deb.sh); lintian checks it when installed.
+deb: release deb-deps
+	scripts/build-deb.sh
+
+# Installs that package into a clean Debian 12 root and runs it there (scripts/deb-test.sh, as root).
+deb-test: deb
+	scripts/deb-test.sh
 
 clean:
 	rm -rf .build

@@ -37,7 +37,7 @@ let package = Package(
     name: "scrolloff",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "scrolloff", targets: ["scrolloff"]),
+        .executable(name: "scrolloff", targets: ["scrolloff-cli"]),
         .executable(name: "scrolloff-dns", targets: ["scrolloff-dns"]),
     ],
     dependencies: [
@@ -301,11 +301,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The helper, and the CLI as well when it is run under the name `scrolloff`: installed,
+        // `scrolloff` is a link to `scrolloff-dns`, so the Swift runtime, Foundation and ICU that
+        // each program links statically are installed once (docs/benchmarks.md, "Installed size").
         .executableTarget(
             name: "scrolloff-dns",
             dependencies: [
                 "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Sinkhole", "ControlAPI",
-                "ControlTransport", "Store", "HostsFile",
+                "ControlTransport", "Store", "HostsFile", "scrolloff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -313,12 +316,19 @@ let package = Package(
             swiftSettings: swiftSettings,
             linkerSettings: linkerSettings(order: "scrolloff-dns.txt")
         ),
-        .executableTarget(
+        // The CLI's verbs and its entry (`ScrollOffCLI.main`), a library so that `scrolloff-dns` links it too.
+        .target(
             name: "scrolloff",
             dependencies: [
                 "ScrollOffCore", "ControlAPI", "ControlTransport", "DoctorChecks", "DNSWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The `scrolloff` program on its own, as the tests and `make run` users run it from .build.
+        .executableTarget(
+            name: "scrolloff-cli",
+            dependencies: ["scrolloff"],
             swiftSettings: swiftSettings,
             linkerSettings: linkerSettings()
         ),
@@ -475,6 +485,6 @@ let package = Package(
             name: "DocsTests",
             dependencies: ["scrolloff", "scrolloff-dns", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings),
-        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "TestSupport", "scrolloff-dns", "scrolloff"], swiftSettings: swiftSettings),
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "TestSupport", "scrolloff-dns", "scrolloff-cli"], swiftSettings: swiftSettings),
     ]
 )

@@ -10,7 +10,12 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            e2fsprogs  # mkfs.ext2: WritebackErrorTests' failing disk
            nftables  # the [firewall] table, applied in test namespaces
            systemd  # systemd-analyze verify checks the unit (etc/systemd/)
-           chromium chromium-driver python3-selenium)  # the household page in a real browser
+           chromium chromium-driver python3-selenium  # the household page in a real browser
+           man-db)  # ManualPageTests renders the generated manual pages with man
+
+# `make deb` and its test (scripts/build-deb.sh, scripts/deb-test.sh): dpkg-shlibdeps, strip, lintian;
+# mmdebstrap builds the clean Debian 12 root from Debian's packages, dig asks the helper in it.
+deb_pkgs=(dpkg-dev binutils lintian mmdebstrap bind9-dnsutils man-db)
 
 # What scripts/link-order.sh runs the helper under and talks to it with.
 profile_pkgs=(valgrind binutils dnsmasq-base bind9-dnsutils python3 curl)
@@ -18,6 +23,7 @@ profile_pkgs=(valgrind binutils dnsmasq-base bind9-dnsutils python3 curl)
 want=("${build_pkgs[@]}")
 [ "${1:-}" = "--test" ] && want+=("${test_pkgs[@]}")
 [ "${1:-}" = "--profile" ] && want+=("${profile_pkgs[@]}")
+[ "${1:-}" = "--deb" ] && want+=("${deb_pkgs[@]}")
 
 missing=()
 for p in "${want[@]}"; do

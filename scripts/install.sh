@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Installs or removes Scroll Off as a system service: `make install` / `make uninstall` call this.
 #
-#   scripts/install.sh install   [--bin-dir DIR]   binaries from DIR (default .build/release)
+#   scripts/install.sh install   [--bin-dir DIR] [--manuals DIR]
+#        the program from DIR (default .build/release), the manual pages and completions from the
+#        manuals DIR (default .build/manuals, which `make release` writes: scripts/generate-manuals.sh)
 #   scripts/install.sh uninstall                   PURGE=1 also removes the database, config and group
+#
+# One program serves both commands: `scrolloff-dns` is installed stripped, and `scrolloff` is a
+# link to it (the program is the CLI when started under that name; docs/benchmarks.md, "Installed size").
 #
 # Locations come from the environment, as make passes them: PREFIX (/usr/local), DESTDIR (empty),
 # SYSCONFDIR (/etc), UNITDIR ($PREFIX/lib/systemd/system, which systemd searches), STATEDIR
@@ -13,9 +18,11 @@ set -Eeuo pipefail
 action=${1:-}
 shift || true
 bin_dir=.build/release
+manuals=.build/manuals
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin-dir) bin_dir=${2:?--bin-dir needs a folder}; shift 2 ;;
+    --manuals) manuals=${2:?--manuals needs a folder}; shift 2 ;;
     *) echo "install.sh: unknown argument $1 (see the comment at the top of scripts/install.sh)" >&2; exit 2 ;;
   esac
 done
@@ -34,6 +41,12 @@ bin=$DESTDIR$PREFIX/bin
 share=$DESTDIR$PREFIX/share/scrolloff
 doc=$DESTDIR$PREFIX/share/doc/scrolloff
 units=$DESTDIR$UNITDIR
+man1=$DESTDIR$PREFIX/share/man/man1
+bash_completions=$DESTDIR$PREFIX/share/bash-completion/completions
+fish_completions=$DESTDIR$PREFIX/share/fish/vendor_completions.d
+# Where Debian's zsh looks: vendor-completions for packages in /usr, site-functions for /usr/local.
+if [ "$PREFIX" = /usr ]; then zsh_completions=$DESTDIR/usr/share/zsh/vendor-completions
+else zsh_completions=$DESTDIR$PREFIX/share/zsh/site-functions; fi
 confdir=$DESTDIR$SYSCONFDIR/scrolloff
 state=$DESTDIR$STATEDIR
 
@@ -54,15 +67,31 @@ render_unit() {
 }
 
 do_install() {
-  for program in scrolloff scrolloff-dns; do
-    if [ ! -x "$bin_dir/$program" ]; then
-      echo "install.sh: $bin_dir/$program is missing; build it first with \`make release\` (as your own user)." >&2
+  if [ ! -x "$bin_dir/scrolloff-dns" ]; then
+    echo "install.sh: $bin_dir/scrolloff-dns is missing; build it first with \`make release\` (as your own user)." >&2
+    exit 1
+  fi
+  for page in scrolloff.1 scrolloff-dns.1; do
+    if [ ! -f "$manuals/man1/$page" ]; then
+      echo "install.sh: $manuals/man1/$page is missing; \`make release\` writes it (scripts/generate-manuals.sh)." >&2
       exit 1
     fi
   done
 
-  install -d -m 0755 "$bin" "$share" "$doc" "$units" "$confdir"
-  install -m 0755 "$bin_dir/scrolloff" "$bin_dir/scrolloff-dns" "$bin/"
+  install -d -m 0755 "$bin" "$share" "$doc" "$units" "$confdir" "$man1" "$bash_completions" "$zsh_completions" "$fish_completions"
+  # Stripped: the symbols are half the file and nothing reads them at run time (Package.swift:
+  # nothing looks a symbol up by name). Written beside and renamed, so a running helper keeps its file.
+  strip --strip-unneeded --remove-section=.comment -o "$bin/.scrolloff-dns.new" "$bin_dir/scrolloff-dns"
+  chmod 0755 "$bin/.scrolloff-dns.new"
+  mv -f "$bin/.scrolloff-dns.new" "$bin/scrolloff-dns"
+  ln -sfn scrolloff-dns "$bin/scrolloff"
+
+  install -m 0644 "$manuals/man1/scrolloff.1" "$manuals/man1/scrolloff-dns.1" "$man1/"
+  for name in scrolloff scrolloff-dns; do
+    install -m 0644 "$manuals/completions/bash/$name" "$bash_completions/$name"
+    install -m 0644 "$manuals/completions/zsh/_$name" "$zsh_completions/_$name"
+    install -m 0644 "$manuals/completions/fish/$name.fish" "$fish_completions/$name.fish"
+  done
 
   # The curated catalog, replaced whole so a list removed upstream does not linger. The helper
   # finds it next to its binary: $PREFIX/bin/scrolloff-dns → $PREFIX/share/scrolloff/blocklists.
@@ -120,7 +149,8 @@ do_install() {
 
   cat <<MSG
 Installed Scroll Off into ${DESTDIR:-/}:
-  $PREFIX/bin/scrolloff, $PREFIX/bin/scrolloff-dns
+  $PREFIX/bin/scrolloff-dns, and $PREFIX/bin/scrolloff (a link to it)
+  the manual pages (man scrolloff, man scrolloff-dns) and bash, zsh and fish completions
   $PREFIX/share/scrolloff/blocklists (the curated lists)
   $UNITDIR/$UNIT
   $config_note
@@ -147,7 +177,10 @@ do_uninstall() {
   if [ -z "$DESTDIR" ] && is_root && command -v nft >/dev/null 2>&1 && nft list table inet scrolloff >/dev/null 2>&1; then
     nft delete table inet scrolloff || true
   fi
-  rm -f "$bin/scrolloff" "$bin/scrolloff-dns" "$units/$UNIT"
+  rm -f "$bin/scrolloff" "$bin/scrolloff-dns" "$units/$UNIT" "$man1/scrolloff.1" "$man1/scrolloff-dns.1"
+  for name in scrolloff scrolloff-dns; do
+    rm -f "$bash_completions/$name" "$zsh_completions/_$name" "$fish_completions/$name.fish"
+  done
   rm -rf "$share" "$doc"
   if manages_system; then systemctl daemon-reload; fi
 
@@ -180,5 +213,5 @@ do_uninstall() {
 case "$action" in
   install) do_install ;;
   uninstall) do_uninstall ;;
-  *) echo "usage: scripts/install.sh install [--bin-dir DIR] | uninstall   (PREFIX, DESTDIR, SYSCONFDIR, UNITDIR, STATEDIR, PURGE from the environment)" >&2; exit 2 ;;
+  *) echo "usage: scripts/install.sh install [--bin-dir DIR] [--manuals DIR] | uninstall   (PREFIX, DESTDIR, SYSCONFDIR, UNITDIR, STATEDIR, PURGE from the environment)" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Helper
 import Logging
+import scrolloff
 
 /// `scrolloff-dns`: the root helper. It runs in the foreground, as systemd expects (SPEC §13).
 @main
@@ -13,6 +14,9 @@ struct ScrollOffDNS: AsyncParsableCommand {
     )
 
     static func main() async {
+        // Installed, `scrolloff` is a link to this program (one copy of the statically linked Swift
+        // runtime for both commands); under that name it is the CLI, before the helper sets anything up.
+        if ScrollOffCLI.isCLI(programPath: CommandLine.arguments.first) { ScrollOffCLI.main() }
         // glibc's mmap threshold fixed before any thread allocates (AllocatorTuning: the dynamic one
         // let multi-MiB blocks into an arena, where they stepped RSS up by ~12 MiB, in the soak of bench/soak.sh).
         AllocatorTuning.apply(environment: ProcessInfo.processInfo.environment)

@@ -10,15 +10,42 @@ struct InstallEndToEndTests {
     static let sourceRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
+    /// What scripts/generate-manuals.sh writes, as stand-ins: install.sh copies them where `man` and
+    /// the shells look (ManualPageTests in DocsTests checks the real ones).
+    static let manualFiles = ["man1/scrolloff.1", "man1/scrolloff-dns.1", "completions/bash/scrolloff", "completions/bash/scrolloff-dns",
+                              "completions/zsh/_scrolloff", "completions/zsh/_scrolloff-dns", "completions/fish/scrolloff.fish",
+                              "completions/fish/scrolloff-dns.fish"]
+    /// Where install.sh puts each of `manualFiles` under PREFIX /usr/local.
+    static let installedManualFiles = ["usr/local/share/man/man1/scrolloff.1", "usr/local/share/man/man1/scrolloff-dns.1",
+                                       "usr/local/share/bash-completion/completions/scrolloff",
+                                       "usr/local/share/bash-completion/completions/scrolloff-dns",
+                                       "usr/local/share/zsh/site-functions/_scrolloff", "usr/local/share/zsh/site-functions/_scrolloff-dns",
+                                       "usr/local/share/fish/vendor_completions.d/scrolloff.fish",
+                                       "usr/local/share/fish/vendor_completions.d/scrolloff-dns.fish"]
+
+    /// Writes the stand-ins into `folder` and returns it.
+    static func standInManuals(at folder: String) throws -> String {
+        for file in manualFiles {
+            let path = folder + "/" + file
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try "stand-in for \(file)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        return folder
+    }
+
     /// Runs scripts/install.sh with exactly these locations (nothing inherited from the caller's environment).
     static func installScript(_ action: String, destdir: String, prefix: String = "/usr/local", stateDir: String = "/var/lib/scrolloff",
-                              purge: Bool = false) throws -> (status: Int32, output: String) {
+                              purge: Bool = false, manuals: String? = nil) throws -> (status: Int32, output: String) {
         // runWithStatus (RestartableHelper.swift): exit code, -1 when killed by a signal.
         var arguments = [
             "PREFIX=\(prefix)", "DESTDIR=\(destdir)", "SYSCONFDIR=/etc", "UNITDIR=\(prefix)/lib/systemd/system",
             "STATEDIR=\(stateDir)", "PURGE=\(purge ? "1" : "")", "/bin/bash", sourceRoot + "/scripts/install.sh", action,
         ]
-        if action == "install" { arguments += ["--bin-dir", Products.directory] }
+        if action == "install" {
+            // Stand-ins beside DESTDIR unless the test brings its own.
+            let folder = try manuals ?? standInManuals(at: (destdir as NSString).deletingLastPathComponent + "/manuals")
+            arguments += ["--bin-dir", Products.directory, "--manuals", folder]
+        }
         let outcome = try runWithStatus("/usr/bin/env", arguments)
         return (outcome.exitCode, outcome.output)
     }
@@ -35,10 +62,20 @@ struct InstallEndToEndTests {
         for run in 1...2 {
             let (status, output) = try Self.installScript("install", destdir: root)
             #expect(status == 0, "run \(run): \(output)")
-            for program in ["scrolloff", "scrolloff-dns"] {
-                let installed = "\(root)/usr/local/bin/\(program)"
-                #expect(Self.mode(installed) == 0o755, "\(program)")
-                #expect(FileManager.default.contentsEqual(atPath: installed, andPath: "\(Products.directory)/\(program)"), "\(program)")
+            // One program, stripped; `scrolloff` a link to it that answers as the CLI.
+            let helper = "\(root)/usr/local/bin/scrolloff-dns"
+            #expect(Self.mode(helper) == 0o755)
+            let sections = try runWithStatus("/usr/bin/readelf", ["--section-headers", "--wide", helper])
+            #expect(sections.exitCode == 0 && sections.output.contains(".text"), "\(sections)")
+            #expect(!sections.output.contains(".symtab"), "the installed scrolloff-dns still has its symbol table")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "\(root)/usr/local/bin/scrolloff") == "scrolloff-dns")
+            let version = try runWithStatus("\(root)/usr/local/bin/scrolloff", ["--version"])
+            let built = try runWithStatus(Products.scrolloff, ["--version"])
+            #expect(version.exitCode == 0 && version.output == built.output, "\(version)")
+            #expect(try runWithStatus(helper, ["check-config", "--help"]).exitCode == 0)
+            for (file, installed) in zip(Self.manualFiles, Self.installedManualFiles) {
+                #expect(Self.text("\(root)/\(installed)") == "stand-in for \(file)\n", "\(installed)")
+                #expect(Self.mode("\(root)/\(installed)") == 0o644, "\(installed)")
             }
             let unit = "\(root)/usr/local/lib/systemd/system/scrolloff-dns.service"
             #expect(Self.mode(unit) == 0o644)
@@ -58,6 +95,15 @@ struct InstallEndToEndTests {
                 #expect(output.contains(step), "\(step)")
             }
         }
+    }
+
+    @Test func install_without_the_manual_pages_stops_before_copying_anything_and_says_what_to_run() throws {
+        let scratch = try Scratch()
+        let root = scratch.path + "/root"
+        let (status, output) = try Self.installScript("install", destdir: root, manuals: scratch.path + "/no-manuals")
+        #expect(status != 0)
+        #expect(output.contains("no-manuals/man1/scrolloff.1 is missing") && output.contains("make release"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/usr/local/bin/scrolloff-dns"))
     }
 
     @Test func an_edited_config_is_never_overwritten_and_the_new_sample_goes_beside_it() throws {
@@ -86,7 +132,7 @@ struct InstallEndToEndTests {
         let (status, output) = try Self.installScript("uninstall", destdir: root)
         #expect(status == 0, "\(output)")
         for gone in ["usr/local/bin/scrolloff", "usr/local/bin/scrolloff-dns", "usr/local/share/scrolloff",
-                     "usr/local/lib/systemd/system/scrolloff-dns.service", "etc/scrolloff/scrolloff.toml.new"] {
+                     "usr/local/lib/systemd/system/scrolloff-dns.service", "etc/scrolloff/scrolloff.toml.new"] + Self.installedManualFiles {
             #expect(!FileManager.default.fileExists(atPath: "\(root)/\(gone)"), "\(gone)")
         }
         #expect(Self.text("\(root)/var/lib/scrolloff/scrolloff.sqlite") == "ledger")
