@@ -45,7 +45,13 @@ public struct PostgresListener: Sendable {
                     await onChange(.reconnected(downMilliseconds: down.components.seconds * 1000 + down.components.attoseconds / 1_000_000_000_000_000))
                 }
                 do {
-                    try await serve(connection, onChange: onChange)
+                    // Cancellation closes the connection, which ends the notifications' stream:
+                    // the stream itself does not end on cancellation, and a stop would wait for it.
+                    try await withTaskCancellationHandler {
+                        try await serve(connection, onChange: onChange)
+                    } onCancel: {
+                        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+                    }
                 } catch {
                     try? await connection.close()
                     throw error

@@ -27,7 +27,7 @@ enum SharedFixture {
 
     static func configuration() -> EngineConfiguration {
         EngineConfiguration(stateDirectory: "/nonexistent", catalog: catalog, buildDate: Instant(secondsSince1970: 1_767_225_600),
-                            defaultTimeZoneID: "UTC", defaultPreset: .flexible)
+                            defaultTimeZoneID: "UTC", defaultPreset: .balanced)
     }
 
     /// A helper on the shared store: its own connection, the engine, and (if `listening`) the task

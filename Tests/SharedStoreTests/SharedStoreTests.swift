@@ -61,9 +61,16 @@ import Testing
         _ = try await a.engine.block(["instagram"])
         _ = await b.engine.reloadFromStore()
         _ = try await a.engine.use("instagram", for: .minutes(5))
-        // B still holds the state from before A's spend; asked the same, it is refused on the household's state.
-        await #expect(throws: EngineError.self) { _ = try await b.engine.use("instagram", for: .minutes(5)) }
+        // B still holds the state from before A's spend. Asked for a peek of the same entry, its
+        // commit is refused as stale, it reads A's spend, and the peek is refused on that.
+        var refusal: Refusal?
+        do throws(EngineError) { _ = try await b.engine.peek("instagram") } catch { refusal = error.refusal }
+        #expect(refusal?.rule == .grantRunning, "\(String(describing: refusal))")
         #expect(try db.openGrants(a.store) == 1)
+        // A spend asked of B takes over from A's (grants never stack): still one open, nothing charged twice.
+        _ = try await b.engine.use("instagram", for: .minutes(5))
+        #expect(try db.openGrants(a.store) == 1)
+        #expect(b.store.counters.staleCommits >= 1)
         #expect(try SharedFixture.invariantProblems(a.store).isEmpty)
     }
 
