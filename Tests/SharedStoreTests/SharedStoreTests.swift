@@ -147,7 +147,9 @@ import Testing
         let db = try TestPostgres()
         defer { db.stop() }
         let clock = HouseholdClock()
-        var nodes = [try await SharedFixture.node("a", on: db, clock: clock), try await SharedFixture.node("b", on: db, clock: clock)]
+        // B does not listen: it acts on whatever state it last read, so every command it runs
+        // after one of A's commits goes through the stale-commit path (the harder case).
+        var nodes = [try await SharedFixture.node("a", on: db, clock: clock), try await SharedFixture.node("b", on: db, clock: clock, listening: false)]
         defer { for n in nodes { n.listener?.cancel() } }
         _ = try await nodes[0].engine.block(["instagram", "tiktok", "youtube"])
         var random = SplitMix64(seed: seed)
@@ -177,7 +179,7 @@ import Testing
                 default:
                     done += "kill -9 and start again"
                     nodes[i].listener?.cancel()
-                    nodes[i] = try await SharedFixture.node(i == 0 ? "a" : "b", on: db, clock: clock)
+                    nodes[i] = try await SharedFixture.node(i == 0 ? "a" : "b", on: db, clock: clock, listening: i == 0)
                 }
             } catch let e as EngineError {
                 done += " → \(e.refusal != nil ? "refused" : "\(e)")"
