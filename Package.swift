@@ -52,6 +52,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // [store] backend = "postgresql": two helpers of one household on one database (SPEC §12a).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // TLS to the household database (`sslmode`), through the NIOSSL postgres-nio itself uses.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // Pure rules: no networking, no SQLite, no wall clock. Everything is a function of (state, time).
@@ -72,6 +76,21 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: ["ScrollOffCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // The same state on a PostgreSQL server that several helpers share (docs/operations.md):
+        // its own versioned schema, row locks for the one-at-a-time rules, LISTEN/NOTIFY so each
+        // helper reloads within a second. SQLite (`Store`) stays the default.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "Store", "ScrollOffCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Appends ledger rows in a loop for the kill -9 consistency test of StoreTests.
@@ -272,7 +291,7 @@ let package = Package(
             name: "Config",
             dependencies: [
                 "ControlServer", "Enforcement", "Engine", "Firewall", "HouseholdPage", "ListFetch", "ScrollOffCore", "ServiceKit",
-                "Sinkhole", "Store",
+                "Sinkhole", "Store", "PostgresStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -285,6 +304,7 @@ let package = Package(
             dependencies: [
                 "ScrollOffCore", "Sinkhole", "DomainLists", "Store", "ControlAPI", "ListFetch", "DNSWire", "HostsFile",
                 "CThreadShim", "LowPriority", "Enforcement", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config",
+                "PostgresStore",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -308,7 +328,7 @@ let package = Package(
             name: "scrolloff-dns",
             dependencies: [
                 "Helper", "Engine", "ServiceKit", "Firewall", "HostsMode", "ControlServer", "HouseholdPage", "Config", "Sinkhole", "ControlAPI",
-                "ControlTransport", "Store", "HostsFile", "scrolloff",
+                "ControlTransport", "Store", "HostsFile", "PostgresStore", "scrolloff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -485,6 +505,16 @@ let package = Package(
             name: "DocsTests",
             dependencies: ["scrolloff", "scrolloff-dns", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings),
+        // Two helpers of one household on a real PostgreSQL (SPEC §12a): the shared store, its
+        // faults and a seeded randomized run; each test starts its own server (TestPostgres).
+        .testTarget(
+            name: "SharedStoreTests",
+            dependencies: [
+                "Engine", "Enforcement", "DomainLists", "PostgresStore", "Store", "ScrollOffCore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSWire", "ControlAPI", "TestSupport", "scrolloff-dns", "scrolloff-cli"], swiftSettings: swiftSettings),
     ]
 )

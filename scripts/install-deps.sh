@@ -11,7 +11,8 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            nftables  # the [firewall] table, applied in test namespaces
            systemd  # systemd-analyze verify checks the unit (etc/systemd/)
            chromium chromium-driver python3-selenium  # the household page in a real browser
-           man-db)  # ManualPageTests renders the generated manual pages with man
+           man-db  # ManualPageTests renders the generated manual pages with man
+           postgresql)  # initdb/pg_ctl: SharedStoreTests start their own server on a Unix socket (no service)
 
 # `make deb` and its test (scripts/build-deb.sh, scripts/deb-test.sh): dpkg-shlibdeps, strip, lintian;
 # mmdebstrap builds the clean Debian 12 root from Debian's packages, dig asks the helper in it.

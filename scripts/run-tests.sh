@@ -11,7 +11,8 @@ mkdir -p .build
 # one thread per core (2 in CI), and the end-to-end tests wait on processes and sockets in place,
 # so in one process they held both threads for minutes and unit tests with their own deadlines
 # (gates, time limits) failed without ever having run.
-e2e='^(EndToEndTests|ControlEndToEndTests)\.'
+# SharedStoreTests go with them: they start PostgreSQL servers and wait on them in place too.
+e2e='^(EndToEndTests|ControlEndToEndTests|SharedStoreTests)\.'
 : >"$log"
 # shellcheck disable=SC2086
 "$SWIFT" test --skip-build ${SWIFT_FLAGS:-} --skip "$e2e" 2>&1 | tee -a "$log"

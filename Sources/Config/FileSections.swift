@@ -6,6 +6,7 @@ import HouseholdPage
 import ListFetch
 import Logging
 import NIOCore
+import PostgresStore
 import ScrollOffCore
 import ServiceKit
 import TOMLKit
@@ -48,6 +49,7 @@ struct FileSections {
         readFirewall(root.table(.firewall))
         readWeb(root.table(.web))
         readDigest(root.table(.digest))
+        readStore(root.table(.store))
         ProfileSection.read(root, into: &configuration)
         root.finish()
     }
@@ -66,6 +68,42 @@ struct FileSections {
             configuration.digestHook.command = items.map(\.value)
         }
         if let timeout = t.duration(DigestKeys.timeout) { configuration.digestHook.timeout = timeout }
+        t.finish()
+    }
+
+    // MARK: [store]
+
+    /// The backend and, for PostgreSQL, a URL that parses (the message says what to write), an
+    /// absolute password file and CA file. Whether the server answers is `doctor`'s, not the file's.
+    private mutating func readStore(_ t: TableReader) {
+        var store = configuration.store
+        if let backend = t.choice(StoreKeys.backend, as: StoreSettings.Backend.self) { store.backend = backend }
+        if let url = t.string(StoreKeys.url) { store.url = url }
+        for (setting, path) in [(StoreKeys.passwordFile, \StoreSettings.passwordFile), (StoreKeys.tlsCAFile, \StoreSettings.tlsCAFile)] {
+            guard let text = t.string(setting) else { continue }
+            if !text.isEmpty, !text.hasPrefix("/") { t.report(setting, "is \"\(text)\", not an absolute path") }
+            store[keyPath: path] = text
+        }
+        if let node = t.string(StoreKeys.node) {
+            let allowed = node.count <= 63 && node.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
+            if !allowed { t.report(StoreKeys.node, "is \"\(node)\", not a name of letters, digits, '-' and '.'") }
+            store.node = node
+        }
+        switch store.backend {
+        case .sqlite:
+            if !store.url.isEmpty {
+                t.report(StoreKeys.url, "is set but backend is \"sqlite\", which keeps the state in state_dir; set backend = \"postgresql\" to use the server, or remove url")
+            }
+        case .postgresql:
+            if store.url.isEmpty {
+                t.report(StoreKeys.url, "is empty but backend is \"postgresql\"; write the server's URL, such as \(PostgresLocation.example)")
+            } else {
+                do throws(PostgresLocationError) { _ = try PostgresLocation(parsing: store.url) } catch {
+                    t.report(StoreKeys.url, "is \"\(store.url)\": \(error.problem); write \(PostgresLocation.example)")
+                }
+            }
+        }
+        configuration.store = store
         t.finish()
     }
 

@@ -54,6 +54,8 @@ public struct HelperConfiguration: Sendable {
     public var web = WebSettings()
     /// `[digest]`: the optional delivery hook of the weekly digest (SPEC §7).
     public var digestHook = DigestHookSettings()
+    /// `[store]`: SQLite (default) or a PostgreSQL server shared by the household's helpers.
+    public var store = StoreSettings()
     /// The household page's documented port.
     public static let defaultWebPort = 5381
     public static let defaultWebListen = HostPort(host: "127.0.0.1", port: defaultWebPort)

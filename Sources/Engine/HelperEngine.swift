@@ -102,6 +102,8 @@ public actor HelperEngine {
     var refusalLog = RefusalLog()
     /// Who makes the changes in progress when it is not a request's caller (the configuration file).
     var actorOverride: String?
+    /// Reloads from a shared store (HelperEngine+SharedStore.swift).
+    var sharedReloads = 0
 
     // Timer loop (below, `run`).
     var wakeContinuation: CheckedContinuation<Void, Never>?
@@ -178,7 +180,16 @@ public actor HelperEngine {
             profiles = [fresh]
         }
         var work = profiles
-        for i in work.indices {
+        // A shared store whose state another helper settled within the last minute and a half (it
+        // commits at least every `spendCheckpoint` while a spend runs): the household never
+        // stopped, so there is no downtime to resume from — a spend it runs goes on, and the
+        // abstinence hour keeps its start. The settling in `commit` brings the wallets to now.
+        let householdRan = store.isShared && work.contains { $0.account.wallet.state.asOf >= now - .seconds(90) }
+        for i in work.indices where householdRan {
+            work[i].protectedSince = nil
+            work[i].reminderCursor = now
+        }
+        for i in work.indices where !householdRan {
             // State dated later than the trusted clock: it was moved back (NTP at this start, or
             // root's `scrolloff-dns clock reset` before it). Cut to now (`Wallet.rewind`).
             let rewound = work[i].account.rewind(to: now)
@@ -193,6 +204,14 @@ public actor HelperEngine {
         do {
             try commit(&change, profiles: &work, now: now)
         } catch {
+            if store.isShared {
+                // Nothing is held for a shared store (another helper may decide meanwhile): the
+                // state read, or the one a stale commit reloaded, is enforced, and the timer's
+                // next commit settles the books from it.
+                rebuild(now: now)
+                nextRetentionAt = now + .hours(24)
+                return
+            }
             // The rules were read, so they are enforced even when the disk refuses the write (full
             // or read-only; SPEC §3): the start's bookkeeping is held and written with the next
             // commit that succeeds (the timer retries with back-off; `commit` logged the failure,
@@ -274,6 +293,20 @@ public actor HelperEngine {
     ///   refuses the write it is kept in force and held for the next commit (``hold(_:profiles:now:)``)
     ///   instead of being refused; the second value says it was held.
     func perform<T>(holdIfWriteFails: Bool = false, _ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> (T, held: Bool) {
+        // A shared store refused the commit because another helper committed first: the state
+        // was reloaded, and the command is decided again on it (HelperEngine+SharedStore.swift).
+        var attempt = 1
+        while true {
+            do throws(EngineError) {
+                return try performOnce(holdIfWriteFails: holdIfWriteFails, body)
+            } catch {
+                guard case .storage(let text) = error, text == Self.staleText, attempt < Self.staleRetries else { throw error }
+                attempt += 1
+            }
+        }
+    }
+
+    private func performOnce<T>(holdIfWriteFails: Bool, _ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> (T, held: Bool) {
         let now = advanceClock()
         var work = Work(now: now, profiles: profiles, change: StateChange())
         // The time up to now is settled under the rules as they were: a spend that stopped at a
@@ -288,7 +321,9 @@ public actor HelperEngine {
         do {
             try commit(&work.change, profiles: &work.profiles, now: now)
         } catch {
-            guard holdIfWriteFails, case .storage = error else { throw error }
+            // With a shared store a held change could not be applied later: another helper may
+            // have decided on the state meanwhile. The command is refused instead (nothing changed).
+            guard holdIfWriteFails, !store.isShared, case .storage = error else { throw error }
             hold(work.change, profiles: work.profiles, now: now)
             return (result, true)
         }
@@ -324,6 +359,12 @@ public actor HelperEngine {
         do {
             written = try store.commit(books.toWrite(change), anchor: clock.anchor)
         } catch {
+            if case .staleSnapshot = error {
+                // Not a failure: another helper was first. Its state is put in force, and the
+                // caller decides again on it.
+                reloadFromStore()
+                throw EngineError.storage(Self.staleText)
+            }
             noteCommit(failure: "\(error)", at: now)
             throw EngineError(error)
         }
@@ -333,6 +374,9 @@ public actor HelperEngine {
         rebuild(now: now)
         return receipt
     }
+
+    /// The text of the `.storage` error a stale commit becomes (`perform` retries on it).
+    static let staleText = StoreError.staleSnapshot(location: "the household database").description
 
     /// Tells the wallet whether a block is in force from `now` on (SPEC §4 abstinence) and writes
     /// the protected time (SPEC §7) since the last settlement.

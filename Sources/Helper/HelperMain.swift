@@ -80,13 +80,18 @@ public enum HelperMain {
                 executablePath: CatalogLocation.currentExecutablePath())
         } catch { throw HelperStartError(error.description) }
         let engine: HelperEngine
+        // `[store] backend = "postgresql"`: the household's shared database (docs/operations.md).
+        let sharedStore = configuration.store.backend == .postgresql ? try HouseholdStore.open(configuration.store, logger: logger) : nil
         do throws(EngineError) {
             let catalog = try EngineConfiguration.loadCatalog(folder: catalogFolder)
-            engine = try await HelperEngine.start(
-                configuration: EngineConfiguration(
-                    stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date,
-                    defaultTimeZoneID: configuration.defaultProfile.timeZoneID, defaultPreset: configuration.defaultProfile.preset),
-                timeSource: SystemTimeSource(), logger: logger)
+            let engineConfiguration = EngineConfiguration(
+                stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date,
+                defaultTimeZoneID: configuration.defaultProfile.timeZoneID, defaultPreset: configuration.defaultProfile.preset)
+            if let sharedStore {
+                engine = try await HelperEngine.start(configuration: engineConfiguration, store: sharedStore, timeSource: SystemTimeSource(), logger: logger)
+            } else {
+                engine = try await HelperEngine.start(configuration: engineConfiguration, timeSource: SystemTimeSource(), logger: logger)
+            }
         } catch { throw HelperStartError("\(error)") }
         // The control socket for the CLI and the list refresh (SPEC §11, §13).
         // The DNS server publishes what it bound here, for `doctor` (SPEC §11).
@@ -199,6 +204,7 @@ public enum HelperMain {
             logger: logger, reloader: reloader, notifier: notifier,
             readiness: readiness)
         var helperServices: [any Service] = [engine]
+        if let sharedStore { helperServices.append(HouseholdSyncService(store: sharedStore, engine: engine, logger: logger)) }
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
         if mode.servesDNS {
             helperServices += [server, MemoryTrimService()]
@@ -215,6 +221,7 @@ public enum HelperMain {
         if let listen = configuration.metricsListen, let counters {
             var sources = MetricsSources(counters: counters, forwarder: forwarder, cache: cache, lists: control.lists, engine: engine)
             sources.firewall = firewall
+            sources.sharedStore = sharedStore
             helperServices.append(MetricsServer(
                 listen: listen, sources: sources, exposition: MetricsExposition(version: BuildInfo.version), group: group,
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))

@@ -47,6 +47,13 @@ public protocol StateStore: Sendable {
     func verifyLedger() throws(StoreError) -> [LedgerBalance]
     /// The backend's own consistency check for `doctor`; empty problems when sound.
     func integrityCheck() throws(StoreError) -> IntegrityReport
+    /// Whether other helpers write the same state (a shared server): a commit may then be refused
+    /// as stale, and a change the store refused must not be held to be written later.
+    var isShared: Bool { get }
+}
+
+extension StateStore {
+    public var isShared: Bool { false }
 }
 
 extension Store: StateStore {

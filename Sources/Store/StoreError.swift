@@ -22,6 +22,13 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidChange(String)
     /// Any other SQLite failure, with SQLite's own words.
     case sqlite(path: String, code: Int32, message: String)
+    /// A shared database (PostgreSQL) could not be reached or did not answer in time.
+    case unreachable(location: String, detail: String)
+    /// A shared database refused a statement, with its SQLSTATE and its own words.
+    case server(location: String, code: String, message: String)
+    /// Another helper of the household committed since this one read the state: nothing was
+    /// written; the caller reloads the state and decides again on what the other left.
+    case staleSnapshot(location: String)
 
     public var description: String {
         switch self {
@@ -43,6 +50,12 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the change was not saved: \(text)"
         case .sqlite(let path, let code, let message):
             return "SQLite failed on \(path) (code \(code)): \(message) — nothing from this change was saved"
+        case .unreachable(let location, let detail):
+            return "the household database \(location) cannot be reached (\(detail)); DNS keeps answering from the rules in force — try again once it is back, nothing was changed"
+        case .server(let location, let code, let message):
+            return "the household database \(location) refused the change (SQLSTATE \(code)): \(message) — nothing from this change was saved"
+        case .staleSnapshot(let location):
+            return "another resolver of the household changed the state in \(location) first; nothing was saved — try again"
         }
     }
 

@@ -10,7 +10,7 @@ struct ScrollOffDNS: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scrolloff-dns",
         abstract: "Scroll Off's helper: a DNS sinkhole that follows your schedules, credits and peeks.",
-        subcommands: [Start.self, CheckConfig.self, ConfigCommand.self, Reset.self, Hosts.self, Web.self, Clock.self]
+        subcommands: [Start.self, CheckConfig.self, ConfigCommand.self, Reset.self, Hosts.self, Web.self, Clock.self, StoreCommand.self]
     )
 
     static func main() async {

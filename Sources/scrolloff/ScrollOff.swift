@@ -16,7 +16,7 @@ struct ScrollOff: ParsableCommand {
     /// verbs and lists them, so a new verb is written and registered in one file; a new feature
     /// adds its list here.
     static var features: [any VerbFeature.Type] {
-        [StatusVerbs.self, BlockingVerbs.self, CreditVerbs.self, HouseholdVerbs.self, PlansVerbs.self, InsightVerbs.self,
+        [StatusVerbs.self, BlockingVerbs.self, CreditVerbs.self, HouseholdVerbs.self, SupervisionVerbs.self, PlansVerbs.self, InsightVerbs.self,
          ListsVerbs.self, ProfileVerbs.self, DoctorVerbs.self]
     }
 }

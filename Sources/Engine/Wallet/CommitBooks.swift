@@ -57,6 +57,13 @@ struct CommitBooks {
         return receipt
     }
 
+    /// Another helper committed first (a shared store): what this one held was decided on the old
+    /// state and is dropped; the reloaded state is settled from where the other left it.
+    mutating func dropHeld() {
+        held = nil
+        rewinds.removeAll()
+    }
+
     /// The disk refused `change`, which holds anyway: it is written with the next commit. It
     /// already carries the tamper events and rewinds owed, which must not be written twice.
     mutating func hold(_ change: StateChange) {

@@ -26,6 +26,16 @@ public final class MetricsExposition: Sendable {
         var firewallSeries: [String: (counter: Counter, reported: UInt64)] = [:]
         /// Per device and kind ("client kind" as key), likewise.
         var firewallClientSeries: [String: (counter: Counter, reported: UInt64)] = [:]
+        /// The shared store's series, made at the first scrape that has them, and what each reported.
+        var storeSeries: StoreSeries?
+    }
+
+    private struct StoreSeries {
+        var roundTrips: (counter: Counter, reported: UInt64)
+        var failures: (counter: Counter, reported: UInt64)
+        var staleCommits: (counter: Counter, reported: UInt64)
+        var notifications: (counter: Counter, reported: UInt64)
+        let notifyLag: Gauge
     }
 
     /// One upstream's series, and the forwarder's failure total already added to its counter.
@@ -97,6 +107,20 @@ public final class MetricsExposition: Sendable {
                 Self.advance(series.counter, from: &series.reported, to: total)
                 state.firewallClientSeries[key] = series
             }
+        }
+        if let store = reading.store {
+            var series = state.storeSeries ?? StoreSeries(
+                roundTrips: (registry.makeCounter(descriptor: Names.storeRoundTrips), 0),
+                failures: (registry.makeCounter(descriptor: Names.storeFailures), 0),
+                staleCommits: (registry.makeCounter(descriptor: Names.storeStaleCommits), 0),
+                notifications: (registry.makeCounter(descriptor: Names.storeNotifications), 0),
+                notifyLag: registry.makeGauge(descriptor: Names.storeNotifyLag))
+            Self.advance(series.roundTrips.counter, from: &series.roundTrips.reported, to: store.roundTrips)
+            Self.advance(series.failures.counter, from: &series.failures.reported, to: store.failures)
+            Self.advance(series.staleCommits.counter, from: &series.staleCommits.reported, to: store.staleCommits)
+            Self.advance(series.notifications.counter, from: &series.notifications.reported, to: store.notifications)
+            if let lag = store.lastNotifyLagSeconds { series.notifyLag.set(to: lag) }
+            state.storeSeries = series
         }
         updateUpstreams(&state, reading.upstreams)
         updateLists(&state, reading.lists)
@@ -220,6 +244,21 @@ enum Names {
              "DNS queries by result: blocked, forwarded, cached, refused, servfail, formerr, notimp, local, dropped.")
     }
     static var cacheEntries: MetricNameDescriptor { name("cache_entries", "Answers held in the DNS cache.") }
+    static var storeRoundTrips: MetricNameDescriptor {
+        name("store_round_trips", unit: "total", "Statements sent to the household's PostgreSQL database ([store] backend = \"postgresql\").")
+    }
+    static var storeFailures: MetricNameDescriptor {
+        name("store_failures", unit: "total", "Calls to the household database that failed: unreachable, timed out or refused.")
+    }
+    static var storeStaleCommits: MetricNameDescriptor {
+        name("store_stale_commits", unit: "total", "Commits refused because another helper of the household committed first; each was decided again.")
+    }
+    static var storeNotifications: MetricNameDescriptor {
+        name("store_notifications", unit: "total", "Changes of another helper announced by the database (LISTEN/NOTIFY).")
+    }
+    static var storeNotifyLag: MetricNameDescriptor {
+        name("store_notify_lag", unit: "seconds", "From another helper's commit to its notification here, the last one (by the two machines' clocks).")
+    }
     static var staleAnswers: MetricNameDescriptor {
         name("dns_stale_answers", unit: "total",
              "Expired answers given with TTL 30 s because every upstream failed (RFC 8767 serve-stale).")

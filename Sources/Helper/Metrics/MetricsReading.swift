@@ -1,6 +1,7 @@
 import ControlServer
 import Engine
 import Firewall
+import PostgresStore
 import ScrollOffCore
 import Sinkhole
 
@@ -38,6 +39,26 @@ public struct MetricsReading: Sendable {
     public var firewallAttempts: [String: UInt64] = [:]
     /// Attempts per device address, then kind (`dns`, `dot`, `doh`, `resolver`); empty while the firewall is off.
     public var firewallClientAttempts: [String: [String: UInt64]] = [:]
+    /// The shared store's round trips (`[store] backend = "postgresql"`); nil with SQLite.
+    public var store: StoreTotals?
+
+    /// Totals since start of the household database's use.
+    public struct StoreTotals: Sendable, Equatable {
+        public var roundTrips: UInt64
+        public var failures: UInt64
+        public var staleCommits: UInt64
+        public var notifications: UInt64
+        /// From the other helper's commit to this one's notification, the last one seen.
+        public var lastNotifyLagSeconds: Double?
+
+        public init(roundTrips: UInt64, failures: UInt64, staleCommits: UInt64, notifications: UInt64, lastNotifyLagSeconds: Double?) {
+            self.roundTrips = roundTrips
+            self.failures = failures
+            self.staleCommits = staleCommits
+            self.notifications = notifications
+            self.lastNotifyLagSeconds = lastNotifyLagSeconds
+        }
+    }
 
     public init(
         queries: QueryTotals, upstreams: [UpstreamStatus], cacheEntries: Int, lists: [List],
@@ -64,6 +85,8 @@ public struct MetricsSources: Sendable {
     public var engine: HelperEngine
     /// The nftables table's counters (SPEC §9b); nil when none was built.
     public var firewall: FirewallController?
+    /// The household's shared store; nil with SQLite.
+    public var sharedStore: PostgresStateStore?
 
     public init(counters: QueryCounters, forwarder: Forwarder, cache: AnswerCache, lists: ListsController, engine: HelperEngine) {
         self.counters = counters
@@ -103,6 +126,11 @@ public struct MetricsSources: Sendable {
             unwantedReplies: spoofing.unwantedReplies, spoofingRetries: spoofing.tcpRetries)
         reading.firewallAttempts = firewallAttempts
         reading.firewallClientAttempts = firewallClientAttempts
+        if let c = sharedStore?.counters {
+            reading.store = MetricsReading.StoreTotals(
+                roundTrips: UInt64(c.roundTrips), failures: UInt64(c.failures), staleCommits: UInt64(c.staleCommits),
+                notifications: UInt64(c.notifications), lastNotifyLagSeconds: c.lastNotifyLagMilliseconds.map { Double($0) / 1000 })
+        }
         return reading
     }
 }

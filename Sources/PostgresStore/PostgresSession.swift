@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Store
+
+/// One value bound to a `$n` placeholder. The store's columns are BIGINT or TEXT only.
+enum SQLValue: Sendable {
+    case int(Int64?)
+    case text(String?)
+}
+
+extension SQLValue {
+    static func bool(_ b: Bool) -> SQLValue { .int(b ? 1 : 0) }
+    /// A count the core keeps as `Int`.
+    static func count(_ i: Int) -> SQLValue { .int(Int64(i)) }
+}
+
+/// How the store's round trips are going, for metrics and `doctor`: counted here, read by anyone.
+public struct PostgresCounters: Hashable, Sendable {
+    /// Statements sent (each query of a transaction counts).
+    public var roundTrips: Int64 = 0
+    /// Statements or connections that failed (unreachable, timed out, refused).
+    public var failures: Int64 = 0
+    /// Commits refused because another node had committed since this one's snapshot.
+    public var staleCommits: Int64 = 0
+    /// Notifications from other nodes, and the lag of the last one (commit on the other node to here).
+    public var notifications: Int64 = 0
+    public var lastNotifyLagMilliseconds: Int64?
+}
+
+/// The one connection the engine's calls go through, opened on first use and again after a
+/// failure. The engine's calls are synchronous (`StateStore`), so each statement waits on its
+/// future here, off the event loop, with a deadline: a database that stops answering (its host
+/// cut off) fails the call after `statementTimeout` instead of holding the engine.
+package final class PostgresSession: @unchecked Sendable {
+    let location: PostgresLocation
+    let logger: Logger
+    let statementTimeout: TimeAmount
+    private let group: any EventLoopGroup
+    /// Held for a whole call (a transaction's statements), so two callers never interleave on the connection.
+    private let lock = NIOLock()
+    private var connection: PostgresConnection?
+    private var nextID = 0
+    package let counters = NIOLockedValueBox(PostgresCounters())
+
+    init(location: PostgresLocation, logger: Logger, statementTimeout: TimeAmount = .seconds(5),
+         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.location = location
+        self.logger = logger
+        self.statementTimeout = statementTimeout
+        self.group = group
+    }
+
+    deinit {
+        if let c = connection { c.close().whenComplete { _ in withExtendedLifetime(c) {} } }
+    }
+
+    package func configuration() throws -> PostgresConnection.Configuration {
+        var c: PostgresConnection.Configuration
+        switch location.endpoint {
+        case .unixSocket(let path):
+            c = .init(unixSocketPath: path, username: location.user, password: location.password, database: location.database)
+        case .tcp(let host, let port):
+            let tls: PostgresConnection.Configuration.TLS
+            switch location.tls {
+            case .disable:
+                tls = .disable
+            case .prefer, .require, .verifyFull:
+                var t = TLSConfiguration.makeClientConfiguration()
+                if location.tls != .verifyFull { t.certificateVerification = .none }
+                if let ca = location.caFile { t.trustRoots = .file(ca) }
+                let context = try NIOSSLContext(configuration: t)
+                tls = location.tls == .prefer ? .prefer(context) : .require(context)
+            }
+            c = .init(host: host, port: port, username: location.user, password: location.password, database: location.database, tls: tls)
+        }
+        c.options.connectTimeout = .seconds(3)
+        return c
+    }
+
+    /// Runs `body` on the connection, opening it first if needed; any failure closes the
+    /// connection (the next call opens a fresh one) and becomes a `StoreError` naming the server.
+    func run<T>(_ body: (Statements) throws -> T) throws(StoreError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            let conn = try open()
+            return try body(Statements(connection: conn, session: self))
+        } catch let e as StoreError {
+            if case .unreachable = e { drop() }
+            throw e
+        } catch {
+            drop()
+            counters.withLockedValue { $0.failures += 1 }
+            throw Self.storeError(error, location: location)
+        }
+    }
+
+    private func open() throws -> PostgresConnection {
+        if let c = connection, !c.isClosed { return c }
+        nextID += 1
+        let future = PostgresConnection.connect(on: group.next(), configuration: try configuration(), id: nextID, logger: logger)
+        let conn = try Self.wait(future, timeout: statementTimeout)
+        connection = conn
+        return conn
+    }
+
+    private func drop() {
+        // The closure keeps the connection until its channel has closed (it must not be freed open).
+        if let c = connection { c.close().whenComplete { _ in withExtendedLifetime(c) {} } }
+        connection = nil
+    }
+
+    /// Waits for `future`, failing with `Timeout` after `timeout`.
+    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeAmount) throws -> T {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        let deadline = future.eventLoop.scheduleTask(in: timeout) { promise.fail(Timeout(after: timeout)) }
+        future.whenComplete { result in
+            deadline.cancel()
+            promise.completeWith(result)
+        }
+        return try promise.futureResult.wait()
+    }
+
+    struct Timeout: Error, CustomStringConvertible {
+        var after: TimeAmount
+        var description: String { "no answer within \(after.nanoseconds / 1_000_000_000) s" }
+    }
+
+    /// A typed error for what PostgresNIO or the wait threw: the server's own words when it answered.
+    static func storeError(_ error: any Error, location: PostgresLocation) -> StoreError {
+        if let e = error as? StoreError { return e }
+        if let p = error as? PSQLError {
+            if let server = p.serverInfo {
+                let code = server[.sqlState] ?? "?"
+                let message = server[.message] ?? "no message"
+                // 23503: a foreign key (a profile that does not exist); as the SQLite store says it.
+                if code == "23503" { return .invalidChange("a row refers to a profile that does not exist; save the profile first") }
+                return .server(location: location.description, code: code, message: message)
+            }
+            return .unreachable(location: location.description, detail: "\(p.code)" + (p.underlying.map { ": \($0)" } ?? ""))
+        }
+        return .unreachable(location: location.description, detail: "\(error)")
+    }
+}
+
+/// The statements of one call, on the session's connection.
+struct Statements {
+    let connection: PostgresConnection
+    let session: PostgresSession
+
+    /// Runs `sql` with `$1…$n` bound to `values`; the rows it returned.
+    @discardableResult
+    func rows(_ sql: String, _ values: [SQLValue] = []) throws -> [PostgresRandomAccessRow] {
+        try result(sql, values).rows.map { $0.makeRandomAccess() }
+    }
+
+    /// Runs `sql`; how many rows it changed.
+    @discardableResult
+    func execute(_ sql: String, _ values: [SQLValue] = []) throws -> Int {
+        try result(sql, values).metadata.rows ?? 0
+    }
+
+    private func result(_ sql: String, _ values: [SQLValue]) throws -> PostgresQueryResult {
+        var binds = PostgresBindings(capacity: values.count)
+        for v in values {
+            switch v {
+            case .int(let i?): binds.append(i)
+            case .text(let t?): binds.append(t)
+            case .int(nil), .text(nil): binds.appendNull()
+            }
+        }
+        session.counters.withLockedValue { $0.roundTrips += 1 }
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        return try PostgresSession.wait(connection.query(query, logger: session.logger), timeout: session.statementTimeout)
+    }
+
+    /// A migration step: its statements one by one (each ends with `;` at a line end).
+    func script(_ sql: String) throws {
+        for statement in sql.components(separatedBy: ";\n") {
+            let trimmed = statement.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !trimmed.isEmpty { try execute(trimmed.hasSuffix(";") ? String(trimmed.dropLast()) : trimmed) }
+        }
+    }
+
+    /// BEGIN … COMMIT around `body`; ROLLBACK when it throws. COMMIT's success is the commit.
+    func transaction<T>(_ begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try execute(begin)
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// Reading cells by column name, with the store's error for a value of the wrong type.
+extension PostgresRandomAccessRow {
+    func int(_ column: String) throws -> Int64 { try self[column].decode(Int64.self) }
+    func intOrNil(_ column: String) throws -> Int64? { try self[column].decode(Int64?.self) }
+    func text(_ column: String) throws -> String { try self[column].decode(String.self) }
+    func textOrNil(_ column: String) throws -> String? { try self[column].decode(String?.self) }
+    func bool(_ column: String) throws -> Bool { try int(column) != 0 }
+}

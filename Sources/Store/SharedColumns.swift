@@ -1,0 +1,58 @@
+import ScrollOffCore
+
+/// The column conventions of `Columns`, `JSONCoding` and the stored forms of events, for another
+/// backend of `StateStore` (PostgresStore) that keeps the same columns: one spelling of a day, a
+/// kind or a JSON list for both, so rows copy across unchanged (`scrolloff-dns store copy`).
+package enum SharedColumns {
+    package static func day(_ d: LocalCalendar.Day) -> String { Columns.day(d) }
+    package static func day(_ text: String, table: String) throws(StoreError) -> LocalCalendar.Day { try Columns.day(text, table: table) }
+    package static func month(_ m: LocalCalendar.Month) -> String { Columns.month(m) }
+    package static func month(_ text: String, table: String) throws(StoreError) -> LocalCalendar.Month { try Columns.month(text, table: table) }
+    package static func entries(_ set: Set<EntryID>) -> String { Columns.entries(set) }
+    package static func entries(_ text: String, table: String) throws(StoreError) -> Set<EntryID> { try Columns.entries(text, table: table) }
+    package static func scheduleKind(_ k: Schedule.Kind) -> (kind: String, strict: Bool) { Columns.scheduleKind(k) }
+    package static func scheduleKind(_ kind: String, strict: Bool) throws(StoreError) -> Schedule.Kind { try Columns.scheduleKind(kind, strict: strict) }
+    package static func origin(_ o: CreditBatch.Origin) -> (origin: String, day: String?) { Columns.origin(o) }
+    package static func origin(_ origin: String, day: String?) throws(StoreError) -> CreditBatch.Origin { try Columns.origin(origin, day: day) }
+    package static func json<T: Encodable>(_ value: T) -> String { JSONCoding.string(value) }
+    package static func decode<T: Decodable>(_ type: T.Type, from text: String, table: String, column: String) throws(StoreError) -> T {
+        try JSONCoding.decode(type, from: text, table: table, column: column)
+    }
+    package static func runningSpend(grantID: Int64, entry: EntryID, settledThrough: Instant, limitEnd: Instant?) throws(StoreError) -> WalletState.RunningSpend {
+        try .make(grantID: grantID, entry: entry, settledThrough: settledThrough, limitEnd: limitEnd)
+    }
+    package static func csvLine(_ fields: [String]) -> String { CSV.line(fields) }
+    package static func add(_ other: DailyTotals, to totals: inout DailyTotals) { totals.add(other) }
+    /// SPEC §7: an urge is resisted when no grant for its entry follows within this.
+    package static var resistWindow: Span { Store.resistWindowShared }
+}
+
+extension Store {
+    static var resistWindowShared: Span { resistWindow }
+}
+
+/// Values whose memberwise initializers are internal to this module, for another backend.
+extension SharedColumns {
+    package static func storedProfile(settings: ProfileSettings, entries: [StoredEntry], blocks: [Block], schedules: [Schedule],
+                                      focusSessions: [FocusSession], openGrants: [Grant], account: CreditAccountState?) -> StoredProfile {
+        StoredProfile(settings: settings, entries: entries, blocks: blocks, schedules: schedules, focusSessions: focusSessions,
+                      openGrants: openGrants, account: account)
+    }
+
+    package static func storedState(anchor: ClockAnchor?, profiles: [StoredProfile], plans: [Plan], alternatives: [Alternative],
+                                    timeRequests: [TimeRequest], settings: [String: String]) -> StoredState {
+        StoredState(anchor: anchor, profiles: profiles, plans: plans, alternatives: alternatives, timeRequests: timeRequests, settings: settings)
+    }
+
+    package static func ledgerBalance(profile: String, balance: Int64, ledgerSum: Int64, lowest: Int64) -> LedgerBalance {
+        LedgerBalance(profile: profile, balanceSeconds: balance, ledgerSumSeconds: ledgerSum, lowestRunningSeconds: lowest)
+    }
+
+    package static func integrityReport(problems: [String]) -> IntegrityReport { IntegrityReport(problems: problems) }
+    package static var noRetention: RetentionReport { RetentionReport() }
+}
+
+extension SharedColumns {
+    /// An empty receipt for another backend's commit to fill.
+    package static var emptyReceipt: CommitReceipt { CommitReceipt() }
+}

@@ -1,0 +1,258 @@
+@testable import Engine
+import Foundation
+import PostgresStore
+import ScrollOffCore
+import Store
+import TestSupport
+import Testing
+
+/// Two helpers of one household on one real PostgreSQL (SPEC §12a). Each test starts its own
+/// server in a temporary folder (about a second) and stops it in `defer`.
+@Suite(.serialized) struct SharedStoreTests {
+    @Test func a_commit_decided_on_an_older_state_is_refused_whole_and_writes_nothing() throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let a = try PostgresStateStore(location: db.location, node: "a")
+        let b = try PostgresStateStore(location: db.location, node: "b")
+        _ = try a.load()
+        _ = try b.load()
+        let anchor = ClockAnchor(trusted: Instant(millisecondsSince1970: 1_795_003_200_000), bootNanoseconds: 1, bootID: "x")
+        let profile = ProfileSettings(name: "default", timeZoneID: "UTC")
+        try a.commit(StateChange([.saveProfile(profile)]), anchor: anchor)
+        let row = LedgerRow(time: anchor.trusted, deltaSeconds: 600, reason: .starter)
+        #expect(throws: StoreError.staleSnapshot(location: b.location)) {
+            try b.commit(StateChange([.saveProfile(profile), .appendLedger(profile: "default", row)]), anchor: anchor)
+        }
+        #expect(try b.rowCount("ledger") == 0)
+        // Once it has read what A left, B's next commit goes through.
+        _ = try b.load()
+        try b.commit(StateChange([.appendLedger(profile: "default", row)]), anchor: anchor)
+        #expect(try a.rowCount("ledger") == 1)
+    }
+
+    @Test func a_block_made_through_one_helper_is_in_force_on_the_other_within_a_second() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock)
+        defer { a.listener?.cancel(); b.listener?.cancel() }
+        try await Task.sleep(for: .milliseconds(300)) // both LISTENing
+        #expect(await !b.engine.blocks("www.instagram.com"))
+        let started = ContinuousClock.now
+        _ = try await a.engine.block(["instagram"])
+        while await !b.engine.blocks("www.instagram.com"), ContinuousClock.now - started < .seconds(3) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let took = ContinuousClock.now - started
+        #expect(await b.engine.blocks("www.instagram.com"))
+        #expect(took < .seconds(1), "the block reached the other helper's DNS after \(took)")
+        #expect(b.store.counters.notifications >= 1)
+    }
+
+    @Test func one_spend_of_an_entry_at_a_time_whichever_helper_is_asked() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        // B does not listen: it learns of A's spend only when its own commit is refused as stale.
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock, listening: false)
+        defer { a.listener?.cancel() }
+        _ = try await a.engine.block(["instagram"])
+        _ = await b.engine.reloadFromStore()
+        _ = try await a.engine.use("instagram", for: .minutes(5))
+        // B still holds the state from before A's spend. Asked for a peek of the same entry, its
+        // commit is refused as stale, it reads A's spend, and the peek is refused on that.
+        var refusal: Refusal?
+        do throws(EngineError) { _ = try await b.engine.peek("instagram") } catch { refusal = error.refusal }
+        #expect(refusal?.rule == .grantRunning, "\(String(describing: refusal))")
+        #expect(try db.openGrants(a.store) == 1)
+        // A spend asked of B takes over from A's (grants never stack): still one open, nothing charged twice.
+        _ = try await b.engine.use("instagram", for: .minutes(5))
+        #expect(try db.openGrants(a.store) == 1)
+        #expect(b.store.counters.staleCommits >= 1)
+        #expect(try SharedFixture.invariantProblems(a.store).isEmpty)
+    }
+
+    /// PostgreSQL stops (for 2 s of real time here, standing in for the issue's minute; the
+    /// household's clock moves a minute meanwhile) while a spend runs.
+    @Test func while_the_database_is_down_dns_answers_and_changes_are_refused_then_the_books_catch_up_exactly() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock)
+        defer { a.listener?.cancel(); b.listener?.cancel() }
+        _ = try await a.engine.block(["instagram", "tiktok"])
+        // The starter credit (2 min) buys a spend that runs until it is used up.
+        _ = try await a.engine.use("instagram")
+        let spentBefore = try db.spentSeconds(a.store)
+        try await Task.sleep(for: .milliseconds(300))
+        try db.halt()
+        clock.pass(.minutes(1))
+        // DNS answers from the snapshots on both: instagram open under its spend, tiktok blocked.
+        #expect(await !a.engine.blocks("www.instagram.com"))
+        #expect(await b.engine.blocks("www.tiktok.com"))
+        // A change asked meanwhile is refused, says why, and changes nothing.
+        do {
+            _ = try await b.engine.block(["youtube"])
+            Issue.record("a block went through with the database down")
+        } catch {
+            #expect("\(error)".contains("cannot be reached"), "\(error)")
+        }
+        #expect(await !b.engine.blocks("www.youtube.com"))
+        await #expect(throws: EngineError.self) { try await a.engine.tick() }
+        try await Task.sleep(for: .seconds(2))
+        try db.start()
+        // The timers' next commits settle the spend: charged once, for exactly the minute.
+        try await a.engine.tick()
+        try? await b.engine.tick()
+        try await b.engine.tick()
+        #expect(try db.spentSeconds(a.store) - spentBefore == 60)
+        #expect(try SharedFixture.invariantProblems(a.store).isEmpty)
+        #expect(await !b.engine.blocks("www.youtube.com"))
+        #expect(await b.engine.blocks("www.tiktok.com"))
+    }
+
+    /// A helper dies mid-spend (dropped without its stop, as kill -9 leaves it: the database holds
+    /// its last commit); the other goes on and charges exactly the time used.
+    @Test func a_helper_killed_mid_spend_leaves_the_other_to_charge_exactly_what_was_used() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        var a: (engine: HelperEngine, store: PostgresStateStore, listener: Task<Void, Never>?)? = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock)
+        defer { b.listener?.cancel() }
+        _ = try await a!.engine.block(["instagram"])
+        _ = try await a!.engine.use("instagram")
+        let spentBefore = try db.spentSeconds(b.store)
+        a?.listener?.cancel()
+        a = nil
+        clock.pass(.seconds(45))
+        try await Task.sleep(for: .milliseconds(700)) // B has the spend from A's notification or its check
+        try await b.engine.tick()
+        #expect(try db.spentSeconds(b.store) - spentBefore == 45)
+        clock.pass(.minutes(5))
+        try await b.engine.tick()
+        // The 2 min of starter credit, no more: the spend ended when it ran out.
+        #expect(try db.spentSeconds(b.store) == 120)
+        #expect(try db.openGrants(b.store) == 0)
+        #expect(await b.engine.blocks("www.instagram.com"))
+        #expect(try SharedFixture.invariantProblems(b.store).isEmpty)
+    }
+
+    /// Many clients through both helpers, with helpers killed and the database restarted in
+    /// between; the invariants are checked after every step. Seeded, so a failure replays.
+    @Test(arguments: [UInt64(30)]) func the_household_keeps_its_invariants_through_kills_and_restarts(seed: UInt64) async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        // B does not listen: it acts on whatever state it last read, so every command it runs
+        // after one of A's commits goes through the stale-commit path (the harder case).
+        var nodes = [try await SharedFixture.node("a", on: db, clock: clock), try await SharedFixture.node("b", on: db, clock: clock, listening: false)]
+        defer { for n in nodes { n.listener?.cancel() } }
+        _ = try await nodes[0].engine.block(["instagram", "tiktok", "youtube"])
+        var random = SplitMix64(seed: seed)
+        let entries = ["instagram", "tiktok", "youtube"]
+        var log: [String] = []
+        for step in 0..<40 {
+            let i = Int(random.next() % 2)
+            let engine = nodes[i].engine
+            let entry = entries[Int(random.next() % 3)]
+            let op = random.next() % 8
+            var done = "node \(i) "
+            do {
+                switch op {
+                case 0, 1: done += "use \(entry)"; _ = try await engine.use(entry, for: .seconds(Int64(20 + random.next() % 60)))
+                case 2: done += "peek \(entry)"; _ = try await engine.peek(entry)
+                case 3: done += "stop"; _ = try await engine.stop()
+                case 4: done += "block \(entry)"; _ = try await engine.block([entry])
+                case 5:
+                    let minutes = Int64(1 + random.next() % 20)
+                    done += "\(minutes) min pass"
+                    clock.pass(.minutes(minutes))
+                    for n in nodes { try? await n.engine.tick() }
+                case 6:
+                    done += "database restart"
+                    try db.halt()
+                    try db.start()
+                default:
+                    done += "kill -9 and start again"
+                    nodes[i].listener?.cancel()
+                    nodes[i] = try await SharedFixture.node(i == 0 ? "a" : "b", on: db, clock: clock, listening: i == 0)
+                }
+            } catch let e as EngineError {
+                done += " → \(e.refusal != nil ? "refused" : "\(e)")"
+            }
+            log.append(done)
+            let problems = try SharedFixture.invariantProblems(nodes[0].store)
+            #expect(problems.isEmpty, "seed \(seed) step \(step): \(problems)\n\(log.joined(separator: "\n"))")
+            if !problems.isEmpty { break }
+        }
+        for n in nodes { try? await n.engine.tick() }
+        #expect(try SharedFixture.invariantProblems(nodes[0].store).isEmpty)
+    }
+}
+
+@Suite(.serialized) struct SharedStoreDoctorTests {
+    /// The clocks of two helpers differ: the store measures each against the server's, and
+    /// `doctor` (the store's integrity check) names the one that is off, by how much, and the fix.
+    @Test func doctor_reports_a_helper_whose_clock_differs_and_one_not_seen_recently() throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let a = try PostgresStateStore(location: db.location, node: "a")
+        let b = try PostgresStateStore(location: db.location, node: "b")
+        #expect(abs(try a.heartbeat()) < 1000)
+        let offset = try b.heartbeat(localClock: { Date().addingTimeInterval(7) })
+        #expect((6900...7100).contains(offset))
+        let problems = try a.integrityCheck().problems
+        #expect(problems.contains { $0.contains("helper b's clock is") && $0.contains("ahead of the database server's") }, "\(problems)")
+        #expect(!problems.contains { $0.contains("helper a") })
+    }
+}
+
+@Suite(.serialized) struct StoreCopyTests {
+    @Test func store_copy_moves_every_row_to_postgresql_and_back_and_refuses_to_overwrite_without_force() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("scrolloff-pg-copy-\(UUID().uuidString.prefix(8))").path
+        let back = dir + "-back"
+        defer { try? FileManager.default.removeItem(atPath: dir); try? FileManager.default.removeItem(atPath: back) }
+        // A helper's SQLite state with rules, a spend charged and events.
+        let clock = HouseholdClock()
+        var configuration = SharedFixture.configuration()
+        configuration.stateDirectory = dir
+        let solo = try await HelperEngine.start(configuration: configuration, timeSource: clock)
+        _ = try await solo.block(["instagram", "tiktok"])
+        _ = try await solo.use("instagram", for: .minutes(5))
+        clock.pass(.minutes(2))
+        try await solo.tick()
+        let sqlite = try Store(directory: dir)
+        let pg = try PostgresStateStore(location: db.location, node: "copy")
+
+        let report = try StoreCopy.copy(from: .sqlite(sqlite), to: .postgresql(pg), force: false)
+        #expect(report.rows.first { $0.table == "ledger" }.map(\.count) ?? 0 >= 2)
+        #expect(try pg.rowCount("ledger") == sqlite.ledger(profile: "default").count)
+        // A second run finds rows and refuses, naming them; nothing changes.
+        #expect(throws: StoreCopy.Failure.self) { try StoreCopy.copy(from: .sqlite(sqlite), to: .postgresql(pg), force: false) }
+        _ = try StoreCopy.copy(from: .sqlite(sqlite), to: .postgresql(pg), force: true)
+        // A helper on the server finds the household as it was, and its books add up.
+        let node = try await SharedFixture.node("a", on: db, clock: clock, listening: false)
+        #expect(await node.engine.blocks("www.tiktok.com"))
+        #expect(try SharedFixture.invariantProblems(pg).isEmpty)
+        // And back to a new SQLite folder, row for row.
+        let before = try pg.tableRows(PostgresSchema.copiedTables)
+        let sqliteBack = try Store(directory: back)
+        _ = try StoreCopy.copy(from: .postgresql(pg), to: .sqlite(sqliteBack), force: false)
+        #expect(try sqliteBack.tableRows(PostgresSchema.copiedTables).map(\.sorted) == before.map(\.sorted))
+    }
+}
+
+extension TestPostgres {
+    func openGrants(_ store: PostgresStateStore) throws -> Int { try store.openGrantsPerEntry().map(\.count).reduce(0, +) }
+
+    /// Seconds charged for spends so far (the `spend` rows of the ledger).
+    func spentSeconds(_ store: PostgresStateStore) throws -> Int64 {
+        -(try store.exportRows(profiles: nil).filter { $0.record == .ledger && $0.what == "spend" }.compactMap(\.deltaSeconds).reduce(0, +))
+    }
+}
