@@ -10,12 +10,18 @@ import Store
 public struct EntryReading: Hashable, Sendable {
     public var status: EntryStatus
     public var lockedUntil: Instant?
+    /// Whether a block around the clock names it (what `unblock` removes).
+    public var aroundTheClock: Bool
+    /// The bypass lockout's end (SPEC §5): no peek or token opens it before.
+    public var bypassRestsUntil: Instant?
 
     public var id: EntryID { status.entry }
 
-    public init(status: EntryStatus, lockedUntil: Instant?) {
+    public init(status: EntryStatus, lockedUntil: Instant?, aroundTheClock: Bool = false, bypassRestsUntil: Instant? = nil) {
         self.status = status
         self.lockedUntil = lockedUntil
+        self.aroundTheClock = aroundTheClock
+        self.bypassRestsUntil = bypassRestsUntil
     }
 }
 
