@@ -44,7 +44,7 @@ enum DescriptorBudget {
     /// Listeners with an `AcceptGate` of their own (DNS over TCP, control, page, metrics): each may
     /// hold its cap plus the gate's slack.
     static func gates(_ configuration: HelperConfiguration) -> Int {
-        2 + (configuration.webListen == nil ? 0 : 1) + (configuration.metricsListen == nil ? 0 : 1)
+        2 + configuration.webListenAddresses.count + (configuration.metricsListen == nil ? 0 : 1)
     }
     /// The metrics endpoint's connections, when it listens (`MetricsServer.connectionLimit`).
     static func metrics(_ configuration: HelperConfiguration) -> Int {
