@@ -78,7 +78,7 @@ enum ListsHandlers {
         // The caller's rights decide which sources they may add.
         guard request.acceptsNDJSON else { return .created(try await context.lists.add(body, caller: caller)) }
         // Streamed: the download's progress, and each failed attempt that will be tried again with
-        // why and when, so a person is never left waiting in silence (issue 28).
+        // why and when, so a person is never left waiting in silence.
         return .stream(status: .ok, contentType: ControlMediaType.ndjson) { writer in
             let (lines, continuation) = AsyncStream.makeStream(of: UpdateStreamLine.self, bufferingPolicy: .bufferingNewest(256))
             let work = Task {

@@ -32,7 +32,7 @@ enum HouseholdRoutes {
         // viewing on each profile it lists (an owner of `kids` need not be allowed on `default`).
         router.add(ControlEndpoints.timeRequests) { r in
             let access = await engine.profileAccess()
-            // No profile named and not `all`: an owner's default view (issue 28) is what waits for
+            // No profile named and not `all`: an owner's default view (SPEC §9a) is what waits for
             // their answer in every profile they may grant in, with their own profile's requests.
             if !r.query.flag(ControlQuery.all), r.query.nonEmpty(ControlQuery.profile) == nil {
                 let mine = await engine.timeRequests(profile: nil).filter { request in

@@ -47,7 +47,7 @@ extension HouseholdWeb {
         view["entries"] = status.entries.map {
             Self.entryView($0, now: now, peeksLeft: status.peeksLeftToday, tokensLeft: status.tokensLeftMonth, balanceSeconds: status.balanceSeconds)
         }
-        // A focus session and its reason (point 2), and what it allows (point 6).
+        // A focus session with its reason, and what it allows.
         let focus = status.focus.map { session -> [String: Any] in
             var f: [String: Any] = ["entries": session.entries.joined(separator: ", "), "until": TimeWords.until(session.end, now: now),
                                     "verb": session.entries.count == 1 ? "stays" : "stay"]

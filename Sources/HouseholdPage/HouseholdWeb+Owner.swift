@@ -93,7 +93,7 @@ extension HouseholdWeb {
         let (session, cookie) = await session(request)
         guard let owner = session.owner else { return WebResponses.redirect("/signin", cookie: cookie) }
         var profiles: [[String: Any]] = []
-        // What needs an answer leads the page (issue 28): requests waiting, and who is in curfew now.
+        // What needs an answer leads the page (SPEC §9a): requests waiting, and who is in curfew now.
         var waiting: [[String: Any]] = []
         var inCurfew: [String] = []
         for (name, _) in await engine.profileList() {

@@ -2,7 +2,7 @@ import Config
 import Sinkhole
 import Testing
 
-/// Issue 28, point 10: `[web] listen` takes a list like `[dns] listen` (a router wants the page on
+/// `[web] listen` takes a list like `[dns] listen` (a router wants the page on
 /// its LAN address and on loopback); one string still works, and "" or [] turn the page off.
 @Suite("[web] listen: one address or a list")
 struct WebListenListTests {

@@ -5,10 +5,10 @@ import ScrollOffCore
 import Testing
 
 extension ControlEndToEnd {
-/// Issue 28, "Every word true": what the CLI says is what happens.
+/// Every word true: what the CLI says is what happens, and it offers what works.
 @Suite
 struct TrueWordsVerbTests {
-    /// Point 1: a list added blocks nothing until its name is blocked; the CLI says so and offers
+    /// A list added blocks nothing until its name is blocked; the CLI says so and offers
     /// `--block`, which blocks it and says that instead.
     @Test func lists_add_says_the_list_blocks_nothing_yet_and_block_blocks_it() async throws {
         let server = try await EngineServer()
@@ -29,7 +29,7 @@ struct TrueWordsVerbTests {
         #expect(await server.blocks("three.example"))
     }
 
-    /// Point 3: an owner's `scrolloff requests` shows the requests waiting for them in the profiles
+    /// An owner's `scrolloff requests` shows the requests waiting for them in the profiles
     /// they may answer, without `--all`.
     @Test func an_owners_requests_lists_what_waits_for_their_answer_by_default() async throws {
         let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755)
@@ -45,7 +45,7 @@ struct TrueWordsVerbTests {
         #expect(root.stdout.contains("homework research"), "\(root.stdout)")
     }
 
-    /// Point 6: `focus --help` says what a focus session allows.
+    /// `focus --help` says what a focus session allows.
     @Test func focus_help_says_what_a_focus_session_allows() async throws {
         let server = try await EngineServer()
         defer { Task { await server.stop() } }
@@ -55,7 +55,7 @@ struct TrueWordsVerbTests {
         #expect(text.contains("cannot be ended early") && text.contains("peeks"), "\(help.stdout)")
     }
 
-    /// Point 8: at `lists add`, a failed attempt that will be tried again is said with why and
+    /// At `lists add`, a failed attempt that will be tried again is said with why and
     /// when (not a silent wait), and the failure says what to try now, not "the next refresh" or
     /// "remove the list": nothing was added.
     @Test func lists_add_says_each_retry_and_what_to_try_when_the_list_cannot_be_fetched() async throws {
@@ -78,7 +78,7 @@ struct TrueWordsVerbTests {
         #expect(try await server.cli(["lists", "list"]).stdout.contains("No downloaded lists yet"))
     }
 
-    /// Point 9: the words the walk found wrong.
+    /// The words the walk found wrong.
     @Test func the_cli_words_are_plain() async throws {
         let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755)
         defer { Task { await server.stop() } }

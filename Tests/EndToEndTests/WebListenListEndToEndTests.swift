@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 28, point 10: `[web] listen` as a list serves the page on each address (a router's LAN
+/// `[web] listen` as a list serves the page on each address (a router's LAN
 /// address and loopback), one page behind both.
 @Suite struct WebListenListEndToEndTests {
     @Test func the_page_answers_on_every_address_of_the_listen_list() throws {

@@ -4,7 +4,7 @@
 @testable import ServiceKit
 import Testing
 
-/// Issue 28, point 7: the first start as a normal user (a soft limit of 1024, a few descriptors
+/// The first start as a normal user (a soft limit of 1024, a few descriptors
 /// inherited) said the control connections were "lowered" from 64 to 65, with a limit equal to
 /// the need. Fitting never raises a part, and the warning says only what changed, once.
 @Suite struct DescriptorWarningTests {

@@ -201,7 +201,7 @@ def expect(condition, what, driver=None):
 
 THEMES = ("light", "dark")
 WIDTHS = (390, 1280)
-# axe-core's impacts that fail the test (issue 28: WCAG 2.1 AA, no serious or critical violation).
+# axe-core's impacts that fail the test (WCAG 2.1 AA: no serious or critical violation).
 FAILING = ("serious", "critical")
 
 

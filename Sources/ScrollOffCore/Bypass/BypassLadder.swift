@@ -119,7 +119,7 @@ public struct BypassLadder: Sendable {
             // No month brings tokens on this preset, so there is no instant to wait for (opensAt nil).
             throw Refusal(rule: .tokensUsedUp, subject: entry.rawValue, opensAt: nil,
                           message: "No emergency tokens come with this profile, so none arrive on the 1st. Ask an owner for time instead; "
-                              + "whoever administers Scroll Off here can include some (\(Knob.includedTokensPerMonth.rawValue), up to \(Knobs.tokenMonthlyCeiling), or the flexible preset, which includes \(Preset.flexible.knobs.includedTokensPerMonth) a month).")
+                              + "whoever administers Scroll Off here can set \(Knob.includedTokensPerMonth.rawValue) (up to \(Knobs.tokenMonthlyCeiling)) or choose the flexible preset, which includes \(Preset.flexible.knobs.includedTokensPerMonth) a month.")
         }
         guard l.state.tokensUsed < allowance else {
             let month = w.calendar.month(of: now)
