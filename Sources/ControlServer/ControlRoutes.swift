@@ -79,11 +79,14 @@ enum ListsHandlers {
         guard request.acceptsNDJSON else { return .created(try await context.lists.add(body, caller: caller)) }
         // Streamed: the download's progress, and each failed attempt that will be tried again with
         // why and when, so a person is never left waiting in silence.
+        // The stream runs after this handler returns, outside the router's task-local: the event
+        // log must still name who added the list (SPEC §12).
+        let actor = ChangeActor.current
         return .stream(status: .ok, contentType: ControlMediaType.ndjson) { writer in
             let (lines, continuation) = AsyncStream.makeStream(of: UpdateStreamLine.self, bufferingPolicy: .bufferingNewest(256))
             let work = Task {
                 do {
-                    let added = try await context.lists.add(body, caller: caller) { progress in
+                    let added = try await ChangeActor.$current.withValue(actor) { try await context.lists.add(body, caller: caller) { progress in
                         if let failed = progress.failed, let wait = progress.retryIn {
                             continuation.yield(UpdateStreamLine(event: UpdateStreamLine.retry, name: body.name, attempt: progress.attempt,
                                                                 message: failed.problem, retryInSeconds: wait.wholeSeconds))
@@ -91,11 +94,12 @@ enum ListsHandlers {
                             continuation.yield(UpdateStreamLine(event: UpdateStreamLine.progress, name: body.name,
                                                                 receivedBytes: progress.receivedBytes, expectedBytes: progress.expectedBytes))
                         }
-                    }
+                    } }
                     continuation.yield(UpdateStreamLine(event: UpdateStreamLine.resultEvent, result: added.result))
                     continuation.yield(UpdateStreamLine(event: UpdateStreamLine.done, now: added.now))
                 } catch let failure as ControlFailure {
-                    continuation.yield(UpdateStreamLine(event: UpdateStreamLine.errorEvent, error: failure.error))
+                    // With the status a plain answer would have had, so the CLI exits as it would.
+                    continuation.yield(UpdateStreamLine(event: UpdateStreamLine.errorEvent, error: failure.error, status: Int(failure.status.code)))
                 } catch {
                     continuation.yield(UpdateStreamLine(event: UpdateStreamLine.errorEvent, error: ControlFailure.internalError("\(error)").error))
                 }

@@ -79,6 +79,7 @@ extension ListsAdd {
         var added: RefreshResult?
         var finishedAt: Date?
         var streamError: ControlError?
+        var streamStatus = 500
         let decoder = ControlJSON.decoder()
         let shown = name ?? url
         try options.talk { () throws(ControlClientError) in
@@ -93,15 +94,19 @@ extension ListsAdd {
                         + "Trying again in \(event.retryInSeconds ?? 0) s.")
                 case UpdateStreamLine.resultEvent: added = event.result
                 case UpdateStreamLine.done: finishedAt = event.now
-                case UpdateStreamLine.errorEvent: streamError = event.error
+                case UpdateStreamLine.errorEvent:
+                    streamError = event.error
+                    streamStatus = event.status ?? 500
                 default: break
                 }
             }
         }
         bar.clear()
         if let streamError {
-            options.report(.refused(status: 422, error: streamError))
-            throw ExitCode(CLIExit.refused)
+            // The exit code an unstreamed answer would give: 2 for a request that cannot work.
+            let failure = ControlClientError.refused(status: streamStatus, error: streamError)
+            options.report(failure)
+            throw ExitCode(failure.exitCode)
         }
         guard let added else {
             Terminal.printError("The helper did not say whether the list was added; `scrolloff lists list` shows it.")
