@@ -12,7 +12,8 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            systemd  # systemd-analyze verify checks the unit (etc/systemd/)
            chromium chromium-driver python3-selenium  # the household page in a real browser
            man-db  # ManualPageTests renders the generated manual pages with man
-           postgresql)  # initdb/pg_ctl: SharedStoreTests start their own server on a Unix socket (no service)
+           postgresql  # initdb/pg_ctl: SharedStoreTests start their own server on a Unix socket (no service)
+           python3-pip)  # installs selenium-axe-python below (not in Debian)
 
 # `make deb` and its test (scripts/build-deb.sh, scripts/deb-test.sh): dpkg-shlibdeps, strip, lintian;
 # mmdebstrap builds the clean Debian 12 root from Debian's packages, dig asks the helper in it.
@@ -26,15 +27,29 @@ want=("${build_pkgs[@]}")
 [ "${1:-}" = "--profile" ] && want+=("${profile_pkgs[@]}")
 [ "${1:-}" = "--deb" ] && want+=("${deb_pkgs[@]}")
 
+# axe-core for the browser tests' accessibility checks (HouseholdBrowserEndToEndTests): Debian does
+# not package it, so it comes from PyPI. selenium-axe-python bundles axe-core 4.9 (WCAG 2.1 rules);
+# axe-selenium-python's last release for Debian 12's Python 3.11 bundles axe-core 3.1, which has none.
+pip_test() {
+  [ "${1:-}" = "--test" ] || return 0
+  /usr/bin/python3 -c 'import selenium_axe_python' 2>/dev/null && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "Missing Python package: sudo /usr/bin/python3 -m pip install --break-system-packages selenium-axe-python==2.2.0" >&2
+    return 0
+  fi
+  /usr/bin/python3 -m pip install -q --break-system-packages selenium-axe-python==2.2.0
+}
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && { pip_test "${1:-}"; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "Missing Debian packages: ${missing[*]}" >&2
   echo "Install them with: sudo apt-get install -y ${missing[*]}" >&2
+  pip_test "${1:-}"
   exit 0
 fi
 echo "Installing Debian packages: ${missing[*]}"
@@ -44,3 +59,4 @@ printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/pol
 trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+pip_test "${1:-}"

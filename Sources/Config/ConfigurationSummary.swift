@@ -27,7 +27,7 @@ public enum ConfigurationSummary {
         let ordered = c.profiles.sorted { $0.name < $1.name }.map { (name: $0.name, clients: $0.clientCIDRs) }
         for line in ClientOverlaps.describe(ordered) { out.append("overlap: \(line)") }
         out.append("metrics: " + (c.metricsListen.map { "http://\($0)/metrics" } ?? "off"))
-        out.append("household page: " + (c.webListen.map { "http://\($0)/" } ?? "off"))
+        out.append("household page: " + (c.webListenAddresses.isEmpty ? "off" : c.webListenAddresses.map { "http://\($0)/" }.joined(separator: ", ")))
         out.append("state: \(c.paths.stateDirectory); control socket: \(c.paths.controlSocket); log level \(c.logLevel)")
         return out
     }

@@ -161,17 +161,11 @@ struct FileSections {
     /// file names is the person's wish, so failing to bind it stops the start (`webListenRequired`).
     private mutating func readWeb(_ t: TableReader) {
         let listen = WebKeys.listen
-        if let text = t.string(listen) {
-            if text.isEmpty {
-                configuration.webListen = nil
-            } else {
-                do {
-                    configuration.webListen = try HostPort(parsing: text)
-                    configuration.webListenRequired = true
-                } catch {
-                    t.report(listen, Self.problem(text, error))
-                }
-            }
+        // One address, or a list of them (a router's LAN address and loopback); "" and [] are off.
+        if let items = t.stringOrStrings(listen),
+           let parsed = addresses(items.filter { !$0.value.isEmpty }, defaultPort: nil, allowed: listen.allowed, t: t) {
+            configuration.webListenAddresses = parsed
+            configuration.webListenRequired = !parsed.isEmpty
         }
         if let timeout = t.duration(WebKeys.requestTimeout) { configuration.web.requestTimeout = timeout }
         if let delay = t.duration(WebKeys.signInMaxDelay) { configuration.web.signInMaximumDelay = delay }

@@ -43,10 +43,17 @@ public struct HelperConfiguration: Sendable {
     public var unknownDevices: String = "default"
     /// Where the optional Prometheus endpoint listens; nil = off (the default).
     public var metricsListen: HostPort?
-    /// Where the household page listens (SPEC §9a, `[web] listen`, `--web-listen`); nil = off.
+    /// Where the household page listens (SPEC §9a, `[web] listen`, `--web-listen`); empty = off.
     /// On loopback by default, so the machine's own people find it at a documented address and
-    /// nothing on the LAN sees it until the configuration says so.
-    public var webListen: HostPort? = HelperConfiguration.defaultWebListen
+    /// nothing on the LAN sees it until the configuration says so. Several addresses are several
+    /// listeners of one page (a router's LAN address and loopback): one set of sessions, one
+    /// connection budget.
+    public var webListenAddresses: [HostPort] = [HelperConfiguration.defaultWebListen]
+    /// The first address of the page, nil when it is off; setting it makes it the only one.
+    public var webListen: HostPort? {
+        get { webListenAddresses.first }
+        set { webListenAddresses = newValue.map { [$0] } ?? [] }
+    }
     /// Whether the file or a flag named `webListen`: then a port in use stops the start. The
     /// default address in use only turns the page off, with a warning: DNS must not wait for it.
     public var webListenRequired = false

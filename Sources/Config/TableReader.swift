@@ -190,6 +190,17 @@ final class TableReader {
         return strings(setting.key, allowed: setting.allowed)
     }
 
+    /// An array of strings where one string is still taken as it was written before lists: as
+    /// the array of that one string.
+    func stringOrStrings(_ setting: Setting) -> [(value: String, path: String)]? {
+        check(setting)
+        if let one = table[setting.key]?.string {
+            _ = value(setting.key)
+            return [(one, keyPath(setting.key))]
+        }
+        return strings(setting.key, allowed: setting.allowed)
+    }
+
     func array(_ setting: Setting) -> [(value: any TOMLValueConvertible, path: String)]? {
         check(setting)
         return array(setting.key, allowed: setting.allowed)

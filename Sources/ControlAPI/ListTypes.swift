@@ -237,12 +237,22 @@ public struct UpdateStreamLine: Codable, Sendable, Equatable {
     public var unchanged: Int?
     public var failed: Int?
     public var error: ControlError?
+    /// `retry`: the attempt that failed, why, and the seconds until the next one.
+    public var attempt: Int?
+    public var message: String?
+    public var retryInSeconds: Int64?
+    /// `error` of `lists add`: the HTTP status the answer would have had unstreamed.
+    public var status: Int?
 
     public init(
         event: String, name: String? = nil, receivedBytes: Int64? = nil, expectedBytes: Int64? = nil,
         result: RefreshResult? = nil, now: Date? = nil, updated: Int? = nil, unchanged: Int? = nil, failed: Int? = nil,
-        error: ControlError? = nil
+        error: ControlError? = nil, attempt: Int? = nil, message: String? = nil, retryInSeconds: Int64? = nil, status: Int? = nil
     ) {
+        self.status = status
+        self.attempt = attempt
+        self.message = message
+        self.retryInSeconds = retryInSeconds
         self.event = event
         self.name = name
         self.receivedBytes = receivedBytes
@@ -256,12 +266,15 @@ public struct UpdateStreamLine: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, name, result, now, updated, unchanged, failed, error
+        case event, name, result, now, updated, unchanged, failed, error, attempt, message, status
         case receivedBytes = "received_bytes"
         case expectedBytes = "expected_bytes"
+        case retryInSeconds = "retry_in_seconds"
     }
 
     public static let progress = "progress"
+    /// An attempt failed and another follows (`lists add`).
+    public static let retry = "retry"
     public static let resultEvent = "result"
     public static let done = "done"
     public static let errorEvent = "error"

@@ -83,9 +83,15 @@ public struct EntryReport: Hashable, Sendable, Codable {
     public var reasons: [String]
     /// Seconds of today's daily allowance left for it (SPEC §4a); absent when none covers it today.
     public var allowanceLeftSeconds: Int64?
+    /// Whether a block around the clock names the entry: only then does `unblock` have something to
+    /// remove (a schedule or focus session is not unblocked).
+    public var aroundTheClock: Bool
+    /// After a peek or token the entry rests for twice its length (SPEC §5): until then no peek or
+    /// token opens it. Nil when it does not rest.
+    @WireOptionalTime public var bypassRestsUntil: Instant?
 
     public init(id: String, state: EntryStateName, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
-                nextState: EntryStateName? = nil, reasons: [String]? = nil) {
+                nextState: EntryStateName? = nil, reasons: [String]? = nil, aroundTheClock: Bool = false, bypassRestsUntil: Instant? = nil) {
         self.id = id
         self.state = state
         self.lockedUntil = lockedUntil
@@ -94,13 +100,31 @@ public struct EntryReport: Hashable, Sendable, Codable {
         self.openUntil = openUntil
         self.nextState = nextState
         self.reasons = reasons ?? reason.map { [$0] } ?? []
+        self.aroundTheClock = aroundTheClock
+        self.bypassRestsUntil = bypassRestsUntil
     }
 
     /// With the states as `EntryState.name` spells them (the engine's call sites).
     public init(id: String, state: String, lockedUntil: Instant?, reason: String?, nextChange: Instant?, openUntil: Instant?,
-                nextState: String? = nil, reasons: [String]? = nil) {
+                nextState: String? = nil, reasons: [String]? = nil, aroundTheClock: Bool = false, bypassRestsUntil: Instant? = nil) {
         self.init(id: id, state: EntryStateName(wireName: state), lockedUntil: lockedUntil, reason: reason, nextChange: nextChange,
-                  openUntil: openUntil, nextState: nextState.map(EntryStateName.init(wireName:)), reasons: reasons)
+                  openUntil: openUntil, nextState: nextState.map(EntryStateName.init(wireName:)), reasons: reasons,
+                  aroundTheClock: aroundTheClock, bypassRestsUntil: bypassRestsUntil)
+    }
+
+    /// What the entry becomes at its next change, in the words `status` and the household page
+    /// share: "then curfew at 21:30" when a block is followed by a curfew, "opens at 07:00" when it
+    /// opens, "until 12:10" for an open grant; nil when nothing is scheduled.
+    public func nextChangeWords(now: Instant) -> String? {
+        if let open = openUntil { return "until \(TimeWords.until(open, now: now))" }
+        guard let next = nextChange else { return nil }
+        // Say what it becomes: a curfew ending under an all-day block stays blocked.
+        let words = switch nextState {
+        case let state? where state.isBlocking: "then \(state.wireName) at"
+        case let state? where state.kind != nil: "opens at"
+        default: "changes at"
+        }
+        return "\(words) \(TimeWords.until(next, now: now))"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -114,10 +138,14 @@ public struct EntryReport: Hashable, Sendable, Codable {
         nextState = try c.decodeIfPresent(EntryStateName.self, forKey: .nextState)
         reasons = try c.decodeIfPresent([String].self, forKey: .reasons) ?? reason.map { [$0] } ?? []
         allowanceLeftSeconds = try c.decodeIfPresent(Int64.self, forKey: .allowanceLeftSeconds)
+        aroundTheClock = try c.decodeIfPresent(Bool.self, forKey: .aroundTheClock) ?? false
+        _bypassRestsUntil = try c.decodeIfPresent(WireOptionalTime.self, forKey: .bypassRestsUntil) ?? WireOptionalTime(wrappedValue: nil)
     }
 
     enum CodingKeys: String, CodingKey {
         case id, state, reason, reasons
+        case aroundTheClock = "around_the_clock"
+        case bypassRestsUntil = "bypass_rests_until"
         case nextState = "next_state"
         case lockedUntil = "locked_until"
         case nextChange = "next_change"
@@ -199,6 +227,11 @@ public struct ServiceReport: Hashable, Sendable, Codable {
     public var note: String?
     /// The entry's state in the asking profile (`blocked`, `open`, `curfew`, `scheduled`, `none`).
     public var state: EntryStateName
+
+    /// "Instagram (social)"; a name that already says its category ("Amazon (shopping)") as it is.
+    public var displayName: String {
+        name.lowercased().contains("(\(category.lowercased()))") ? name : "\(name) (\(category))"
+    }
 
     public init(id: String, name: String, category: String, note: String?, state: EntryStateName) {
         self.id = id

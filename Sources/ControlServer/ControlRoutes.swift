@@ -45,7 +45,7 @@ public enum ControlRoutes {
         // tells nothing private.
         router.add(ControlEndpoints.health) { request in health(request, context) }
         router.add(ControlEndpoints.lists) { _ in .ok(try await context.lists.listsResponse()) }
-        router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(body, caller: request.caller, context) }
+        router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(request, body, caller: request.caller, context) }
         router.add(ControlEndpoints.updateLists) { request, body in try await ListsHandlers.update(request, body, context) }
         router.add(ControlEndpoints.removeList) { request in
             .ok(try await context.lists.remove(request.parameters[ControlPath.name] ?? ""))
@@ -73,11 +73,42 @@ public enum ControlRoutes {
 /// The list endpoints. Adding and updating download lists, which can take minutes for a large
 /// list, so both stream progress as ndjson when the client asks for `application/x-ndjson`.
 enum ListsHandlers {
-    static func add(_ body: AddListRequest, caller: CallerIdentity, _ context: ControlContext) async throws -> ControlResponse {
+    static func add(_ request: ControlRequest, _ body: AddListRequest, caller: CallerIdentity, _ context: ControlContext) async throws -> ControlResponse {
         // Validate before streaming, so a bad URL or name is a plain 400 rather than an error line.
         _ = try ListSourceNaming.validate(body.url)
         // The caller's rights decide which sources they may add.
-        return .created(try await context.lists.add(body, caller: caller))
+        guard request.acceptsNDJSON else { return .created(try await context.lists.add(body, caller: caller)) }
+        // Streamed: the download's progress, and each failed attempt that will be tried again with
+        // why and when, so a person is never left waiting in silence.
+        // The stream runs after this handler returns, outside the router's task-local: the event
+        // log must still name who added the list (SPEC §12).
+        let actor = ChangeActor.current
+        return .stream(status: .ok, contentType: ControlMediaType.ndjson) { writer in
+            let (lines, continuation) = AsyncStream.makeStream(of: UpdateStreamLine.self, bufferingPolicy: .bufferingNewest(256))
+            let work = Task {
+                do {
+                    let added = try await ChangeActor.$current.withValue(actor) { try await context.lists.add(body, caller: caller) { progress in
+                        if let failed = progress.failed, let wait = progress.retryIn {
+                            continuation.yield(UpdateStreamLine(event: UpdateStreamLine.retry, name: body.name, attempt: progress.attempt,
+                                                                message: failed.problem, retryInSeconds: wait.wholeSeconds))
+                        } else {
+                            continuation.yield(UpdateStreamLine(event: UpdateStreamLine.progress, name: body.name,
+                                                                receivedBytes: progress.receivedBytes, expectedBytes: progress.expectedBytes))
+                        }
+                    } }
+                    continuation.yield(UpdateStreamLine(event: UpdateStreamLine.resultEvent, result: added.result))
+                    continuation.yield(UpdateStreamLine(event: UpdateStreamLine.done, now: added.now))
+                } catch let failure as ControlFailure {
+                    // With the status a plain answer would have had, so the CLI exits as it would.
+                    continuation.yield(UpdateStreamLine(event: UpdateStreamLine.errorEvent, error: failure.error, status: Int(failure.status.code)))
+                } catch {
+                    continuation.yield(UpdateStreamLine(event: UpdateStreamLine.errorEvent, error: ControlFailure.internalError("\(error)").error))
+                }
+                continuation.finish()
+            }
+            _ = work
+            for await line in lines { try await writer.writeLine(line) }
+        }
     }
 
     static func update(_ request: ControlRequest, _ body: UpdateListsRequest, _ context: ControlContext) async throws -> ControlResponse {

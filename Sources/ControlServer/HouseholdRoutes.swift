@@ -32,6 +32,18 @@ enum HouseholdRoutes {
         // viewing on each profile it lists (an owner of `kids` need not be allowed on `default`).
         router.add(ControlEndpoints.timeRequests) { r in
             let access = await engine.profileAccess()
+            // No profile named and not `all`: an owner's default view (SPEC §9a) is what waits for
+            // their answer in every profile they may grant in, with their own profile's requests.
+            if !r.query.flag(ControlQuery.all), r.query.nonEmpty(ControlQuery.profile) == nil {
+                let mine = await engine.timeRequests(profile: nil).filter { request in
+                    guard let a = access[request.profile] else { return false }
+                    if request.status == .pending, authorizer.decide(r.caller, profile: request.profile, access: a, action: .grant) == .allowed {
+                        return true
+                    }
+                    return request.profile == r.profile && authorizer.decide(r.caller, profile: request.profile, access: a, action: .view) == .allowed
+                }
+                return .ok(TimeRequestsResponse(requests: mine.map(TimeRequestInfo.init), now: await engine.trustedNow()))
+            }
             guard r.query.flag(ControlQuery.all) else {
                 guard let a = access[r.profile] else {
                     throw ControlFailure(EngineError.notFound("There is no profile “\(r.profile)”; profiles: \(access.keys.sorted().joined(separator: ", "))."))

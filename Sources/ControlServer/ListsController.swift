@@ -357,7 +357,7 @@ public actor ListsController {
             default:
                 throw ControlFailure(
                     status: .unprocessableContent, code: ControlErrorCode.fetchFailed,
-                    message: "List '\(name)' was not added: \(error.description)"
+                    message: "List '\(name)' was not added: \(error.description(atAdd: true))"
                 )
             }
         }

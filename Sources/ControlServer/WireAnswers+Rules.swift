@@ -14,7 +14,8 @@ extension EntryReport {
         var openUntil: Instant?
         if case .open(let until) = r.status.state { openUntil = until }
         self.init(id: r.id.rawValue, state: r.status.state.name, lockedUntil: r.lockedUntil, reason: r.status.reason,
-                  nextChange: r.status.nextChange, openUntil: openUntil, nextState: r.status.nextState?.name, reasons: r.status.reasons)
+                  nextChange: r.status.nextChange, openUntil: openUntil, nextState: r.status.nextState?.name, reasons: r.status.reasons,
+                  aroundTheClock: r.aroundTheClock, bypassRestsUntil: r.bypassRestsUntil)
         allowanceLeftSeconds = r.allowanceLeftSeconds
     }
 }

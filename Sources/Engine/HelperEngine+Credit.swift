@@ -68,7 +68,8 @@ extension HelperEngine {
         let entry = word.flatMap { w -> EntryID? in try? resolveOne(w) }
         let plan = planShownAtPreview(profile: profile, entry: entry, at: now)
         return BypassOutlook(step: step, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
-                             peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth)
+                             peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth,
+                             plansOnFile: planBook.plans.filter { $0.profile == profile && !$0.archived }.count)
     }
 
     /// Shared shape of `use`, `peek` and `token`: checks the entry is blocked (a curfew is left to

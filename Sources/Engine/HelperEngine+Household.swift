@@ -113,7 +113,7 @@ extension HelperEngine {
         let answered = requests.answered(id: id, status: status, at: now, by: answeredBy, note: answerNote) ?? request
         let words = SpanWords.describe(seconds: request.seconds)
         let message = approve
-            ? "Approved: \(words) added to \(request.profile)'s credit." + (adjustment.map { " Balance \(SpanWords.describe(seconds: $0.balanceSeconds))." } ?? "")
+            ? "Approved: \(words) added to the credit of \(request.profile)." + (adjustment.map { " Balance \(SpanWords.describe(seconds: $0.balanceSeconds))." } ?? "")
             : "Declined the request for \(words) from \(request.profile)."
         return AnsweredTimeRequest(request: answered, adjustment: adjustment, message: message)
     }

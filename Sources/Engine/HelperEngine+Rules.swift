@@ -298,7 +298,8 @@ extension HelperEngine {
     static func entryReading(_ p: ProfileRuntime, _ id: EntryID, at t: Instant) -> EntryReading {
         let rules = p.rules
         return EntryReading(status: rules.status(of: id, at: t), lockedUntil: rules.lockedUntil(of: id, at: t),
-                            allowanceLeftSeconds: p.account.wallet.allowanceLeftSeconds(for: id, at: t))
+                            allowanceLeftSeconds: p.account.wallet.allowanceLeftSeconds(for: id, at: t),
+                            aroundTheClock: rules.blocks.contains { $0.entry == id }, bypassRestsUntil: p.account.ladder.lockedUntil(id, at: t))
     }
 }
 

@@ -12,13 +12,22 @@ public struct EntryReading: Hashable, Sendable {
     public var lockedUntil: Instant?
     /// Seconds of today's daily allowance left for it (SPEC §4a); nil when none covers it today.
     public var allowanceLeftSeconds: Int64?
+    /// Whether a block around the clock names it (what `unblock` removes).
+    public var aroundTheClock: Bool
+    /// The bypass lockout's end (SPEC §5): no peek or token opens it before.
+    public var bypassRestsUntil: Instant?
 
     public var id: EntryID { status.entry }
 
-    public init(status: EntryStatus, lockedUntil: Instant?, allowanceLeftSeconds: Int64? = nil) {
+    public init(
+        status: EntryStatus, lockedUntil: Instant?, allowanceLeftSeconds: Int64? = nil, aroundTheClock: Bool = false,
+        bypassRestsUntil: Instant? = nil
+    ) {
         self.status = status
         self.lockedUntil = lockedUntil
         self.allowanceLeftSeconds = allowanceLeftSeconds
+        self.aroundTheClock = aroundTheClock
+        self.bypassRestsUntil = bypassRestsUntil
     }
 }
 

@@ -44,7 +44,7 @@ enum DescriptorBudget {
     /// Listeners with an `AcceptGate` of their own (DNS over TCP, control, page, metrics): each may
     /// hold its cap plus the gate's slack.
     static func gates(_ configuration: HelperConfiguration) -> Int {
-        2 + (configuration.webListen == nil ? 0 : 1) + (configuration.metricsListen == nil ? 0 : 1)
+        2 + configuration.webListenAddresses.count + (configuration.metricsListen == nil ? 0 : 1)
     }
     /// The metrics endpoint's connections, when it listens (`MetricsServer.connectionLimit`).
     static func metrics(_ configuration: HelperConfiguration) -> Int {
@@ -102,13 +102,53 @@ enum DescriptorBudget {
         let fitted = zip(floors, above).map { $0 + Int(Double($1) * spare) }
         shares.tcp.maximumConnections = fitted[0]
         shares.tcp.maximumConnectionsPerClient = min(shares.tcp.maximumConnectionsPerClient, fitted[0])
-        // The administrator's share (two users' worth) comes out of the control part first.
-        let perUser = max(1, fitted[1] * shares.control.perUser / wanted[1])
-        shares.control = ControlConnectionLimits(total: fitted[1] - 2 * perUser, perUser: min(perUser, fitted[1] - 2 * perUser))
+        // The administrator's share (two users' worth) comes out of the control part first. Neither
+        // number may end above the configured one: rounding the per-user share down once gave the
+        // total one more than configured ("lowered" from 64 to 65).
+        let asked = shares.control
+        let perUser = min(asked.perUser, max(1, fitted[1] * asked.perUser / wanted[1]))
+        let total = min(asked.total, fitted[1] - 2 * perUser)
+        shares.control = ControlConnectionLimits(total: total, perUser: min(perUser, total))
         shares.webConnections = fitted[2]
         shares.webConnectionsPerClient = min(shares.webConnectionsPerClient, fitted[2])
         shares.upstreamTCP = fitted[3]
         return shares
+    }
+
+    /// What `apply` does at a start: the soft limit to raise to (nil: leave it), the shares that fit,
+    /// and the one warning to log (nil when nothing had to be lowered).
+    struct Plan: Sendable {
+        var raiseTo: Int?
+        var shares: DescriptorShares
+        var warning: String?
+        /// Only the parts that were lowered, each as "configured -> fitted".
+        var metadata: [String: String]
+    }
+
+    /// Decides `apply`'s steps from the soft and hard limits and the descriptors inherited: the
+    /// need counts the inherited ones too, so a limit raised to it leaves nothing to lower.
+    static func plan(_ configuration: HelperConfiguration, soft: Int, hard: Int, inherited: Int) throws(HelperStartError) -> Plan {
+        let want = needed(configuration) + inherited
+        let raiseTo = soft < want && hard > soft ? min(want, hard) : nil
+        let available = raiseTo ?? soft
+        let shares = try fit(configuration, limit: available, inherited: inherited)
+        let asked = configured(configuration)
+        var lowered: [(key: String, words: String, from: Int, to: Int)] = []
+        func compare(_ key: String, _ words: String, _ from: Int, _ to: Int) {
+            if to < from { lowered.append((key, words, from, to)) }
+        }
+        compare("dns.tcp_connections", "DNS-over-TCP connections", asked.tcp.maximumConnections, shares.tcp.maximumConnections)
+        compare("helper.control_connections", "control connections", asked.control.total, shares.control.total)
+        compare("helper.control_connections_per_user", "control connections per user", asked.control.perUser, shares.control.perUser)
+        compare("web.connections", "household page connections", asked.webConnections, shares.webConnections)
+        compare("upstream.tcp_exchanges", "upstream TCP questions", asked.upstreamTCP, shares.upstreamTCP)
+        guard !lowered.isEmpty else { return Plan(raiseTo: raiseTo, shares: shares, warning: nil, metadata: [:]) }
+        var metadata = ["descriptors.limit": "\(available)", "descriptors.needed": "\(want)"]
+        for part in lowered { metadata[part.key] = "\(part.from) -> \(part.to)" }
+        let parts = lowered.map { "\($0.words) \($0.from) → \($0.to)" }.joined(separator: ", ")
+        let warning = "the file descriptor limit (\(available)) is below the \(want) the connection limits need, so they are lowered to fit: "
+            + "\(parts). A flood is refused with descriptors to spare; raise LimitNOFILE (ulimit -n) to \(want) to serve them all"
+        return Plan(raiseTo: raiseTo, shares: shares, warning: warning, metadata: metadata)
     }
 
     /// Raises the soft limit towards the hard one as far as the configured limits need (as Go's
@@ -116,27 +156,20 @@ enum DescriptorBudget {
     static func apply(_ configuration: HelperConfiguration, logger: Logger) throws(HelperStartError) -> DescriptorShares {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return configured(configuration) }
-        let want = rlim_t(needed(configuration))
-        if limit.rlim_cur < want, limit.rlim_max > limit.rlim_cur {
+        func int(_ value: rlim_t) -> Int { value >= rlim_t(Int.max) ? Int.max : Int(value) }
+        let inherited = inheritedDescriptors()
+        var plan = try Self.plan(configuration, soft: int(limit.rlim_cur), hard: int(limit.rlim_max), inherited: inherited)
+        if let raise = plan.raiseTo {
             var next = limit
-            next.rlim_cur = min(want, limit.rlim_max)
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &next) == 0 { limit = next }
+            next.rlim_cur = rlim_t(raise)
+            // Refused (it should not be, below the hard limit): fit what the process has.
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &next) != 0 {
+                plan = try Self.plan(configuration, soft: int(limit.rlim_cur), hard: int(limit.rlim_cur), inherited: inherited)
+            }
         }
-        let available = limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
-        let shares = try fit(configuration, limit: available, inherited: inheritedDescriptors())
-        let asked = configured(configuration)
-        if shares != asked {
-            logger.warning(
-                "the file descriptor limit is lower than the connection limits need; they are lowered to fit, so a flood is refused with descriptors to spare. Raise LimitNOFILE (ulimit -n) to serve more",
-                metadata: [
-                    "descriptors.limit": "\(available)", "descriptors.needed": "\(want)",
-                    "dns.tcp_connections": "\(asked.tcp.maximumConnections) -> \(shares.tcp.maximumConnections)",
-                    "helper.control_connections": "\(asked.control.total) -> \(shares.control.total)",
-                    "helper.control_connections_per_user": "\(asked.control.perUser) -> \(shares.control.perUser)",
-                    "web.connections": "\(asked.webConnections) -> \(shares.webConnections)",
-                    "upstream.tcp_exchanges": "\(asked.upstreamTCP) -> \(shares.upstreamTCP)",
-                ])
+        if let warning = plan.warning {
+            logger.warning("\(warning)", metadata: plan.metadata.mapValues { Logger.MetadataValue.string($0) })
         }
-        return shares
+        return plan.shares
     }
 }

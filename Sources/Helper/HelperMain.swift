@@ -227,16 +227,20 @@ public enum HelperMain {
                 logger: logger, announce: announce, whenBound: { readiness.bound(.metrics) }))
         }
         // The household page (SPEC §9a): the same engine and authorizer as the control socket.
-        if let listen = configuration.webListen {
+        // One page on every address `[web] listen` names: the same sessions and sign-in waits,
+        // and one connection budget shared by its listeners.
+        if !configuration.webListenAddresses.isEmpty {
             let web = HouseholdWeb(
                 engine: engine, authorizer: authorizer,
                 passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory),
                 signIns: SignInBackoff(policy: .init(maximumDelay: .milliseconds(configuration.web.signInMaximumDelay.milliseconds))),
                 logger: logger)
-            helperServices.append(HouseholdWebService(
-                listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce,
-                limit: WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections),
-                requestTimeout: configuration.web.requestTimeoutAmount))
+            let limit = WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections)
+            for listen in configuration.webListenAddresses {
+                helperServices.append(HouseholdWebService(
+                    listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce,
+                    limit: limit, requestTimeout: configuration.web.requestTimeoutAmount))
+            }
         }
         // Last, so graceful shutdown (which runs in reverse order) tells systemd first.
         helperServices.append(SystemdStoppingService(notifier: notifier))

@@ -44,7 +44,19 @@ extension HouseholdWeb {
         }
         view["grants"] = grants
         view["hasGrants"] = !grants.isEmpty
-        view["entries"] = status.entries.map { Self.entryView($0, now: now) }
+        view["entries"] = status.entries.map {
+            Self.entryView($0, now: now, peeksLeft: status.peeksLeftToday, tokensLeft: status.tokensLeftMonth, balanceSeconds: status.balanceSeconds)
+        }
+        // A focus session with its reason, and what it allows.
+        let focus = status.focus.map { session -> [String: Any] in
+            var f: [String: Any] = ["entries": session.entries.joined(separator: ", "), "until": TimeWords.until(session.end, now: now),
+                                    "verb": session.entries.count == 1 ? "stays" : "stay"]
+            if let reason = session.reason, !reason.isEmpty { f["reason"] = reason }
+            return f
+        }
+        view["focus"] = focus
+        view["hasFocus"] = !focus.isEmpty
+        view["focusAllows"] = Self.focusAllows
         view["insights"] = Self.insights(day: stats, week: week)
         view["charts"] = InsightCharts.view(week, digest: digest.digest)
         await addMemberHousehold(to: &view, profile: profile)
@@ -68,13 +80,19 @@ extension HouseholdWeb {
         }
     }
 
-    /// One entry in the people's words: its state, until when, the rule's own reason.
-    static func entryView(_ entry: EntryReport, now: Instant) -> [String: Any] {
+    /// What a focus session allows (SPEC §2.5, §5), said on the page and in `focus --help`.
+    static let focusAllows = "A focus session cannot be ended early, you included, and what it names cannot be unblocked until it ends. "
+        + "It blocks as any block does: peeks, your credit and tokens still open an entry for a while."
+
+    /// One entry in the people's words: its state, what comes next, the rule's own reason, and
+    /// the ways to open it that would not be refused.
+    static func entryView(_ entry: EntryReport, now: Instant, peeksLeft: Int = 0, tokensLeft: Int = 0, balanceSeconds: Int64 = 0) -> [String: Any] {
         var view: [String: Any] = ["id": entry.id, "state": entry.state.wireName]
         switch entry.state {
         case .blocked, .curfew:
             view["stateWords"] = entry.state.wireName
-            view["until"] = entry.nextChange.map { "until " + TimeWords.until($0, now: now) } ?? "around the clock"
+            // The words `status` uses: "then curfew at 21:30" when a curfew follows, not "until".
+            view["until"] = entry.nextChangeWords(now: now) ?? "around the clock"
         case .open:
             view["stateWords"] = entry.state.wireName
             if let end = entry.openUntil ?? entry.nextChange { view["until"] = "until " + TimeWords.until(end, now: now) }
@@ -87,8 +105,20 @@ extension HouseholdWeb {
         if let reason = entry.reason, !reason.isEmpty { view["reason"] = reason }
         // SPEC §4a: today's allowance left for the entry.
         if let left = entry.allowanceLeftSeconds { view["allowanceLeft"] = "\(TimeWords.span(seconds: left)) of today's allowance left" }
-        // A curfew opens for nothing (SPEC §2); a block window does, through the ladder.
-        view["bypassable"] = entry.state == .blocked
+        // `unblock` removes only an around-the-clock block; a schedule or focus session stays.
+        view["unblockable"] = entry.aroundTheClock
+        // A curfew opens for nothing (SPEC §2); a block window does, through the ladder. Only what
+        // would not be refused is offered: while the entry rests after a peek or token, neither;
+        // no token with none left this month; no spend without credit.
+        guard entry.state == .blocked else { return view }
+        if let rest = entry.bypassRestsUntil {
+            view["rests"] = "peeks again at " + TimeWords.clock(rest, now: now) + " (it rests twice as long as it was open)"
+        } else {
+            if peeksLeft > 0 { view["peekable"] = true }
+            if tokensLeft > 0 { view["tokenable"] = true }
+        }
+        if balanceSeconds > 0 { view["usable"] = true }
+        view["bypassable"] = true
         return view
     }
 
@@ -169,6 +199,17 @@ extension HouseholdWeb {
         if let plan = preview.plan { view["plan"] = ["when": plan.when, "then": plan.then] }
         view["alternatives"] = Array(preview.alternatives.prefix(3))
         view["hasAlternatives"] = !preview.alternatives.isEmpty
+        if preview.plan == nil, preview.plansOnFile > 0 {
+            view["plansNote"] = "You have \(preview.plansOnFile == 1 ? "1 plan" : "\(preview.plansOnFile) plans"), none matches now."
+        }
+        // Nothing is offered that will be refused: with no token or peek left, say so and offer
+        // asking an owner for time instead.
+        switch ask.action {
+        case .token where preview.tokensLeftMonth == 0: view["unavailable"] = "No emergency tokens left this month."
+        case .peek where preview.peeksLeftToday == 0: view["unavailable"] = "No peeks left today; they come back at midnight."
+        default: break
+        }
+        view["asking"] = ProfileRole.member.allows(.ask)
         view["fields"] = ask.fields
         view["query"] = ask.query
         view["verb"] = ask.verb
@@ -179,7 +220,7 @@ extension HouseholdWeb {
         view["seconds"] = "\(exercise.duration.milliseconds / 1000)"
         view["steps"] = exercise.steps
         // `BypassFlow.run`: paid = a token, or a peek past the free one.
-        view["offerExercise"] = ask.action == .token || (ask.action == .peek && preview.step != .freePeek)
+        view["offerExercise"] = view["unavailable"] == nil && (ask.action == .token || (ask.action == .peek && preview.step != .freePeek))
         switch ask.action {
         case .peek:
             view["what"] = preview.step == .freePeek

@@ -76,7 +76,7 @@ extension HouseholdWeb {
                 return item
             }
             view["services"] = try await engine.services(profile: profile).map(ServiceReport.init).map { s -> [String: Any] in
-                ["id": s.id, "name": s.name, "category": s.category, "state": s.state.wireName]
+                ["id": s.id, "name": s.displayName, "state": s.state.wireName]
             }
             view["events"] = try await engine.events(since: now - .hours(24 * days), profile: profile).map(EventReport.init).reversed()
                 .prefix(Self.historyEventLimit).map { e -> [String: Any] in

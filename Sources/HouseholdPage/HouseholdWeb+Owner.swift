@@ -17,6 +17,15 @@ extension HouseholdWeb {
         return WebResponses.html(.ok, WebTemplates.render("signin", view), cookie: cookie)
     }
 
+    /// A wrong name or password: the form again, with the error and the name typed, so the owner
+    /// can try again at once (not a bare page with one button).
+    func signInAgain(_ session: WebSession, name: String, error: String) async -> Response {
+        var view = await base(session, title: "Owner sign-in")
+        view["error"] = error
+        if OwnerPasswords.isValidName(name) { view["name"] = name }
+        return WebResponses.html(.unauthorized, WebTemplates.render("signin", view))
+    }
+
     func signIn(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context, kind: .signIn)
         guard let name = form["name"], let password = form.values["password"], !password.isEmpty else {
@@ -43,7 +52,8 @@ extension HouseholdWeb {
             // typed into the wrong field must not end up in the journal.
             let shown = OwnerPasswords.isValidName(name) ? name : "(not a user name)"
             logger.notice("household page: a sign-in failed", metadata: ["web.owner": "\(shown)", "client.ip": "\(device(context))"])
-            throw WebFailure(.unauthorized, "That user name and password do not match. Root can set a password with `scrolloff-dns web passwd \(name)`.")
+            return await signInAgain(session, name: name,
+                                     error: "That user name and password do not match. Try again; root can set a password with `scrolloff-dns web passwd \(OwnerPasswords.isValidName(name) ? name : "NAME")`.")
         }
         await signIns.succeeded(name)
         let signedIn = await sessions.signIn(replacing: session.id, owner: OwnerIdentity(name: name, uid: user.uid, gid: user.gid))
@@ -83,6 +93,9 @@ extension HouseholdWeb {
         let (session, cookie) = await session(request)
         guard let owner = session.owner else { return WebResponses.redirect("/signin", cookie: cookie) }
         var profiles: [[String: Any]] = []
+        // What needs an answer leads the page (SPEC §9a): requests waiting, and who is in curfew now.
+        var waiting: [[String: Any]] = []
+        var inCurfew: [String] = []
         for (name, _) in await engine.profileList() {
             guard case .allowed = await decide(owner, profile: name, action: .view) else { continue }
             do {
@@ -107,6 +120,14 @@ extension HouseholdWeb {
                 addSupervision(to: &view, status: status, supervising: await decide(owner, profile: name, action: .supervise) == .allowed)
                 let grants = await decide(owner, profile: name, action: .grant) == .allowed
                 await addOwnerHousehold(to: &view, profile: name, now: status.now, grants: grants)
+                waiting += view["requests"] as? [[String: Any]] ?? []
+                let curfewed = status.entries.filter { $0.state == .curfew }
+                if let strict = status.strictCurfewUntil {
+                    inCurfew.append("\(name): strict curfew until \(TimeWords.until(strict, now: status.now))")
+                } else if let first = curfewed.first {
+                    let until = first.nextChange.map { " until " + TimeWords.until($0, now: status.now) } ?? ""
+                    inCurfew.append("\(name): \(curfewed.map(\.id).joined(separator: ", ")) in curfew\(until)")
+                }
                 profiles.append(view)
             } catch {
                 logger.warning("household page: a profile could not be read", metadata: ["profile": "\(name)", "error": "\(error)"])
@@ -114,6 +135,11 @@ extension HouseholdWeb {
         }
         var view = await base(session, title: "Household")
         view["profiles"] = profiles
+        view["hasProfiles"] = !profiles.isEmpty
+        view["waiting"] = waiting
+        view["waitingWords"] = waiting.isEmpty ? "No request waits for an answer."
+            : waiting.count == 1 ? "1 request waits for an answer" : "\(waiting.count) requests wait for an answer"
+        view["inCurfew"] = inCurfew
         return WebResponses.html(.ok, WebTemplates.render("owner", view), cookie: cookie)
     }
 

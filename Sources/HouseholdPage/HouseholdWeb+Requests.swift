@@ -44,7 +44,7 @@ extension HouseholdWeb {
         view["adjusting"] = grants
         guard grants else { return }
         view["requests"] = await engine.timeRequests(profile: profile).filter { $0.status == .pending }.map { request -> [String: Any] in
-            var item: [String: Any] = ["id": "\(request.id)", "profile": profile, "minutes": "\(request.seconds / 60)",
+            var item: [String: Any] = ["id": "\(request.id)", "profile": profile, "minutes": "\(request.seconds / 60)", "who": profile,
                                        "asked": "asked at " + TimeWords.clock(request.created, now: now)]
             if !request.note.isEmpty { item["note"] = request.note }
             return item

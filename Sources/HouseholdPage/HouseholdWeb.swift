@@ -139,6 +139,11 @@ package struct HouseholdWeb: Sendable {
         if let headline = RefusalHeadline.text(failure.error, now: now) { refusal["headline"] = headline }
         if let reason = failure.error.reason, !reason.isEmpty { refusal["reason"] = reason }
         if let opens = failure.error.opensAt { refusal["opensAt"] = ISO8601DateFormatter().string(from: opens) }
+        // A member cannot change the rules that refused them; an owner can give time.
+        let askable: Set<Refusal.Rule> = [.tokensUsedUp, .peeksUsedUp, .insufficientCredit, .curfew, .bypassLockout, .entryDailySpendCap]
+        if back == "/", let rule = failure.error.refusalRule, askable.contains(rule), ProfileRole.member.allows(.ask) {
+            refusal["askForTime"] = true
+        }
         view["refusal"] = refusal
         view["back"] = back
         return WebResponses.html(HTTPResponse.Status(code: Int(failure.status.code)), WebTemplates.render("outcome", view), cookie: cookie)

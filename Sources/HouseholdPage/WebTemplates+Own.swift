@@ -12,7 +12,7 @@ extension WebTemplates {
 {{^schedules}}<p class="muted">No schedules.</p>{{/schedules}}
 <ul>{{#schedules}}<li class="schedule"><strong>{{name}}</strong> · {{kind}} {{from}}–{{to}} {{days}} · {{entries}}{{^enabled}} (off){{/enabled}}{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}</li>{{/schedules}}</ul>
 <details><summary>Services and their state now</summary>
-<ul>{{#services}}<li class="service" data-id="{{id}}">{{name}} <span class="muted">· {{category}}</span> · <span class="state {{state}}">{{state}}</span></li>
+<ul>{{#services}}<li class="service" data-id="{{id}}">{{name}} · <span class="state {{state}}">{{state}}</span></li>
 {{/services}}</ul></details>
 <h2>The last {{days}} days</h2>
 <p class="row">{{#spans}}{{#current}}<strong>{{days}} days</strong>{{/current}}{{^current}}<a href="/history?days={{days}}">{{days}} days</a>{{/current}} {{/spans}}· <a href="/export.csv" download>Download all as CSV</a></p>
@@ -35,12 +35,12 @@ extension WebTemplates {
 <h2>Alternatives</h2>
 <ul>{{#alternatives}}<li class="alternative">{{text}}</li>{{/alternatives}}</ul>
 <form method="post" action="/alternatives" class="row"><input type="hidden" name="csrf" value="{{csrf}}">
-<input type="text" name="text" placeholder="call a friend" maxlength="200" required><button type="submit">Add</button></form>
+<label class="inline">Alternative <input type="text" name="text" placeholder="call a friend" maxlength="200" required></label><button type="submit">Add</button></form>
 <h2>Focus</h2>
-<p class="muted">Blocks now, for as long as you say; nobody can end it early, you included.</p>
+<p class="muted">Blocks now, for as long as you say. A focus session cannot be ended early, you included, and what it names cannot be unblocked until it ends; peeks, your credit and tokens still open an entry for a while, as under any block.</p>
 <form method="post" action="/focus" class="row"><input type="hidden" name="csrf" value="{{csrf}}">
-<input type="number" name="minutes" min="1" max="10080" value="60"> min
-<input type="text" name="entries" placeholder="entries (all if empty)"><input type="text" name="reason" placeholder="reason (optional)" maxlength="200">
+<label class="inline">Minutes <input type="number" name="minutes" min="1" max="10080" value="60"></label>
+<label class="inline">Entries <input type="text" name="entries" placeholder="all if empty"></label><label class="inline">Reason <input type="text" name="reason" placeholder="optional" maxlength="200"></label>
 <button type="submit">Focus</button></form>
 {{/body}}{{/layout}}
 """#

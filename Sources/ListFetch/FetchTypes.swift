@@ -46,11 +46,16 @@ public struct FetchProgress: Sendable, Equatable {
     public var receivedBytes: Int64
     /// From Content-Length; nil for chunked bodies and until the headers arrive.
     public var expectedBytes: Int64?
+    /// Set when attempt `attempt` failed and another follows after `retryIn`: why it failed.
+    public var failed: ListFetchError?
+    public var retryIn: Span?
 
-    public init(attempt: Int, receivedBytes: Int64, expectedBytes: Int64?) {
+    public init(attempt: Int, receivedBytes: Int64, expectedBytes: Int64?, failed: ListFetchError? = nil, retryIn: Span? = nil) {
         self.attempt = attempt
         self.receivedBytes = receivedBytes
         self.expectedBytes = expectedBytes
+        self.failed = failed
+        self.retryIn = retryIn
     }
 }
 

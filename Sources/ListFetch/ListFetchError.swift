@@ -87,7 +87,36 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    public var description: String {
+    public var description: String { description(atAdd: false) }
+
+    /// The description for `lists add`, where a failure keeps nothing: no "next refresh" will try
+    /// again and there is no list to remove, so it says what to try now.
+    public func description(atAdd: Bool) -> String {
+        guard atAdd else { return descriptionOfRefresh }
+        let again = "Nothing was added; check the URL, then run `scrolloff lists add` again."
+        switch self {
+        case .httpStatus(let url, let status) where status == 404 || status == 410:
+            return "The server has no list at \(url) (HTTP \(status)). Nothing was added; open the URL in a browser to find "
+                + "where the list lives now, and add that URL."
+        default:
+            var text = descriptionOfRefresh
+            for later in ["; the next refresh will try again.", " The next refresh will try again."] where text.hasSuffix(later) {
+                text = String(text.dropLast(later.count)) + ". " + again
+            }
+            if text.hasSuffix("try a different mirror.") { text += " " + again }
+            return text
+        }
+    }
+
+    /// What went wrong, without the advice: the description's first sentence, for a line that
+    /// says another attempt follows.
+    public var problem: String {
+        let text = descriptionOfRefresh
+        guard let end = text.range(of: ". ") else { return text }
+        return String(text[..<end.lowerBound])
+    }
+
+    private var descriptionOfRefresh: String {
         switch self {
         case .unsupportedURL(let url):
             return "Cannot fetch '\(url)': only http://, https:// and file:// URLs are supported. "

@@ -64,8 +64,10 @@ public struct ListFetcher: Sendable {
             case .failure(let failure):
                 guard failure.error.isRetryable, attempt < policy.attempts else { throw failure.error }
                 retried.append(failure.error)
+                let wait = policy.retryDelay(afterAttempt: attempt, retryAfter: failure.retryAfter)
+                progress?(FetchProgress(attempt: attempt, receivedBytes: 0, expectedBytes: nil, failed: failure.error, retryIn: wait))
                 do {
-                    try await sleeper(policy.retryDelay(afterAttempt: attempt, retryAfter: failure.retryAfter))
+                    try await sleeper(wait)
                 } catch {
                     throw .cancelled(url: url)
                 }

@@ -168,7 +168,14 @@ struct ScheduleRemove: ParsableCommand {
 
 /// `scrolloff focus DURATION [--entries A,B]`: a one-off block from now (SPEC §2).
 struct Focus: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Start a focus session: block now for a while; it ends by itself.")
+    static let configuration = CommandConfiguration(
+        abstract: "Start a focus session: block now for a while; it ends by itself.",
+        discussion: """
+            A focus session blocks its entries from now until it ends, and cannot be ended early: \
+            nobody can unblock what it names until then, you included. It blocks as any block does, \
+            so peeks, your credit (`scrolloff use`) and tokens still open an entry for a while, by the \
+            same rules and costs.
+            """)
 
     @OptionGroup var options: GlobalOptions
 
@@ -185,7 +192,8 @@ struct Focus: ParsableCommand {
         let answer = try options.call(ControlEndpoints.focus,
                                       FocusRequest(seconds: try FocusSeconds(duration.seconds, field: "the focus length"), entries: splitList(entries), reason: reason))
         options.emit(answer) {
-            print("Focus until \(TimeWords.until(answer.end, now: answer.start)): \(shortList(answer.entries)) stay blocked. Good luck!")
+            print("Focus until \(TimeWords.until(answer.end, now: answer.start)): \(shortList(answer.entries)) "
+                + "\(answer.entries.count == 1 ? "stays" : "stay") blocked. Good luck!")
         }
     }
 }

@@ -84,11 +84,13 @@ struct Requests: ParsableCommand {
 
 /// `scrolloff requests [list] [--all]`.
 struct RequestsList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List requests for time, newest first.")
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List requests for time, newest first: by default those waiting for your answer in every profile you own, and your own.")
 
     @OptionGroup var options: GlobalOptions
 
-    @Flag(name: .long, help: "Every profile you may see, not only --profile's.")
+    @Flag(name: .long, help: "Every request of every profile you may see, answered ones included.")
     var all = false
 
     func run() throws {
@@ -96,6 +98,11 @@ struct RequestsList: ParsableCommand {
         options.emit(answer) {
             let now = answer.now ?? TimeWords.now()
             if answer.requests.isEmpty { print("No requests for time.") }
+            let waiting = answer.requests.filter { $0.status == .pending }.count
+            if waiting > 0 {
+                print("\(waiting) \(waiting == 1 ? "request waits" : "requests wait") for your answer: "
+                    + "`scrolloff requests approve ID` or `decline ID`.")
+            }
             for r in answer.requests {
                 var line = "\(r.id)  \(r.profile)  \(TimeWords.span(seconds: r.seconds))  \(r.status.rawValue)  “\(r.note)”  asked \(TimeWords.clock(r.createdAt, now: now))"
                 if let at = r.answeredAt { line += ", \(r.status.rawValue) \(TimeWords.clock(at, now: now))\(r.answeredBy.map { " by \($0)" } ?? "")" }

@@ -109,7 +109,7 @@ struct Digest: ParsableCommand {
         let answer = try options.call(ControlEndpoints.digest)
         options.emit(answer) {
             guard let digest = answer.digest else {
-                print("No weekly digest yet. The first is written on Sunday at 19:00 (\(TimeWords.clock(answer.nextAt, now: answer.now))).")
+                print("No weekly digest yet. The first is written \(TimeWords.clock(answer.nextAt, now: answer.now)), on Sunday evening.")
                 return
             }
             print(StatsDashboard.text(digest, title: "Your week"), terminator: "")

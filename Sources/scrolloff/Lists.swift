@@ -34,6 +34,9 @@ struct ListsAdd: ParsableCommand {
     @Option(name: .long, help: "A short name for the list (default: from the URL's host).")
     var name: String?
 
+    @Flag(name: .long, help: "Block the list's names right away, as `scrolloff block NAME` does (a list blocks nothing until then).")
+    var block = false
+
     func validate() throws {
         let lower = url.lowercased()
         guard ["http://", "https://", "file://"].contains(where: lower.hasPrefix) else {
@@ -43,11 +46,12 @@ struct ListsAdd: ParsableCommand {
 
     func run() throws {
         let client = options.client(timeoutSeconds: Lists.downloadTimeoutSeconds)
-        let answer = try options.talk { () throws(ControlClientError) in
-            try client.call(ControlEndpoints.addList, AddListRequest(url: url, name: name))
-        }
+        let answer = options.json
+            ? try options.talk { () throws(ControlClientError) in try client.call(ControlEndpoints.addList, AddListRequest(url: url, name: name)) }
+            : try streamWithProgress(client)
         if options.json {
             Terminal.printJSON(answer)
+            if block { _ = try options.call(ControlEndpoints.block, EntriesRequest(entries: [answer.result.list.name], reason: nil)) }
             return
         }
         let list = answer.result.list
@@ -57,6 +61,58 @@ struct ListsAdd: ParsableCommand {
             let example = list.badLines.first.map { " (first: line \($0.lineNumber): \($0.reason))" } ?? ""
             print("\(Format.count(bad)) \(bad == 1 ? "line was" : "lines were") skipped\(example).")
         }
+        // A list is an entry like a service (SPEC §13): added, it is known, not yet blocked.
+        guard block else {
+            print("It blocks nothing until you block it: `scrolloff block \(list.name)` (or add it with --block).")
+            return
+        }
+        let blocked = try options.call(ControlEndpoints.block, EntriesRequest(entries: [list.name], reason: nil))
+        print(blocked.message)
+    }
+}
+
+extension ListsAdd {
+    /// Streams the download: a bar on a terminal, and each failed attempt that will be tried
+    /// again, with why and when, on standard error.
+    private func streamWithProgress(_ client: ControlClient) throws -> AddListResponse {
+        var bar = ProgressBar()
+        var added: RefreshResult?
+        var finishedAt: Date?
+        var streamError: ControlError?
+        var streamStatus = 500
+        let decoder = ControlJSON.decoder()
+        let shown = name ?? url
+        try options.talk { () throws(ControlClientError) in
+            try client.streamLines(ControlEndpoints.addList, AddListRequest(url: url, name: name)) { line in
+                guard let event = try? decoder.decode(UpdateStreamLine.self, from: Data(line)) else { return }
+                switch event.event {
+                case UpdateStreamLine.progress where Terminal.stdoutIsTerminal:
+                    bar.show(name: shown, received: event.receivedBytes ?? 0, expected: event.expectedBytes)
+                case UpdateStreamLine.retry:
+                    bar.clear()
+                    Terminal.printError("Attempt \(event.attempt ?? 1) failed: \(event.message ?? "no answer"). "
+                        + "Trying again in \(event.retryInSeconds ?? 0) s.")
+                case UpdateStreamLine.resultEvent: added = event.result
+                case UpdateStreamLine.done: finishedAt = event.now
+                case UpdateStreamLine.errorEvent:
+                    streamError = event.error
+                    streamStatus = event.status ?? 500
+                default: break
+                }
+            }
+        }
+        bar.clear()
+        if let streamError {
+            // The exit code an unstreamed answer would give: 2 for a request that cannot work.
+            let failure = ControlClientError.refused(status: streamStatus, error: streamError)
+            options.report(failure)
+            throw ExitCode(failure.exitCode)
+        }
+        guard let added else {
+            Terminal.printError("The helper did not say whether the list was added; `scrolloff lists list` shows it.")
+            throw ExitCode(CLIExit.refused)
+        }
+        return AddListResponse(now: finishedAt ?? Date(), result: added)
     }
 }
 

@@ -81,16 +81,7 @@ enum EntryWords {
 
     static func details(_ entry: EntryReport, now: Instant) -> [String] {
         var parts = [state(entry.state)]
-        if let open = entry.openUntil { parts.append("until \(TimeWords.until(open, now: now))") }
-        else if let next = entry.nextChange {
-            // Say what it becomes: a curfew ending under an all-day block stays blocked.
-            let words = switch entry.nextState {
-            case let state? where state.isBlocking: "then \(state) at"
-            case let state? where state.kind != nil: "opens at"
-            default: "changes at"
-            }
-            parts.append("\(words) \(TimeWords.until(next, now: now))")
-        }
+        if let change = entry.nextChangeWords(now: now) { parts.append(change) }
         if let locked = entry.lockedUntil { parts.append("locked until \(TimeWords.until(locked, now: now))") }
         for reason in entry.reasons where !reason.isEmpty { parts.append("“\(reason)”") }
         return parts
@@ -132,7 +123,7 @@ struct Services: ParsableCommand {
             for s in answer.services {
                 let pad = String(repeating: " ", count: max(0, width - s.id.count))
                 let state = s.state == .none ? "" : " · " + EntryWords.state(s.state)
-                print("\(s.id)\(pad)  \(s.name) (\(s.category))\(state)")
+                print("\(s.id)\(pad)  \(s.displayName)\(state)")
             }
         }
     }

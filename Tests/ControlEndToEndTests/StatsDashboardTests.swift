@@ -151,7 +151,7 @@ struct StatsDashboardTests {
         #expect(year["period"] as? String == "year" && (year["trend"] as? [Any])?.count == 365 && year["urges"] as? Int == 6)
 
         let digest = try await server.cli(["digest"])
-        #expect(digest.status == 0 && digest.stdout.contains("No weekly digest yet. The first is written on Sunday at 19:00 (Sun 19:00)."), "\(digest)")
+        #expect(digest.status == 0 && digest.stdout.contains("No weekly digest yet. The first is written Sun 19:00, on Sunday evening."), "\(digest)")
     }
 }
 }

@@ -115,7 +115,9 @@ class Helper:
         kid, parent = network.devices["kid"][3], network.devices["parent"][3]
         with open(config, "w") as f:
             f.write(f'[profile]\ntime_zone = "UTC"\n\n'
-                    f'[[profiles]]\nname = "kid"\nclients = ["{kid}/32"]\nowners = [65534]\ntime_zone = "UTC"\n\n'
+                    f'[[profiles]]\nname = "kid"\nclients = ["{kid}/32"]\nowners = [65534]\ntime_zone = "UTC"\n'
+                    # Tokens, so the page offers one (it offers nothing that would be refused).
+                    f'knobs = {{ tokens_per_month = 3 }}\n\n'
                     f'[[profiles]]\nname = "parent"\nclients = ["{parent}/32"]\ntime_zone = "UTC"\n')
         sh(dns_binary, "web", "passwd", OWNER, "--state-dir", self.state, input=PASSWORD + "\n")
         # Tomorrow 06:30 UTC, ticking: later than any build date, so the helper trusts it (SPEC §11).
@@ -195,15 +197,65 @@ def expect(condition, what, driver=None):
         raise SystemExit(f"FAILED: {what}\n--- page ---\n{text}")
 
 
+# ---- Accessibility: axe-core on every page, both themes, a phone's width and a laptop's ------------
+
+THEMES = ("light", "dark")
+WIDTHS = (390, 1280)
+# axe-core's impacts that fail the test (WCAG 2.1 AA: no serious or critical violation).
+FAILING = ("serious", "critical")
+
+
+def audit(driver, name, out):
+    """Runs axe-core (bundled by selenium-axe-python) on the page shown, in each theme at each
+    width, and checks that the header does not wrap at 390 px. What it finds is appended to
+    `axe-<name>.txt` in `out`; the main process counts them all and fails on any."""
+    from selenium_axe_python import Axe
+    found = []
+    # axe-core takes seconds on a loaded machine; Selenium waits 30 s for a script by default.
+    driver.set_script_timeout(180)
+    try:
+        for theme in THEMES:
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": theme}]})
+            for width in WIDTHS:
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                       {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": width < 600})
+                Axe(driver).inject()
+                # WCAG 2.0 and 2.1, A and AA (contrast, names, labels, structure) and axe's best
+                # practices; a failure of axe itself is reported, not waited for.
+                results = driver.execute_async_script(
+                    "var done = arguments[arguments.length - 1];"
+                    "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})"
+                    ".then(function (r) { done(r) }, function (e) { done({error: String(e)}) })")
+                expect("error" not in results, f"axe-core ran on {name}: {results.get('error')}", driver)
+                for violation in results["violations"]:
+                    if violation.get("impact") in FAILING:
+                        targets = "; ".join(" ".join(node["target"]) for node in violation["nodes"][:4])
+                        found.append(f"{name} {theme} {width}px: {violation['impact']} {violation['id']} "
+                                     f"({len(violation['nodes'])}): {violation['help']} at {targets}")
+                if width == 390:
+                    wraps = driver.execute_script(
+                        "var h=document.querySelector('header');if(!h)return false;var kids=h.querySelectorAll('strong, nav a');"
+                        "var top=null;for(var i=0;i<kids.length;i++){var t=kids[i].getBoundingClientRect().top;"
+                        "if(top===null)top=t;else if(Math.abs(t-top)>4)return true}return h.scrollWidth>h.clientWidth+1")
+                    if wraps:
+                        found.append(f"{name} {theme} {width}px: serious header-wrap (1): the header wraps or overflows at 390 px")
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    with open(os.path.join(out, f"axe-{name}.txt"), "w") as f:
+        f.write("".join(line + "\n" for line in found))
+
+
 def kid_asks(driver, base, out):
     from selenium.webdriver.common.by import By
     if True:
         driver.get(base + "/")
         entry = driver.find_element(By.ID, "entry-instagram")
         expect(entry.get_attribute("data-state") == "blocked", "instagram is blocked on the kid's page", driver)
-        expect("until 07:00" in entry.text, "blocked until 07:00", driver)
+        expect("opens at 07:00" in entry.text, "blocked, opens at 07:00", driver)
         expect("sleep before school" in entry.text, "the schedule's reason is shown", driver)
         driver.save_screenshot(os.path.join(out, "kid-blocked.png"))
+        audit(driver, "kid-home", out)
 
         # SPEC §7: the week as server-drawn charts; the dig before this step was today's urge.
         charts = driver.find_element(By.CSS_SELECTOR, ".charts")
@@ -225,13 +277,19 @@ def kid_asks(driver, base, out):
         expect("when I'm bored, I will shoot some hoops" in body, "the kid's plan comes first", driver)
         expect("read a chapter" in body, "the alternatives are shown", driver)
         driver.save_screenshot(os.path.join(out, "kid-moment.png"))
+        audit(driver, "kid-moment", out)
         navigate(driver, driver.find_element(By.LINK_TEXT, "Start the exercise"))
         time.sleep(2.5)
         left = driver.find_element(By.ID, "left").text
         expect(left.startswith("1:5") or left.startswith("2:5"), f"the calm timer counts down ({left})", driver)
         driver.save_screenshot(os.path.join(out, "kid-exercise.png"))
+        audit(driver, "kid-exercise", out)
         navigate(driver, driver.find_element(By.ID, "avoid"))
         expect("stays blocked" in driver.find_element(By.TAG_NAME, "main").text, "leaving it is acknowledged", driver)
+        audit(driver, "kid-outcome", out)
+        for page in ("history", "plans"):
+            driver.get(base + "/" + page)
+            audit(driver, "kid-" + page, out)
 
         # Ask for 15 minutes with a note.
         driver.get(base + "/")
@@ -250,13 +308,21 @@ def parent_approves(driver, base, out):
     from selenium.webdriver.common.by import By
     if True:
         driver.get(base + "/signin")
+        audit(driver, "parent-signin", out)
         driver.find_element(By.NAME, "name").send_keys(OWNER)
         driver.find_element(By.NAME, "password").send_keys(PASSWORD)
         navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/signin'] button"))
-        profile = driver.find_element(By.ID, "profile-kid")
-        request = profile.find_element(By.CSS_SELECTOR, ".request")
+        # What needs an answer leads the page; each profile's forms and week are folded.
+        request = driver.find_element(By.CSS_SELECTOR, "#needs-answer .request[data-profile='kid']")
         expect("15 min" in request.text and "science project" in request.text, "the owner sees the request", driver)
+        expect("1 request waits" in driver.find_element(By.ID, "needs-answer").text, "the request is counted", driver)
+        profile = driver.find_element(By.ID, "profile-kid")
+        for details in profile.find_elements(By.TAG_NAME, "details"):
+            expect(details.get_attribute("open") is None, "the profile's long forms are folded", driver)
         driver.save_screenshot(os.path.join(out, "parent-request.png"))
+        for summary in profile.find_elements(By.CSS_SELECTOR, "details > summary"):
+            summary.click()
+        audit(driver, "parent-owner", out)
 
         # SPEC §7: the owner sees each member's week as the same charts, in that member's section.
         charts = profile.find_element(By.CSS_SELECTOR, ".charts")
@@ -284,6 +350,7 @@ def parent_approves(driver, base, out):
         expect(refusal.get_attribute("data-rule") == "cooldown" and "can't be loosened" in refusal.text,
                "removing the schedule is refused during its cooldown", driver)
         driver.save_screenshot(os.path.join(out, "parent-schedule-locked.png"))
+        audit(driver, "parent-refusal", out)
 
 
 def kid_takes_time(driver, base, out):
@@ -363,6 +430,15 @@ def main():
     # The outcome as the terminal flow records it: an `exercise` event of the avoided kind.
     expect('"kind" : "exercise"' in events and "chose not to open instagram" in events,
            "the exercise's outcome is recorded: " + events[-2000:])
+    # Every page's axe-core findings (`audit`), counted over both themes and both widths.
+    found = []
+    for name in sorted(os.listdir(args.out)):
+        if name.startswith("axe-") and name.endswith(".txt"):
+            found += [line for line in open(os.path.join(args.out, name)).read().splitlines() if line]
+    print(f"axe-core: {len(found)} serious or critical violations")
+    for line in found:
+        print("  " + line)
+    expect(not found, f"axe-core finds no serious or critical violation ({len(found)} found)")
     print("household browser flow: 1 passed, 0 failed")
 
 

@@ -3,13 +3,13 @@ import HouseholdPage
 /// `[web]`: the household page (SPEC §9a).
 public enum WebKeys {
     public static let listen = Setting(
-        .web, "listen", .text,
+        .web, "listen", .texts,
         // Derived, not read: a listen the file names makes a port in use stop the start, and the
         // default's only turns the page off (`webListenRequired`).
         default: .derived(shown: "\"127.0.0.1:\(HelperConfiguration.defaultWebPort)\"", meaning: "a port in use at the default only turns the page off"),
-        allowed: "\"\" (off) or ADDR:PORT such as \"127.0.0.1:\(HelperConfiguration.defaultWebPort)\" or \"0.0.0.0:\(HelperConfiguration.defaultWebPort)\" for the LAN",
-        doc: "Where the household page listens; \"\" = off. Plain HTTP: keep it on loopback or a LAN you trust.",
-        reload: .restart(\.webListen))
+        allowed: "\"\" or [] (off), ADDR:PORT such as \"0.0.0.0:\(HelperConfiguration.defaultWebPort)\" for the LAN, or a list such as [\"192.168.1.2:\(HelperConfiguration.defaultWebPort)\", \"127.0.0.1:\(HelperConfiguration.defaultWebPort)\"]",
+        doc: "Where the household page listens: one address or a list (one string still works); \"\" = off. Plain HTTP: keep it on loopback or a LAN you trust.",
+        reload: .restart(\.webListenAddresses))
     public static let requestTimeout = Setting(
         .web, "request_timeout", .duration(WebSettings.requestTimeoutRange), default: .value("\"5s\""),
         allowed: "1s to 60s",

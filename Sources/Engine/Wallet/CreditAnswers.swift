@@ -50,8 +50,11 @@ public struct BypassOutlook: Hashable, Sendable {
     public var alternatives: [String]
     public var peeksLeftToday: Int
     public var tokensLeftMonth: Int
+    /// The profile's plans not archived: with `plan` nil, some may exist that fit another moment.
+    public var plansOnFile: Int
 
-    public init(step: BypassStep, plan: Plan?, alternatives: [String], peeksLeftToday: Int, tokensLeftMonth: Int) {
+    public init(step: BypassStep, plan: Plan?, alternatives: [String], peeksLeftToday: Int, tokensLeftMonth: Int, plansOnFile: Int = 0) {
+        self.plansOnFile = plansOnFile
         self.step = step
         self.plan = plan
         self.alternatives = alternatives

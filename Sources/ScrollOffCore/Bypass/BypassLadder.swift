@@ -118,7 +118,8 @@ public struct BypassLadder: Sendable {
         guard allowance > 0 else {
             // No month brings tokens on this preset, so there is no instant to wait for (opensAt nil).
             throw Refusal(rule: .tokensUsedUp, subject: entry.rawValue, opensAt: nil,
-                          message: "Your settings include no emergency tokens, so none arrive on the 1st. To have some, set \(Knob.includedTokensPerMonth.rawValue) (up to \(Knobs.tokenMonthlyCeiling)) or choose the flexible preset, which includes \(Preset.flexible.knobs.includedTokensPerMonth) a month.")
+                          message: "No emergency tokens come with this profile, so none arrive on the 1st. Ask an owner for time instead; "
+                              + "whoever administers Scroll Off here can set \(Knob.includedTokensPerMonth.rawValue) (up to \(Knobs.tokenMonthlyCeiling)) or choose the flexible preset, which includes \(Preset.flexible.knobs.includedTokensPerMonth) a month.")
         }
         guard l.state.tokensUsed < allowance else {
             let month = w.calendar.month(of: now)
