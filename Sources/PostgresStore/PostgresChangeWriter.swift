@@ -123,6 +123,24 @@ struct PostgresChangeWriter {
             try requireChange(try s.execute("""
                 UPDATE time_requests SET status = $1, answered_at = $2, answered_by = $3, answer_note = $4 WHERE id = $5 AND status = 'pending'
                 """, [.text(status.rawValue), .int(at.millisecondsSince1970), .text(by), .text(note), .int(id)]), "time request \(id) is not pending")
+        case .savePause(let profile, let p):
+            try s.execute("""
+                INSERT INTO pauses (profile, start, "end", reason, paused_by) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (profile) DO UPDATE SET start = excluded.start, "end" = excluded."end", reason = excluded.reason,
+                paused_by = excluded.paused_by
+                """, [.text(profile), .int(p.start.millisecondsSince1970), .int(p.end.millisecondsSince1970), .text(p.reason), .text(p.by)])
+        case .removePause(let profile):
+            try s.execute("DELETE FROM pauses WHERE profile = $1", [.text(profile)])
+        case .saveAllowance(let profile, let a):
+            // The entries' JSON is the key, as in the SQLite store (`removeAllowance` names them sorted).
+            try s.execute("""
+                INSERT INTO allowances (profile, entries, seconds, cooldown_until) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (profile, entries) DO UPDATE SET seconds = excluded.seconds, cooldown_until = excluded.cooldown_until
+                """, [.text(profile), .text(SharedColumns.json(a.entries.map(\.rawValue))), .text(SharedColumns.json(a.secondsByWeekday)),
+                      .int(a.cooldownUntil?.millisecondsSince1970)])
+        case .removeAllowance(let profile, let entries):
+            try s.execute("DELETE FROM allowances WHERE profile = $1 AND entries = $2",
+                          [.text(profile), .text(SharedColumns.json(Array(Set(entries)).sorted().map(\.rawValue)))])
         case .saveSetting(let key, let value):
             try s.execute("INSERT INTO helper_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                           [.text(key), .text(value)])
@@ -144,27 +162,30 @@ struct PostgresChangeWriter {
         let spend = w.spend
         try s.execute("""
             INSERT INTO wallet_state (profile, as_of, starter_granted, block_in_force, streak_start, frozen_until, spend_grant_id, spend_entry,
-            spend_settled_through, spend_limit_end, uncharged_ms, next_grant_id, day, earned_today, spent_today, spent_today_by_entry)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+            spend_settled_through, spend_limit_end, uncharged_ms, next_grant_id, day, earned_today, spent_today, spent_today_by_entry,
+            allowance_day, allowance_granted)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
             ON CONFLICT (profile) DO UPDATE SET as_of = excluded.as_of, starter_granted = excluded.starter_granted,
             block_in_force = excluded.block_in_force, streak_start = excluded.streak_start, frozen_until = excluded.frozen_until,
             spend_grant_id = excluded.spend_grant_id, spend_entry = excluded.spend_entry, spend_settled_through = excluded.spend_settled_through,
             spend_limit_end = excluded.spend_limit_end, uncharged_ms = excluded.uncharged_ms, next_grant_id = excluded.next_grant_id,
             day = excluded.day, earned_today = excluded.earned_today, spent_today = excluded.spent_today,
-            spent_today_by_entry = excluded.spent_today_by_entry
+            spent_today_by_entry = excluded.spent_today_by_entry, allowance_day = excluded.allowance_day,
+            allowance_granted = excluded.allowance_granted
             """, [.text(profile), .int(w.asOf.millisecondsSince1970), .bool(w.starterGranted), .bool(w.blockInForce),
                   .int(w.streakStart?.millisecondsSince1970), .int(w.frozenUntil?.millisecondsSince1970), .int(spend?.grantID),
                   .text(spend?.entry.rawValue), .int(spend?.settledThrough.millisecondsSince1970), .int(spend?.limitEnd?.millisecondsSince1970),
                   .int(w.unchargedMilliseconds), .int(w.nextGrantID), .text(w.day.map(SharedColumns.day)), .int(w.earnedToday), .int(w.spentToday),
-                  .text(SharedColumns.json(Dictionary(uniqueKeysWithValues: w.spentTodayByEntry.map { ($0.key.rawValue, $0.value) })))])
+                  .text(SharedColumns.json(Dictionary(uniqueKeysWithValues: w.spentTodayByEntry.map { ($0.key.rawValue, $0.value) }))),
+                  .text(w.allowanceDay.map(SharedColumns.day)), .text(SharedColumns.json(w.allowanceGranted))])
         try s.execute("DELETE FROM wallet_batches WHERE profile = $1", [.text(profile)])
         for (position, b) in w.batches.enumerated() {
             let origin = SharedColumns.origin(b.origin)
             try s.execute("""
-                INSERT INTO wallet_batches (profile, position, origin, earned_day, created_at, expires_at, remaining, earmark)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                INSERT INTO wallet_batches (profile, position, origin, earned_day, created_at, expires_at, remaining, earmark, allowance_key)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                 """, [.text(profile), .count(position), .text(origin.origin), .text(origin.day), .int(b.createdAt.millisecondsSince1970),
-                      .int(b.expiresAt?.millisecondsSince1970), .int(b.remaining), .text(b.earmark?.rawValue)])
+                      .int(b.expiresAt?.millisecondsSince1970), .int(b.remaining), .text(b.earmark?.rawValue), .text(b.allowanceKey)])
         }
         let inUse = w.grantsInUse.map(\.id)
         try s.execute("""

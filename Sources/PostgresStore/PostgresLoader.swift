@@ -86,8 +86,18 @@ struct PostgresLoader {
             }
         }
         let open = try rows(#"SELECT * FROM grants WHERE profile = $1 AND ended_at IS NULL ORDER BY id"#, name).map(Self.grant)
-        return SharedColumns.storedProfile(settings: settings, entries: entries, blocks: blocks, schedules: schedules, focusSessions: focus,
-                                           openGrants: open, account: try account(name, open: open))
+        var profile = SharedColumns.storedProfile(settings: settings, entries: entries, blocks: blocks, schedules: schedules,
+                                                  focusSessions: focus, openGrants: open, account: try account(name, open: open))
+        profile.pause = try rows(#"SELECT * FROM pauses WHERE profile = $1"#, name).first.map { r in
+            Pause(start: Instant(millisecondsSince1970: try r.int("start")), end: Instant(millisecondsSince1970: try r.int("end")),
+                  reason: try r.textOrNil("reason"), by: try r.textOrNil("paused_by"))
+        }
+        profile.allowances = try rows("SELECT * FROM allowances WHERE profile = $1 ORDER BY entries", name).map { r in
+            Allowance(entries: try SharedColumns.decode([String].self, from: try r.text("entries"), table: "allowances", column: "entries").map { EntryID($0) },
+                      secondsByWeekday: try SharedColumns.decode([Int64].self, from: try r.text("seconds"), table: "allowances", column: "seconds"),
+                      cooldownUntil: try r.intOrNil("cooldown_until").map { Instant(millisecondsSince1970: $0) })
+        }
+        return profile
     }
 
     static func grant(_ r: PostgresRandomAccessRow) throws -> Grant {
@@ -121,12 +131,15 @@ struct PostgresLoader {
         let byEntry = try SharedColumns.decode([String: Int64].self, from: try r.text("spent_today_by_entry"), table: "wallet_state",
                                                column: "spent_today_by_entry")
         w.spentTodayByEntry = Dictionary(uniqueKeysWithValues: byEntry.map { (EntryID($0.key), $0.value) })
+        w.allowanceDay = try r.textOrNil("allowance_day").map { text throws(StoreError) in try SharedColumns.day(text, table: "wallet_state") }
+        w.allowanceGranted = try SharedColumns.decode([String: Int64].self, from: try r.text("allowance_granted"), table: "wallet_state",
+                                                      column: "allowance_granted")
         w.grantsInUse = open
         w.batches = try rows("SELECT * FROM wallet_batches WHERE profile = $1 ORDER BY position", name).map { b in
             CreditBatch(origin: try SharedColumns.origin(try b.text("origin"), day: try b.textOrNil("earned_day")),
                         createdAt: Instant(millisecondsSince1970: try b.int("created_at")),
                         expiresAt: try b.intOrNil("expires_at").map { Instant(millisecondsSince1970: $0) }, remaining: try b.int("remaining"),
-                        earmark: try b.textOrNil("earmark").map { EntryID($0) })
+                        earmark: try b.textOrNil("earmark").map { EntryID($0) }, allowanceKey: try b.textOrNil("allowance_key"))
         }
         var l = LadderState()
         if let p = try rows("SELECT * FROM peeks WHERE profile = $1 ORDER BY day DESC LIMIT 1", name).first {

@@ -13,7 +13,7 @@ package enum PostgresSchema {
     package static let copiedTables = [
         "profiles", "entries", "blocks", "schedules", "focus_sessions", "ledger", "grants", "wallet_state", "wallet_batches",
         "peeks", "token_months", "bypass_lockouts", "plans", "alternatives", "exercise_sessions", "events", "daily_rollups",
-        "time_requests", "helper_settings", "daily_rollup_hours", "daily_rollup_entries", "insight_marks",
+        "time_requests", "helper_settings", "daily_rollup_hours", "daily_rollup_entries", "insight_marks", "allowances", "pauses",
     ]
 
     /// Tables whose `id` the database assigns; a copy sets their sequences past the copied ids.
@@ -257,6 +257,37 @@ package enum PostgresSchema {
             node TEXT PRIMARY KEY NOT NULL,
             seen_at TIMESTAMPTZ NOT NULL,
             clock_offset_ms BIGINT NOT NULL
+        );
+        """),
+        // SPEC §4a daily allowances and §5a pauses, as the SQLite step "v4 allowances and pauses":
+        // the ledger and the batches accept `allowance`, the wallet keeps its allowance day and
+        // what it granted, and the two new tables. PostgreSQL changes a CHECK in place (the
+        // column checks carry its default names, TABLE_COLUMN_check).
+        ("pg2 allowances and pauses", """
+        ALTER TABLE ledger DROP CONSTRAINT IF EXISTS ledger_reason_check;
+        ALTER TABLE ledger ADD CONSTRAINT ledger_reason_check CHECK (reason IN ('earn', 'spend', 'bypassFree', 'bypassCredit',
+            'bypassToken', 'adjust', 'starter', 'expire', 'capDiscard', 'allowance'));
+        ALTER TABLE wallet_batches DROP CONSTRAINT IF EXISTS wallet_batches_origin_check;
+        ALTER TABLE wallet_batches DROP CONSTRAINT IF EXISTS wallet_batches_earned_day_check;
+        ALTER TABLE wallet_batches ADD CONSTRAINT wallet_batches_origin_check CHECK (origin IN ('earned', 'starter', 'adjustment', 'allowance'));
+        ALTER TABLE wallet_batches ADD CONSTRAINT wallet_batches_earned_day_check CHECK ((origin IN ('earned', 'allowance')) = (earned_day IS NOT NULL));
+        ALTER TABLE wallet_batches ADD COLUMN allowance_key TEXT;
+        ALTER TABLE wallet_batches ADD CONSTRAINT wallet_batches_allowance_key_check CHECK ((origin = 'allowance') = (allowance_key IS NOT NULL));
+        ALTER TABLE wallet_state ADD COLUMN allowance_day TEXT;
+        ALTER TABLE wallet_state ADD COLUMN allowance_granted TEXT NOT NULL DEFAULT '{}';
+        CREATE TABLE allowances (
+            profile TEXT NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            entries TEXT NOT NULL,
+            seconds TEXT NOT NULL,
+            cooldown_until BIGINT,
+            PRIMARY KEY (profile, entries)
+        );
+        CREATE TABLE pauses (
+            profile TEXT PRIMARY KEY NOT NULL REFERENCES profiles(name) ON DELETE CASCADE,
+            start BIGINT NOT NULL,
+            "end" BIGINT NOT NULL CHECK ("end" > start),
+            reason TEXT,
+            paused_by TEXT
         );
         """),
     ]

@@ -50,6 +50,37 @@ import Testing
         #expect(b.store.counters.notifications >= 1)
     }
 
+    @Test func a_pause_and_an_allowance_made_through_one_helper_hold_on_the_other_and_the_books_stay_whole() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock)
+        defer { a.listener?.cancel(); b.listener?.cancel() }
+        try await Task.sleep(for: .milliseconds(300)) // both LISTENing
+        let profile = HelperEngine.defaultProfile
+        #expect(await !b.engine.blocks("www.wikipedia.org"))
+        // The allowance's day share is a ledger row and a wallet batch of origin `allowance`.
+        _ = try await a.engine.setAllowance(seconds: 600, entries: ["youtube"], days: .daily, profile: profile)
+        _ = try await a.engine.pause(profile: profile, for: .minutes(10), reason: "dinner")
+        let started = ContinuousClock.now
+        while try await b.engine.pauseInForce(profile: profile) == nil, ContinuousClock.now - started < .seconds(3) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try await b.engine.pauseInForce(profile: profile)?.reason == "dinner")
+        #expect(await b.engine.blocks("www.wikipedia.org"), "a pause blocks every name but the allow list, on the other helper too")
+        let kept = try await b.engine.allowances(profile: profile)
+        #expect(kept.allowances.first?.leftTodaySeconds == 600, "\(kept)")
+        #expect(try SharedFixture.invariantProblems(a.store).isEmpty)
+        // Lifted through the other helper, it is lifted on the first.
+        _ = try await b.engine.resume(profile: profile)
+        let lifted = ContinuousClock.now
+        while await a.engine.blocks("www.wikipedia.org"), ContinuousClock.now - lifted < .seconds(3) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await !a.engine.blocks("www.wikipedia.org"))
+    }
+
     @Test func one_spend_of_an_entry_at_a_time_whichever_helper_is_asked() async throws {
         let db = try TestPostgres()
         defer { db.stop() }
