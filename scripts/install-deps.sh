@@ -10,7 +10,8 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            e2fsprogs  # mkfs.ext2: WritebackErrorTests' failing disk
            nftables  # the [firewall] table, applied in test namespaces
            systemd  # systemd-analyze verify checks the unit (etc/systemd/)
-           chromium chromium-driver python3-selenium)  # the household page in a real browser
+           chromium chromium-driver python3-selenium  # the household page in a real browser
+           dbus libnotify-bin python3-dbus python3-gi)  # watch --notify on a real session bus (WatchNotifyTests)
 
 # What scripts/link-order.sh runs the helper under and talks to it with.
 profile_pkgs=(valgrind binutils dnsmasq-base bind9-dnsutils python3 curl)

@@ -28,12 +28,15 @@ STATEDIR=${STATEDIR:-/var/lib/scrolloff}
 PURGE=${PURGE:-}
 GROUP=scrolloff
 UNIT=scrolloff-dns.service
+# `scrolloff watch --notify` as a user unit, beside the system one's folder (…/systemd/user).
+WATCH_UNIT=scrolloff-watch.service
 
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 bin=$DESTDIR$PREFIX/bin
 share=$DESTDIR$PREFIX/share/scrolloff
 doc=$DESTDIR$PREFIX/share/doc/scrolloff
 units=$DESTDIR$UNITDIR
+user_units=$DESTDIR$(dirname "$UNITDIR")/user
 confdir=$DESTDIR$SYSCONFDIR/scrolloff
 state=$DESTDIR$STATEDIR
 
@@ -77,6 +80,8 @@ do_install() {
   render_unit > "$units/$UNIT.tmp"
   chmod 0644 "$units/$UNIT.tmp"
   mv "$units/$UNIT.tmp" "$units/$UNIT"
+  install -d -m 0755 "$user_units"
+  sed -e "s|/usr/local/bin/|$PREFIX/bin/|g" "$source_dir/etc/systemd/$WATCH_UNIT" > "$user_units/$WATCH_UNIT"; chmod 0644 "$user_units/$WATCH_UNIT"
 
   # Never overwrite a configuration someone may have edited; put the new sample beside it.
   local config=$confdir/scrolloff.toml
@@ -148,6 +153,7 @@ do_uninstall() {
     nft delete table inet scrolloff || true
   fi
   rm -f "$bin/scrolloff" "$bin/scrolloff-dns" "$units/$UNIT"
+  rm -f "$user_units/$WATCH_UNIT"
   rm -rf "$share" "$doc"
   if manages_system; then systemctl daemon-reload; fi
 

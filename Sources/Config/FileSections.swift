@@ -48,6 +48,7 @@ struct FileSections {
         readFirewall(root.table(.firewall))
         readWeb(root.table(.web))
         readDigest(root.table(.digest))
+        readNotify(root.table(.notify))
         ProfileSection.read(root, into: &configuration)
         root.finish()
     }
@@ -66,6 +67,20 @@ struct FileSections {
             configuration.digestHook.command = items.map(\.value)
         }
         if let timeout = t.duration(DigestKeys.timeout) { configuration.digestHook.timeout = timeout }
+        t.finish()
+    }
+
+    /// `[notify]`: the same shape as `[digest]`, for a new request for time.
+    private mutating func readNotify(_ t: TableReader) {
+        let command = NotifyKeys.command
+        if let items = t.strings(command) {
+            if let first = items.first, !first.value.hasPrefix("/") {
+                t.log.report(first.path, "is \"\(first.value)\", not an absolute path (the hook runs without a shell or PATH search)",
+                             allowed: command.allowed)
+            }
+            configuration.notifyHook.command = items.map(\.value)
+        }
+        if let timeout = t.duration(NotifyKeys.timeout) { configuration.notifyHook.timeout = timeout }
         t.finish()
     }
 

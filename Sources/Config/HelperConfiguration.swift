@@ -54,6 +54,8 @@ public struct HelperConfiguration: Sendable {
     public var web = WebSettings()
     /// `[digest]`: the optional delivery hook of the weekly digest (SPEC §7).
     public var digestHook = DigestHookSettings()
+    /// `[notify]`: the optional hook run for each new request for time (SPEC §9a).
+    public var notifyHook = DigestHookSettings()
     /// The household page's documented port.
     public static let defaultWebPort = 5381
     public static let defaultWebListen = HostPort(host: "127.0.0.1", port: defaultWebPort)

@@ -70,6 +70,7 @@ package struct HouseholdWeb: Sendable {
         addHousehold(to: router)
         addOwn(to: router)
         addOwnerSchedules(to: router)
+        addLive(to: router)
         return router
     }
 
