@@ -111,10 +111,15 @@ public enum EventStreamBody {
             defer { ticker.cancel() }
             for await item in subscription.items {
                 switch item {
-                case .event(let event):
-                    guard let id = event.id, id > last, EventFeed.visible(event, to: profiles) else { continue }
-                    try await writer.write(text: message(event))
-                    last = id
+                case .events(let events):
+                    // One write per commit, however many events it holds.
+                    var text = ""
+                    for event in events {
+                        guard let id = event.id, id > last, EventFeed.visible(event, to: profiles) else { continue }
+                        text += message(event)
+                        last = id
+                    }
+                    if !text.isEmpty { try await writer.write(text: text) }
                 case .heartbeat:
                     let now = await profilesNow()
                     if now != profiles {
@@ -127,8 +132,8 @@ public enum EventStreamBody {
             if subscription.overflowed {
                 let notice = EventStreamDropped(
                     lastID: last,
-                    message: "You fell \(EventFeed.defaultBuffer) events behind and were let go; reconnect with `Last-Event-ID: \(last)` "
-                        + "(or `?after=\(last)`) to get the rest.")
+                    message: "You fell \(EventFeed.defaultBuffer) commits' events behind and were let go; reconnect with `Last-Event-ID: \(last)` "
+                        + "(or `?\(ControlQuery.after.name)=\(last)`) to get the rest.")
                 try await writer.write(text: EventStream.message(id: nil, event: EventStream.droppedEvent,
                                                                  data: String(decoding: ControlJSON.encode(notice), as: UTF8.self)))
             }

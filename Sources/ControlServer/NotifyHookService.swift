@@ -29,8 +29,8 @@ public struct NotifyHookService: Service {
             for event in missed { await tell(event, last: &last) }
             await withTaskCancellationHandler {
                 for await item in subscription.items {
-                    guard case .event(let event) = item else { continue }
-                    await tell(event, last: &last)
+                    guard case .events(let events) = item else { continue }
+                    for event in events { await tell(event, last: &last) }
                 }
             } onCancel: { subscription.cancel() }
             // The feed let this reader go (it fell behind) or the helper is stopping.

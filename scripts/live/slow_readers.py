@@ -33,9 +33,24 @@ class UnixHTTP(http.client.HTTPConnection):
         self.path = path
 
     def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = unix_connect()
         self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
+
+
+def unix_connect():
+    """A blocking connect: the helper accepts within moments, but 100 connections at once may
+    fill the listen backlog for a while (EAGAIN on a Unix socket), so wait and try again."""
+    deadline = time.monotonic() + 10
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(SOCKET)
+            return s
+        except BlockingIOError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 class Reader:
@@ -108,8 +123,7 @@ try:
 
     # 100 readers that send their request and never read a byte of the answer.
     for _ in range(100):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(SOCKET)
+        s = unix_connect()
         s.sendall(REQUEST.format(query="").encode())
         slow.append(s)
     fast = Reader()

@@ -12,11 +12,13 @@ import Synchronization
 /// says why, and it resumes from the last id it got, from the database (the ids are the event
 /// log's own, so that works across a restart of the helper too).
 public final class EventFeed: Sendable {
-    /// Events one reader may hold unread; past this it is dropped (and told so).
+    /// Commits' events one reader may hold unread (one item per commit: a batch of urges is one
+    /// write to the reader, not 256); past this it is dropped (and told so).
     public static let defaultBuffer = 256
 
     public enum Item: Sendable, Hashable {
-        case event(StoredEvent)
+        /// The events of one commit the reader may see, oldest first.
+        case events([StoredEvent])
         /// A tick for the reader's heartbeat (`EventSubscription.heartbeat()`), in the same queue
         /// as the events so one loop writes both.
         case heartbeat
@@ -74,12 +76,9 @@ public final class EventFeed: Sendable {
         let dropped: [Reader] = state.withLock { state in
             var full: [Int] = []
             for (id, reader) in state.readers {
-                for event in events where Self.visible(event, to: reader.profiles) {
-                    if case .dropped = reader.continuation.yield(.event(event)) {
-                        full.append(id)
-                        break
-                    }
-                }
+                let visible = events.filter { Self.visible($0, to: reader.profiles) }
+                guard !visible.isEmpty else { continue }
+                if case .dropped = reader.continuation.yield(.events(visible)) { full.append(id) }
             }
             return full.compactMap { state.readers.removeValue(forKey: $0) }
         }
