@@ -13,7 +13,8 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            chromium chromium-driver python3-selenium  # the household page in a real browser
            man-db  # ManualPageTests renders the generated manual pages with man
            postgresql  # initdb/pg_ctl: SharedStoreTests start their own server on a Unix socket (no service)
-           python3-pip)  # installs selenium-axe-python below (not in Debian)
+           python3-pip  # installs selenium-axe-python below (not in Debian)
+           dbus libnotify-bin python3-dbus python3-gi)  # watch --notify on a real session bus (WatchNotifyTests)
 
 # `make deb` and its test (scripts/build-deb.sh, scripts/deb-test.sh): dpkg-shlibdeps, strip, lintian;
 # mmdebstrap builds the clean Debian 12 root from Debian's packages, dig asks the helper in it.

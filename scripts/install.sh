@@ -35,6 +35,8 @@ STATEDIR=${STATEDIR:-/var/lib/scrolloff}
 PURGE=${PURGE:-}
 GROUP=scrolloff
 UNIT=scrolloff-dns.service
+# `scrolloff watch --notify` as a user unit, beside the system one's folder (…/systemd/user).
+WATCH_UNIT=scrolloff-watch.service
 
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 bin=$DESTDIR$PREFIX/bin
@@ -47,6 +49,7 @@ fish_completions=$DESTDIR$PREFIX/share/fish/vendor_completions.d
 # Where Debian's zsh looks: vendor-completions for packages in /usr, site-functions for /usr/local.
 if [ "$PREFIX" = /usr ]; then zsh_completions=$DESTDIR/usr/share/zsh/vendor-completions
 else zsh_completions=$DESTDIR$PREFIX/share/zsh/site-functions; fi
+user_units=$DESTDIR$(dirname "$UNITDIR")/user
 confdir=$DESTDIR$SYSCONFDIR/scrolloff
 state=$DESTDIR$STATEDIR
 
@@ -106,6 +109,8 @@ do_install() {
   render_unit > "$units/$UNIT.tmp"
   chmod 0644 "$units/$UNIT.tmp"
   mv "$units/$UNIT.tmp" "$units/$UNIT"
+  install -d -m 0755 "$user_units"
+  sed -e "s|/usr/local/bin/|$PREFIX/bin/|g" "$source_dir/etc/systemd/$WATCH_UNIT" > "$user_units/$WATCH_UNIT"; chmod 0644 "$user_units/$WATCH_UNIT"
 
   # Never overwrite a configuration someone may have edited; put the new sample beside it.
   local config=$confdir/scrolloff.toml
@@ -181,6 +186,7 @@ do_uninstall() {
   for name in scrolloff scrolloff-dns; do
     rm -f "$bash_completions/$name" "$zsh_completions/_$name" "$fish_completions/$name.fish"
   done
+  rm -f "$user_units/$WATCH_UNIT"
   rm -rf "$share" "$doc"
   if manages_system; then systemctl daemon-reload; fi
 

@@ -50,6 +50,7 @@ struct FileSections {
         readWeb(root.table(.web))
         readDigest(root.table(.digest))
         readStore(root.table(.store))
+        readNotify(root.table(.notify))
         ProfileSection.read(root, into: &configuration)
         root.finish()
     }
@@ -104,6 +105,22 @@ struct FileSections {
             }
         }
         configuration.store = store
+        t.finish()
+    }
+
+    // MARK: [notify]
+
+    /// `[notify]`: the same shape as `[digest]`, for a new request for time.
+    private mutating func readNotify(_ t: TableReader) {
+        let command = NotifyKeys.command
+        if let items = t.strings(command) {
+            if let first = items.first, !first.value.hasPrefix("/") {
+                t.log.report(first.path, "is \"\(first.value)\", not an absolute path (the hook runs without a shell or PATH search)",
+                             allowed: command.allowed)
+            }
+            configuration.notifyHook.command = items.map(\.value)
+        }
+        if let timeout = t.duration(NotifyKeys.timeout) { configuration.notifyHook.timeout = timeout }
         t.finish()
     }
 

@@ -63,6 +63,8 @@ public struct HelperConfiguration: Sendable {
     public var digestHook = DigestHookSettings()
     /// `[store]`: SQLite (default) or a PostgreSQL server shared by the household's helpers.
     public var store = StoreSettings()
+    /// `[notify]`: the optional hook run for each new request for time (SPEC §9a).
+    public var notifyHook = DigestHookSettings()
     /// The household page's documented port.
     public static let defaultWebPort = 5381
     public static let defaultWebListen = HostPort(host: "127.0.0.1", port: defaultWebPort)

@@ -52,6 +52,9 @@ public enum ControlEndpoints {
     public static let stats = ControlEndpoint<NoBody, StatsReport>(.get, "/v1/stats", query: [ControlQuery.period])
     /// Query: `since=RFC3339`.
     public static let events = ControlEndpoint<NoBody, EventsResponse>(.get, "/v1/events", query: [ControlQuery.since])
+    /// Server-Sent Events (`EventStream`), open: each event of the profiles the caller may view
+    /// (`?profile=` narrows it to one), live; `?after=ID` or `Last-Event-ID` resumes.
+    public static let eventStream = ControlEndpoint<NoBody, ServerSentEvents>(.get, "/v1/events/stream", open: true, query: [ControlQuery.after])
     /// Answers `text/csv`, not JSON.
     public static let export = ControlEndpoint<NoBody, CSVText>(.get, "/v1/export")
     /// SPEC §12: the same rows as `export`, typed (`scrolloff export --json`).
@@ -85,7 +88,7 @@ public enum ControlEndpoints {
         removeSchedule, focus, profiles, addProfile, wallet, use, peek, token, stop, bypassPreview, recordExercise, addPlan,
         plans, archivePlan, addAlternative, alternatives, stats, events, export, adjust, askTime, timeRequests,
         approveRequest, declineRequest, removeProfile,
-        digest, exportRows,
+        digest, exportRows, eventStream,
         pause, resume, allowances, setAllowance, clearAllowance,
     ]
 
@@ -114,13 +117,15 @@ public enum ControlQuery {
     public static let period = ControlQueryKey("period")
     /// `GET /v1/events?since=T`: an RFC 3339 time (`WireTimeQuery`).
     public static let since = ControlQueryKey("since")
+    /// `GET /v1/events/stream?after=ID`: resume after this event id (`EventStream.resumeID`).
+    public static let after = ControlQueryKey("after")
     /// `GET /v1/requests?all=true`: every profile the caller may view (a flag).
     public static let all = ControlQueryKey("all")
     /// `GET /v1/bypass/next?entry=E`: the entry of the bypass, so the plan shown fits it (SPEC §8).
     public static let entry = ControlQueryKey("entry")
 
     /// Every key, for the document test.
-    public static let keys: [ControlQueryKey] = [profile, category, archived, period, since, all, entry]
+    public static let keys: [ControlQueryKey] = [profile, category, archived, period, since, all, entry, after]
 
     /// A flag's value: `true` when set, left out of the query when not.
     public static func flag(_ on: Bool) -> String? { on ? flagOn : nil }

@@ -81,6 +81,8 @@ public enum ControlErrorCode {
     public static let methodNotAllowed = "method_not_allowed"
     public static let payloadTooLarge = "payload_too_large"
     public static let unsupportedMediaType = "unsupported_media_type"
+    /// 406: the event stream is asked for without `Accept: text/event-stream`.
+    public static let notAcceptable = "not_acceptable"
     public static let forbidden = "forbidden"
     public static let profileNotFound = "profile_not_found"
     public static let listExists = "list_exists"

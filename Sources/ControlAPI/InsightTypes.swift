@@ -79,9 +79,12 @@ public struct EventReport: Hashable, Sendable, Codable {
     public var ruleChange: RuleChangeInfo?
     /// SPEC §12: set on `bypassRefused` and `editRefused` events.
     public var refusal: RefusalInfo?
+    /// The device that asked, on urges (SPEC §9 privacy: nothing else records addresses), so
+    /// `scrolloff watch --notify` on a workstation tells only of urges from that machine.
+    public var clientIP: String?
 
     public init(id: Int64?, profile: String?, time: Instant, kind: String, entry: String?, message: String?,
-                ruleChange: RuleChangeInfo? = nil, refusal: RefusalInfo? = nil) {
+                ruleChange: RuleChangeInfo? = nil, refusal: RefusalInfo? = nil, clientIP: String? = nil) {
         self.id = id
         self.profile = profile
         self.time = time
@@ -90,11 +93,13 @@ public struct EventReport: Hashable, Sendable, Codable {
         self.message = message
         self.ruleChange = ruleChange
         self.refusal = refusal
+        self.clientIP = clientIP
     }
 
     enum CodingKeys: String, CodingKey {
         case id, profile, time, kind, entry, message, refusal
         case ruleChange = "rule_change"
+        case clientIP = "client_ip"
     }
 }
 

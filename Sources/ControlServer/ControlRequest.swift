@@ -69,6 +69,9 @@ extension ControlFailure {
 public enum ControlResponse: Sendable {
     case json(status: HTTPResponse.Status, body: Data, headers: [(String, String)])
     case stream(status: HTTPResponse.Status, contentType: String, producer: @Sendable (ControlStreamWriter) async throws -> Void)
+    /// A body written straight to the connection, waiting whenever the client is slow to read
+    /// (the event stream: nothing queues between it and the socket but its own bounded buffer).
+    case body(contentType: String, headers: [(String, String)], ResponseBody)
 
     public static func ok(_ value: some Encodable) -> ControlResponse {
         .json(status: .ok, body: ControlJSON.encode(value), headers: [])

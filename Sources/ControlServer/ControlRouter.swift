@@ -198,6 +198,12 @@ extension ControlResponse {
                 }
             }))
             return Response(status: status, headers: [.contentType: contentType], body: body)
+        case .body(let contentType, let extra, let body):
+            var headers: HTTPFields = [.contentType: contentType]
+            for (name, value) in extra {
+                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+            }
+            return Response(status: .ok, headers: headers, body: body)
         }
     }
 }

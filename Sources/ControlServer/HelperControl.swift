@@ -30,8 +30,10 @@ public struct HelperControl: Sendable {
     public let lists: ListsController
     public let server: ControlServer
     public let refresh: ListRefreshService
+    /// `[notify] command` for new requests for time (`NotifyHookService`).
+    public let notifyHook: NotifyHookService
 
-    public var services: [any Service] { [server, refresh] }
+    public var services: [any Service] { [server, refresh, notifyHook] }
 
     /// Builds the pieces and puts the lists already on disk in force before returning.
     public init(
@@ -54,6 +56,7 @@ public struct HelperControl: Sendable {
             router: router, logger: logger
         )
         refresh = ListRefreshService(lists: lists, timer: SystemRefreshTimer(clock: clock), logger: logger)
+        notifyHook = NotifyHookService(engine: engine)
         await lists.setGuard(.rules(of: engine))
         let budget = configuration.badLineBudget
         let parsedCopies = lists.parsedCopies

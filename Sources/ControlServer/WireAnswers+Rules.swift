@@ -74,7 +74,7 @@ extension EventReport {
                         action: r.action, actor: r.actor, curfew: r.curfew, count: r.count, lastAt: r.lastAt, folded: r.folded)
         }
         self.init(id: e.id, profile: e.profile, time: e.time, kind: e.kind.rawValue, entry: e.entry?.rawValue, message: e.message,
-                  ruleChange: change, refusal: refusal)
+                  ruleChange: change, refusal: refusal, clientIP: e.clientIP)
     }
 }
 

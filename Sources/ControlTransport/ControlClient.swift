@@ -118,6 +118,35 @@ public struct ControlClient: Sendable {
         if !pending.isEmpty { onLine(pending) }
     }
 
+    /// Follows a Server-Sent Events endpoint (`GET /v1/events/stream`): `onEvent` gets each message
+    /// as it arrives, with the stream's cursor (`ServerSentEventParser.lastEventID`), until the
+    /// helper ends the stream (it stopped, or let a slow reader go). `after` resumes after that
+    /// event id. Reads wait at most `timeoutSeconds` (more than the heartbeat's interval), so a
+    /// helper that went silent is noticed; an error answer is thrown as `.refused`.
+    public func followEvents(
+        _ endpoint: ControlEndpoint<NoBody, ServerSentEvents>, after: Int64?, timeoutSeconds: Double,
+        onEvent: (ServerSentEvent, _ cursor: String?) -> Void
+    ) throws(ControlClientError) {
+        var parser = ServerSentEventParser()
+        var errorBody: [UInt8] = []
+        var streaming = false
+        let status = try exchange(
+            method: endpoint.method.rawValue, path: endpoint.target(query: [(ControlQuery.after, after.map { "\($0)" })]), body: nil,
+            accept: EventStream.mediaType, timeoutSeconds: timeoutSeconds, limit: nil,
+            onHead: { status in streaming = (200...299).contains(status) }
+        ) { chunk in
+            guard streaming else {
+                errorBody.append(contentsOf: chunk)
+                return
+            }
+            let before = parser.lastEventID
+            let events = parser.feed(chunk)
+            for event in events { onEvent(event, event.id) }
+            if events.isEmpty, parser.lastEventID != before { onEvent(ServerSentEvent(id: parser.lastEventID, event: "", data: ""), parser.lastEventID) }
+        }
+        guard (200...299).contains(status) else { throw refusal(status: status, body: errorBody) }
+    }
+
     private func refusal(status: Int, body: [UInt8]) -> ControlClientError {
         if let envelope = try? ControlJSON.decoder().decode(ControlErrorEnvelope.self, from: Data(body)) {
             return .refused(status: status, error: envelope.error)
@@ -131,7 +160,7 @@ public struct ControlClient: Sendable {
 
     /// Sends the request and hands the answer's body to `onBody` as it arrives; returns the status.
     private func exchange(
-        method: String, path: String, body: [UInt8]?, accept: String, timeoutSeconds: Double?,
+        method: String, path: String, body: [UInt8]?, accept: String, timeoutSeconds: Double?, limit: Int? = Self.maxAnswerBytes,
         onHead: (Int) -> Void = { _ in }, onBody: ([UInt8]) -> Void
     ) throws(ControlClientError) -> Int {
         let timeout = timeoutSeconds ?? self.timeoutSeconds
@@ -160,8 +189,8 @@ public struct ControlClient: Sendable {
                         onHead(code)
                     case .body(let chunk):
                         received += chunk.count
-                        if received > Self.maxAnswerBytes {
-                            throw ControlClientError.badAnswer(path: socketPath, detail: "the helper's answer is too large (body over \(Self.maxAnswerBytes) bytes)")
+                        if let limit, received > limit {
+                            throw ControlClientError.badAnswer(path: socketPath, detail: "the helper's answer is too large (body over \(limit) bytes)")
                         }
                         onBody(chunk)
                     case .end:

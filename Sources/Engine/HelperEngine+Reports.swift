@@ -54,6 +54,21 @@ extension HelperEngine {
         do { return try store.events(since: since, profile: profile, kinds: nil) } catch { throw EngineError(error) }
     }
 
+    /// The events after row `id` (oldest first) of `profiles` and the machine-wide ones, at most
+    /// `limit`: where a live reader resumes (`EventFeed`; the ids are the event log's, so across a
+    /// restart too). Urges still waiting for their batch are written first.
+    public func events(after id: Int64, profiles: Set<String>, limit: Int) throws(EngineError) -> [StoredEvent] {
+        try flushUrges()
+        do {
+            return try store.events(afterID: id, profiles: profiles, limit: limit)
+        } catch { throw EngineError(error) }
+    }
+
+    /// The highest event id written so far (0 when none): where a new live reader starts.
+    public func latestEventID() throws(EngineError) -> Int64 {
+        do { return try store.latestEventID() } catch { throw EngineError(error) }
+    }
+
     /// `scrolloff services [--category C]`: the catalog with each service's state in `profile`.
     public func services(category: String? = nil, profile: String = HelperEngine.defaultProfile) throws(EngineError) -> [ServiceReading] {
         let now = advanceClock()
@@ -140,7 +155,7 @@ extension HelperEngine {
     /// - Returns: the digests written now, for the delivery hook.
     @discardableResult
     func recordInsightMarks(now: Instant) -> [(profile: String, report: StatsReport)] {
-        let (written, failures) = insightChecks.look(profiles: profiles, store: store, now: now, logger: logger)
+        let (written, failures) = insightChecks.look(profiles: profiles, store: store, now: now, logger: logger, feed: eventFeed)
         insightChecks.note(failures: failures, at: now, logger: logger)
         return written
     }
@@ -156,6 +171,21 @@ extension HelperEngine {
 
     /// `[digest]` from the configuration, at start and on reload.
     public func setDigestHook(_ settings: DigestHookSettings) { digestHook = settings }
+
+    /// `[notify]` from the configuration, at start and on reload.
+    public func setNotifyHook(_ settings: DigestHookSettings) { notifyHook = settings }
+
+    /// Runs `[notify] command` for one event (SPEC §9a: owners are told of a new request for
+    /// time), off the engine's actor, with `json` (the event as the stream has it) on standard input.
+    public func deliverNotifyHook(json: Data, event: StoredEvent) {
+        let settings = notifyHook
+        guard !settings.command.isEmpty else { return }
+        let logger = self.logger
+        let running = runningHooks
+        Task.detached { await DigestHook.run(json: json, settings: settings, what: "notify hook", environment: [
+            "SCROLLOFF_PROFILE": event.profile ?? "", "SCROLLOFF_EVENT": event.kind.rawValue, "SCROLLOFF_MESSAGE": event.message ?? "",
+        ], metadata: ["profile": "\(event.profile ?? "")", "event.id": "\(event.id ?? 0)", "hook.command": "\(settings.command[0])"], logger: logger, running: running) }
+    }
 }
 
 // MARK: - The event log: what other modules saw, refusals, list changes, the export

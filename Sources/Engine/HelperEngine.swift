@@ -59,6 +59,8 @@ public actor HelperEngine {
     package nonisolated let wakeTarget = WakeTarget()
     /// Client address → MAC, for profiles that name devices by MAC (SPEC §9).
     public nonisolated let neighbours = NeighbourCache()
+    /// Every event committed, pushed to live readers (`EventFeed`: the event stream, the page).
+    public nonisolated let eventFeed = EventFeed()
 
     /// Where the state lives (`StateStore`): the engine commits every change there before it answers.
     package let store: any StateStore
@@ -92,6 +94,8 @@ public actor HelperEngine {
     var insightChecks = InsightChecks()
     /// `[digest] command`: run once per weekly digest written.
     package var digestHook = DigestHookSettings()
+    /// `[notify] command`: run for each new request for time (`deliverNotifyHook`).
+    package var notifyHook = DigestHookSettings()
     /// Digest hooks running now; the timer loop's end (the helper's stop) ends them.
     let runningHooks = RunningHooks()
     /// What the configuration file asks of the profiles: the profiles it names, what of them waits
@@ -356,8 +360,9 @@ public actor HelperEngine {
         }
         for i in work.indices { Self.settle(&work[i], at: now, into: &change) }
         let written: CommitReceipt
+        let toWrite = books.toWrite(change)
         do {
-            written = try store.commit(books.toWrite(change), anchor: clock.anchor)
+            written = try store.commit(toWrite, anchor: clock.anchor)
         } catch {
             if case .staleSnapshot = error {
                 // Not a failure: another helper was first. Its state is put in force, and the
@@ -368,6 +373,8 @@ public actor HelperEngine {
             noteCommit(failure: "\(error)", at: now)
             throw EngineError(error)
         }
+        // Durable now: live readers hear of every event this commit wrote, each with its row id.
+        eventFeed.publish(Self.appendedEvents(toWrite, ids: written.eventIDs))
         let receipt = books.committed(written, at: now)
         noteCommitSucceeded(at: now)
         profiles = work
@@ -377,6 +384,16 @@ public actor HelperEngine {
 
     /// The text of the `.storage` error a stale commit becomes (`perform` retries on it).
     static let staleText = StoreError.staleSnapshot(location: "the household database").description
+
+    /// The events `change` appended, with the ids the store gave them (in the order of its operations).
+    static func appendedEvents(_ change: StateChange, ids: [Int64]) -> [StoredEvent] {
+        var ids = ids.makeIterator()
+        return change.operations.compactMap { op in
+            guard case .appendEvent(var event) = op, let id = ids.next() else { return nil }
+            event.id = id
+            return event
+        }
+    }
 
     /// Tells the wallet whether a block is in force from `now` on (SPEC §4 abstinence) and writes
     /// the protected time (SPEC §7) since the last settlement.

@@ -85,6 +85,7 @@ public actor ConfigurationReloader {
             for held in report.heldBack { logger.warning("configuration: \(held)") }
             if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
             await live.engine.setDigestHook(start.digestHook)
+            await live.engine.setNotifyHook(start.notifyHook)
             // Said once at start: which profile wins where clients overlap.
             for line in ClientOverlaps.describe(await live.engine.profileList()) { logger.notice("profiles overlap: \(line)") }
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
@@ -151,6 +152,10 @@ public actor ConfigurationReloader {
             if await live.engine.digestHook != next.digestHook {
                 await live.engine.setDigestHook(next.digestHook)
                 applied(DigestKeys.command)
+            }
+            if await live.engine.notifyHook != next.notifyHook {
+                await live.engine.setNotifyHook(next.notifyHook)
+                applied(NotifyKeys.command)
             }
         } catch {
             return refuse("the profiles could not be saved (\(error))", report: &report)

@@ -216,6 +216,7 @@ public enum HelperMain {
         }
         if let hostsService { helperServices.append(hostsService) }
         helperServices += [reload, ReportingControlServer(server: control.server, readiness: readiness), control.refresh]
+        helperServices.append(control.notifyHook)
         // SIGUSR2: glibc's heap statistics to standard error (debugging memory; idle otherwise).
         helperServices.append(AllocatorReportService())
         if let listen = configuration.metricsListen, let counters {

@@ -38,7 +38,8 @@ extension HouseholdWeb {
         view["tokensLeft"] = "\(status.tokensLeftMonth)"
         if let strict = status.strictCurfewUntil { view["strictUntil"] = TimeWords.until(strict, now: now) }
         let grants = status.grants.map { grant -> [String: Any] in
-            var g: [String: Any] = ["entry": grant.entry, "until": TimeWords.until(grant.end, now: now)]
+            var g: [String: Any] = ["entry": grant.entry, "until": TimeWords.until(grant.end, now: now),
+                                    "secondsLeft": max(0, (grant.end - now).milliseconds / 1000)]
             if let task = grant.task { g["task"] = task }
             return g
         }

@@ -71,6 +71,7 @@ package struct HouseholdWeb: Sendable {
         addOwn(to: router)
         addOwnerSchedules(to: router)
         addPause(to: router)
+        addLive(to: router)
         return router
     }
 

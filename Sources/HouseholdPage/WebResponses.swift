@@ -29,7 +29,7 @@ enum WebResponses {
 
     static let securityHeaders: HTTPFields = [
         .cacheControl: "no-store",
-        .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; script-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff",
         HTTPField.Name("Referrer-Policy")!: "no-referrer",
         HTTPField.Name("X-Frame-Options")!: "DENY",

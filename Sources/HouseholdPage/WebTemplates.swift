@@ -40,6 +40,7 @@ enum WebTemplates {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{title}} · Scroll Off</title>
+<script src="/live.js" defer></script>
 <style>
 :root{color-scheme:light dark;--fg:#1d2433;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#dfe3ea;--accent:#2f6f5e;--on-accent:#fff;--warn:#8a4b08;--bad:#9b2c2c}
 @media (prefers-color-scheme:dark){:root{--fg:#e8ebf1;--muted:#a2aaba;--bg:#14171c;--card:#1d2129;--line:#313744;--accent:#7cc4ad;--on-accent:#10201b;--warn:#e7b46b;--bad:#f29b9b}}
@@ -93,7 +94,7 @@ label.inline{display:inline-block;margin:.2rem .3rem .2rem 0}details.forms>summa
 {{#hasFocus}}<div id="focus">{{#focus}}<div class="card focus"><strong>Focus until {{until}}</strong>: {{entries}} {{verb}} blocked{{#reason}} · <span class="reason">“{{reason}}”</span>{{/reason}}</div>{{/focus}}
 <p class="muted">{{focusAllows}}</p></div>{{/hasFocus}}
 {{#hasGrants}}<h2>Open now</h2>{{/hasGrants}}
-{{#grants}}<div class="card"><span class="state open">{{entry}}</span> is open until {{until}}{{#task}} · task “{{task}}”{{/task}}
+{{#grants}}<div class="card" data-left="{{secondsLeft}}"><span class="state open">{{entry}}</span> is open until {{until}}{{#task}} · task “{{task}}”{{/task}}
 <form method="post" action="/stop" class="row"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="entry" value="{{entry}}"><button type="submit">Stop now</button></form></div>{{/grants}}
 <h2>Your entries</h2>
 {{^entries}}<p class="muted">Nothing is blocked for this device.</p>{{/entries}}

@@ -38,6 +38,11 @@ public protocol StateStore: Sendable {
     /// Events oldest first: since `since` (nil: all kept), of `profile` and the machine-wide ones
     /// (nil: every profile's), of `kinds` (nil: every kind).
     func events(since: Instant?, profile: String?, kinds: Set<EventKind>?) throws(StoreError) -> [StoredEvent]
+    /// Events with a row id above `afterID`, by id, at most `limit`: of `profiles` and the
+    /// machine-wide ones (nil: every profile's). Where a live reader resumes (the event stream).
+    func events(afterID: Int64, profiles: Set<String>?, limit: Int) throws(StoreError) -> [StoredEvent]
+    /// The highest event row id written so far; 0 when there is none. A new live reader starts there.
+    func latestEventID() throws(StoreError) -> Int64
 
     /// The ledger and events as CSV (SPEC §12); nil `profiles` for every profile.
     func exportCSV(profiles: Set<String>?) throws(StoreError) -> String
@@ -58,4 +63,21 @@ extension StateStore {
 
 extension Store: StateStore {
     public var location: String { path }
+}
+
+extension StateStore {
+    /// For a backend without a query of its own: every kept event, filtered here.
+    public func events(afterID: Int64, profiles: Set<String>?, limit: Int) throws(StoreError) -> [StoredEvent] {
+        let all = try events(since: nil, profile: nil, kinds: nil)
+        let after = all.filter { e in
+            guard let id = e.id, id > afterID else { return false }
+            guard let profiles, let profile = e.profile else { return true }
+            return profiles.contains(profile)
+        }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+        return Array(after.prefix(max(0, limit)))
+    }
+
+    public func latestEventID() throws(StoreError) -> Int64 {
+        try events(since: nil, profile: nil, kinds: nil).compactMap(\.id).max() ?? 0
+    }
 }

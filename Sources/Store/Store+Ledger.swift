@@ -81,6 +81,33 @@ extension Store {
         }
     }
 
+    /// Events with a row id above `afterID`, by id, at most `limit`; of `profiles` and the
+    /// machine-wide ones (nil: every profile's). The live stream resumes from here (SPEC §12).
+    public func events(afterID: Int64, profiles: Set<String>?, limit: Int) throws(StoreError) -> [StoredEvent] {
+        try read { db in
+            var sql = "SELECT * FROM events WHERE id > ?"
+            var arguments: StatementArguments = [afterID]
+            if let profiles {
+                sql += " AND (profile IS NULL OR profile IN (\(Array(repeating: "?", count: profiles.count).joined(separator: ", "))))"
+                arguments += StatementArguments(profiles.sorted())
+            }
+            sql += " ORDER BY id LIMIT ?"
+            arguments += [max(0, limit)]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { r in
+                StoredEvent(id: r["id"], profile: r["profile"], time: Instant(millisecondsSince1970: r["time"]),
+                            kind: EventKind(rawValue: r["kind"]), entry: (r["entry"] as String?).map { EntryID($0) },
+                            clientIP: r["client_ip"], message: r["message"], payload: r["payload"])
+            }
+        }
+    }
+
+    /// The highest event row id ever given (AUTOINCREMENT: ids are never reused, even after the purge).
+    public func latestEventID() throws(StoreError) -> Int64 {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
+        }
+    }
+
     /// Grants of `profile` that started from `since` on, ended or not, oldest first.
     public func grants(profile: String, since: Instant? = nil) throws(StoreError) -> [Grant] {
         try read { db in

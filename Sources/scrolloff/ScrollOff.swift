@@ -17,7 +17,7 @@ struct ScrollOff: ParsableCommand {
     /// adds its list here.
     static var features: [any VerbFeature.Type] {
         [StatusVerbs.self, BlockingVerbs.self, CreditVerbs.self, HouseholdVerbs.self, SupervisionVerbs.self, PlansVerbs.self, InsightVerbs.self,
-         ListsVerbs.self, ProfileVerbs.self, DoctorVerbs.self]
+         ListsVerbs.self, ProfileVerbs.self, DoctorVerbs.self, LiveVerbs.self]
     }
 }
 

@@ -52,11 +52,11 @@ struct ContractLiteralTests {
     @Test func no_query_key_is_spelt_outside_control_query() throws {
         // A parsed query read with a string key, a query built by hand, or a key passed as a word.
         let patterns = [#"query\s*\[\s*""#, #"parameters\s*\[\s*""#, #"query\.(nonEmpty|flag)\(\s*""#, #"URLQueryItem\(\s*name:\s*""#,
-                        #""[^"]*[?&](profile|category|archived|period|since|all|entry)="#]
+                        #""[^"]*[?&](profile|category|archived|period|since|all|entry|after)="#]
         let found = try patterns.flatMap { try Self.places(matching: $0) }
         #expect(found.isEmpty, "query keys belong in ControlQuery (with the endpoint that reads them), path parameters in ControlPath: \(found.joined(separator: "; "))")
         // The last pattern lists the keys as they are today; a new key must be added to it.
-        #expect(Set(ControlQuery.keys.map(\.name)) == ["profile", "category", "archived", "period", "since", "all", "entry"])
+        #expect(Set(ControlQuery.keys.map(\.name)) == ["profile", "category", "archived", "period", "since", "all", "entry", "after"])
     }
 
     @Test func no_refusal_rule_is_spelt_outside_its_enum() throws {

@@ -13,6 +13,9 @@ each namespace in turn:
    to remove the kid's schedule, which its cooldown refuses in the engine's words.
 3. kid: takes the 15 minutes; `dig` from the kid's namespace now answers instagram, while the
    parent's, whose profile blocks it too, still gets 0.0.0.0.
+4. kid, live (the page's event stream and /live.js): with the page left open, the grant's
+   countdown ticks; the grant is stopped and instagram flips back to blocked; a new request and its
+   answer appear; all in the same document, never reloaded.
 
 A screenshot of each page goes to --out. Namespaces, links and processes are removed on every exit.
 
@@ -369,7 +372,32 @@ def kid_takes_time(driver, base, out):
         driver.save_screenshot(os.path.join(out, "kid-open.png"))
 
 
-STEPS = {"kid-asks": kid_asks, "parent-approves": parent_approves, "kid-takes-time": kid_takes_time}
+def kid_sees_live(driver, base, out):
+    """The page left open follows the helper: the main process changes things once this says READY."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get(base + "/")
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    # A mark on this document: a reload would lose it.
+    driver.execute_script("window.scrolloffLiveMark = 42")
+    grant = driver.find_element(By.CSS_SELECTOR, "[data-left]")
+    WebDriverWait(driver, 5).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-left] .countdown"))
+    first = driver.find_element(By.CSS_SELECTOR, "[data-left] .countdown").text
+    time.sleep(2.2)
+    second = driver.find_element(By.CSS_SELECTOR, "[data-left] .countdown").text
+    expect(first != second and "left" in second, f"the grant's countdown ticks ({first!r} then {second!r})", driver)
+    expect("instagram" in grant.text, "the open grant is instagram's", driver)
+    driver.save_screenshot(os.path.join(out, "kid-live-countdown.png"))
+    print("READY", flush=True)
+    WebDriverWait(driver, 15).until(
+        lambda d: d.find_element(By.ID, "entry-instagram").get_attribute("data-state") == "blocked")
+    WebDriverWait(driver, 15).until(lambda d: any(
+        r.get_attribute("data-status") == "approved" and "live answer" in r.text for r in d.find_elements(By.CSS_SELECTOR, ".request")))
+    expect(driver.execute_script("return window.scrolloffLiveMark") == 42, "the page changed without a reload", driver)
+    driver.save_screenshot(os.path.join(out, "kid-live-updated.png"))
+
+
+STEPS = {"kid-asks": kid_asks, "parent-approves": parent_approves, "kid-takes-time": kid_takes_time, "kid-sees-live": kid_sees_live}
 
 
 def main():
@@ -426,6 +454,30 @@ def main():
     kid, parent = dig("kid"), dig("parent")
     expect(kid == ANSWER, f"dig from the kid's namespace answers instagram ({kid!r})")
     expect(parent == "0.0.0.0", f"dig from the parent's namespace is still blocked ({parent!r})")
+
+    # The page left open on the kid's phone follows what happens, without a reload.
+    started = time.time()
+    live = subprocess.Popen(["ip", "netns", "exec", network.devices["kid"][0], "/usr/bin/python3", os.path.abspath(__file__),
+                             "--step", "kid-sees-live", "--base", base, "--out", os.path.abspath(args.out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = []
+    try:
+        for line in live.stdout:
+            said.append(line)
+            if line.strip() == "READY":
+                helper.cli("stop", "instagram", "--profile", "kid")
+                helper.cli("ask", "5m", "--note", "live answer", "--profile", "kid")
+                pending = helper.cli("requests", "list", "--profile", "kid", "--json").stdout
+                newest = max(int(r["id"]) for r in __import__("json").loads(pending)["requests"])
+                helper.cli("requests", "approve", str(newest), "--note", "fine")
+        live.wait(60)
+    finally:
+        if live.poll() is None:
+            live.kill()
+            live.wait()
+    print(f"kid-sees-live: exit {live.returncode} after {time.time() - started:.1f} s")
+    if live.returncode != 0:
+        raise SystemExit("kid-sees-live failed:\n" + "".join(said) + f"\n--- helper ---\n{open(helper.log.name).read()[-3000:]}")
     events = helper.cli("events", "--profile", "kid", "--json").stdout
     # The outcome as the terminal flow records it: an `exercise` event of the avoided kind.
     expect('"kind" : "exercise"' in events and "chose not to open instagram" in events,

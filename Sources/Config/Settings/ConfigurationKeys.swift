@@ -2,7 +2,7 @@
 public enum ConfigurationKeys {
     public static let all: [Setting] =
         HelperKeys.all + DNSKeys.all + ListKeys.all + ListKeys.source + MetricsKeys.all + FirewallKeys.all + WebKeys.all
-        + DigestKeys.all + StoreKeys.all + ProfileKeys.all + ProfileKeys.knobs + ProfileKeys.profileTables + ProfileKeys.profilesKnobs
+        + DigestKeys.all + StoreKeys.all + NotifyKeys.all + ProfileKeys.all + ProfileKeys.knobs + ProfileKeys.profileTables + ProfileKeys.profilesKnobs
 
     /// The keys of one table, in declaration order.
     public static func keys(of section: SettingSection) -> [Setting] { all.filter { $0.section == section } }

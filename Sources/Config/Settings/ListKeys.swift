@@ -72,3 +72,21 @@ public enum DigestKeys {
 
     public static let all = [command, timeout]
 }
+
+/// `[notify]`: owners are told of a new request for time (SPEC §9a) by a program of theirs, run
+/// like the digest's hook.
+public enum NotifyKeys {
+    static let hook = ReloadPart.applies(\.notifyHook, named: .section(.notify))
+    public static let command = Setting(
+        .notify, "command", .texts, default: .value("[]"),
+        allowed: "[] (no hook) or an absolute program path and its arguments, such as [\"/usr/local/bin/tell-parents\", \"--chat\", \"family\"]",
+        doc: "A program run for each new request for time, without a shell, with the event as JSON on standard input.",
+        reload: hook)
+    public static let timeout = Setting(
+        .notify, "timeout", .duration(.seconds(1) ... .minutes(5)), default: .value("\"10s\""),
+        allowed: "1s to 5min",
+        doc: "How long the program may run before it is stopped.",
+        reload: hook)
+
+    public static let all = [command, timeout]
+}

@@ -43,7 +43,7 @@ public struct Setting: Sendable {
 public enum SettingSection: String, Sendable, CaseIterable {
     case helper, dns, lists
     case listsSource = "lists.source"
-    case metrics, firewall, web, digest, store, profile
+    case metrics, firewall, web, digest, notify, store, profile
     case profileKnobs = "profile.knobs"
     case profiles
     case profilesKnobs = "profiles.knobs"
@@ -66,6 +66,7 @@ public enum SettingSection: String, Sendable, CaseIterable {
         case .firewall: "The optional nftables table that closes DNS bypasses (docs/firewall.md)."
         case .web: "The household page (docs/household.md)."
         case .digest: "The weekly digest's optional delivery hook."
+        case .notify: "The optional hook that tells owners of a new request for time."
         case .store: "Where the state lives: SQLite beside this helper, or a PostgreSQL server the household's helpers share (docs/operations.md)."
         case .profile: "The default profile: every client that no `[[profiles]]` table claims."
         case .profileKnobs: "Each knob of the default profile on its own; left out, the preset decides."

@@ -25,19 +25,29 @@ enum DigestHook {
     /// keeps it while it runs, so the helper's stop ends it (``RunningHooks/stopAll()``).
     static func deliver(_ report: StatsReport, settings: DigestHookSettings, logger: Logger,
                         running: RunningHooks = RunningHooks()) async {
-        guard let program = settings.command.first else { return }
-        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"]
+        var environment: [String: String] = [:]
         environment["SCROLLOFF_PROFILE"] = report.profile
         environment["SCROLLOFF_WEEK_ENDING"] = report.lastDay
         environment["SCROLLOFF_DIGEST"] = report.summary.joined(separator: " ")
-        // The digest goes in through an unlinked temporary file rather than a pipe: a hook that
-        // exits without reading can then never stop the helper with SIGPIPE or block its write.
         var json = ControlJSON.encode(report)
         json.append(0x0A)
-        var template = Array("/tmp/scrolloff-digest-XXXXXX".utf8CString)
+        await run(json: json, settings: settings, what: "digest hook", environment: environment,
+                  metadata: ["profile": "\(report.profile)", "digest.command": "\(settings.command.first ?? "")"], logger: logger, running: running)
+    }
+
+    /// Runs a hook's program (`[digest]`, `[notify]`) once with `json` on its standard input and
+    /// `environment` added; logs how it ended, with `what` naming the hook.
+    static func run(json: Data, settings: DigestHookSettings, what: String, environment extra: [String: String],
+                    metadata base: Logger.Metadata, logger: Logger, running: RunningHooks) async {
+        guard let program = settings.command.first else { return }
+        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"]
+        environment.merge(extra) { $1 }
+        // The input goes in through an unlinked temporary file rather than a pipe: a hook that
+        // exits without reading can then never stop the helper with SIGPIPE or block its write.
+        var template = Array("/tmp/scrolloff-hook-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else {
-            logger.warning("digest hook could not start: no temporary file (errno \(errno))", metadata: ["profile": "\(report.profile)"])
+            logger.warning("\(what) could not start: no temporary file (errno \(errno))", metadata: base)
             return
         }
         unlink(String(cString: template))
@@ -46,12 +56,12 @@ enum DigestHook {
         let input = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         try? input.write(contentsOf: json)
         lseek(fd, 0, SEEK_SET)
-        let metadata: Logger.Metadata = ["profile": "\(report.profile)", "digest.command": "\(program)"]
+        let metadata = base
         let hook: HookProcess
         do throws(HookSpawnError) {
             hook = try HookProcess.spawn(program, arguments: Array(settings.command.dropFirst()), environment: environment, input: fd)
         } catch {
-            logger.warning("digest hook could not start", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            logger.warning("\(what) could not start", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             return
         }
         try? input.close()
@@ -68,14 +78,14 @@ enum DigestHook {
         }
         let ended = await hook.termination()
         if running.isStopping {
-            logger.notice("digest hook ended by the helper's stop (\(ended))", metadata: metadata)
+            logger.notice("\(what) ended by the helper's stop (\(ended))", metadata: metadata)
         } else if hook.wasSignalled {
-            logger.warning("digest hook was stopped after \(SpanWords.describe(seconds: settings.timeout.milliseconds / 1000))",
+            logger.warning("\(what) was stopped after \(SpanWords.describe(seconds: settings.timeout.milliseconds / 1000))",
                            metadata: metadata)
         } else if ended != .exited(0) {
-            logger.warning("digest hook failed with \(ended)", metadata: metadata)
+            logger.warning("\(what) failed with \(ended)", metadata: metadata)
         } else {
-            logger.info("digest delivered by the hook", metadata: metadata)
+            logger.info("\(what) ran", metadata: metadata)
         }
     }
 }

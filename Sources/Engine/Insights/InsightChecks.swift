@@ -21,7 +21,8 @@ struct InsightChecks {
     /// digest missed while the helper was down is written at the next start (only the latest
     /// week's; older ones are gone by).
     /// - Returns: the digests written now, for the delivery hook, and the profiles whose look failed.
-    mutating func look(profiles: [ProfileRuntime], store: any StateStore, now: Instant, logger: Logger)
+    /// `feed` hears of each event written, read back with its row id (`recordOnce` does not return it).
+    mutating func look(profiles: [ProfileRuntime], store: any StateStore, now: Instant, logger: Logger, feed: EventFeed? = nil)
         -> (written: [(profile: String, report: StatsReport)], failures: [String]) {
         var next = now + Self.interval
         var written: [(profile: String, report: StatsReport)] = []
@@ -37,6 +38,7 @@ struct InsightChecks {
                     let event = StoredEvent(profile: p.name, time: now, kind: .milestone, message: m.message,
                                             payload: String(decoding: ControlJSON.encode(MilestoneReport(m)), as: UTF8.self))
                     if try store.recordOnce(key: m.key, event: event) {
+                        Self.publish(kind: .milestone, profile: p.name, store: store, to: feed)
                         logger.info("milestone reached", metadata: ["profile": "\(p.name)", "insights.milestone": "\(m.key)"])
                     }
                 }
@@ -51,6 +53,7 @@ struct InsightChecks {
                                         message: "Your week \(report.firstDay) to \(report.lastDay): " + report.summary.joined(separator: " "),
                                         payload: String(decoding: ControlJSON.encode(report), as: UTF8.self))
                 if try store.recordOnce(key: key, event: event) {
+                    Self.publish(kind: .weeklyDigest, profile: p.name, store: store, to: feed)
                     logger.info("weekly digest written", metadata: ["profile": "\(p.name)", "insights.week": "\(due.weekEnding)"])
                     written.append((p.name, report))
                 }
@@ -61,6 +64,11 @@ struct InsightChecks {
         }
         nextAt = next
         return (written, failures)
+    }
+
+    private static func publish(kind: EventKind, profile: String, store: any StateStore, to feed: EventFeed?) {
+        guard let feed, let saved = try? store.latestEvent(kind: kind, profile: profile) else { return }
+        feed.publish([saved])
     }
 
     /// Logs failing looks as failing state writes are logged (`CommitHealth`): the first at once,

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+/// The live event stream of the real helper (SPEC §12): readers that never read hold up neither
+/// DNS nor a reader that keeps up, and `scrolloff watch` carries on after a restart of the helper
+/// from the last event id it got, with nothing missed or shown twice.
+@Suite struct EventStreamEndToEndTests {
+    static let entries = ["instagram", "reddit", "9gag", "facebook", "imgur", "linkedin", "discord", "tiktok", "pinterest"]
+
+    static var repository: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    /// Event ids in the helper's database from `first` on, in order.
+    static func storedIDs(_ helper: RestartableHelper, from first: Int) throws -> [Int] {
+        try sqlite(helper.database, "SELECT id FROM events WHERE id >= \(first) ORDER BY id").split(separator: "\n").compactMap { Int($0) }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func a_hundred_readers_that_never_read_delay_neither_dns_answers_nor_a_reader_that_keeps_up() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        // Root's connections beyond its default share of 16, so 100 hanging readers fit.
+        let config = try scratch.file("scrolloff.toml", """
+            [helper]
+            control_connections = 256
+            control_connections_per_user = 128
+            """)
+        let helper = try RestartableHelper(scratch: scratch, upstream: upstream.port, arguments: ["--config", config])
+        defer { helper.stop() }
+        let blocked = try helper.cli(["block"] + Self.entries)
+        #expect(blocked.exitCode == 0, "\(blocked)")
+
+        // 100 readers connect and never read; a flood of 2,250 urges (9 blocked names from 250
+        // loopback addresses, one episode each) fills their sockets; DNS is timed throughout.
+        let output = try run("/usr/bin/python3", [Self.repository + "/scripts/live/slow_readers.py", "\(helper.port)", helper.controlSocket,
+                                                  Products.scrolloff])
+        let result = try jsonObject(String(output.split(separator: "\n").last ?? ""))
+        let baseline = try #require(result["baseline_median"] as? Double, "\(output)")
+        let loadedMedian = try #require(result["loaded_median"] as? Double)
+        let loadedMax = try #require(result["loaded_max"] as? Double)
+        print("event stream: DNS median \(Int(baseline * 1000)) ms before, \(Int(loadedMedian * 1000)) ms (max \(Int(loadedMax * 1000)) ms) "
+              + "with 100 hanging readers through \(result["flood_seconds"] ?? "?") s of flood; adjust→reader \(result["delays"] ?? "?") s; "
+              + "lagging reader: \((result["lagging_ids"] as? [Int])?.count ?? 0) events, dropped notice \(result["lagging_dropped"] ?? "none")")
+        #expect(loadedMedian < baseline * 3 + 0.02 && loadedMax < 1, "DNS answers slowed: \(baseline) → \(loadedMedian), max \(loadedMax)")
+
+        // The reader that keeps up got every event, in the log's order, each adjustment within 1 s.
+        let fast = try #require(result["fast_ids"] as? [Int])
+        let kinds = try #require(result["fast_kinds"] as? [String])
+        #expect(kinds.filter { $0 == "urge" }.count == 250 * Self.entries.count, "urges seen: \(kinds.filter { $0 == "urge" }.count)")
+        #expect(fast == (try Self.storedIDs(helper, from: fast.first ?? 0)), "the reader's ids are the log's, all of them, in order")
+        let delays = try #require(result["delays"] as? [Any])
+        #expect(delays.count == 5 && delays.allSatisfy { ($0 as? Double).map { $0 < 1 } ?? false }, "\(delays)")
+
+        // The reader that fell behind: what it got and what it got on resuming from its last id
+        // are together exactly the events since it connected.
+        let lagging = try #require(result["lagging_ids"] as? [Int])
+        let resumed = try #require(result["resumed_ids"] as? [Int])
+        let start = try #require(lagging.first ?? resumed.first)
+        #expect(lagging + resumed == fast.filter { $0 >= start }, "lagging \(lagging.count) + resumed \(resumed.count) vs \(fast.count)")
+        #expect(try helper.cli(["status"]).exitCode == 0, "the helper answers after it all")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func watch_carries_on_after_a_restart_of_the_helper_with_every_event_once_in_order() throws {
+        let scratch = try Scratch()
+        let upstream = try Dnsmasq(scratch: scratch)
+        let helper = try RestartableHelper(scratch: scratch, upstream: upstream.port)
+        defer { helper.stop() }
+        let watch = try Child(Products.scrolloff, ["watch", "--json", "--socket", helper.controlSocket], scratch: scratch, label: "watch")
+        defer { watch.signal(SIGKILL) }
+        // The watch is live once an event made now reaches it.
+        var first: Int?
+        for attempt in 0..<20 where first == nil {
+            _ = try helper.cli(["adjust", "+1m", "--note", "hello \(attempt)"])
+            if let line = try? watch.waitForLine(seconds: 0.5, { $0.contains("hello \(attempt)") }) {
+                first = try jsonObject(line)["id"] as? Int
+            }
+        }
+        let start = try #require(first, "watch never printed an event: \(watch.stdout) \(watch.stderr)")
+
+        #expect(try helper.cli(["block", "instagram"]).exitCode == 0)
+        _ = try watch.waitForLine { $0.contains("\"ruleChange\"") }
+        helper.stop()
+        // While the helper is down the watch tries again; what happens at the next start and after is still shown.
+        try helper.restart()
+        #expect(try helper.cli(["block", "tiktok"]).exitCode == 0)
+        #expect(try helper.cli(["adjust", "+2m", "--note", "after the restart"]).exitCode == 0)
+        _ = try watch.waitForLine(seconds: 40) { $0.contains("after the restart") }
+
+        let printed = watch.stdout.split(separator: "\n").compactMap { try? jsonObject(String($0))["id"] as? Int }
+        #expect(printed == (try Self.storedIDs(helper, from: start)), "watch printed \(printed); stderr \(watch.stderr)")
+        #expect(watch.stderr.contains("Lost the helper") && watch.stderr.contains("Connected to the helper again"), "\(watch.stderr)")
+
+        // A reader that says where it was (`Last-Event-ID`, as a browser does) gets exactly what came after.
+        let resumeFrom = printed[printed.count / 2]
+        let curl = try run("/usr/bin/curl", ["-s", "-N", "--max-time", "2", "--unix-socket", helper.controlSocket,
+                                             "-H", "Accept: text/event-stream", "-H", "Last-Event-ID: \(resumeFrom)",
+                                             "http://localhost/v1/events/stream"])
+        let ids = curl.split(separator: "\n").filter { $0.hasPrefix("data: ") }.compactMap { line in
+            try? jsonObject(String(line.dropFirst(6)))["id"] as? Int
+        }
+        #expect(ids == printed.filter { $0 > resumeFrom }, "\(curl)")
+    }
+}
