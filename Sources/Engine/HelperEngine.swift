@@ -106,7 +106,7 @@ public actor HelperEngine {
     var refusalLog = RefusalLog()
     /// Who makes the changes in progress when it is not a request's caller (the configuration file).
     var actorOverride: String?
-    /// Reloads from a shared store (HelperEngine+SharedStore.swift).
+    /// Reloads from a shared store ("A shared store" below).
     var sharedReloads = 0
 
     // Timer loop (below, `run`).
@@ -298,7 +298,7 @@ public actor HelperEngine {
     ///   instead of being refused; the second value says it was held.
     func perform<T>(holdIfWriteFails: Bool = false, _ body: (inout Work) throws(EngineError) -> T) throws(EngineError) -> (T, held: Bool) {
         // A shared store refused the commit because another helper committed first: the state
-        // was reloaded, and the command is decided again on it (HelperEngine+SharedStore.swift).
+        // was reloaded, and the command is decided again on it ("A shared store" below).
         var attempt = 1
         while true {
             do throws(EngineError) {
@@ -747,4 +747,59 @@ extension HelperEngine: Service {
         }
         timer?.cancel()
     }
+}
+
+// MARK: - A shared store
+
+/// Several helpers on one shared store (`[store] backend = "postgresql"`, docs/operations.md).
+///
+/// The store refuses a commit decided on a state older than its last commit
+/// (`StoreError.staleSnapshot`); the engine then reloads the state the other node left and runs
+/// the command again on it, so a spend, peek or token is decided once on the household's state,
+/// whichever helper is asked (SPEC §4 and §5 hold across helpers). When another helper commits,
+/// this one reloads (`reloadFromStore`, called by the store's listener) and republishes its DNS
+/// snapshot; DNS never waits for the database, it answers from the snapshot in force.
+extension HelperEngine {
+    /// How many times a command is decided again after another helper committed first.
+    static let staleRetries = 3
+
+    /// Reads the whole state again from the store and puts it in force: after another helper's
+    /// commit, or after this one's commit was refused as stale. What only this node knows is kept
+    /// per profile (its reminder cursor); protected time is counted from the reload on, so time
+    /// another helper already wrote is not written twice.
+    /// - Returns: false when the store could not be read (the state in force stays).
+    @discardableResult
+    package func reloadFromStore() -> Bool {
+        let loaded: StoredState
+        do { loaded = try store.load() } catch {
+            logger.warning("could not reload the household's state; the rules in force stay", metadata: ["error": "\(error)"])
+            return false
+        }
+        let now = advanceClock()
+        var runtimes: [ProfileRuntime] = []
+        for p in loaded.profiles {
+            do {
+                var r = try ProfileRuntime.make(p, now: now)
+                if let old = profiles.first(where: { $0.name == r.name }) { r.reminderCursor = old.reminderCursor }
+                r.protectedSince = r.blockInForce(at: now) ? max(now, r.account.wallet.state.asOf) : nil
+                runtimes.append(r)
+            } catch {
+                logger.error("a profile read from the household's store cannot be used; the rules in force stay",
+                             metadata: ["profile": "\(p.settings.name)", "error": "\(error)"])
+                return false
+            }
+        }
+        profiles = Self.ordered(runtimes)
+        planBook = PlanBook(plans: loaded.plans, alternatives: loaded.alternatives)
+        requests = TimeRequests(loaded.timeRequests)
+        configuredProfiles.unknownDevices = loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? configuredProfiles.unknownDevices
+        books.dropHeld()
+        sharedReloads += 1
+        rebuild(now: now)
+        wake()
+        return true
+    }
+
+    /// How many times the state was reloaded from a shared store, for `doctor` and the tests.
+    package var reloadCount: Int { sharedReloads }
 }

@@ -72,18 +72,18 @@ public struct PostgresLocation: Hashable, Sendable, CustomStringConvertible {
         guard let user = c.user, !user.isEmpty else { throw .init("the URL names no user (postgresql://USER@…)") }
         let database = String(c.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty, !database.contains("/") else { throw .init("the URL names no database (…/DATABASE at the end of its path)") }
-        var query: [String: String] = [:]
+        var options: [String: String] = [:]
         for item in c.queryItems ?? [] {
             guard let value = item.value else { throw .init("“\(item.name)” in the URL has no value") }
             switch item.name {
-            case "sslmode", "host", "port", "sslrootcert": query[item.name] = value
+            case "sslmode", "host", "port", "sslrootcert": options[item.name] = value
             default: throw .init("“\(item.name)” in the URL is not understood here (known: sslmode, host, port, sslrootcert)")
             }
         }
-        let portText = query["port"] ?? c.port.map(String.init) ?? "5432"
+        let portText = options["port"] ?? c.port.map(String.init) ?? "5432"
         guard let port = Int(portText), (1...65535).contains(port) else { throw .init("port “\(portText)” is not 1 to 65535") }
         var tls: TLSMode
-        if let socketFolder = query["host"] {
+        if let socketFolder = options["host"] {
             guard socketFolder.hasPrefix("/") else { throw .init("host=“\(socketFolder)” is not an absolute socket folder") }
             guard c.host.map(\.isEmpty) ?? true else { throw .init("the URL names both a host and a socket folder (host=); keep one") }
             endpoint = .unixSocket(path: socketFolder + (socketFolder.hasSuffix("/") ? "" : "/") + ".s.PGSQL.\(port)")
@@ -96,7 +96,7 @@ public struct PostgresLocation: Hashable, Sendable, CustomStringConvertible {
             // Over a network the default checks who answers: a household's LAN is not a trusted wire.
             tls = .verifyFull
         }
-        if let mode = query["sslmode"] {
+        if let mode = options["sslmode"] {
             guard let m = TLSMode(rawValue: mode) else {
                 throw .init("sslmode=“\(mode)” is not one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -108,7 +108,7 @@ public struct PostgresLocation: Hashable, Sendable, CustomStringConvertible {
         self.user = user
         self.database = database
         self.tls = tls
-        caFile = query["sslrootcert"]
+        caFile = options["sslrootcert"]
         if let ca = caFile, !ca.hasPrefix("/") { throw .init("sslrootcert=“\(ca)” is not an absolute path") }
     }
 

@@ -261,14 +261,15 @@ package enum PostgresSchema {
         """),
         // SPEC §4a daily allowances and §5a pauses, as the SQLite step "v4 allowances and pauses":
         // the ledger and the batches accept `allowance`, the wallet keeps its allowance day and
-        // what it granted, and the two new tables. PostgreSQL changes a CHECK in place (the
-        // column checks carry its default names, TABLE_COLUMN_check).
+        // what it granted, and the two new tables. PostgreSQL changes a CHECK in place; the checks
+        // carry its default names (TABLE_COLUMN_check for one column, TABLE_check for the
+        // earned_day rule, which names two).
         ("pg2 allowances and pauses", """
-        ALTER TABLE ledger DROP CONSTRAINT IF EXISTS ledger_reason_check;
+        ALTER TABLE ledger DROP CONSTRAINT ledger_reason_check;
         ALTER TABLE ledger ADD CONSTRAINT ledger_reason_check CHECK (reason IN ('earn', 'spend', 'bypassFree', 'bypassCredit',
             'bypassToken', 'adjust', 'starter', 'expire', 'capDiscard', 'allowance'));
-        ALTER TABLE wallet_batches DROP CONSTRAINT IF EXISTS wallet_batches_origin_check;
-        ALTER TABLE wallet_batches DROP CONSTRAINT IF EXISTS wallet_batches_earned_day_check;
+        ALTER TABLE wallet_batches DROP CONSTRAINT wallet_batches_origin_check;
+        ALTER TABLE wallet_batches DROP CONSTRAINT wallet_batches_check;
         ALTER TABLE wallet_batches ADD CONSTRAINT wallet_batches_origin_check CHECK (origin IN ('earned', 'starter', 'adjustment', 'allowance'));
         ALTER TABLE wallet_batches ADD CONSTRAINT wallet_batches_earned_day_check CHECK ((origin IN ('earned', 'allowance')) = (earned_day IS NOT NULL));
         ALTER TABLE wallet_batches ADD COLUMN allowance_key TEXT;

@@ -40,7 +40,7 @@ struct SampleFileTests {
         let text = Self.uncommented(try sampleText())
         // The test would prove nothing if the uncommenting did nothing.
         let active = text.split(separator: "\n").filter { $0.contains(" = ") && !$0.hasPrefix("#") }
-        let tables = ["helper", "dns", "lists", "metrics", "firewall", "web", "digest", "store", "profile", "profile.knobs"]
+        let tables = ["helper", "dns", "lists", "metrics", "firewall", "web", "digest", "notify", "store", "profile", "profile.knobs"]
         let documented = tables.flatMap { ConfigurationSchema.tables[$0] ?? [] }.filter { $0 != "source" && $0 != "knobs" }
         #expect(active.count == documented.count)
         let c = try parse(text)

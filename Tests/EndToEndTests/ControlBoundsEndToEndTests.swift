@@ -29,6 +29,9 @@ import Testing
         "POST /v1/requests": #"{"seconds": 60, "note": "bounds"}"#,
         "POST /v1/requests/{id}/approve": #"{"note": "bounds"}"#,
         "POST /v1/requests/{id}/decline": #"{"note": "bounds"}"#,
+        "POST /v1/pause": #"{"seconds": 60, "reason": "bounds"}"#,
+        "POST /v1/allowances": #"{"seconds": 600, "entries": ["tiktok"], "days": "daily"}"#,
+        "POST /v1/allowances/clear": #"{"entries": ["no-such-entry-bounds"]}"#,
     ]
 
     /// The numbers of the control API and their ranges, written out here (not read from the code
@@ -41,6 +44,8 @@ import Testing
         ("POST /v1/peek", "for_seconds", 1, 86_400, true),
         ("POST /v1/token", "for_seconds", 1, 86_400, true),
         ("POST /v1/stop", "for_seconds", 1, 86_400, true),
+        ("POST /v1/pause", "seconds", 1, 604_800, true),
+        ("POST /v1/allowances", "seconds", 1, 86_400, false),
     ]
 
     /// Values no number field allows: the two that crashed the helper and their kin.

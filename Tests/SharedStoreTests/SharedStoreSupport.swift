@@ -52,6 +52,16 @@ enum SharedFixture {
         return problems
     }
 
+    /// Whether `condition` holds within `seconds`, looked at every 10 ms.
+    static func eventually(seconds: Int = 10, _ condition: () async -> Bool) async -> Bool {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(seconds) {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await condition()
+    }
+
     static func wire(_ name: String) -> [UInt8] {
         var out: [UInt8] = []
         for label in name.split(separator: ".") {
