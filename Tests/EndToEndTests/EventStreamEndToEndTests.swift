@@ -42,7 +42,10 @@ import Testing
         print("event stream: DNS median \(Int(baseline * 1000)) ms before, \(Int(loadedMedian * 1000)) ms (max \(Int(loadedMax * 1000)) ms) "
               + "with 100 hanging readers through \(result["flood_seconds"] ?? "?") s of flood; adjust→reader \(result["delays"] ?? "?") s; "
               + "lagging reader: \((result["lagging_ids"] as? [Int])?.count ?? 0) events, dropped notice \(result["lagging_dropped"] ?? "none")")
-        #expect(loadedMedian < baseline * 3 + 0.02 && loadedMax < 1, "DNS answers slowed: \(baseline) → \(loadedMedian), max \(loadedMax)")
+        // What hanging readers would do is hold the helper up: answers seconds late (the first
+        // version, one write per event, let one wait 2.3 s). The flood of urges itself costs the
+        // box some CPU: 14 ms median on a quiet run, 40 ms beside a release build.
+        #expect(loadedMedian < baseline * 3 + 0.1 && loadedMax < 1, "DNS answers slowed: \(baseline) → \(loadedMedian), max \(loadedMax)")
 
         // The reader that keeps up got every event, in the log's order, each adjustment within 1 s.
         let fast = try #require(result["fast_ids"] as? [Int])
