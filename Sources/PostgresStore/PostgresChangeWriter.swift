@@ -262,15 +262,7 @@ struct PostgresTally {
             let delta = try r.int("delta_seconds")
             let reason = LedgerRow.Reason(rawValue: try r.text("reason"))
             add(try r.int("time")) { t in
-                t.ledgerDeltaSeconds += delta
-                switch reason {
-                case .earn?, .capDiscard?: t.earnedSeconds += delta
-                case .spend?: t.spentSeconds -= delta
-                case .bypassCredit?: t.spentSeconds -= delta; t.peeks += 1
-                case .bypassFree?: t.peeks += 1
-                case .bypassToken?: t.tokens += 1
-                default: break
-                }
+                t.add(ledgerDelta: delta, reason: reason)
             }
         }
         for r in try s.rows("""

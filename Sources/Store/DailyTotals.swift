@@ -54,15 +54,7 @@ struct RawTally {
             let delta: Int64 = r["delta_seconds"]
             let reason = LedgerRow.Reason(rawValue: r["reason"])
             add(r["time"]) { t in
-                t.ledgerDeltaSeconds += delta
-                switch reason {
-                case .earn?, .capDiscard?: t.earnedSeconds += delta
-                case .spend?: t.spentSeconds -= delta
-                case .bypassCredit?: t.spentSeconds -= delta; t.peeks += 1
-                case .bypassFree?: t.peeks += 1
-                case .bypassToken?: t.tokens += 1
-                default: break
-                }
+                t.add(ledgerDelta: delta, reason: reason)
             }
         }
         for r in try Row.fetchAll(db, sql: """
@@ -148,5 +140,21 @@ extension Store {
         t.tokens = r["tokens"]
         t.ledgerDeltaSeconds = r["ledger_delta_seconds"]
         return t
+    }
+}
+
+extension DailyTotals {
+    /// What one ledger row adds to its day (SPEC §7): every row to the ledger sum, earnings and
+    /// spends to their totals, bypasses to the peek and token counts. One rule for both stores.
+    package mutating func add(ledgerDelta delta: Int64, reason: LedgerRow.Reason?) {
+        ledgerDeltaSeconds += delta
+        switch reason {
+        case .earn?, .capDiscard?: insight.earnedSeconds += delta
+        case .spend?: insight.spentSeconds -= delta
+        case .bypassCredit?: insight.spentSeconds -= delta; insight.peeks += 1
+        case .bypassFree?: insight.peeks += 1
+        case .bypassToken?: insight.tokens += 1
+        default: break
+        }
     }
 }
