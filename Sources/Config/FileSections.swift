@@ -60,15 +60,20 @@ struct FileSections {
     /// The weekly digest's delivery hook: an absolute program path and its arguments, run without
     /// a shell; and how long it may run.
     private mutating func readDigest(_ t: TableReader) {
-        let command = DigestKeys.command
+        readHook(t, command: DigestKeys.command, timeout: DigestKeys.timeout, into: \.digestHook)
+    }
+
+    /// A hook's table (`[digest]`, `[notify]`): the program must be an absolute path, since it runs
+    /// without a shell or PATH search.
+    private mutating func readHook(_ t: TableReader, command: Setting, timeout: Setting, into hook: WritableKeyPath<HelperConfiguration, DigestHookSettings>) {
         if let items = t.strings(command) {
             if let first = items.first, !first.value.hasPrefix("/") {
                 t.log.report(first.path, "is \"\(first.value)\", not an absolute path (the hook runs without a shell or PATH search)",
                              allowed: command.allowed)
             }
-            configuration.digestHook.command = items.map(\.value)
+            configuration[keyPath: hook].command = items.map(\.value)
         }
-        if let timeout = t.duration(DigestKeys.timeout) { configuration.digestHook.timeout = timeout }
+        if let length = t.duration(timeout) { configuration[keyPath: hook].timeout = length }
         t.finish()
     }
 
@@ -112,16 +117,7 @@ struct FileSections {
 
     /// `[notify]`: the same shape as `[digest]`, for a new request for time.
     private mutating func readNotify(_ t: TableReader) {
-        let command = NotifyKeys.command
-        if let items = t.strings(command) {
-            if let first = items.first, !first.value.hasPrefix("/") {
-                t.log.report(first.path, "is \"\(first.value)\", not an absolute path (the hook runs without a shell or PATH search)",
-                             allowed: command.allowed)
-            }
-            configuration.notifyHook.command = items.map(\.value)
-        }
-        if let timeout = t.duration(NotifyKeys.timeout) { configuration.notifyHook.timeout = timeout }
-        t.finish()
+        readHook(t, command: NotifyKeys.command, timeout: NotifyKeys.timeout, into: \.notifyHook)
     }
 
     // MARK: [metrics]
