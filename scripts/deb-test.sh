@@ -79,7 +79,8 @@ tarball=$cache/$suite-apt-$(echo "$mirror" | md5sum | cut -c1-8).tar
 if [ ! -s "$tarball" ]; then
   step "building a clean $suite root with mmdebstrap from $mirror (cached in $cache)"
   mkdir -p "$cache"
-  mmdebstrap --quiet --variant=apt --mode=root "$suite" "$tarball.part" "$mirror"
+  # --format: mmdebstrap guesses it from the name's extension, and "x.tar.part" would be a folder.
+  mmdebstrap --quiet --variant=apt --mode=root --format=tar "$suite" "$tarball.part" "$mirror"
   mv "$tarball.part" "$tarball"
 else
   step "a clean $suite root from the cached $tarball"
