@@ -38,6 +38,11 @@ public enum ControlBodyDecoding {
         if let first = unknown.first {
             throw .malformed("unknown field '\(WireRangeError.quoted(first))'; this endpoint takes \(Body.fieldNames.map { "'\($0)'" }.joined(separator: ", "))")
         }
+        do throws(WireRangeError) {
+            for field in fields.keys.sorted() { try WireText.check(field: field, json: fields[field]!) }
+        } catch {
+            throw .outOfRange(error)
+        }
         do {
             return try ControlJSON.decoder().decode(Body.self, from: Data(bytes))
         } catch let error as WireRangeError {

@@ -230,3 +230,59 @@ public enum URLEncodedFields {
         return spaced.removingPercentEncoding ?? spaced
     }
 }
+
+// MARK: Text
+
+/// The length and characters of every text a request carries, checked while a body or a form is
+/// decoded (`ControlBodyDecoding`, the page's `WebForm`), before anything is stored. Without it a
+/// reason or a note was bounded only by the 64 KiB body limit, and a megabyte of reasons went into
+/// the database, every event that names it, the log and the page.
+public enum WireText {
+    /// A person's own words — a reason, a note, a plan, an alternative, a task: at most this many
+    /// characters, as a household note always was (the page's inputs say 200 for room to spare).
+    public static let longestWords = PersonWords.longest
+    /// Any other text — a name, an entry, a time, a list's URL: at most this many bytes (2,048 is
+    /// the longest URL the common browsers and servers take; a domain name is at most 253).
+    public static let longestOther = 2048
+    /// A list in a body (`entries`, `clients`): at most this many items.
+    public static let mostItems = 1000
+    /// The fields that hold a person's words, as spelled on the wire and in the page's forms.
+    public static let wordsFields: Set<String> = ["reason", "note", "text", "when", "then", "task"]
+
+    /// Refuses `text` of `field` when it is too long or carries a control character (a newline in
+    /// a reason would forge a line in the log and in `scrolloff events`).
+    public static func check(field: String, _ text: String) throws(WireRangeError) {
+        if wordsFields.contains(field) {
+            let count = text.count
+            guard count <= longestWords else {
+                throw WireRangeError(field: field, allowed: "at most \(longestWords) characters", sent: "\(count) characters",
+                                     hint: "Say it in a sentence or two.")
+            }
+        } else {
+            guard text.utf8.count <= longestOther else {
+                throw WireRangeError(field: field, allowed: "at most \(longestOther) bytes", sent: "\(text.utf8.count) bytes")
+            }
+        }
+        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw WireRangeError(field: field, allowed: "text without control characters (line breaks, tabs, escapes)",
+                                 sent: String(format: "U+%04X", control.value), hint: "Write it on one line.")
+        }
+    }
+
+    /// Checks every text in a decoded JSON value of `field`, in lists too, and the length of lists.
+    static func check(field: String, json value: Any) throws(WireRangeError) {
+        switch value {
+        case let text as String:
+            try check(field: field, text)
+        case let items as [Any]:
+            guard items.count <= mostItems else {
+                throw WireRangeError(field: field, allowed: "a list of at most \(mostItems) items", sent: "\(items.count) items")
+            }
+            for item in items { try check(field: field, json: item) }
+        case let object as [String: Any]:
+            for (key, item) in object { try check(field: key, json: item) }
+        default:
+            return
+        }
+    }
+}

@@ -18,7 +18,7 @@ extension HelperEngine {
     /// Who "answered" an expired request, in `answered_by` and on the member's page.
     public static let requestExpiryAuthor = TimeRequests.expiryAuthor
     /// Notes are short sentences; longer text is refused rather than cut.
-    public static let longestHouseholdNote = 280
+    public static let longestHouseholdNote = PersonWords.longest
 
     /// Declines, as the helper, every pending request older than `TimeRequests.pendingLifetime`:
     /// one answer row and one event each, in one commit. A failed write leaves them pending; the

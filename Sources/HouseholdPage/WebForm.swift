@@ -21,6 +21,14 @@ struct WebForm: Sendable {
     static func read(_ request: Request, _ context: WebContext) async throws -> WebForm {
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
-        return WebForm(String(buffer: buffer))
+        let form = WebForm(String(buffer: buffer))
+        // The same bounds as the control API's bodies: a note of 16 KiB, or one with a line break
+        // that would forge a line in the log, is refused before a handler sees it.
+        do throws(WireRangeError) {
+            for field in form.values.keys.sorted() { try WireText.check(field: field, form.values[field]!) }
+        } catch {
+            throw WebFailure(.badRequest, "\(error)")
+        }
+        return form
     }
 }

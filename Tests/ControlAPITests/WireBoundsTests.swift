@@ -169,4 +169,50 @@ import Testing
         let withBodies = ControlEndpoints.endpoints.filter { $0.bodyType != nil }.map(\.template)
         #expect(withBodies.contains("/v1/use") && withBodies.contains("/v1/requests/{id}/approve") && !withBodies.contains("/v1/health"))
     }
+
+    // MARK: Text
+
+    static func refusal<Body: ControlRequestBody>(_ type: Body.Type, _ json: String) -> WireRangeError? {
+        do throws(ControlBodyError) {
+            _ = try ControlBodyDecoding.decode(type, from: Array(json.utf8))
+            return nil
+        } catch {
+            guard case .outOfRange(let range) = error else { return WireRangeError(field: "?", allowed: "?", sent: "\(error)") }
+            return range
+        }
+    }
+
+    @Test func a_reason_of_280_characters_is_taken_and_281_refused_saying_the_bound() {
+        let most = String(repeating: "é", count: 280)
+        #expect(Self.refusal(EntriesRequest.self, #"{"entries": ["x"], "reason": "\#(most)"}"#) == nil, "280 characters of 2 bytes each")
+        let refused = Self.refusal(EntriesRequest.self, #"{"entries": ["x"], "reason": "\#(most)e"}"#)
+        #expect(refused?.field == "reason" && refused?.description.hasPrefix("reason must be at most 280 characters; you sent 281 characters.") == true,
+                "\(String(describing: refused))")
+    }
+
+    @Test(arguments: ["note", "text"])
+    func a_megabyte_of_words_is_refused_whatever_the_endpoint(_ field: String) {
+        let huge = String(repeating: "a", count: 1 << 20)
+        let refused = field == "note"
+            ? Self.refusal(TimeRequestBody.self, #"{"seconds": 900, "note": "\#(huge)"}"#)
+            : Self.refusal(AlternativeRequest.self, #"{"text": "\#(huge)"}"#)
+        #expect(refused?.field == field && refused?.sent == "1048576 characters", "\(String(describing: refused))")
+    }
+
+    @Test(arguments: [#"\n"#, #"\r"#, #"\t"#, #"\u0000"#, #"\u001b[31m"#, #"\u0085"#])
+    func a_control_character_in_any_text_is_refused(_ escaped: String) {
+        let inWords = Self.refusal(TimeRequestBody.self, #"{"seconds": 900, "note": "ok\#(escaped)forged"}"#)
+        #expect(inWords?.field == "note" && inWords?.allowed.contains("without control characters") == true, "\(String(describing: inWords))")
+        let inList = Self.refusal(EntriesRequest.self, #"{"entries": ["instagram", "x\#(escaped)"]}"#)
+        #expect(inList?.field == "entries", "\(String(describing: inList))")
+    }
+
+    @Test func any_other_text_stops_at_2048_bytes_and_a_list_at_1000_items() {
+        let url = "https://example.org/" + String(repeating: "a", count: 2048 - 20)
+        #expect(Self.refusal(EntriesRequest.self, #"{"entries": ["\#(url)"]}"#) == nil)
+        #expect(Self.refusal(EntriesRequest.self, #"{"entries": ["\#(url)a"]}"#)?.sent == "2049 bytes")
+        let thousand = Array(repeating: #""x""#, count: 1000).joined(separator: ",")
+        #expect(Self.refusal(EntriesRequest.self, #"{"entries": [\#(thousand)]}"#) == nil)
+        #expect(Self.refusal(EntriesRequest.self, #"{"entries": [\#(thousand),"y"]}"#)?.sent == "1001 items")
+    }
 }

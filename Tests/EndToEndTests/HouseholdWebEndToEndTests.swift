@@ -186,12 +186,18 @@ struct HouseholdWebRequestTests {
         let scratch = try Scratch(), helper = try HouseholdHelper(scratch: scratch, ownerPassword: true)
         let kid = helper.device("127.0.0.2"), parentDevice = helper.device("127.0.0.3")
         let kidToken = try #require(try kid.get("/signin").csrf)
+        // A note over 280 characters, or with a line break that would forge a log line, is a 400
+        // saying the bound, and nothing is asked.
+        let long = try kid.post("/ask", [("csrf", kidToken), ("minutes", "15"), ("note", String(repeating: "a", count: 281))])
+        #expect(long.status == 400 && long.body.contains("at most 280 characters"), "\(long.status) \(long.body.prefix(300))")
+        #expect(try kid.post("/ask", [("csrf", kidToken), ("minutes", "15"), ("note", "first\nforged")]).status == 400)
         #expect(try kid.post("/ask", [("csrf", kidToken), ("minutes", "15"), ("note", "science project")]).status == 303)
         let parentToken = try #require(try parentDevice.get("/signin").csrf)
         #expect(try parentDevice.post("/ask", [("csrf", parentToken), ("minutes", "30"), ("note", "film night")]).status == 303)
         // Each device asked for its own profile.
         let requests = try helper.cli(["requests", "--all", "--json"]).output
         #expect(requests.contains("\"profile\" : \"kid\"") && requests.contains("\"profile\" : \"parent\""), "\(requests)")
+        #expect(!requests.contains("aaaa") && !requests.contains("forged"), "a refused note was stored: \(requests)")
         // A member's page shows its own request only; no device can answer one.
         let kidPage = try kid.get("/")
         #expect(kidPage.body.contains("data-status=\"pending\"") && kidPage.body.contains("science project") && !kidPage.body.contains("film night"))
