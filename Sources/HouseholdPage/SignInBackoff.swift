@@ -103,7 +103,7 @@ package actor SignInBackoff {
         entries[name] = nil
         if let shared {
             let forget = WebSessions.milliseconds(policy.forgetAfter)
-            _ = await Self.call { () throws(StoreError) in
+            _ = await calls.run { () throws(StoreError) in
                 try shared.updateSignInTries(name: name, forgetAfterMilliseconds: forget, maximumTracked: Self.maximumTracked) { tries, _ in tries = nil }
             }
         }
@@ -114,7 +114,7 @@ package actor SignInBackoff {
         let policy = self.policy
         let delays = (0...(policy.freeTries + 40)).map { WebSessions.milliseconds(delay(after: $0)) }
         let forget = WebSessions.milliseconds(policy.forgetAfter)
-        return await Self.call { () throws(StoreError) in
+        return await calls.run { () throws(StoreError) in
             try shared.updateSignInTries(name: name, forgetAfterMilliseconds: forget, maximumTracked: Self.maximumTracked) { stored, now -> Wait? in
                 var entry = stored.flatMap { now - $0.lastAt < forget ? $0 : nil } ?? SignInTries(tries: 0, nextAt: now, lastAt: now, owner: owner)
                 entry.owner = owner
@@ -132,18 +132,7 @@ package actor SignInBackoff {
         }
     }
 
-    /// A call to the household's database off the Swift concurrency pool (it waits for the server).
-    private static func call<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async -> Result<T, StoreError> {
-        await withCheckedContinuation { continuation in
-            queue.async {
-                do throws(StoreError) { continuation.resume(returning: .success(try body())) } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-    }
-
-    private static let queue = DispatchQueue(label: "scrolloff.web.sign-ins")
+    private let calls = WebAccountCalls(label: "scrolloff.web.sign-ins")
 
     /// Drops names left alone past `forgetAfter`, then names that are not owners and may try now,
     /// then any name that is not an owner's, the least recent first.

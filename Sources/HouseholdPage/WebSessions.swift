@@ -180,19 +180,12 @@ actor WebSessions {
         }
     }
 
-    /// Runs a call to the household's database off the Swift concurrency pool (it waits for the
-    /// server, up to the store's statement timeout), one at a time.
+    /// A call to the household's database, off the concurrency pool (`WebAccountCalls`).
     private func call<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async -> Result<T, StoreError> {
-        await withCheckedContinuation { continuation in
-            Self.queue.async {
-                do throws(StoreError) { continuation.resume(returning: .success(try body())) } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
+        await calls.run(body)
     }
 
-    private static let queue = DispatchQueue(label: "scrolloff.web.sessions")
+    private let calls = WebAccountCalls(label: "scrolloff.web.sessions")
 
     static func milliseconds(_ d: Duration) -> Int64 {
         d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
