@@ -25,7 +25,7 @@
 #   SERVERS="scrolloff dnsmasq unbound"  QPS_SECONDS=8  LATENCY_SECONDS=5  FIXED_QPS=20000  REFRESH=1
 #   SERVERS="scrolloff scrolloff-pg": scrolloff-pg is the same helper with its state on PostgreSQL
 #     (`[store] backend = "postgresql"`, a server started in a temporary folder by bench/pg.sh, a
-#     new database per start); the summary then compares it with scrolloff on SQLite (issue 30:
+#     new database per start); the summary then compares it with scrolloff on SQLite (the goal:
 #     QPS and latency equal). It is set up through the same CLI verbs.
 #   REPS=3: passes per round, the servers measured by turns within each (see measure_round).
 #   REFRESH_CLI=idle|normal: the scheduling class of the `lists update` that starts the refresh.

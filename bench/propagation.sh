@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How long a change made through one helper takes to reach the other helper's DNS answers, two
-# helpers on one PostgreSQL (issue 30: "≤ 1 s at the 99th percentile with 10 profiles and a
+# helpers on one PostgreSQL (the goal: "≤ 1 s at the 99th percentile with 10 profiles and a
 # 1,000,000-name list blocked").
 #
 # Two release helpers (`scrolloff-dns start --config` with `[store] backend = "postgresql"`, nodes
@@ -74,7 +74,7 @@ for node in a b; do
     PORT[$node]=$(free_port)
     SOCK[$node]="$WORK/$node.sock"
     # The list is named in both helpers' files: list sources and their copies are per helper
-    # today (issue 30 wants them shared; see docs/benchmarks.md), so each fetches its own.
+    # today (docs/benchmarks.md), so each fetches its own.
     config=$(pg_config household "$node")
     printf '\n[[lists.source]]\nname = "bench"\nurl = "http://127.0.0.1:%s/blocklist.txt"\n' "$HTTP_PORT" >>"$config"
     "$BIN" start --config "$config" --listen "127.0.0.1:${PORT[$node]}" --upstream "127.0.0.1:$UP_PORT" \

@@ -62,7 +62,7 @@ struct CheckConfigTests {
             "\(run.stdout)")
     }
 
-    /// Issue 30: the summary says where the state lives, so a file pointing a helper at the
+    /// Two resolvers on one database: the summary says where the state lives, so a file pointing a helper at the
     /// household's database (or not) can be checked before the restart that applies it; never
     /// the database password.
     @Test func the_summary_names_the_store_sqlite_file_or_postgresql_server_and_node_without_the_password() throws {

@@ -13,7 +13,7 @@ import Store
 import Synchronization
 import Testing
 
-/// Issue 30: the household page's owners, sessions and sign-in waits are the household's, not a
+/// Two helpers of one household (docs/operations.md): the household page's owners, sessions and sign-in waits are the household's, not a
 /// helper's: an owner signs in on one helper's page and is signed in on the other's, a password
 /// set through one helper works on both, and wrong passwords through either count against one wait.
 @Suite(.serialized) struct SharedWebAccountTests {
