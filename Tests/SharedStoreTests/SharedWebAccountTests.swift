@@ -44,22 +44,22 @@ import Testing
             let csrf = try #require(signInPage.csrf)
             let form = "csrf=\(csrf)&name=\(Self.owner)&password=\(Self.password)"
             let signedIn = try Self.http(ports[0], "POST", "/signin", cookie: planted, body: form)
-            #expect(signedIn.status == 303 && signedIn.head.lowercased().contains("location: /owner"), "\(signedIn.head)\n\(signedIn.body)")
+            try #require(signedIn.status == 303 && signedIn.head.lowercased().contains("location: /owner"), "\(signedIn.head)\n\(signedIn.body)")
             let session = try #require(signedIn.cookie)
-            #expect(session != planted)
+            try #require(session != planted)
 
             // B's page knows the session: the owner's page, not the sign-in form.
             let onB = try Self.http(ports[1], "GET", "/owner", cookie: session)
-            #expect(onB.status == 200 && onB.body.contains("Signed in as \(Self.owner)"), "\(onB.head)")
+            try #require(onB.status == 200 && onB.body.contains("Signed in as \(Self.owner)"), "\(onB.head)")
             // The id planted before the sign-in is worth nothing on either page.
-            #expect(try Self.http(ports[1], "GET", "/owner", cookie: planted).status == 303)
+            try #require(try Self.http(ports[1], "GET", "/owner", cookie: planted).status == 303)
 
             // Signed out through B: A's page no longer knows the session.
             let token = try #require(onB.csrf)
             let out = try Self.http(ports[1], "POST", "/signout", cookie: session, body: "csrf=\(token)")
-            #expect(out.status == 303, "\(out.head)")
+            try #require(out.status == 303, "\(out.head)")
             let onA = try Self.http(ports[0], "GET", "/owner", cookie: session)
-            #expect(onA.status == 303 && onA.head.lowercased().contains("location: /signin"), "\(onA.head)")
+            try #require(onA.status == 303 && onA.head.lowercased().contains("location: /signin"), "\(onA.head)")
         }
     }
 
@@ -127,7 +127,9 @@ import Testing
     // MARK: Pages and a client
 
     /// Serves one household page per (engine, store, state folder), each on a port the kernel
-    /// picks, and runs `body` with the ports on a thread of its own (blocking sockets).
+    /// picks, and runs `body` with the ports on a thread of its own (blocking sockets). On that
+    /// thread an `#expect` is not the test's; `body` checks with `#require`, whose error ends it and
+    /// is thrown here again as the test's.
     static func withPages(_ nodes: [(HelperEngine, PostgresStateStore, String)], _ body: @escaping @Sendable ([Int]) throws -> Void) async throws {
         let logger = Logger(label: "test")
         let ports = Mutex<[Int: Int]>([:])
@@ -155,7 +157,9 @@ import Testing
         }
         await group.triggerGracefulShutdown()
         try await running.value
-        if let failure { throw failure }
+        // Thrown as an error of its own: a `#require`'s error, thrown as it is, counts as
+        // recorded already, and its issue went to no test from the thread.
+        if let failure { throw TestPostgres.Failed(description: "a check of the pages failed: \(failure)") }
     }
 
     struct Reply {
