@@ -274,6 +274,7 @@ let package = Package(
                 "ScrollOffCore",
                 "ServiceKit",
                 "Sinkhole",
+                "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -512,6 +513,9 @@ let package = Package(
             dependencies: [
                 "Engine", "Enforcement", "DomainLists", "PostgresStore", "Store", "ScrollOffCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                // The household page of two helpers on one database (SharedWebAccountTests).
+                "HouseholdPage", "Sinkhole", .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

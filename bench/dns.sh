@@ -23,6 +23,10 @@
 #
 # Usage: bench/dns.sh [SIZES] [ROUNDS]     e.g. bench/dns.sh "200000 1000000" 3
 #   SERVERS="scrolloff dnsmasq unbound"  QPS_SECONDS=8  LATENCY_SECONDS=5  FIXED_QPS=20000  REFRESH=1
+#   SERVERS="scrolloff scrolloff-pg": scrolloff-pg is the same helper with its state on PostgreSQL
+#     (`[store] backend = "postgresql"`, a server started in a temporary folder by bench/pg.sh, a
+#     new database per start); the summary then compares it with scrolloff on SQLite (the goal:
+#     QPS and latency equal). It is set up through the same CLI verbs.
 #   REPS=3: passes per round, the servers measured by turns within each (see measure_round).
 #   REFRESH_CLI=idle|normal: the scheduling class of the `lists update` that starts the refresh.
 #   SCROLLOFF_BIN=… SCROLLOFF_CLI=… measure other binaries (no build).
@@ -61,6 +65,10 @@ CLI=${SCROLLOFF_CLI:-"$(swift build -c release --show-bin-path)/scrolloff"}
 # The curated lists of this checkout, wherever the binary lies.
 export SCROLLOFF_CATALOG=${SCROLLOFF_CATALOG:-"$PWD/blocklists"}
 . bench/lib.sh bench
+if [[ " $SERVERS " == *" scrolloff-pg "* ]]; then
+    . bench/pg.sh
+    pg_start
+fi
 now_ms() { date +%s%3N; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 # CPU time (user + system) a process has used, in ms: what a step cost the server whatever the
@@ -168,12 +176,17 @@ start_server() { # kind full|empty|none dir
     ADD_MS=0
     ADD_CPU_MS=0
     case "$kind" in
-    scrolloff)
+    scrolloff|scrolloff-pg)
         # A fresh state folder per run: the blocks (and their cooldowns) live in the database.
-        local state="$WORK/state-$port"
+        local state="$WORK/state-$port" store=()
         SOCK="$state.sock"
-        taskset -c "$SERVER_CPU" "$BIN" start --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
-            --state-dir "$state" --control-socket "$SOCK" >/dev/null 2>"$WORK/scrolloff.err" &
+        if [ "$kind" = scrolloff-pg ]; then
+            # A fresh database per run too, for the same reason; the server itself is shared.
+            pg_createdb "bench_$port"
+            store=(--config "$(pg_config "bench_$port" "bench-$port")")
+        fi
+        taskset -c "$SERVER_CPU" "$BIN" start "${store[@]}" --listen "127.0.0.1:$port" --upstream "127.0.0.1:$UP_PORT" \
+            --state-dir "$state" --control-socket "$SOCK" >/dev/null 2>"$WORK/$kind.err" &
         ;;
     dnsmasq)
         local conf="$dir/dnsmasq.conf"; [ "$which" = empty ] && conf="$dir/empty.conf"
@@ -191,7 +204,7 @@ start_server() { # kind full|empty|none dir
     PIDS+=("$SERVER_PID")
     SERVER_PORT=$port
     wait_answering "$port" x.cache.bench 10.0.0.1
-    if [ "$kind" = scrolloff ]; then
+    if [[ $kind == scrolloff* ]]; then
         "$CLI" block instagram tiktok --socket "$SOCK" >/dev/null
         wait_answering "$port" www.instagram.com 0.0.0.0
         if [ "$which" = empty ]; then
@@ -369,7 +382,7 @@ def med(kind, n, col):
 def spread(kind, n, col, scale=1.0):
     v = vals(kind, n, col)
     return f"{min(v)*scale:.0f}–{max(v)*scale:.0f}" if v else "-"
-kinds = [k for k in ["scrolloff", "dnsmasq", "unbound"] if k in base]
+kinds = [k for k in ["scrolloff", "scrolloff-pg", "dnsmasq", "unbound"] if k in base]
 for n in sorted({r[1] for r in rows}, key=int):
     size = int(n)
     print(f"\n{size:,} names")
@@ -377,10 +390,14 @@ for n in sorted({r[1] for r in rows}, key=int):
     per = {}
     for k in kinds:
         per[k] = (med(k, n, "rss") - int(base[k])) * 1024 / size
-        load = med(k, n, "add") if k == "scrolloff" else med(k, n, "load")
+        load = med(k, n, "add") if k.startswith("scrolloff") else med(k, n, "load")
         print(f"  {k:9} {load:12.0f} {med(k, n, 'rss')/1024:8.1f} {per[k]:7.0f} {med(k, n, 'qps'):8.0f} [{spread(k, n, 'qps')}]"
               f" {med(k, n, 'p50'):5.0f} [{spread(k, n, 'p50')}] {med(k, n, 'p99'):6.0f} [{spread(k, n, 'p99')}] {med(k, n, 'lost'):.0f}")
-    peers = [k for k in kinds if k != "scrolloff"]
+    if "scrolloff" in kinds and "scrolloff-pg" in kinds:
+        s, p = "scrolloff", "scrolloff-pg"
+        print(f"  PostgreSQL / SQLite: QPS {med(p, n, 'qps')/med(s, n, 'qps'):.2f}x, p50 {med(p, n, 'p50')/med(s, n, 'p50'):.2f}x,"
+              f" p99 {med(p, n, 'p99')/med(s, n, 'p99'):.2f}x (goal: equal)")
+    peers = [k for k in kinds if not k.startswith("scrolloff")]
     if "scrolloff" in kinds and peers:
         s = "scrolloff"
         best_qps = max(peers, key=lambda k: med(k, n, "qps"))

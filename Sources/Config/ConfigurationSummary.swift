@@ -1,4 +1,6 @@
 import Enforcement
+import Foundation
+import PostgresStore
 import ScrollOffCore
 import Store
 
@@ -29,7 +31,24 @@ public enum ConfigurationSummary {
         out.append("metrics: " + (c.metricsListen.map { "http://\($0)/metrics" } ?? "off"))
         out.append("household page: " + (c.webListenAddresses.isEmpty ? "off" : c.webListenAddresses.map { "http://\($0)/" }.joined(separator: ", ")))
         out.append("state: \(c.paths.stateDirectory); control socket: \(c.paths.controlSocket); log level \(c.logLevel)")
+        out.append(store(c))
         return out
+    }
+
+    /// Where the rules, wallets and ledger live: the SQLite file, or the household's PostgreSQL
+    /// server, this helper's name there and where its password comes from (never the password).
+    static func store(_ c: HelperConfiguration) -> String {
+        switch c.store.backend {
+        case .sqlite:
+            return "store: sqlite \(c.paths.stateDirectory)/\(StateFiles.databaseName), this helper alone"
+        case .postgresql:
+            // The URL as the helper logs it: user, host or socket, database and TLS mode. A URL
+            // holding a password never gets here (the file is refused).
+            let server = (try? PostgresLocation(parsing: c.store.url))?.description ?? c.store.url
+            let node = c.store.node.isEmpty ? "\(ProcessInfo.processInfo.hostName) (the host name)" : c.store.node
+            let password = c.store.passwordFile.isEmpty ? "no password file" : "password read from \(c.store.passwordFile)"
+            return "store: postgresql \(server), shared by the household's helpers; this helper is node \(node); \(password)"
+        }
     }
 
     private static func profile(_ p: ProfileSettings) -> String {

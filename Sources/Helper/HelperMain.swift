@@ -233,9 +233,9 @@ public enum HelperMain {
         if !configuration.webListenAddresses.isEmpty {
             let web = HouseholdWeb(
                 engine: engine, authorizer: authorizer,
-                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory),
-                signIns: SignInBackoff(policy: .init(maximumDelay: .milliseconds(configuration.web.signInMaximumDelay.milliseconds))),
-                logger: logger)
+                passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory, shared: sharedStore),
+                signIns: SignInBackoff(policy: .init(maximumDelay: .milliseconds(configuration.web.signInMaximumDelay.milliseconds)), shared: sharedStore),
+                sessions: sharedStore, logger: logger)
             let limit = WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections)
             for listen in configuration.webListenAddresses {
                 helperServices.append(HouseholdWebService(

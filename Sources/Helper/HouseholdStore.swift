@@ -9,9 +9,9 @@ import Store
 
 /// `[store] backend = "postgresql"`: opens the household's shared store and keeps this helper in
 /// step with the others (docs/operations.md).
-enum HouseholdStore {
+package enum HouseholdStore {
     /// Opens the server named by `settings`, reading the password file; a start-up error names what to fix.
-    static func open(_ settings: StoreSettings, logger: Logger) throws(HelperStartError) -> PostgresStateStore {
+    package static func open(_ settings: StoreSettings, logger: Logger) throws(HelperStartError) -> PostgresStateStore {
         var location: PostgresLocation
         do throws(PostgresLocationError) {
             location = try PostgresLocation(parsing: settings.url)

@@ -8,6 +8,7 @@ import Logging
 import ScrollOffCore
 import ServiceKit
 import Sinkhole
+import Store
 
 /// The household page (SPEC §9a): what a member's device may see and do for its own profile, and
 /// what a signed-in owner may do for the profiles the control socket would let their uid touch.
@@ -39,12 +40,15 @@ package struct HouseholdWeb: Sendable {
     let signInWaitLog: ThrottledLog
     let logger: Logger
 
+    /// - Parameter sessions: where browsers' sessions are kept: the household's database when the
+    ///   helpers share one (`WebAccountStore`), else this helper's memory (nil).
     package init(engine: HelperEngine, authorizer: any ControlAuthorizer, passwords: OwnerPasswords,
-         limiter: WebRateLimiter = WebRateLimiter(), signIns: SignInBackoff = SignInBackoff(), logger: Logger) {
+         limiter: WebRateLimiter = WebRateLimiter(), signIns: SignInBackoff = SignInBackoff(), sessions shared: (any WebAccountStore)? = nil,
+         logger: Logger) {
         self.engine = engine
         self.authorizer = authorizer
         self.passwords = passwords
-        self.sessions = WebSessions()
+        self.sessions = WebSessions(shared: shared)
         self.limiter = limiter
         self.signIns = signIns
         self.signInWaitLog = ThrottledLog(logger: logger)

@@ -1,6 +1,7 @@
 import Crypto
 import Engine
 import Foundation
+import Store
 import _CryptoExtras
 #if canImport(Glibc)
 import Glibc
@@ -17,13 +18,22 @@ import Glibc
 /// per device (`WebRateLimiter`). The parameters are stored with each hash so they can be raised
 /// later without breaking the passwords already set. The helper reads the file at every
 /// sign-in, so a password set with `scrolloff-dns web passwd` applies without a restart.
+///
+/// On a shared store (`[store] backend = "postgresql"`) the same records live in the household's
+/// database instead (`WebAccountStore`), so a password set through one helper works on every
+/// helper's page; the file is then not read.
 public struct OwnerPasswords: Sendable {
     public static let fileName = "web-owners"
     public static let minimumLength = 8
 
     public let path: String
+    /// The household's database, when the helpers share one: the records live there.
+    public let shared: (any WebAccountStore)?
 
-    public init(stateDirectory: String) { path = stateDirectory + "/" + Self.fileName }
+    public init(stateDirectory: String, shared: (any WebAccountStore)? = nil) {
+        path = stateDirectory + "/" + Self.fileName
+        self.shared = shared
+    }
 
     struct Parameters: Equatable {
         var rounds = 1 << 15
@@ -42,8 +52,13 @@ public struct OwnerPasswords: Sendable {
         let parameters = Parameters()
         let hash: [UInt8]
         do { hash = try Self.derive(password, salt: salt, parameters) } catch { throw .hashing("\(error)") }
-        let line = "\(name):scrypt$\(parameters.rounds)$\(parameters.blockSize)$\(parameters.parallelism)$"
+        let record = "scrypt$\(parameters.rounds)$\(parameters.blockSize)$\(parameters.parallelism)$"
             + "\(Data(salt).base64EncodedString())$\(Data(hash).base64EncodedString())"
+        if let shared {
+            do { try shared.setOwnerPasswordRecord(name: name, record: record) } catch { throw .store("\(error)") }
+            return
+        }
+        let line = "\(name):" + record
         var lines = readLines().filter { !$0.hasPrefix(name + ":") }
         lines.append(line)
         try write(lines.joined(separator: "\n") + "\n")
@@ -51,8 +66,9 @@ public struct OwnerPasswords: Sendable {
 
     /// Whether `password` is `name`'s. Unknown names cost one derivation too, so the answer's
     /// time does not tell which owners exist.
+    /// A store that cannot be read answers false (no sign-in), never true.
     public func verify(name: String, password: String) -> Bool {
-        let stored = readLines().first { $0.hasPrefix(name + ":") }.map { String($0.dropFirst(name.count + 1)) }
+        let stored = record(of: name)
         guard let stored, let (parameters, salt, hash) = Self.parse(stored) else {
             _ = try? Self.derive(password, salt: [UInt8](repeating: 0, count: 16), Parameters())
             return false
@@ -66,7 +82,14 @@ public struct OwnerPasswords: Sendable {
 
     /// The owners with a password, for the sign-in page's hint and `doctor`.
     public func names() -> [String] {
-        readLines().compactMap { $0.split(separator: ":", maxSplits: 1).first.map(String.init) }
+        if let shared { return (try? shared.ownerPasswordNames()) ?? [] }
+        return readLines().compactMap { $0.split(separator: ":", maxSplits: 1).first.map(String.init) }
+    }
+
+    /// `name`'s record (`scrypt$…`), from the household's database or the file.
+    private func record(of name: String) -> String? {
+        if let shared { return try? shared.ownerPasswordRecord(name: name) }
+        return readLines().first { $0.hasPrefix(name + ":") }.map { String($0.dropFirst(name.count + 1)) }
     }
 
     /// Whether the user database knows `name`.
@@ -143,6 +166,8 @@ public enum OwnerPasswordError: Error, Sendable, CustomStringConvertible, Equata
     case badName(String)
     case hashing(String)
     case write(String, String)
+    /// The household's database refused or could not be reached.
+    case store(String)
 
     public var description: String {
         switch self {
@@ -150,6 +175,7 @@ public enum OwnerPasswordError: Error, Sendable, CustomStringConvertible, Equata
         case .badName(let name): "“\(name)” is not a user name; use the owner's Unix login name, such as alex."
         case .hashing(let text): "The password could not be hashed (\(text)); nothing was changed."
         case .write(let path, let reason): "Cannot write \(path): \(reason). Run as root, with the state folder the helper uses (--state-dir)."
+        case .store(let reason): "The household's database did not take the password (\(reason)); nothing was changed. Check that it runs and try again."
         }
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import Store
+
 /// Sign-in tries per owner name (SPEC §9a "sign-ins are rate-limited"), beside the per-device
 /// budget of `WebRateLimiter`: a guesser with many addresses (40 addresses gave 200 guesses in
 /// 32 s) meets this one bound however many it has.
@@ -17,6 +20,10 @@
 /// the ones dropped, so a spray of made-up names cannot wipe an owner's count; made-up names are
 /// tracked too (a guess at one is answered as a guess at an owner, so the answers tell nobody
 /// which names have a password).
+///
+/// On a shared store (`[store] backend = "postgresql"`) the count per name is kept in the
+/// household's database (`WebAccountStore`), by its clock: tries through either helper's page
+/// count against one wait. While the database cannot be reached, this helper's own count decides.
 package actor SignInBackoff {
     package struct Policy: Sendable, Equatable {
         package var freeTries = 3
@@ -52,7 +59,12 @@ package actor SignInBackoff {
     static let maximumTracked = 1024
     private var entries: [String: Entry] = [:]
 
-    package init(policy: Policy = Policy()) { self.policy = policy }
+    private let shared: (any WebAccountStore)?
+
+    package init(policy: Policy = Policy(), shared: (any WebAccountStore)? = nil) {
+        self.policy = policy
+        self.shared = shared
+    }
 
     /// How many names are tracked.
     var tracked: Int { entries.count }
@@ -68,7 +80,8 @@ package actor SignInBackoff {
 
     /// Counts a try for `name` and returns nil when it may go ahead, or the wait. `owner`: the name
     /// has a password, so its count is never dropped to make room.
-    func begin(_ name: String, owner: Bool, now: ContinuousClock.Instant = .now) -> Wait? {
+    func begin(_ name: String, owner: Bool, now: ContinuousClock.Instant = .now) async -> Wait? {
+        if let shared, case .success(let wait) = await beginShared(name, owner: owner, shared) { return wait }
         var entry = entries[name].flatMap { now - $0.last < policy.forgetAfter ? $0 : nil }
             ?? Entry(tries: 0, next: now, last: now, owner: owner)
         entry.owner = owner
@@ -86,7 +99,40 @@ package actor SignInBackoff {
     }
 
     /// The right password for `name`: its count starts again from nothing.
-    func succeeded(_ name: String) { entries[name] = nil }
+    func succeeded(_ name: String) async {
+        entries[name] = nil
+        if let shared {
+            let forget = WebSessions.milliseconds(policy.forgetAfter)
+            _ = await calls.run { () throws(StoreError) in
+                try shared.updateSignInTries(name: name, forgetAfterMilliseconds: forget, maximumTracked: Self.maximumTracked) { tries, _ in tries = nil }
+            }
+        }
+    }
+
+    /// `begin` on the database's count, by its clock (the same steps as the memory's).
+    private func beginShared(_ name: String, owner: Bool, _ shared: any WebAccountStore) async -> Result<Wait?, StoreError> {
+        let policy = self.policy
+        let delays = (0...(policy.freeTries + 40)).map { WebSessions.milliseconds(delay(after: $0)) }
+        let forget = WebSessions.milliseconds(policy.forgetAfter)
+        return await calls.run { () throws(StoreError) in
+            try shared.updateSignInTries(name: name, forgetAfterMilliseconds: forget, maximumTracked: Self.maximumTracked) { stored, now -> Wait? in
+                var entry = stored.flatMap { now - $0.lastAt < forget ? $0 : nil } ?? SignInTries(tries: 0, nextAt: now, lastAt: now, owner: owner)
+                entry.owner = owner
+                if now < entry.nextAt {
+                    stored = entry
+                    let left = entry.nextAt - now
+                    return Wait(seconds: max(1, Int((left + 999) / 1000)), failures: entry.tries)
+                }
+                entry.tries += 1
+                entry.lastAt = now
+                entry.nextAt = now + delays[min(entry.tries, delays.count - 1)]
+                stored = entry
+                return nil
+            }
+        }
+    }
+
+    private let calls = WebAccountCalls(label: "scrolloff.web.sign-ins")
 
     /// Drops names left alone past `forgetAfter`, then names that are not owners and may try now,
     /// then any name that is not an owner's, the least recent first.

@@ -251,46 +251,11 @@ struct PostgresTally {
         return calendar
     }
 
+    /// Every local day of the profile: recent days from the raw rows, rolled-up days from the rollups
+    /// (as `Store.dailyTotals`).
     func dailyTotals() throws -> [DailyTotals] {
         let calendar = try Self.calendar(of: profile, s: s)
-        var days: [LocalCalendar.Day: DailyTotals] = [:]
-        func add(_ time: Int64, _ change: (inout DailyTotals) -> Void) {
-            let day = calendar.day(of: Instant(millisecondsSince1970: time))
-            change(&days[day, default: DailyTotals(day: day)])
-        }
-        for r in try s.rows("SELECT time, delta_seconds, reason FROM ledger WHERE profile = $1", [.text(profile)]) {
-            let delta = try r.int("delta_seconds")
-            let reason = LedgerRow.Reason(rawValue: try r.text("reason"))
-            add(try r.int("time")) { t in
-                t.add(ledgerDelta: delta, reason: reason)
-            }
-        }
-        for r in try s.rows("""
-            SELECT u.time, u.entry, EXISTS (SELECT 1 FROM grants g WHERE g.profile = u.profile AND g.entry = u.entry
-                                   AND g.start >= u.time AND g.start <= u.time + $1) AS opened
-            FROM events u WHERE u.profile = $2 AND u.kind = $3
-            """, [.int(SharedColumns.resistWindow.milliseconds), .text(profile), .text(EventKind.urge.rawValue)]) {
-            let opened = try r["opened"].decode(Bool.self)
-            let time = try r.int("time")
-            let entry = try r.textOrNil("entry") ?? "?"
-            let hour = calendar.hour(of: Instant(millisecondsSince1970: time))
-            add(time) { t in
-                t.urges += 1
-                t.hourUrges[hour] += 1
-                t.entryUrges[entry, default: 0] += 1
-                if !opened {
-                    t.resisted += 1
-                    t.entryResisted[entry, default: 0] += 1
-                }
-            }
-        }
-        for r in try s.rows("SELECT start, ended_at FROM grants WHERE profile = $1 AND ended_at IS NOT NULL", [.text(profile)]) {
-            let start = try r.int("start"), ended = try r.int("ended_at")
-            add(start) { $0.openSeconds += max(0, ended - start) / 1000 }
-        }
-        for r in try s.rows("SELECT time FROM exercise_sessions WHERE profile = $1 AND outcome != 'skipped'", [.text(profile)]) {
-            add(try r.int("time")) { $0.exercises += 1 }
-        }
+        var days = try byDay(before: nil, calendar: calendar)
         for r in try s.rows("SELECT * FROM daily_rollups WHERE profile = $1", [.text(profile)]) {
             let day = try SharedColumns.day(try r.text("day"), table: "daily_rollups")
             var t = DailyTotals(day: day)
@@ -305,6 +270,67 @@ struct PostgresTally {
             t.ledgerDeltaSeconds = try r.int("ledger_delta_seconds")
             SharedColumns.add(t, to: &days[day, default: DailyTotals(day: day)])
         }
+        // The hours and entries of rolled-up days, read back as the SQLite store reads them.
+        for r in try s.rows("SELECT day, hour, urges FROM daily_rollup_hours WHERE profile = $1", [.text(profile)]) {
+            let day = try SharedColumns.day(try r.text("day"), table: "daily_rollup_hours")
+            days[day, default: DailyTotals(day: day)].hourUrges[Int(try r.int("hour"))] += Int(try r.int("urges"))
+        }
+        for r in try s.rows("SELECT day, entry, urges, resisted FROM daily_rollup_entries WHERE profile = $1", [.text(profile)]) {
+            let day = try SharedColumns.day(try r.text("day"), table: "daily_rollup_entries")
+            let entry = try r.text("entry"), urges = Int(try r.int("urges")), resisted = Int(try r.int("resisted"))
+            // Only non-zero counts become keys, as in the raw tally.
+            if urges > 0 { days[day, default: DailyTotals(day: day)].entryUrges[entry, default: 0] += urges }
+            if resisted > 0 { days[day, default: DailyTotals(day: day)].entryResisted[entry, default: 0] += resisted }
+        }
         return days.values.sorted { $0.day < $1.day }
+    }
+
+    /// Raw ledger rows, urge events and ended grants by local day (the SQLite store's `RawTally`).
+    /// - Parameter before: only rows strictly before this instant (retention); nil = all rows, and
+    ///   the exercises too (never purged, so never rolled up).
+    func byDay(before: Instant?, calendar: LocalCalendar) throws -> [LocalCalendar.Day: DailyTotals] {
+        let limit = before?.millisecondsSince1970 ?? Int64.max
+        var days: [LocalCalendar.Day: DailyTotals] = [:]
+        func add(_ time: Int64, _ change: (inout DailyTotals) -> Void) {
+            let day = calendar.day(of: Instant(millisecondsSince1970: time))
+            change(&days[day, default: DailyTotals(day: day)])
+        }
+        for r in try s.rows("SELECT time, delta_seconds, reason FROM ledger WHERE profile = $1 AND time < $2", [.text(profile), .int(limit)]) {
+            let delta = try r.int("delta_seconds")
+            let reason = LedgerRow.Reason(rawValue: try r.text("reason"))
+            add(try r.int("time")) { t in
+                t.add(ledgerDelta: delta, reason: reason)
+            }
+        }
+        for r in try s.rows("""
+            SELECT u.time, u.entry, EXISTS (SELECT 1 FROM grants g WHERE g.profile = u.profile AND g.entry = u.entry
+                                   AND g.start >= u.time AND g.start <= u.time + $1) AS opened
+            FROM events u WHERE u.profile = $2 AND u.kind = $3 AND u.time < $4
+            """, [.int(SharedColumns.resistWindow.milliseconds), .text(profile), .text(EventKind.urge.rawValue), .int(limit)]) {
+            let opened = try r["opened"].decode(Bool.self)
+            let time = try r.int("time")
+            let entry = try r.textOrNil("entry") ?? "?"
+            let hour = calendar.hour(of: Instant(millisecondsSince1970: time))
+            add(time) { t in
+                t.urges += 1
+                t.hourUrges[hour] += 1
+                t.entryUrges[entry, default: 0] += 1
+                if !opened {
+                    t.resisted += 1
+                    t.entryResisted[entry, default: 0] += 1
+                }
+            }
+        }
+        for r in try s.rows("SELECT start, ended_at FROM grants WHERE profile = $1 AND ended_at IS NOT NULL AND ended_at < $2",
+                            [.text(profile), .int(limit)]) {
+            let start = try r.int("start"), ended = try r.int("ended_at")
+            add(start) { $0.openSeconds += max(0, ended - start) / 1000 }
+        }
+        if before == nil {
+            for r in try s.rows("SELECT time FROM exercise_sessions WHERE profile = $1 AND outcome != 'skipped'", [.text(profile)]) {
+                add(try r.int("time")) { $0.exercises += 1 }
+            }
+        }
+        return days
     }
 }

@@ -291,5 +291,35 @@ package enum PostgresSchema {
             paused_by TEXT
         );
         """),
+        // The household page's people, shared so that a helper's page knows who signed in on the
+        // other's (`WebAccountStore`): owners' password records (on SQLite the `web-owners` file),
+        // browser sessions, and the sign-in tries per name. Times are the server's clock (ms).
+        // Not copied by `store copy`: SQLite keeps none of them in its database.
+        ("pg3 web owners, sessions and sign-in tries", """
+        CREATE TABLE web_owners (
+            name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+            record TEXT NOT NULL,
+            set_at TIMESTAMPTZ NOT NULL
+        );
+        CREATE TABLE web_sessions (
+            id TEXT PRIMARY KEY NOT NULL,
+            csrf TEXT NOT NULL,
+            owner_name TEXT,
+            owner_uid BIGINT,
+            owner_gid BIGINT,
+            flash TEXT,
+            last_seen BIGINT NOT NULL,
+            exercise_started BIGINT,
+            CHECK ((owner_name IS NULL) = (owner_uid IS NULL) AND (owner_uid IS NULL) = (owner_gid IS NULL))
+        );
+        CREATE INDEX web_sessions_last_seen ON web_sessions(last_seen);
+        CREATE TABLE web_sign_in_tries (
+            name TEXT PRIMARY KEY NOT NULL,
+            tries BIGINT NOT NULL CHECK (tries >= 0),
+            next_at BIGINT NOT NULL,
+            last_at BIGINT NOT NULL,
+            owner BIGINT NOT NULL CHECK (owner IN (0, 1))
+        );
+        """),
     ]
 }

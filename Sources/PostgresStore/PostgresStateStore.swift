@@ -143,12 +143,88 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
 
     // MARK: Retention and the once-only marks
 
+    /// The advisory lock a retention run holds for its transaction: of the helpers that run it
+    /// (each at its start and once a day), one rolls the old rows up at a time, and a helper that
+    /// finds the lock taken leaves the work to its holder.
+    package static let retentionLock: Int64 = 7_305_419
+
+    /// How long the household page's sessions and sign-in waits are kept untouched: longer than
+    /// the page's own limits (12 h idle, 1 h until a name's wrong passwords are forgotten), which
+    /// it applies itself when it reads them; this only takes away what nobody came back for.
+    static let webAccountRetention = Span.hours(24)
+
+    /// As `Store.applyRetention` (SPEC §12): per profile, ledger rows, events and ended grants older
+    /// than `days` local days are rolled into daily rollups and deleted, focus sessions over by then
+    /// deleted; machine-wide events and answered requests for time older than `now - days` deleted,
+    /// all in one transaction. Besides, the household page's sessions and sign-in waits left
+    /// untouched for a day. Run by one helper at a time (`retentionLock`): a helper that finds
+    /// another running it returns an empty report at once (the rows are rolled by the other, whose
+    /// deletes the next run sees).
+    ///
+    /// Rolled-up and deleted rows are history the rules no longer read (a closed grant, an old
+    /// event), so the household's version is not bumped and no helper has to reload.
     @discardableResult
     public func applyRetention(now: Instant, days: Int) throws(StoreError) -> RetentionReport {
-        // Rows are kept on the server for now; rolling them up (as `Store` does) is left to a later
-        // step: it changes nothing the rules read, only how much history the server holds.
-        SharedColumns.noRetention
+        try session.run { s in
+            try s.transaction {
+                guard try s.rows("SELECT pg_try_advisory_xact_lock($1) AS taken", [.int(Self.retentionLock)]).first?["taken"].decode(Bool.self) == true
+                else { return SharedColumns.noRetention }
+                var report = SharedColumns.noRetention
+                let age = Span.hours(24 * Int64(days))
+                for profile in try s.rows("SELECT name FROM profiles ORDER BY name").map({ try $0.text("name") }) {
+                    let calendar = try PostgresTally.calendar(of: profile, s: s)
+                    let cutoff = calendar.startOfDay(calendar.day(of: now - age))
+                    let rolled = try PostgresTally(s: s, profile: profile).byDay(before: cutoff, calendar: calendar)
+                    for t in rolled.values { try Self.addRollup(t, profile: profile, s: s) }
+                    report.daysRolledUp += rolled.count
+                    let args: [SQLValue] = [.text(profile), .int(cutoff.millisecondsSince1970)]
+                    report.ledgerRowsDeleted += try s.execute("DELETE FROM ledger WHERE profile = $1 AND time < $2", args)
+                    report.eventsDeleted += try s.execute("DELETE FROM events WHERE profile = $1 AND time < $2", args)
+                    report.grantsDeleted += try s.execute("DELETE FROM grants WHERE profile = $1 AND ended_at IS NOT NULL AND ended_at < $2", args)
+                    report.focusSessionsDeleted += try s.execute(#"DELETE FROM focus_sessions WHERE profile = $1 AND "end" < $2"#, args)
+                }
+                let cut: [SQLValue] = [.int((now - age).millisecondsSince1970)]
+                report.eventsDeleted += try s.execute("DELETE FROM events WHERE profile IS NULL AND time < $1", cut)
+                report.timeRequestsDeleted += try s.execute("DELETE FROM time_requests WHERE status != 'pending' AND answered_at < $1", cut)
+                // By the server's clock, as the page's own times are (`WebAccountStore`).
+                let idle: [SQLValue] = [.int(Self.webAccountRetention.milliseconds)]
+                try s.execute("DELETE FROM web_sessions WHERE last_seen < \(Self.serverMilliseconds) - $1", idle)
+                try s.execute("DELETE FROM web_sign_in_tries WHERE last_at < \(Self.serverMilliseconds) - $1", idle)
+                return report
+            }
+        }
     }
+
+    /// One day's totals added to its rollup rows (as `Store.addRollup`): a day rolled in two runs adds up.
+    private static func addRollup(_ t: DailyTotals, profile: String, s: Statements) throws {
+        let day = SharedColumns.day(t.day)
+        try s.execute("""
+            INSERT INTO daily_rollups (profile, day, urges, resisted, open_seconds, spent_seconds, earned_seconds, peeks, tokens,
+            ledger_delta_seconds, rolled_up) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1)
+            ON CONFLICT (profile, day) DO UPDATE SET urges = daily_rollups.urges + excluded.urges,
+            resisted = daily_rollups.resisted + excluded.resisted, open_seconds = daily_rollups.open_seconds + excluded.open_seconds,
+            spent_seconds = daily_rollups.spent_seconds + excluded.spent_seconds, earned_seconds = daily_rollups.earned_seconds + excluded.earned_seconds,
+            peeks = daily_rollups.peeks + excluded.peeks, tokens = daily_rollups.tokens + excluded.tokens,
+            ledger_delta_seconds = daily_rollups.ledger_delta_seconds + excluded.ledger_delta_seconds, rolled_up = 1
+            """, [.text(profile), .text(day), .count(t.urges), .count(t.resisted), .int(t.openSeconds), .int(t.spentSeconds),
+                  .int(t.earnedSeconds), .count(t.peeks), .count(t.tokens), .int(t.ledgerDeltaSeconds)])
+        for (hour, urges) in t.hourUrges.enumerated() where urges > 0 {
+            try s.execute("""
+                INSERT INTO daily_rollup_hours (profile, day, hour, urges) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (profile, day, hour) DO UPDATE SET urges = daily_rollup_hours.urges + excluded.urges
+                """, [.text(profile), .text(day), .count(hour), .count(urges)])
+        }
+        for (entry, urges) in t.entryUrges {
+            try s.execute("""
+                INSERT INTO daily_rollup_entries (profile, day, entry, urges, resisted) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (profile, day, entry) DO UPDATE SET urges = daily_rollup_entries.urges + excluded.urges,
+                resisted = daily_rollup_entries.resisted + excluded.resisted
+                """, [.text(profile), .text(day), .text(entry), .count(urges), .count(t.entryResisted[entry] ?? 0)])
+        }
+    }
+
+    /// The database server's clock in milliseconds, as SQL: the one time base of what the helpers share.
+    static let serverMilliseconds = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 
     @discardableResult
     public func recordOnce(key: String, event: StoredEvent) throws(StoreError) -> Bool {

@@ -6,10 +6,10 @@ import Darwin
 
 /// The state directory and the database file with the permissions SPEC §11 asks for: only the
 /// helper's user may read credits, events and client addresses.
-enum StateFiles {
+package enum StateFiles {
     static let directoryMode: mode_t = 0o700
     static let fileMode: mode_t = 0o600
-    static let databaseName = "scrolloff.sqlite"
+    package static let databaseName = "scrolloff.sqlite"
 
     /// Creates `directory` (and missing parents) as 0700 and tightens it to 0700 if it already
     /// exists; then creates the database file as 0600 before SQLite opens it.

@@ -2,6 +2,8 @@ import ArgumentParser
 import Config
 import Foundation
 import Helper
+import Logging
+import PostgresStore
 #if canImport(Glibc)
 import Glibc
 import HouseholdPage
@@ -52,13 +54,22 @@ struct Web: ParsableCommand {
             } catch {
                 throw ValidationError("\(error)")
             }
+            // On a shared store the household's database keeps the passwords, so the one set here
+            // works on every helper's page.
+            var shared: PostgresStateStore?
+            if configuration.store.backend == .postgresql {
+                do { shared = try HouseholdStore.open(configuration.store, logger: Logger(label: "scrolloff.web.passwd")) } catch {
+                    throw ValidationError("\(error); nothing was changed.")
+                }
+            }
             let password = try readPassword()
             do {
-                try OwnerPasswords(stateDirectory: configuration.paths.stateDirectory).set(name: name, password: password)
+                try OwnerPasswords(stateDirectory: configuration.paths.stateDirectory, shared: shared).set(name: name, password: password)
             } catch {
                 throw ValidationError(error.description)
             }
-            print("Set the household page password of \(name). They sign in at the page's /signin.")
+            print("Set the household page password of \(name)"
+                  + (shared == nil ? "." : " in the household's database, for every helper's page.") + " They sign in at the page's /signin.")
         }
 
         func readPassword() throws -> String {

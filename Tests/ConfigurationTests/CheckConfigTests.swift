@@ -62,6 +62,36 @@ struct CheckConfigTests {
             "\(run.stdout)")
     }
 
+    /// Two resolvers on one database: the summary says where the state lives, so a file pointing a helper at the
+    /// household's database (or not) can be checked before the restart that applies it; never
+    /// the database password.
+    @Test func the_summary_names_the_store_sqlite_file_or_postgresql_server_and_node_without_the_password() throws {
+        let scratch = try Scratch()
+        let resolv = try scratch.file("resolv.conf", "nameserver 192.0.2.53\n")
+        let state = scratch.path + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let plain = try scratch.file("sqlite.toml", "[helper]\nstate_dir = \"\(state)\"\n")
+        let local = try Self.checkConfig(["--config", plain, "--resolv-conf", resolv])
+        #expect(local.status == 0, "\(local.stderr)")
+        #expect(local.stdout.contains("store: sqlite \(state)/scrolloff.sqlite, this helper alone"), "\(local.stdout)")
+
+        let secret = "correct-horse-battery-staple"
+        let passwordFile = try scratch.file("db-password", secret + "\n")
+        let shared = try scratch.file("postgresql.toml", """
+            [store]
+            backend = "postgresql"
+            url = "postgresql://scrolloff@db.home.arpa/household?sslmode=require"
+            password_file = "\(passwordFile)"
+            node = "resolver-2"
+            """)
+        let run = try Self.checkConfig(["--config", shared, "--resolv-conf", resolv])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(
+            "store: postgresql postgresql://scrolloff@db.home.arpa:5432/household?sslmode=require, shared by the household's helpers; "
+                + "this helper is node resolver-2; password read from \(passwordFile)"), "\(run.stdout)")
+        #expect(!run.stdout.contains(secret) && !run.stderr.contains(secret))
+    }
+
     @Test func bad_file_exits_1_naming_every_key_and_line() throws {
         let scratch = try Scratch()
         let file = try scratch.file("bad.toml", "[dns]\nblocked_ttl = 30\n\n[profile.knobs]\ncooldwn = \"2h\"\n")
