@@ -11,6 +11,7 @@ import NIOCore
 import ScrollOffCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// One serialized parent for every suite here: they start processes and servers, and this
 /// machine has two cores shared with other builds.
@@ -154,11 +155,9 @@ func curl(_ socket: String, _ method: String, _ path: String, body: String? = ni
 }
 
 /// Runs blocking work on its own thread, so it never holds one of the few cooperative threads
-/// the server under test needs to answer.
+/// the server under test needs to answer (`onOwnThread`: in this task, so expectations in it count).
 func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
+    try await onOwnThread { () throws -> T in try work() }
 }
 
 /// Sends raw bytes on the socket and reads the answer until the server closes (or 5 s pass).

@@ -12,6 +12,7 @@ import Sinkhole
 import Store
 import Synchronization
 import Testing
+import TestSupport
 
 /// Two helpers of one household (docs/operations.md): the household page's owners, sessions and sign-in waits are the household's, not a
 /// helper's: an owner signs in on one helper's page and is signed in on the other's, a password
@@ -150,16 +151,13 @@ import Testing
         for _ in 0..<400 where ports.withLock({ $0.count }) < nodes.count { try await Task.sleep(for: .milliseconds(25)) }
         let bound = ports.withLock { p in nodes.indices.compactMap { p[$0] } }
         try #require(bound.count == nodes.count, "the pages did not start")
-        let failure: (any Error)? = await withCheckedContinuation { continuation in
-            Thread {
-                do { try body(bound); continuation.resume(returning: nil) } catch { continuation.resume(returning: error) }
-            }.start()
+        // On a thread of its own (the checks block), in this task: their issues count for the test.
+        let failure: (any Error)? = await onOwnThread { () -> (any Error)? in
+            do { try body(bound); return nil } catch { return error }
         }
         await group.triggerGracefulShutdown()
         try await running.value
-        // Thrown as an error of its own: a `#require`'s error, thrown as it is, counts as
-        // recorded already, and its issue went to no test from the thread.
-        if let failure { throw TestPostgres.Failed(description: "a check of the pages failed: \(failure)") }
+        if let failure { throw failure }
     }
 
     struct Reply {
