@@ -81,6 +81,16 @@ struct AllowanceSectionTests {
         #expect(c.allowances.first?.entries == ["homework-breaks", "news.example.com", "video"])
     }
 
+    @Test func check_config_lists_the_files_allowances_in_the_words_of_allowance_list() throws {
+        let scratch = try Scratch()
+        let file = try scratch.file("scrolloff.toml", Self.kids + "[dns]\nupstreams = [\"192.0.2.53\"]\n"
+            + "[[allowances]]\nprofile = \"kids\"\nentries = [\"youtube\"]\namount = \"1h\"\ndays = \"weekdays\"\n"
+            + "[[allowances]]\nprofile = \"kids\"\nentries = [\"youtube\"]\namount = \"2h\"\ndays = \"weekends\"\n")
+        let run = try CheckConfigTests.checkConfig(["--config", file])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("daily allowance of kids: 1 h on weekdays, 2 h at weekends for youtube"), "\(run.stdout)")
+    }
+
     @Test func check_config_refuses_a_hostile_allowance_with_its_line_and_exit_1() throws {
         let scratch = try Scratch()
         let file = try scratch.file("scrolloff.toml", "[[allowances]]\nentries = [\"youtube\"]\namount = \"-1h\"\ndays = \"funday\"\n")
