@@ -292,7 +292,7 @@ let package = Package(
             name: "Config",
             dependencies: [
                 "ControlServer", "Enforcement", "Engine", "Firewall", "HouseholdPage", "ListFetch", "ScrollOffCore", "ServiceKit",
-                "Sinkhole", "Store", "PostgresStore",
+                "Sinkhole", "Store", "PostgresStore", "DomainLists",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

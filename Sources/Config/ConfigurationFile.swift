@@ -78,6 +78,8 @@ public enum ConfigurationFile {
         if overrides.dohEndpointsPath == nil, sections.blockEncryptedDNS {
             configuration.dohEndpointsPath = encryptedDNSList(catalog: configuration.catalogPath, log: log)
         }
+        AllowanceSection.checkEntries(sections.allowanceNames, catalog: configuration.catalogPath,
+                                      lists: configuration.listSources.map(\.name), log: log)
         if configuration.upstreams.isEmpty {
             configuration.upstreams = ResolvConf.upstreams(path: resolvConf, excluding: configuration.listen)
         }

@@ -28,6 +28,11 @@ public enum ConfigurationSummary {
         // In the engine's order (the default, then by name), which breaks a tie as the router does.
         let ordered = c.profiles.sorted { $0.name < $1.name }.map { (name: $0.name, clients: $0.clientCIDRs) }
         for line in ClientOverlaps.describe(ordered) { out.append("overlap: \(line)") }
+        // SPEC §4a: the file's daily allowances in the words `allowance list` uses.
+        for a in c.allowances {
+            let words = Allowance(entries: a.entries.map { EntryID($0) }, secondsByWeekday: a.secondsByWeekday).words
+            out.append("daily allowance of \(a.profile): \(words)")
+        }
         out.append("metrics: " + (c.metricsListen.map { "http://\($0)/metrics" } ?? "off"))
         out.append("household page: " + (c.webListenAddresses.isEmpty ? "off" : c.webListenAddresses.map { "http://\($0)/" }.joined(separator: ", ")))
         out.append("state: \(c.paths.stateDirectory); control socket: \(c.paths.controlSocket); log level \(c.logLevel)")

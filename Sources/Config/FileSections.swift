@@ -23,6 +23,9 @@ struct FileSections {
     /// but lets the DoH names resolve would leave the easier half of the hole open.
     var blockEncryptedDNSSetting: Bool?
     var blockEncryptedDNS: Bool { blockEncryptedDNSSetting ?? configuration.firewall.enabled }
+    /// `[[allowances]]` entries that are names, not domains: checked against the catalog after the
+    /// flags (`--catalog`) are known.
+    var allowanceNames: [(word: String, path: String)] = []
 
     /// The embedded defaults: what a missing file or an empty one means. Read from the declared
     /// defaults (`ConfigurationKeys.defaultsDocument`), so a default is changed in its declaration;
@@ -52,6 +55,8 @@ struct FileSections {
         readStore(root.table(.store))
         readNotify(root.table(.notify))
         ProfileSection.read(root, into: &configuration)
+        let names = AllowanceSection.read(root, into: &configuration)
+        allowanceNames = names
         root.finish()
     }
 

@@ -39,6 +39,8 @@ public struct HelperConfiguration: Sendable {
     public var defaultProfile: ProfileSettings = HelperConfiguration.embeddedDefaultProfile
     /// Profiles with their client networks, zone, preset, knobs and owner uids (SPEC §9, §11).
     public var profiles: [ProfileSettings] = []
+    /// `[[allowances]]`: the owner's daily allowances the file gives (SPEC §4a), one per profile and entries.
+    public var allowances: [ConfiguredAllowance] = []
     /// `[profile] unknown_devices`: the profile that devices no profile claims follow (SPEC §9).
     public var unknownDevices: String = "default"
     /// Where the optional Prometheus endpoint listens; nil = off (the default).

@@ -201,15 +201,31 @@ extension HelperEngine {
     /// take a locked profile's devices: such a change waits for that profile's locks the same way
     /// (a new profile is not created yet; `ProfileWeakening.takeovers`). Changes that only tighten
     /// apply at once (strengthening is always allowed).
+    ///
+    /// The file's daily allowances (`[[allowances]]`, SPEC §4a) are applied in the same commit: each
+    /// one the file names is set to the file's amounts on every weekday (`Supervision.configure`),
+    /// lowering at once and raising only where no lock holds; a raise held back is reported and
+    /// applied by the timer with the profiles. Allowances the file does not name are left as they are.
     @discardableResult
-    public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings]) throws(EngineError) -> ProfileConfigurationReport {
+    public func applyConfiguredProfiles(default first: ProfileSettings, profiles configured: [ProfileSettings],
+                                        allowances configuredAllowances: [ConfiguredAllowance] = []) throws(EngineError) -> ProfileConfigurationReport {
         try Self.validateConfiguredProfiles(default: first, profiles: configured)
         // SPEC §12: the rule changes this applies are the configuration file's.
         actorOverride = ChangeActor.configurationFile
         defer { actorOverride = nil }
         configuredProfiles.names = Set(configured.map(\.name))
         let wanted = [first] + configured
+        // Entries as the CLI resolves them, so the file and `allowance set` name the same allowance.
+        var allowances: [(profile: String, entries: [EntryID], seconds: [Int64])] = []
+        for a in configuredAllowances {
+            let entries = try a.entries.isEmpty ? [] : resolve(a.entries).map(\.0)
+            allowances.append((a.profile, entries, Allowance(entries: entries, secondsByWeekday: a.secondsByWeekday).secondsByWeekday))
+        }
         let differs = wanted.contains { s in profiles.first(where: { $0.name == s.name })?.settings != s }
+            || allowances.contains { a in
+                profiles.first(where: { $0.name == a.profile })?.allowances.first(where: { $0.key == Allowance.key(for: a.entries) })?.secondsByWeekday
+                    != (a.seconds.allSatisfy { $0 == 0 } ? nil : a.seconds)
+            }
         guard differs else {
             configuredProfiles.heldBack = nil
             return ProfileConfigurationReport()
@@ -218,10 +234,23 @@ extension HelperEngine {
         let report = try perform { (w: inout Work) throws(EngineError) -> ProfileConfigurationReport in
             let plan = try ConfigurationPlan(wanted: wanted, in: w, neighbours: neighbours, box: box)
             earliestUnlock = plan.earliestUnlock
-            return try plan.apply(to: &w)
+            var report = try plan.apply(to: &w)
+            for a in allowances {
+                // A profile whose creation waits for a lock gets its allowances when it is created.
+                guard let i = w.profiles.firstIndex(where: { $0.name == a.profile }) else { continue }
+                let outcome = Supervision.configure(&w.profiles[i], entries: a.entries, secondsByWeekday: a.seconds, at: w.now, into: &w.change)
+                if let applied = outcome.applied { report.allowances.append("\(a.profile): \(applied)") }
+                if let until = outcome.heldUntil {
+                    earliestUnlock = min(earliestUnlock ?? until, until)
+                    report.heldBack.append(
+                        "profile \(a.profile): raising the daily allowance for \(Supervision.words(a.entries)) waits until "
+                            + "\(HelperEngine.logTime(until)) while a cooldown or lock is in force; it applies then by itself")
+                }
+            }
+            return report
         }
         // The file stays the wish: what waits is applied by the timer when the lock ends.
-        configuredProfiles.heldBack = earliestUnlock.map { HeldBackProfiles(first: first, profiles: configured, due: $0) }
+        configuredProfiles.heldBack = earliestUnlock.map { HeldBackProfiles(first: first, profiles: configured, allowances: configuredAllowances, due: $0) }
         if configuredProfiles.heldBack != nil { wake() }
         return report
     }
@@ -231,7 +260,7 @@ extension HelperEngine {
     func applyHeldBackProfilesIfDue(now: Instant) {
         guard let held = configuredProfiles.heldBack, now >= held.due else { return }
         do {
-            let report = try applyConfiguredProfiles(default: held.first, profiles: held.profiles)
+            let report = try applyConfiguredProfiles(default: held.first, profiles: held.profiles, allowances: held.allowances)
             if !report.changed.isEmpty {
                 logger.notice("held-back configuration applied now that its lock has ended",
                               metadata: ["profiles": "\(report.changed.joined(separator: ","))"])

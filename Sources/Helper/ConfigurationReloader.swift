@@ -81,7 +81,7 @@ public actor ConfigurationReloader {
         let start = current
         try await live.lists.checkConfiguredHosts(start.listSources)
         do {
-            let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles)
+            let report = try await live.engine.applyConfiguredProfiles(default: start.defaultProfile, profiles: start.profiles, allowances: start.allowances)
             for held in report.heldBack { logger.warning("configuration: \(held)") }
             if let held = await live.engine.setUnknownDevices(start.unknownDevices) { logger.warning("configuration: \(held)") }
             await live.engine.setDigestHook(start.digestHook)
@@ -145,9 +145,11 @@ public actor ConfigurationReloader {
         // Always compared with the engine's state, not the last file: a held-back change or a
         // `profile add` edit of a file-defined profile is settled by the file at every reload.
         do {
-            let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles)
+            let outcome = try await live.engine.applyConfiguredProfiles(default: next.defaultProfile, profiles: next.profiles,
+                                                                        allowances: next.allowances)
             report.heldBack = outcome.heldBack
             if !outcome.changed.isEmpty { applied(ProfileKeys.timeZone) }
+            if !outcome.allowances.isEmpty { applied(AllowanceKeys.amount) }
             if let held = await live.engine.setUnknownDevices(next.unknownDevices) { report.heldBack.append(held) }
             if await live.engine.digestHook != next.digestHook {
                 await live.engine.setDigestHook(next.digestHook)

@@ -60,6 +60,8 @@ extension HouseholdWeb {
         view["focusAllows"] = Self.focusAllows
         view["insights"] = Self.insights(day: stats, week: week)
         view["charts"] = InsightCharts.view(week, digest: digest.digest)
+        // SPEC §5a, §4a: an owner's pause and the daily allowances with what is left today; no buttons.
+        addSupervision(to: &view, status: status, supervising: false)
         await addMemberHousehold(to: &view, profile: profile)
         return WebResponses.html(.ok, WebTemplates.render("member", view), cookie: cookie)
     }

@@ -12,11 +12,20 @@ import ScrollOffCore
 /// |---|---|
 /// | owner: pause a profile for N minutes, with a reason | POST /owner/pause |
 /// | owner: resume it now | POST /owner/resume |
+/// | owner: give entries (or any) N minutes a day on some days | POST /owner/allowance |
+/// | owner: clear an allowance | POST /owner/allowance/clear |
 extension HouseholdWeb {
     func addPause(to router: Router<WebContext>) {
         router.post("/owner/pause") { request, context in try await ownerPause(request, context, pause: true) }
         router.post("/owner/resume") { request, context in try await ownerPause(request, context, pause: false) }
+        router.post("/owner/allowance") { request, context in try await ownerAllowance(request, context, clear: false) }
+        router.post("/owner/allowance/clear") { request, context in try await ownerAllowance(request, context, clear: true) }
     }
+
+    /// The most entries one allowance form names, and the longest days field: far past what a
+    /// person types, so a forged form is refused before anything is resolved.
+    static let allowanceEntriesMost = 32
+    static let allowanceDaysLongest = 64
 
     /// What the `supervision` partial shows of one profile: its pause, and its allowances with
     /// what is left today. The buttons only for an owner who may pause it.
@@ -28,7 +37,51 @@ extension HouseholdWeb {
             view["paused"] = paused
         }
         view["allowances"] = (status.allowances ?? []).map { a -> [String: Any] in
-            ["words": a.words, "left": a.allowanceLeftSeconds.map { "\(TimeWords.span(seconds: $0)) left today" } ?? "none today"]
+            ["words": a.words, "left": a.allowanceLeftSeconds.map { "\(TimeWords.span(seconds: $0)) left today" } ?? "none today",
+             "entries": a.entries.joined(separator: ",")]
+        }
+    }
+
+    /// `scrolloff allowance set|clear` from the page (SPEC §4a), through the same engine calls as
+    /// the control routes: raising meets the cooldowns and locks there, and the refusal is shown
+    /// as any other. Minutes, entries and days are bounded here before the engine sees them.
+    func ownerAllowance(_ request: Request, _ context: WebContext, clear: Bool) async throws -> Response {
+        let (session, form) = try await checkedPost(request, context)
+        let owner = try owner(of: session)
+        let profile = try await authorized(owner, form["profile"], .supervise)
+        let entries = (form["entries"] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        guard entries.count <= Self.allowanceEntriesMost, entries.allSatisfy({ $0.utf8.count <= 253 }) else {
+            throw WebFailure(.badRequest, "Name at most \(Self.allowanceEntriesMost) entries, each a service, category or domain of at most 253 characters, separated by commas.")
+        }
+        let daysText = form["days"].flatMap { $0.isEmpty ? nil : $0 }
+        var days: Weekdays?
+        if let daysText {
+            do throws(ScheduleError) {
+                guard daysText.utf8.count <= Self.allowanceDaysLongest else { throw ScheduleError.invalidDays(String(daysText.prefix(Self.allowanceDaysLongest)) + "…") }
+                days = try Weekdays.parse(daysText)
+            } catch {
+                throw WebFailure(.badRequest, "days: \(error.message)")
+            }
+        }
+        var length: AllowanceSeconds?
+        if !clear {
+            // Bounded as the control API's `seconds` of `allowance set` before any arithmetic.
+            do throws(WireRangeError) { length = try AllowanceSeconds(minutes: form["minutes"] ?? "") } catch {
+                throw WebFailure(.badRequest, "Say how many minutes a day, such as 60: \(error)")
+            }
+        }
+        return await ChangeActor.$current.withValue("web owner \(owner.name) (uid \(owner.uid))") {
+            do throws(EngineError) {
+                let result = if let length {
+                    try await engine.setAllowance(seconds: length.seconds, entries: entries, days: days ?? .daily, profile: profile)
+                } else {
+                    try await engine.clearAllowance(entries: entries, days: days, profile: profile)
+                }
+                await sessions.setFlash(session.id, "\(profile): \(result.message)")
+                return WebResponses.redirect("/owner")
+            } catch {
+                return await failurePage(error, session: session, cookie: nil, back: "/owner")
+            }
         }
     }
 

@@ -84,6 +84,7 @@ label.inline{display:inline-block;margin:.2rem .3rem .2rem 0}details.forms>summa
 <div><span class="muted">Peeks left today</span><b id="peeks">{{peeksLeft}}</b></div>
 <div><span class="muted">Tokens this month</span><b id="tokens">{{tokensLeft}}</b></div>
 </div>
+{{>supervision}}
 {{#asking}}<section id="ask"><h2>Ask for time</h2>
 {{#requests}}<div class="card request" data-status="{{status}}">{{minutes}} min{{#note}} · “{{note}}”{{/note}} · <strong>{{statusWords}}</strong>{{#answerNote}} · “{{answerNote}}”{{/answerNote}}</div>{{/requests}}
 <form method="post" action="/ask" class="card"><input type="hidden" name="csrf" value="{{csrf}}">

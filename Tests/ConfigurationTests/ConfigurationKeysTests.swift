@@ -131,6 +131,8 @@ struct KeyLiteralGuardTests {
         "Sources/Helper/DescriptorBudget.swift helper.control_connections_per_user",
         // The plural in "2 upstreams: …", not a read of the key.
         "Sources/Config/ConfigurationSummary.swift upstreams",
+        // The singular in "1 profile: …", not a read of `allowances.profile`.
+        "Sources/Config/ConfigurationSummary.swift profile",
     ]
 
     static func swiftFiles(under folder: String) -> [String] {

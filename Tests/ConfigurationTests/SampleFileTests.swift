@@ -1,4 +1,5 @@
 @testable import Config
+import Engine
 import Foundation
 @testable import Helper
 import Testing
@@ -57,6 +58,7 @@ struct SampleFileTests {
                 // Arrays of tables are documented by their example: `profiles[1].name`.
                 let itemPath = path.replacingOccurrences(of: "profiles.", with: "profiles[1].")
                     .replacingOccurrences(of: "lists.source.", with: "lists.source[1].")
+                    .replacingOccurrences(of: "allowances.", with: "allowances[1].")
                 let written = index.lines[path] != nil || examples.lines[itemPath] != nil
                     || examples.lines[path + "[1]"] != nil
                 // A profile's knobs are those of [profile.knobs], which the sample lists one by one.
@@ -73,6 +75,8 @@ struct SampleFileTests {
         #expect(c.profiles.first?.clientCIDRs == ["192.168.1.64/26", "fd00:1::/64", "aa:bb:cc:dd:ee:ff"])
         #expect(c.profiles.first?.ownerUIDs == [1000])
         #expect(c.profiles.first?.memberUIDs == [1001])
+        // One hour of YouTube on school days, Monday to Friday (index 0 = Sunday).
+        #expect(c.allowances == [ConfiguredAllowance(profile: "default", entries: ["youtube"], secondsByWeekday: [0, 3600, 3600, 3600, 3600, 3600, 0])])
     }
 }
 

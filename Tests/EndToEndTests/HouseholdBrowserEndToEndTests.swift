@@ -22,7 +22,7 @@ struct HouseholdBrowserEndToEndTests {
         #expect(outcome.exitCode == 0, "\(outcome.output)")
         #expect(outcome.output.contains("household browser flow: 1 passed, 0 failed"))
         for page in ["kid-blocked", "kid-charts", "kid-moment", "kid-exercise", "kid-asked", "parent-request", "parent-charts", "parent-approved", "parent-schedule-locked", "kid-open",
-                     "kid-live-countdown", "kid-live-updated"] {
+                     "kid-live-countdown", "kid-live-updated", "parent-paused", "parent-live-request"] {
             #expect(FileManager.default.fileExists(atPath: "\(scratch.path)/screenshots/\(page).png"), "no screenshot of \(page)")
         }
     }

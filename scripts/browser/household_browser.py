@@ -16,6 +16,10 @@ each namespace in turn:
 4. kid, live (the page's event stream and /live.js): with the page left open, the grant's
    countdown ticks; the grant is stopped and instagram flips back to blocked; a new request and its
    answer appear; all in the same document, never reloaded.
+5. parent: pauses the kid's profile from the page (45 min, "dinner"): `dig` from the kid's
+   namespace gets 0.0.0.0 for every name and the kid's page says "Paused until", the parent's does
+   not change; Resume lifts it. With the owner's page left open, the kid asks for time and the
+   request appears on it without a reload.
 
 A screenshot of each page goes to --out. Namespaces, links and processes are removed on every exit.
 
@@ -397,7 +401,44 @@ def kid_sees_live(driver, base, out):
     driver.save_screenshot(os.path.join(out, "kid-live-updated.png"))
 
 
-STEPS = {"kid-asks": kid_asks, "parent-approves": parent_approves, "kid-takes-time": kid_takes_time, "kid-sees-live": kid_sees_live}
+def parent_pauses_and_sees_live(driver, base, out):
+    """The owner's Pause and Resume (SPEC §5a), then the owner's page left open shows a new request
+    without a reload (SPEC §9a). The main process checks the kid's DNS and page when this says
+    PAUSED (and answers with a line on standard input), and makes the kid ask when it says READY."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get(base + "/signin")
+    driver.find_element(By.NAME, "name").send_keys(OWNER)
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[action='/signin'] button"))
+    form = driver.find_element(By.CSS_SELECTOR, "#profile-kid form[action='/owner/pause']")
+    minutes = form.find_element(By.NAME, "minutes")
+    minutes.clear()
+    minutes.send_keys("45")
+    form.find_element(By.NAME, "reason").send_keys("dinner")
+    navigate(driver, form.find_element(By.XPATH, ".//button[contains(., 'Pause')]"))
+    profile = driver.find_element(By.ID, "profile-kid")
+    expect("Paused until" in profile.text and "dinner" in profile.text, "the owner's page shows the kid's pause", driver)
+    expect(not driver.find_elements(By.CSS_SELECTOR, "#profile-parent .pause"), "only the kid is paused", driver)
+    driver.save_screenshot(os.path.join(out, "parent-paused.png"))
+    print("PAUSED", flush=True)
+    sys.stdin.readline()
+    navigate(driver, driver.find_element(By.ID, "profile-kid").find_element(By.XPATH, ".//button[contains(., 'Resume now')]"))
+    profile = driver.find_element(By.ID, "profile-kid")
+    expect("Paused until" not in profile.text and profile.find_elements(By.CSS_SELECTOR, "form[action='/owner/pause']"),
+           "resumed: the Pause button is back", driver)
+    # A mark on this document: a reload would lose it. Time for live.js to open its stream first.
+    driver.execute_script("window.scrolloffLiveMark = 7")
+    time.sleep(2)
+    print("READY", flush=True)
+    WebDriverWait(driver, 15).until(lambda d: any(
+        "owner live" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#needs-answer .request[data-profile='kid']")))
+    expect(driver.execute_script("return window.scrolloffLiveMark") == 7, "the owner's page changed without a reload", driver)
+    driver.save_screenshot(os.path.join(out, "parent-live-request.png"))
+
+
+STEPS = {"kid-asks": kid_asks, "parent-approves": parent_approves, "kid-takes-time": kid_takes_time, "kid-sees-live": kid_sees_live,
+         "parent-pauses-and-sees-live": parent_pauses_and_sees_live}
 
 
 def main():
@@ -478,6 +519,49 @@ def main():
     print(f"kid-sees-live: exit {live.returncode} after {time.time() - started:.1f} s")
     if live.returncode != 0:
         raise SystemExit("kid-sees-live failed:\n" + "".join(said) + f"\n--- helper ---\n{open(helper.log.name).read()[-3000:]}")
+    # The owner pauses the kid from the page: every name answers blocked for the kid's phone only,
+    # the kid's page says so; Resume lifts it. Then the owner's open page shows a new request live.
+    def dig_name(device, name):
+        return network.run_in(device, "dig", f"@{network.host}", "-p", str(helper.dns_port), name,
+                              "+short", "+time=3", "+tries=1").stdout.strip()
+
+    def kid_page():
+        return network.run_in("kid", "curl", "-s", "--max-time", "10", base + "/").stdout
+
+    expect(dig_name("kid", "example.org") == ANSWER, "example.org answers for the kid before the pause")
+    started = time.time()
+    owner = subprocess.Popen(["ip", "netns", "exec", network.devices["parent"][0], "/usr/bin/python3", os.path.abspath(__file__),
+                              "--step", "parent-pauses-and-sees-live", "--base", base, "--out", os.path.abspath(args.out)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = []
+    try:
+        for line in owner.stdout:
+            said.append(line)
+            if line.strip() == "PAUSED":
+                kid, parent = dig_name("kid", "example.org"), dig_name("parent", "example.org")
+                expect(kid == "0.0.0.0", f"paused: example.org is blocked for the kid ({kid!r})")
+                expect(parent == ANSWER, f"paused: the parent's phone is not ({parent!r})")
+                page = kid_page()
+                expect("Paused until" in page and "dinner" in page, "the kid's page shows the pause: " + page[-1500:])
+                owner.stdin.write("\n")
+                owner.stdin.flush()
+            if line.strip() == "READY":
+                kid = dig_name("kid", "example.org")
+                expect(kid == ANSWER, f"resumed: example.org answers for the kid again ({kid!r})")
+                expect("Paused until" not in kid_page(), "resumed: the kid's page no longer shows the pause")
+                helper.cli("ask", "10m", "--note", "owner live", "--profile", "kid")
+        owner.wait(60)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+    print(f"parent-pauses-and-sees-live: exit {owner.returncode} after {time.time() - started:.1f} s")
+    if owner.returncode != 0:
+        raise SystemExit("parent-pauses-and-sees-live failed:\n" + "".join(said) + f"\n--- helper ---\n{open(helper.log.name).read()[-3000:]}")
+    pauses = helper.cli("events", "--profile", "kid", "--json").stdout
+    expect(f"web owner {OWNER}" in pauses and '"paused"' in pauses and '"resumed"' in pauses,
+           "the pause and the resume are the owner's events: " + pauses[-2000:])
+
     events = helper.cli("events", "--profile", "kid", "--json").stdout
     # The outcome as the terminal flow records it: an `exercise` event of the avoided kind.
     expect('"kind" : "exercise"' in events and "chose not to open instagram" in events,

@@ -3,6 +3,7 @@ public enum ConfigurationKeys {
     public static let all: [Setting] =
         HelperKeys.all + DNSKeys.all + ListKeys.all + ListKeys.source + MetricsKeys.all + FirewallKeys.all + WebKeys.all
         + DigestKeys.all + StoreKeys.all + NotifyKeys.all + ProfileKeys.all + ProfileKeys.knobs + ProfileKeys.profileTables + ProfileKeys.profilesKnobs
+        + AllowanceKeys.all
 
     /// The keys of one table, in declaration order.
     public static func keys(of section: SettingSection) -> [Setting] { all.filter { $0.section == section } }

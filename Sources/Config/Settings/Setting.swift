@@ -47,13 +47,14 @@ public enum SettingSection: String, Sendable, CaseIterable {
     case profileKnobs = "profile.knobs"
     case profiles
     case profilesKnobs = "profiles.knobs"
+    case allowances
 
     /// The key that names this table in its parent: `source` for `lists.source`.
     public var key: String { String(rawValue.split(separator: ".").last ?? "") }
     /// The enclosing table's path; "" for the top level.
     public var parent: String { rawValue.split(separator: ".").dropLast().joined(separator: ".") }
     /// `[[lists.source]]` and `[[profiles]]` are arrays of tables.
-    public var isArray: Bool { self == .listsSource || self == .profiles }
+    public var isArray: Bool { self == .listsSource || self == .profiles || self == .allowances }
 
     /// One line for the reference, under the table's heading.
     public var doc: String {
@@ -72,6 +73,7 @@ public enum SettingSection: String, Sendable, CaseIterable {
         case .profileKnobs: "Each knob of the default profile on its own; left out, the preset decides."
         case .profiles: "A profile for a group of clients; it starts from `[profile]` and replaces what it sets."
         case .profilesKnobs: "Knobs of one `[[profiles]]` table, as in `[profile.knobs]`."
+        case .allowances: "A daily allowance (SPEC §4a), as `scrolloff allowance set` gives one: the file's are applied at start and at every reload, and win over a change made since with the CLI or the page (docs/configuration.md \"Daily allowances\")."
         }
     }
 }

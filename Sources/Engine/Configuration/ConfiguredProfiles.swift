@@ -8,10 +8,31 @@ public struct ProfileConfigurationReport: Sendable, Equatable {
     public var changed: [String] = []
     /// Changes kept back because they would loosen a profile while a lock is in force, in words.
     public var heldBack: [String] = []
+    /// Daily allowances the file set or changed (SPEC §4a), in words: "kid: 1 h on weekdays for youtube".
+    public var allowances: [String] = []
 
-    public init(changed: [String] = [], heldBack: [String] = []) {
+    public init(changed: [String] = [], heldBack: [String] = [], allowances: [String] = []) {
         self.changed = changed
         self.heldBack = heldBack
+        self.allowances = allowances
+    }
+}
+
+/// A daily allowance the configuration file gives (`[[allowances]]`, SPEC §4a): the file's tables
+/// for one profile and one set of entries combined into seconds per weekday. The file's value wins
+/// at start and at every reload over a change made since with the CLI or the page, as the file's
+/// profile settings do; raising one waits for the locks like any loosening (`Supervision.configure`).
+public struct ConfiguredAllowance: Hashable, Sendable {
+    public var profile: String
+    /// Entries as written (services, categories, list names, domains), resolved by the engine; empty = any entry.
+    public var entries: [String]
+    /// Seconds per weekday, index 0 = Sunday … 6 = Saturday (as `Allowance`); 0 = nothing that day.
+    public var secondsByWeekday: [Int64]
+
+    public init(profile: String, entries: [String], secondsByWeekday: [Int64]) {
+        self.profile = profile
+        self.entries = entries
+        self.secondsByWeekday = secondsByWeekday
     }
 }
 
@@ -19,6 +40,7 @@ public struct ProfileConfigurationReport: Sendable, Equatable {
 struct HeldBackProfiles: Sendable {
     var first: ProfileSettings
     var profiles: [ProfileSettings]
+    var allowances: [ConfiguredAllowance] = []
     /// When the earliest lock that held a change back ends.
     var due: Instant
 }

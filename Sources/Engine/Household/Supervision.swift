@@ -90,6 +90,35 @@ enum Supervision {
         _ = try set(&p, seconds: 0, entries: entries, days: days ?? .daily, at: now, into: &change)
     }
 
+    /// Sets the allowance for `entries` to the configuration file's `secondsByWeekday` (SPEC §4a):
+    /// each day lowered at once (starting its cooldown, as `set` does), each day raised only when no
+    /// lock holds, so the file cannot undo an owner's tightening inside its cooldown any more than
+    /// the CLI can. Returns the allowance as it now is in words when anything changed (nil =
+    /// unchanged), and the end of the lock that holds a raise back.
+    static func configure(_ p: inout ProfileRuntime, entries: [EntryID], secondsByWeekday wanted: [Int64], at now: Instant,
+                          into change: inout StateChange) -> (applied: String?, heldUntil: Instant?) {
+        let key = Allowance.key(for: entries)
+        let old = p.allowances.first { $0.key == key } ?? Allowance(entries: entries, secondsByWeekday: [])
+        let target = Allowance(entries: entries, secondsByWeekday: wanted)
+        guard old.secondsByWeekday != target.secondsByWeekday else { return (nil, nil) }
+        let lock = old.isLoosened(by: target) ? lockedUntil(old, in: p, at: now) : nil
+        var new = old
+        for n in 0..<7 where target.secondsByWeekday[n] <= old.secondsByWeekday[n] || lock == nil {
+            new.secondsByWeekday[n] = target.secondsByWeekday[n]
+        }
+        guard new.secondsByWeekday != old.secondsByWeekday else { return (nil, lock?.until) }
+        if old.isTightened(by: new) { new.cooldownUntil = max(old.cooldownUntil ?? now, now + p.knobs.cooldown) }
+        p.allowances.removeAll { $0.key == key }
+        if new.isEmpty {
+            change.append(.removeAllowance(profile: p.name, entries: entries))
+            return ("no daily allowance for \(words(entries))", lock?.until)
+        }
+        p.allowances.append(new)
+        p.allowances.sort { $0.key < $1.key }
+        change.append(.saveAllowance(profile: p.name, new))
+        return (new.words, lock?.until)
+    }
+
     /// The latest lock that refuses raising `a` now, and what holds it.
     static func lockedUntil(_ a: Allowance, in p: ProfileRuntime, at now: Instant) -> (subject: String, until: Instant)? {
         var latest: (subject: String, until: Instant)?
