@@ -89,7 +89,8 @@ struct WatchNotifyTests {
         case root
         case member
         var testDescription: String { rawValue }
-        static let memberUID: UInt32 = 40012
+        /// `nobody`: dbus-daemon wants a password-database entry for its user, which 400xx lack.
+        static let memberUID: UInt32 = 65534
         var uid: UInt32? { self == .member ? Self.memberUID : nil }
         /// The profile this machine's urges and the test's commands act on.
         var profile: [String] { self == .member ? ["--profile", "desk"] : [] }
