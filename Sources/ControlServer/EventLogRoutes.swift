@@ -112,14 +112,20 @@ public enum EventStreamBody {
             for await item in subscription.items {
                 switch item {
                 case .events(let events):
-                    // One write per commit, however many events it holds.
+                    // One write per commit, however many events it holds; each event's text is
+                    // made once for every reader (`FeedEvent`).
                     var text = ""
-                    for event in events {
-                        guard let id = event.id, id > last, EventFeed.visible(event, to: profiles) else { continue }
-                        text += message(event)
+                    var count = 0
+                    for shared in events {
+                        guard let id = shared.event.id, id > last, EventFeed.visible(shared.event, to: profiles) else { continue }
+                        text += shared.text(message)
                         last = id
+                        count += 1
                     }
-                    if !text.isEmpty { try await writer.write(text: text) }
+                    if !text.isEmpty {
+                        try await writer.write(text: text)
+                        subscription.sent(count)
+                    }
                 case .heartbeat:
                     let now = await profilesNow()
                     if now != profiles {

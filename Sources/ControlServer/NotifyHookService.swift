@@ -30,7 +30,7 @@ public struct NotifyHookService: Service {
             await withTaskCancellationHandler {
                 for await item in subscription.items {
                     guard case .events(let events) = item else { continue }
-                    for event in events { await tell(event, last: &last) }
+                    for shared in events { await tell(shared.event, last: &last) }
                 }
             } onCancel: { subscription.cancel() }
             // The feed let this reader go (it fell behind) or the helper is stopping.

@@ -76,7 +76,11 @@ package final class PolicyComposer: Sendable {
 /// What the DNS path wakes when a snapshot's timeline runs out or an urge waits to be written:
 /// the engine's timer. A protocol, so the decision does not depend on the engine that builds it.
 package protocol Wakeable: AnyObject, Sendable {
+    /// Runs the timer's work now (a snapshot to rebuild).
     func wake() async
+    /// Plans the timer's next wake again without running its work now (an urge batch to write
+    /// within `UrgeRecorder.flushDelay`).
+    func replan() async
 }
 
 /// Lets the urge recorder, created before the engine exists, and the DNS path wake the engine's timer.
@@ -89,5 +93,10 @@ package final class WakeTarget: @unchecked Sendable {
     package func wake() {
         guard let target else { return }
         Task { await target.wake() }
+    }
+
+    package func replan() {
+        guard let target else { return }
+        Task { await target.replan() }
     }
 }

@@ -5,6 +5,18 @@ import NIOConcurrencyHelpers
 /// client, collapsed into one episode per 60 s") and holds them until the engine writes them in one
 /// transaction, so a phone retrying a blocked name ten times a second costs no disk writes.
 ///
+/// Why a batch `flushDelay` long, and published only once written: live readers (the event
+/// stream, SPEC §12) must hear of an urge within 1 s, and every event they get carries the event
+/// log's own row id, so a reader that resumes from an id (after a drop, or across a restart of the
+/// helper) gets exactly what it did not see. An urge published before its row exists would need an
+/// id the store has not given (with a shared PostgreSQL store another helper takes ids from the same
+/// sequence), and a crash before the write would leave readers holding an event the log never had.
+/// So the batch is written within `flushDelay` of its first urge and published with its ids right
+/// after the commit: well inside the second, and at most a few commits a second however many urges
+/// come (before, the first urge of each batch woke a full tick at once: under a flood of new
+/// episodes the engine committed, rebuilt its snapshot and wrote to every reader for nearly every
+/// blocked query; docs/benchmarks.md "Urges and the event stream").
+///
 /// Called from the DNS path, so it is synchronous and takes a lock only to look up one small table;
 /// a repeat within the episode allocates nothing. Memory is bounded: at most ``maximumTracked``
 /// open episodes and ``maximumPending`` unwritten urges; past those, urges are counted as dropped
@@ -12,8 +24,10 @@ import NIOConcurrencyHelpers
 public final class UrgeRecorder: Sendable {
     /// SPEC §7: one episode per 60 s.
     public static let episode = Span.seconds(60)
-    /// Urges wait at most this long for their batch (the engine's timer fires then).
-    public static let flushDelay = Span.seconds(5)
+    /// Urges wait at most this long for their batch (the engine's timer fires then): short enough
+    /// that a live reader hears of an urge well within 1 s, long enough that a flood is a few
+    /// commits a second, not one per blocked query.
+    public static let flushDelay = Span(milliseconds: 250)
     /// A batch this large is written at once.
     public static let flushCount = 256
     public static let maximumTracked = 4096
@@ -54,7 +68,8 @@ public final class UrgeRecorder: Sendable {
     static let maximumExcused = 16
 
     private let state = NIOLockedValueBox(State())
-    /// Wakes the engine's timer when the first urge of a batch arrives (or a batch fills up).
+    /// Tells the engine's timer when the first urge of a batch arrives (or a batch fills up), so
+    /// it plans its next wake by `flushDue`; it does not run the timer's work now.
     private let wake: @Sendable () -> Void
 
     package init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
@@ -90,10 +105,10 @@ public final class UrgeRecorder: Sendable {
     private func recordEpisode(_ key: Key, entry: EntryID, now: Instant, enforcement: Enforcement) -> Bool {
         let isNew = state.withLockedValue { s -> Bool in !Self.isRunning(Self.start(of: key, in: &s), now: now) }
         guard isNew else { return false }
-        // Resolving names allocates; it happens once per episode, not per query.
+        // Once per episode, not per query; the client's text is made by the engine when it writes
+        // the batch, off the DNS path (`PendingUrge.client`).
         let profileName = key.profile < enforcement.profileNames.count
             ? enforcement.profileNames[key.profile] : enforcement.profileNames.first ?? "default"
-        let clientText = key.client.description
         let outcome = state.withLockedValue { s -> (counted: Bool, wake: Bool) in
             if Self.isRunning(s.episodeStart[key], now: now) { return (false, false) } // raced
             if !s.excused.isEmpty, let until = s.excused[Excused(profile: key.profile, client: key.client)],
@@ -117,7 +132,7 @@ public final class UrgeRecorder: Sendable {
             }
             Self.startEpisode(key, now: now, in: &s)
             let wasEmpty = s.pending.isEmpty
-            s.pending.append(PendingUrge(profile: profileName, entry: entry, client: clientText, time: now))
+            s.pending.append(PendingUrge(profile: profileName, entry: entry, client: key.client, time: now))
             return (true, wasEmpty || s.pending.count == Self.flushCount)
         }
         if outcome.wake { wake() }
@@ -190,6 +205,9 @@ public final class UrgeRecorder: Sendable {
         state.withLockedValue { s in s.pending = Array((batch + s.pending).prefix(Self.maximumPending)) }
     }
 
+    /// Urges recorded and not yet written (the metrics' `scrolloff_urges_pending`).
+    public var pendingCount: Int { state.withLockedValue { $0.pending.count } }
+
     /// Urges not recorded because a bound was reached (reported by the engine's log).
     public var droppedCount: Int { state.withLockedValue { $0.dropped } }
 }
@@ -198,6 +216,7 @@ public final class UrgeRecorder: Sendable {
 package struct PendingUrge: Hashable, Sendable {
     package var profile: String
     package var entry: EntryID
-    package var client: String
+    /// The address as recorded; spelled out (an allocation) when the batch is written, not on the DNS path.
+    package var client: ClientIP
     package var time: Instant
 }

@@ -112,6 +112,8 @@ public actor HelperEngine {
     // Timer loop (below, `run`).
     var wakeContinuation: CheckedContinuation<Void, Never>?
     var wakeRequested = false
+    /// The sleep ended only to be planned again (`replan`), not for work.
+    var replanned = false
 
     /// Opens the store, loads the state, sets the trusted clock from the saved anchor, and does the
     /// start-up work of SPEC §4 and §11 in one commit: a tamper event when the clock moved while the
@@ -143,7 +145,7 @@ public actor HelperEngine {
         let box = EnforcementBox(.empty(clock: clock))
         self.box = box
         let wakeTarget = self.wakeTarget
-        urges = UrgeRecorder(wake: { wakeTarget.wake() })
+        urges = UrgeRecorder(wake: { wakeTarget.replan() })
         self.store = store
         self.timeSource = timeSource
         catalog = configuration.catalog
@@ -571,15 +573,17 @@ extension HelperEngine {
 
 extension HelperEngine: Service {
     /// The timer loop (SPEC §3: timers fire at the next instant ScrollOffCore computes, not by
-    /// polling). Sleeps until ``nextDueInstant()`` or until a command or an urge wakes it, then
-    /// runs ``tick()``. Ends on cancellation or graceful shutdown, writing pending urges first.
+    /// polling). Sleeps until ``nextDueInstant()`` or until a command wakes it, then runs
+    /// ``tick()``; an urge batch only makes it plan its sleep again (``replan()``), to the batch's
+    /// due instant. Ends on cancellation or graceful shutdown, writing pending urges first.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             // A weekly digest missed while the helper was down is written now, at the start, and
             // handed to the hook the configuration (applied before the services run) names.
             await self.deliverDigests(self.recordInsightMarks(now: self.advanceClock()))
             while !Task.isCancelled {
-                await self.sleepUntilDue()
+                // Woken only to plan again (an urge batch now due within 250 ms): sleep again.
+                guard await self.sleepUntilDue() else { continue }
                 guard !Task.isCancelled else { break }
                 do {
                     try await self.tick()
@@ -704,7 +708,7 @@ extension HelperEngine: Service {
     /// The stored form of an urge (SPEC §7); the client address is kept for urges only (SPEC §9 privacy).
     /// Urges of a profile removed meanwhile are dropped by the callers.
     static func event(_ u: PendingUrge) -> StoredEvent {
-        StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client,
+        StoredEvent(profile: u.profile, time: u.time, kind: .urge, entry: u.entry, clientIP: u.client.description,
                     message: "\(u.entry) was asked for and stayed blocked.")
     }
 
@@ -723,16 +727,28 @@ extension HelperEngine: Service {
         }
     }
 
+    /// Ends the timer's sleep so it is planned again, without a tick: the DNS path's first urge of
+    /// a batch, due `UrgeRecorder.flushDelay` later. A tick here would write every urge on its own
+    /// (a commit, a snapshot rebuild and a write to every live reader per blocked query under a
+    /// flood). While the loop is busy nothing is needed: it plans its next sleep with the batch in view.
+    public func replan() {
+        guard let c = wakeContinuation else { return }
+        wakeContinuation = nil
+        replanned = true
+        c.resume()
+    }
+
     /// Sleeps until the next due instant (measured on the trusted clock, which runs on the boot
     /// clock like `ContinuousClock`), a wake, or cancellation.
-    func sleepUntilDue() async {
+    /// - Returns: false when the sleep ended only to be planned again (`replan`).
+    func sleepUntilDue() async -> Bool {
         if wakeRequested {
             wakeRequested = false
-            return
+            return true
         }
         let now = advanceClock()
         // A jump seen just now is recorded at once rather than at the next due instant.
-        guard books.jumps.isEmpty else { return }
+        guard books.jumps.isEmpty else { return true }
         let timer: Task<Void, Never>? = nextDueInstant().map { due in
             let delay = max(0, (due - now).milliseconds)
             return Task { [weak self] in
@@ -746,6 +762,8 @@ extension HelperEngine: Service {
             Task { [weak self] in await self?.wake() }
         }
         timer?.cancel()
+        defer { replanned = false }
+        return !replanned
     }
 }
 

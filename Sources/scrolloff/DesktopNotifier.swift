@@ -21,22 +21,31 @@ import Glibc
 /// - on a workstation, an urge met by a block: an `urge` event from one of this machine's own
 ///   addresses, at most once per urge episode (60 s per entry), with the rule's end, the plan and
 ///   the bypass that is still open to the person; never one the helper would refuse.
+///
+/// Each question about an event (a grant's end, an urge's rule and bypass) is asked of the event's
+/// own profile unless `--profile` names one: a member of the household follows their profile,
+/// not the default one they may not view (asked of the default, `status` was refused and the
+/// grant's minute and the urge's plan were never told). Without `--profile`, a grant running
+/// before `watch` started is told of from its profile's next event.
 final class DesktopNotifier: @unchecked Sendable {
     static let program = "/usr/bin/notify-send"
     static let grantWarning: TimeInterval = 60
     static let episode: TimeInterval = 60
 
-    private let client: ControlClient
+    /// A client for a question about `profile` (the `--profile` given wins).
+    private let client: (String?) -> ControlClient
     private let lock = NSLock()
     /// Grant id → when to tell (this machine's clock), for grants not told of yet.
-    private var grantReminders: [Int64: (at: Date, entry: String)] = [:]
+    private var grantReminders: [Int64: (at: Date, entry: String, profile: String?)] = [:]
+    /// The profiles whose grants are followed: `--profile`'s, or the default and each profile seen in an event.
+    private var profiles: Set<String?> = [nil]
     private var told: Set<Int64> = []
     /// Entry → when its last urge was told.
     private var urgesTold: [String: Date] = [:]
     private var failureShown = false
     private let localAddresses: Set<String>
 
-    private init(client: ControlClient) {
+    private init(client: @escaping (String?) -> ControlClient) {
         self.client = client
         localAddresses = Self.addressesOfThisMachine()
     }
@@ -46,7 +55,9 @@ final class DesktopNotifier: @unchecked Sendable {
             Terminal.printError("--notify needs \(program) (Debian: `apt install libnotify-bin`) and a desktop session's bus.")
             throw ExitCode(CLIExit.usage)
         }
-        let notifier = DesktopNotifier(client: options.client())
+        let notifier = DesktopNotifier { profile in
+            ControlClient(socketPath: options.socketPath, timeoutSeconds: 15, profile: options.profile ?? profile)
+        }
         notifier.refreshGrants()
         Thread {
             while true {
@@ -66,7 +77,7 @@ final class DesktopNotifier: @unchecked Sendable {
         case "timeRequested":
             send("A request for time", event.message ?? "")
         case "grantOpened", "grantShortened", "grantEnded":
-            refreshGrants()
+            refreshGrants(profile: event.profile)
         case "urge":
             urge(event)
         default:
@@ -76,15 +87,22 @@ final class DesktopNotifier: @unchecked Sendable {
 
     // MARK: Grants
 
+    /// Reads the grants of every profile followed again (after the helper was away).
     func refreshGrants() {
-        guard let status = try? client.call(ControlEndpoints.status) else { return }
+        for profile in lock.withLock({ profiles }) { refreshGrants(profile: profile) }
+    }
+
+    /// Reads `profile`'s running grants again (nil: `--profile`'s, or the default).
+    func refreshGrants(profile: String?) {
+        lock.withLock { _ = profiles.insert(profile) }
+        guard let status = try? client(profile).call(ControlEndpoints.status) else { return }
         let here = Date()
         lock.withLock {
-            grantReminders = [:]
+            grantReminders = grantReminders.filter { $0.value.profile != profile }
             for grant in status.grants where !told.contains(grant.id) {
                 // Measured on the helper's clock (SPEC §11), then placed on this machine's.
                 let seconds = Double((grant.end - status.now).milliseconds) / 1000 - Self.grantWarning
-                grantReminders[grant.id] = (here.addingTimeInterval(max(0, seconds)), grant.entry)
+                grantReminders[grant.id] = (here.addingTimeInterval(max(0, seconds)), grant.entry, profile)
             }
         }
     }
@@ -113,12 +131,16 @@ final class DesktopNotifier: @unchecked Sendable {
             return true
         }
         guard fresh else { return }
-        send("\(entry) is blocked", Self.urgeText(entry: entry, status: try? self.client.call(ControlEndpoints.status),
-                                                  preview: try? self.client.call(ControlEndpoints.bypassPreview, query: [(ControlQuery.entry, entry)])))
+        let asked = self.client(event.profile)
+        send("\(entry) is blocked", Self.urgeText(entry: entry, status: try? asked.call(ControlEndpoints.status),
+                                                  preview: try? asked.call(ControlEndpoints.bypassPreview, query: [(ControlQuery.entry, entry)]),
+                                                  profile: asked.profile))
     }
 
     /// "instagram is blocked until 07:00 · your plan: when bored, stretch · `scrolloff peek instagram` (1 free left)".
-    static func urgeText(entry: String, status: StatusReport?, preview: BypassPreview?) -> String {
+    /// - Parameter profile: the urge's profile; the command offered names it unless it is the default.
+    static func urgeText(entry: String, status: StatusReport?, preview: BypassPreview?, profile: String? = nil) -> String {
+        let flag = profile.map { $0 == "default" ? "" : " --profile \($0)" } ?? ""
         let state = status?.entries.first { $0.id == entry }
         var parts: [String] = []
         if let state, let until = state.nextChange, let now = status?.now {
@@ -131,11 +153,11 @@ final class DesktopNotifier: @unchecked Sendable {
         if state?.state != .curfew, let preview {
             switch preview.step {
             case BypassPreview.freePeek where preview.peeksLeftToday > 0:
-                parts.append("`scrolloff peek \(entry)` (\(preview.peeksLeftToday) free left)")
+                parts.append("`scrolloff peek \(entry)\(flag)` (\(preview.peeksLeftToday) free left)")
             case BypassPreview.paidPeek where (status?.balanceSeconds ?? 0) >= (preview.costSeconds ?? .max):
-                parts.append("`scrolloff peek \(entry)` (costs \(SpanWords.describe(seconds: preview.costSeconds ?? 0, rounding: .up)))")
+                parts.append("`scrolloff peek \(entry)\(flag)` (costs \(SpanWords.describe(seconds: preview.costSeconds ?? 0, rounding: .up)))")
             case BypassPreview.tokenOnly where preview.tokensLeftMonth > 0:
-                parts.append("`scrolloff token \(entry)` (\(preview.tokensLeftMonth) left this month)")
+                parts.append("`scrolloff token \(entry)\(flag)` (\(preview.tokensLeftMonth) left this month)")
             default:
                 break
             }

@@ -172,10 +172,12 @@ final class SmallDisk: @unchecked Sendable {
     let path: String
     private var mounted = false
 
-    init(at path: String) throws {
+    /// - Parameter owner: the user the disk's root belongs to (a helper run as that user); root when nil.
+    init(at path: String, owner: uid_t? = nil) throws {
         self.path = path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let mount = try runWithStatus("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", path])
+        let ownership = owner.map { ",uid=\($0),gid=\($0)" } ?? ""
+        let mount = try runWithStatus("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700" + ownership, "tmpfs", path])
         guard mount.exitCode == 0 else { throw HarnessError("mounting a tmpfs on \(path) failed (the test needs root): \(mount)") }
         mounted = true
     }

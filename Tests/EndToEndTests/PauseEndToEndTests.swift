@@ -8,7 +8,8 @@ import Testing
 /// of its own (veth, `soc-allow-PID`) and this machine as the default profile. One helper for every
 /// case: the pause flips DNS within a second for the kid only, ends on time with no command,
 /// survives a restart, and a pause made with the state disk full (a 4 MiB tmpfs filled by `dd`)
-/// still blocks and still ends on time. Needs root (namespaces, the tmpfs), as `make test` runs.
+/// still blocks and still ends on time. Needs root (namespaces, the tmpfs), as `make test` runs;
+/// the helper runs as people run it (root, an ordinary user, root under the unit's capabilities).
 @Suite struct PauseEndToEndTests {
     static let name = "host.test"
     static let real = "10.0.0.7"
@@ -23,13 +24,18 @@ import Testing
         return nil
     }
 
-    @Test func a_pause_flips_the_kids_dns_only_ends_on_time_survives_a_restart_and_a_full_disk() throws {
+    @Test(arguments: PrivilegeMode.allCases)
+    func a_pause_flips_the_kids_dns_only_ends_on_time_survives_a_restart_and_a_full_disk(_ mode: PrivilegeMode) throws {
         let scratch = try Scratch()
-        let disk = try SmallDisk(at: "\(scratch.path)/state")
+        let index = PrivilegeMode.allCases.firstIndex(of: mode) ?? 0
+        let disk = try SmallDisk(at: try RestartableHelper.folders(scratch: scratch, mode: mode).state,
+                                 owner: mode == .ordinaryUser ? PrivilegeMode.ordinaryUID : nil)
         defer { disk.unmount() }
         let upstream = try Dnsmasq(scratch: scratch)
-        let subnet = "10.\(77 + Int(getpid() % 50)).\(Int(getpid() / 50 % 200) + 24)"
-        let kid = try DeviceMACEndToEndTests.Namespace(tag: "allow", subnet: subnet, mac: "02:5c:00:00:77:1a", address: "10")
+        // The modes run side by side: each its own subnet and namespace.
+        let subnet = "10.\(77 + Int(getpid() % 50)).\(Int(getpid() / 50 % 200) + 24 + index)"
+        let kid = try DeviceMACEndToEndTests.Namespace(tag: ["allow", "puser", "pcaps"][index], subnet: subnet,
+                                                       mac: "02:5c:00:00:77:1\(index)", address: "10")
         defer { kid.remove() }
         let port = try FreePort.pick()
         let config = try scratch.file("scrolloff.toml", """
@@ -37,7 +43,8 @@ import Testing
             name = "kids"
             clients = ["\(subnet).0/24"]
             """)
-        let helper = try RestartableHelper(scratch: scratch, upstream: upstream.port, arguments: ["--config", config, "--listen", "\(subnet).1:\(port)"])
+        let helper = try RestartableHelper(scratch: scratch, upstream: upstream.port, arguments: ["--config", config, "--listen", "\(subnet).1:\(port)"],
+                                           mode: mode)
         defer { helper.stop() }
         #expect(try kid.shortA(Self.name, port: port) == Self.real)
 

@@ -61,19 +61,30 @@ final class RestartableHelper: @unchecked Sendable {
     let scratch: Scratch
     /// More arguments for `start` at every start, such as `--config FILE`.
     let arguments: [String]
+    /// Who runs the helper (SPEC §9: as people run it); the CLI runs as the same user, since it
+    /// trusts no socket served by anyone but root and itself (SPEC §11).
+    let mode: PrivilegeMode
     private(set) var child: Child
     private(set) var port: Int
     private var starts = 0
 
-    init(scratch: Scratch, upstream: Int, environment: [String: String] = [:], arguments: [String] = []) throws {
+    init(scratch: Scratch, upstream: Int, environment: [String: String] = [:], arguments: [String] = [], mode: PrivilegeMode = .root) throws {
         self.scratch = scratch
         self.upstream = upstream
         self.arguments = arguments
-        stateDirectory = "\(scratch.path)/state"
-        controlSocket = "\(scratch.path)/control.sock"
+        self.mode = mode
+        (stateDirectory, controlSocket) = try Self.folders(scratch: scratch, mode: mode)
         (child, port) = try Self.start(scratch: scratch, stateDirectory: stateDirectory, controlSocket: controlSocket,
-                                       upstream: upstream, environment: environment, arguments: arguments, label: "helper-0")
+                                       upstream: upstream, environment: environment, arguments: arguments, mode: mode, label: "helper-0")
         starts = 1
+    }
+
+    /// Where the helper of `mode` keeps its state and control socket: in the scratch folder, or
+    /// for an ordinary user in a folder of its own there (the scratch folder is root's).
+    static func folders(scratch: Scratch, mode: PrivilegeMode) throws -> (state: String, socket: String) {
+        guard mode == .ordinaryUser else { return ("\(scratch.path)/state", "\(scratch.path)/control.sock") }
+        let folder = try mode.privateFolder(in: scratch, name: "user")
+        return ("\(folder)/state", "\(folder)/control.sock")
     }
 
     var database: String { "\(stateDirectory)/scrolloff.sqlite" }
@@ -82,7 +93,7 @@ final class RestartableHelper: @unchecked Sendable {
     func restart(signal: Int32 = SIGTERM, environment: [String: String] = [:]) throws {
         stop(signal: signal)
         (child, port) = try Self.start(scratch: scratch, stateDirectory: stateDirectory, controlSocket: controlSocket,
-                                       upstream: upstream, environment: environment, arguments: arguments, label: "helper-\(starts)")
+                                       upstream: upstream, environment: environment, arguments: arguments, mode: mode, label: "helper-\(starts)")
         starts += 1
     }
 
@@ -92,21 +103,30 @@ final class RestartableHelper: @unchecked Sendable {
         child.process.wait()
     }
 
-    /// Runs the CLI against this helper's control socket.
+    /// Runs the CLI against this helper's control socket, as the helper's user.
     func cli(_ arguments: [String]) throws -> Outcome {
-        try runWithStatus(Products.scrolloff, arguments + ["--socket", controlSocket])
+        try runWithStatus(cliCommand.executable, cliCommand.prefix + arguments + ["--socket", controlSocket])
+    }
+
+    /// The CLI as the helper's user: `setpriv` in front for an ordinary user's helper (when the tests run as root).
+    var cliCommand: (executable: String, prefix: [String]) {
+        guard mode == .ordinaryUser, geteuid() == 0 else { return (Products.scrolloff, []) }
+        return ("/usr/bin/setpriv", ["--reuid=\(PrivilegeMode.ordinaryUID)", "--regid=\(PrivilegeMode.ordinaryGID)", "--clear-groups",
+                                     Products.scrolloff])
     }
 
     private static func start(scratch: Scratch, stateDirectory: String, controlSocket: String, upstream: Int,
-                              environment: [String: String], arguments extra: [String], label: String) throws -> (Child, Int) {
+                              environment: [String: String], arguments extra: [String], mode: PrivilegeMode, label: String) throws -> (Child, Int) {
         // Through `/usr/bin/env` always (HelperLaunch.environment): the pid the test signals is the
-        // helper's own. TZ is fixed so "Monday 22:45" is the same local time on every machine.
-        let child = try HelperLaunch(
+        // helper's own (`setpriv` execs it in place). TZ is fixed so "Monday 22:45" is the same
+        // local time on every machine.
+        let launch = HelperLaunch(
             executable: Products.scrolloffDNS, upstreams: [HelperLaunch.loopback(upstream)], stateDirectory: stateDirectory,
-            controlSocket: controlSocket, extra: extra, environment: ["TZ": "UTC"].merging(environment) { $1 }
-        ).spawn(scratch: scratch, label: label)
+            controlSocket: controlSocket, extra: extra, environment: ["TZ": "UTC"].merging(environment) { $1 })
+        let child = try mode.applied(to: launch).spawn(scratch: scratch, label: label)
         let port = try child.listeningPort()
         child.waitForControlSocket()
+        mode.check(child.process.pid)
         return (child, port)
     }
 }

@@ -53,6 +53,24 @@ import Testing
         }
     }
 
+    @Test func the_event_streams_readers_sends_drops_queue_and_pending_urges_are_exposed() {
+        let exposition = MetricsExposition(version: "1")
+        var reading = Self.reading(Self.totals())
+        reading.eventStream = MetricsReading.EventStreamTotals(readers: 3, eventsSent: 40, readersDropped: 1, deepestQueue: 7, urgesPending: 2)
+        _ = exposition.render(reading)
+        reading.eventStream = MetricsReading.EventStreamTotals(readers: 2, eventsSent: 55, readersDropped: 2, deepestQueue: 0, urgesPending: 0)
+        let text = Self.lines(exposition.render(reading))
+        for expected in [
+            "# TYPE scrolloff_event_stream_readers gauge", "scrolloff_event_stream_readers 2.0",
+            "# TYPE scrolloff_event_stream_events_sent_total counter", "scrolloff_event_stream_events_sent_total 55",
+            "# TYPE scrolloff_event_stream_readers_dropped_total counter", "scrolloff_event_stream_readers_dropped_total 2",
+            "# TYPE scrolloff_event_stream_queue_depth gauge", "scrolloff_event_stream_queue_depth 0.0",
+            "# TYPE scrolloff_urges_pending gauge", "scrolloff_urges_pending 0.0",
+        ] {
+            #expect(text.contains(expected), "\(expected) in \(text.sorted())")
+        }
+    }
+
     @Test func counters_follow_the_totals_across_scrapes() {
         let exposition = MetricsExposition(version: "1")
         _ = exposition.render(Self.reading(Self.totals([.cached: 5])))

@@ -28,6 +28,9 @@ public final class MetricsExposition: Sendable {
         var firewallClientSeries: [String: (counter: Counter, reported: UInt64)] = [:]
         /// The shared store's series, made at the first scrape that has them, and what each reported.
         var storeSeries: StoreSeries?
+        /// The event feed's totals already added to its counters.
+        var eventsSent: UInt64 = 0
+        var readersDropped: UInt64 = 0
     }
 
     private struct StoreSeries {
@@ -52,6 +55,11 @@ public final class MetricsExposition: Sendable {
     private let staleAnswers: Counter
     private let unwantedReplies: Counter
     private let spoofingRetries: Counter
+    private let streamReaders: Gauge
+    private let streamEventsSent: Counter
+    private let streamReadersDropped: Counter
+    private let streamQueueDepth: Gauge
+    private let urgesPending: Gauge
     private let version: String
     private let state = Mutex(State())
 
@@ -65,6 +73,11 @@ public final class MetricsExposition: Sendable {
         staleAnswers = registry.makeCounter(descriptor: Names.staleAnswers)
         unwantedReplies = registry.makeCounter(descriptor: Names.unwantedReplies)
         spoofingRetries = registry.makeCounter(descriptor: Names.spoofingRetries)
+        streamReaders = registry.makeGauge(descriptor: Names.streamReaders)
+        streamEventsSent = registry.makeCounter(descriptor: Names.streamEventsSent)
+        streamReadersDropped = registry.makeCounter(descriptor: Names.streamReadersDropped)
+        streamQueueDepth = registry.makeGauge(descriptor: Names.streamQueueDepth)
+        urgesPending = registry.makeGauge(descriptor: Names.urgesPending)
         registry.makeGauge(descriptor: Names.buildInfo, labels: [("version", version)]).set(to: 1)
     }
 
@@ -92,6 +105,11 @@ public final class MetricsExposition: Sendable {
         Self.advance(staleAnswers, from: &state.staleAnswers, to: reading.staleAnswers)
         Self.advance(unwantedReplies, from: &state.unwantedReplies, to: reading.unwantedReplies)
         Self.advance(spoofingRetries, from: &state.spoofingRetries, to: reading.spoofingRetries)
+        streamReaders.set(to: Double(reading.eventStream.readers))
+        Self.advance(streamEventsSent, from: &state.eventsSent, to: reading.eventStream.eventsSent)
+        Self.advance(streamReadersDropped, from: &state.readersDropped, to: reading.eventStream.readersDropped)
+        streamQueueDepth.set(to: Double(reading.eventStream.deepestQueue))
+        urgesPending.set(to: Double(reading.eventStream.urgesPending))
 
         for (name, total) in reading.firewallAttempts.sorted(by: { $0.key < $1.key }) {
             var series = state.firewallSeries[name]
@@ -278,6 +296,22 @@ enum Names {
     static var firewallClientAttempts: MetricNameDescriptor {
         name("firewall_client_attempts", unit: "total",
              "Bypass attempts the firewall table caught per device (SPEC 9b), by kind: dns (another resolver), dot (port 853), doh (HTTPS to a known DoH resolver), resolver (another port of a known resolver); at most 256 addresses, the rest as client=\"other\". Read every 2 s.")
+    }
+    static var streamReaders: MetricNameDescriptor {
+        name("event_stream_readers", "Readers following the live events now: event streams on the control socket, the household page's live view, the [notify] hook.")
+    }
+    static var streamEventsSent: MetricNameDescriptor {
+        name("event_stream_events_sent", unit: "total", "Events written to live readers (each event once per reader that got it).")
+    }
+    static var streamReadersDropped: MetricNameDescriptor {
+        name("event_stream_readers_dropped", unit: "total",
+             "Live readers let go for falling 256 commits' events behind; each may resume from its last event id.")
+    }
+    static var streamQueueDepth: MetricNameDescriptor {
+        name("event_stream_queue_depth", "Commits' events (and heartbeats) the slowest live reader has queued and not yet taken; it is let go at 256.")
+    }
+    static var urgesPending: MetricNameDescriptor {
+        name("urges_pending", "Urges the DNS path recorded that wait for their batch to be written (within 250 ms, then published to live readers).")
     }
     static var buildInfo: MetricNameDescriptor { name("build_info", "This build; always 1.") }
     static var upstreamUp: MetricNameDescriptor {

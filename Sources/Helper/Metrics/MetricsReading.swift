@@ -1,4 +1,5 @@
 import ControlServer
+import Enforcement
 import Engine
 import Firewall
 import PostgresStore
@@ -41,6 +42,30 @@ public struct MetricsReading: Sendable {
     public var firewallClientAttempts: [String: [String: UInt64]] = [:]
     /// The shared store's round trips (`[store] backend = "postgresql"`); nil with SQLite.
     public var store: StoreTotals?
+    /// The live event feed's readers (the event stream, the page's live view) and the urges waiting for their batch.
+    public var eventStream = EventStreamTotals()
+
+    /// The live event feed (`EventFeed`, SPEC §12) now and since start.
+    public struct EventStreamTotals: Sendable, Equatable {
+        /// Readers following the feed now.
+        public var readers: Int
+        /// Events written to readers since start.
+        public var eventsSent: UInt64
+        /// Readers let go for falling behind since start.
+        public var readersDropped: UInt64
+        /// Items the slowest reader has queued and not yet taken (it is let go at `EventFeed.defaultBuffer`).
+        public var deepestQueue: Int
+        /// Urges recorded by the DNS path and not yet written (each batch within 250 ms).
+        public var urgesPending: Int
+
+        public init(readers: Int = 0, eventsSent: UInt64 = 0, readersDropped: UInt64 = 0, deepestQueue: Int = 0, urgesPending: Int = 0) {
+            self.readers = readers
+            self.eventsSent = eventsSent
+            self.readersDropped = readersDropped
+            self.deepestQueue = deepestQueue
+            self.urgesPending = urgesPending
+        }
+    }
 
     /// Totals since start of the household database's use.
     public struct StoreTotals: Sendable, Equatable {
@@ -126,6 +151,10 @@ public struct MetricsSources: Sendable {
             unwantedReplies: spoofing.unwantedReplies, spoofingRetries: spoofing.tcpRetries)
         reading.firewallAttempts = firewallAttempts
         reading.firewallClientAttempts = firewallClientAttempts
+        let feed = engine.eventFeed
+        reading.eventStream = MetricsReading.EventStreamTotals(
+            readers: feed.readerCount, eventsSent: UInt64(feed.sentEvents), readersDropped: UInt64(feed.droppedReaders),
+            deepestQueue: feed.deepestQueue, urgesPending: engine.urges.pendingCount)
         if let c = sharedStore?.counters {
             reading.store = MetricsReading.StoreTotals(
                 roundTrips: UInt64(c.roundTrips), failures: UInt64(c.failures), staleCommits: UInt64(c.staleCommits),
