@@ -64,6 +64,8 @@ public final class DNSServer: Service {
     let ready: @Sendable ([HostPort]) -> Void
     /// Where the bound sockets are published for `doctor`; nil when nobody asks.
     let bound: BoundListeners?
+    /// Each event loop's budget of answers to pipelined TCP queries, by the loop's identity.
+    let answerBudgets: [ObjectIdentifier: PipelinedAnswerBudget]
 
     public init(
         configuration: DNSServerConfiguration, chain: ResolverChain, group: any EventLoopGroup, logger: Logger,
@@ -81,6 +83,10 @@ public final class DNSServer: Service {
         self.announce = announce
         self.ready = ready
         self.bound = bound
+        let perSecond = configuration.tcp.pipelinedAnswersPerLoopPerSecond
+        answerBudgets = Dictionary(
+            group.makeIterator().map { (ObjectIdentifier($0), PipelinedAnswerBudget(perSecond: perSecond, loop: $0)) },
+            uniquingKeysWith: { first, _ in first })
     }
 
     public func run() async throws {
@@ -201,6 +207,7 @@ public final class DNSServer: Service {
         let clientInFlight = clientInFlight
         let acceptGate = acceptGate
         let admission = TCPAdmission(registry: counter, limitLog: limitLog)
+        let answerBudgets = answerBudgets
         return try await ServerBootstrap(group: acceptLoop, childGroup: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
@@ -219,9 +226,10 @@ public final class DNSServer: Service {
             // option 1 at SOL_SOCKET, which is SO_DEBUG: it needs CAP_NET_ADMIN, so without it every
             // accepted connection failed its set-up and was reset (SPEC §9.6).
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            // Replies the client has not read count against `maximumUnsentBytes`; past it the
+            // Replies the client has not read fill the kernel's send buffer (`maximumUnsentBytes`),
+            // then at most `queuedReplyBytes` here (a turn's replies, not 64 KiB more): past it the
             // channel turns unwritable and the handler stops reading the connection.
-            // A fixed kernel send buffer of the same size: with the kernel's autotuning it kept
+            // A fixed kernel send buffer: with the kernel's autotuning it kept
             // growing for a client that read nothing, so the connection turned writable again
             // every second and was never found stalled. 64 KiB in flight is plenty for DNS.
             // (16 KiB was tried against slow readers: no better p99, a worse p50; docs/benchmarks.md.)
@@ -237,13 +245,14 @@ public final class DNSServer: Service {
             .childChannelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TCPQueryHandler.readBytes))
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark,
-                value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.maximumUnsentBytes / 2, 1), high: max(limits.maximumUnsentBytes, 2)))
+                value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.queuedReplyBytes / 2, 1), high: max(limits.queuedReplyBytes, 2)))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
                         TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog,
-                                        clientInFlight: clientInFlight, slot: admission.take(for: channel)))
+                                        clientInFlight: clientInFlight, slot: admission.take(for: channel),
+                                        answerBudget: answerBudgets[ObjectIdentifier(channel.eventLoop)]))
                 }
             }
             .bind(host: address.host, port: address.port)

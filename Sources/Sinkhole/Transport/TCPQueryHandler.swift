@@ -3,6 +3,10 @@ import DNSWire
 import NIOCore
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Limits for DNS over TCP (RFC 7766 §6.2.3: servers should bound connections and close idle
 /// ones). Each is a key of `[dns]` in scrolloff.toml; the defaults are the sample's.
 public struct TCPLimits: Sendable, Equatable {
@@ -23,6 +27,18 @@ public struct TCPLimits: Sendable, Equatable {
     /// Reply bytes a connection may have waiting for its client to read them. Past it the
     /// connection is not read until the client has taken half of them.
     public var maximumUnsentBytes: Int
+    /// Answers to pipelined queries each event loop gives per second over all its connections
+    /// (`PipelinedAnswerBudget`); 0 gives them without bound. Not a setting: a household's
+    /// clients pipeline a few queries at a time, far below it.
+    public var pipelinedAnswersPerLoopPerSecond: Int = TCPLimits.experiment("SCROLLOFF_X_BUDGET", 4000)
+    /// Reply bytes NIO holds for a connection beyond the kernel's send buffer before it stops
+    /// reading the connection.
+    public var queuedReplyBytes: Int = TCPLimits.experiment("SCROLLOFF_X_WATERMARK", 4096)
+
+    static func experiment(_ name: String, _ value: Int) -> Int {
+        guard let text = getenv(name) else { return value }
+        return Int(String(cString: text)) ?? value
+    }
 
     public init(
         maximumConnections: Int = 256, maximumConnectionsPerClient: Int = 32, idleTimeout: TimeAmount = .seconds(10),
@@ -54,16 +70,21 @@ final class InFlightCounter: Sendable {
 /// Serves framed queries on one TCP connection (RFC 7766). Queries are answered as they resolve,
 /// possibly out of order (§6.2.1.1 pipelining); each reply carries its query's ID.
 ///
-/// Three bounds keep one connection from taking more than its share (SPEC §9.6):
+/// Four bounds keep one connection from taking more than its share (SPEC §9.6):
 /// - at most `maximumInFlightPerConnection` queries resolve at once. The frame decoder hands over
 ///   every frame of a read at once, so frames past the bound wait here, unresolved (a read is at
 ///   most 64 KiB, so that wait is bounded too), and the connection is not read meanwhile;
-/// - at most `maximumUnsentBytes` of replies wait for the client (NIO's write-buffer water mark).
-///   Past it the connection is neither read nor served until the client reads, and a client that
-///   reads nothing for `idleTimeout` is disconnected. Its slot is the first taken for a newcomer
-///   when all are (`TCPConnectionRegistry`);
-/// - connections in total and per client address (`ConnectionCounter`), and queries being
-///   answered per client address over all its connections (`ClientInFlight`). A connection whose
+/// - replies the client has not read: the kernel's send buffer (`maximumUnsentBytes`) and then
+///   `queuedReplyBytes` held here (NIO's write-buffer water mark). Past it the connection is
+///   neither read nor served until the client reads, and a client that reads nothing for
+///   `idleTimeout` is disconnected. Its slot is the first taken for a newcomer when all are
+///   (`TCPConnectionRegistry`);
+/// - answers to pipelined queries, over all connections of the loop (`PipelinedAnswerBudget`):
+///   past the loop's budget a connection with queries waiting behind others is not read until
+///   its turn comes again, while a query that arrives alone is answered at once;
+/// - connections in total and per client (`ConnectionCounter`), and queries being answered per
+///   client over all its connections (`ClientInFlight`), a client being an IPv4 address or an
+///   IPv6 /64 (`ClientAddress.tcpBudgetKey`). A connection whose
 ///   client is at that bound looks again every 20 ms, since the answer that frees a slot may come
 ///   on another connection and another event loop.
 ///
@@ -89,10 +110,14 @@ final class TCPQueryHandler: ChannelInboundHandler {
     let counters: QueryCounters?
     let limitLog: ThrottledLog?
     let clientInFlight: ClientInFlight
+    /// The loop's budget of answers to pipelined queries; nil gives them all at once.
+    let answerBudget: PipelinedAnswerBudget?
     private var queryContext: QueryContext?
     /// This loop's counters; nil when metrics are off, and then no clock is read either.
     private var shard: QueryCounterShard?
     private var client = ClientAddress.unknown
+    /// What the per-client bounds count this connection under: its client's /64 for IPv6.
+    private var budgetKey = ClientAddress.unknown
     private var inFlight = 0
     /// This connection's slot; nil when it was refused one.
     private var slot: TCPConnectionEntry?
@@ -112,13 +137,16 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private var stallTimer: Scheduled<Void>?
     /// Armed while the client is at its in-flight bound; drains again when it fires.
     private var retryTimer: Scheduled<Void>?
+    /// Waiting for a token of `answerBudget`: resumed by it, once.
+    private var awaitingBudget = false
 
     init(
         chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter(),
         counters: QueryCounters? = nil, limitLog: ThrottledLog? = nil, clientInFlight: ClientInFlight? = nil,
-        slot: TCPConnectionEntry? = nil
+        slot: TCPConnectionEntry? = nil, answerBudget: PipelinedAnswerBudget? = nil
     ) {
         self.slot = slot
+        self.answerBudget = answerBudget
         self.chain = chain
         self.limits = limits
         self.counter = counter
@@ -130,6 +158,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         client = ClientAddress(context.remoteAddress)
+        budgetKey = client.tcpBudgetKey
         if slot == nil, !admit(context: context) { return }
         queryContext = QueryContext(eventLoop: context.eventLoop)
         shard = counters?.shard(for: context.eventLoop)
@@ -143,7 +172,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private func admit(context: ChannelHandlerContext) -> Bool {
         let channel = context.channel
         let address = context.remoteAddress?.ipAddress ?? "?"
-        let outcome = counter.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
+        let outcome = counter.admit(budgetKey, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
         outcome.log(to: limitLog, address: address, limit: counter.limit)
         switch outcome {
         case .admitted(let entry, _):
@@ -218,10 +247,18 @@ final class TCPQueryHandler: ChannelInboundHandler {
             draining = true
             defer { draining = false }
             var answered = 0
-            while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive {
+            while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive,
+                !awaitingBudget
+            {
+                // A query behind another of this connection's spends a token of the loop's budget;
+                // without one the connection waits, unread, for its turn (`PipelinedAnswerBudget`).
+                if let answerBudget, answered > 0 || inFlight > 0 || waiting.count > 1, !answerBudget.take() {
+                    awaitBudget(answerBudget, context: context)
+                    break
+                }
                 // A slot of the client's budget for every query: most are answered at once and give
                 // it back, but which ones go upstream is only known after resolving.
-                guard clientInFlight.acquire(client) == nil else {
+                guard clientInFlight.acquire(budgetKey) == nil else {
                     retryLater(context: context)
                     break
                 }
@@ -248,6 +285,18 @@ final class TCPQueryHandler: ChannelInboundHandler {
         }
     }
 
+    private func awaitBudget(_ budget: PipelinedAnswerBudget, context: ChannelHandlerContext) {
+        awaitingBudget = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        budget.wait {
+            let (handler, context) = loopBound.value
+            handler.awaitingBudget = false
+            guard context.channel.isActive else { return }
+            handler.drain(context: context)
+            context.flush()
+        }
+    }
+
     private func retryLater(context: ChannelHandlerContext) {
         guard retryTimer == nil else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -260,7 +309,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
     }
 
     private func updateReading(context: ChannelHandlerContext) {
-        let shouldRead = waiting.isEmpty && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
+        let shouldRead = waiting.isEmpty && !awaitingBudget && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
         guard shouldRead != reading, context.channel.isActive else { return }
         reading = shouldRead
         context.channel.setOption(ChannelOptions.autoRead, value: shouldRead).whenComplete { _ in }
@@ -269,14 +318,14 @@ final class TCPQueryHandler: ChannelInboundHandler {
     /// Resolves one frame; the caller took a slot of the client's in-flight budget for it.
     private func resolve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         guard let query = queryContext else {
-            clientInFlight.release(client)
+            clientInFlight.release(budgetKey)
             return
         }
         let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
         let resolution = frame.withUnsafeReadableBytes { raw in
             chain.resolve(packet: raw, client: client, transport: .tcp, in: query)
         }
-        if case .later = resolution {} else { clientInFlight.release(client) }
+        if case .later = resolution {} else { clientInFlight.release(budgetKey) }
         switch resolution {
         case .drop, .upstream:
             shard?.record(.dropped, nanoseconds: 0)
@@ -296,7 +345,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             future.whenComplete { result in
                 let (handler, context) = loopBound.value
                 handler.inFlight -= 1
-                handler.clientInFlight.release(handler.client)
+                handler.clientInFlight.release(handler.budgetKey)
                 handler.pending.decrement()
                 let reply = (try? result.get()) ?? LaterReply(ServerFailure.reply(for: pending))
                 handler.write(reply.bytes, context: context)
