@@ -64,8 +64,6 @@ public final class DNSServer: Service {
     let ready: @Sendable ([HostPort]) -> Void
     /// Where the bound sockets are published for `doctor`; nil when nobody asks.
     let bound: BoundListeners?
-    /// Each event loop's budget of answers to pipelined TCP queries, by the loop's identity.
-    let answerBudgets: [ObjectIdentifier: PipelinedAnswerBudget]
 
     public init(
         configuration: DNSServerConfiguration, chain: ResolverChain, group: any EventLoopGroup, logger: Logger,
@@ -83,10 +81,6 @@ public final class DNSServer: Service {
         self.announce = announce
         self.ready = ready
         self.bound = bound
-        let perSecond = configuration.tcp.pipelinedAnswersPerLoopPerSecond
-        answerBudgets = Dictionary(
-            group.makeIterator().map { (ObjectIdentifier($0), PipelinedAnswerBudget(perSecond: perSecond, loop: $0)) },
-            uniquingKeysWith: { first, _ in first })
     }
 
     public func run() async throws {
@@ -207,7 +201,6 @@ public final class DNSServer: Service {
         let clientInFlight = clientInFlight
         let acceptGate = acceptGate
         let admission = TCPAdmission(registry: counter, limitLog: limitLog)
-        let answerBudgets = answerBudgets
         return try await ServerBootstrap(group: acceptLoop, childGroup: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
@@ -251,8 +244,7 @@ public final class DNSServer: Service {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(
                         TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog,
-                                        clientInFlight: clientInFlight, slot: admission.take(for: channel),
-                                        answerBudget: answerBudgets[ObjectIdentifier(channel.eventLoop)]))
+                                        clientInFlight: clientInFlight, slot: admission.take(for: channel)))
                 }
             }
             .bind(host: address.host, port: address.port)

@@ -3,10 +3,6 @@ import DNSWire
 import NIOCore
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Limits for DNS over TCP (RFC 7766 §6.2.3: servers should bound connections and close idle
 /// ones). Each is a key of `[dns]` in scrolloff.toml; the defaults are the sample's.
 public struct TCPLimits: Sendable, Equatable {
@@ -24,21 +20,13 @@ public struct TCPLimits: Sendable, Equatable {
     /// a client with many connections cannot fill the forwarder's 512 outstanding questions and
     /// leave every other client SERVFAIL.
     public var maximumInFlightPerClient: Int
-    /// Reply bytes a connection may have waiting for its client to read them. Past it the
-    /// connection is not read until the client has taken half of them.
+    /// Reply bytes the kernel may hold for a connection whose client has not read them (its send
+    /// buffer); past it and `queuedReplyBytes` the connection is not read until the client reads.
     public var maximumUnsentBytes: Int
-    /// Answers to pipelined queries each event loop gives per second over all its connections
-    /// (`PipelinedAnswerBudget`); 0 gives them without bound. Not a setting: a household's
-    /// clients pipeline a few queries at a time, far below it.
-    public var pipelinedAnswersPerLoopPerSecond: Int = TCPLimits.experiment("SCROLLOFF_X_BUDGET", 4000)
     /// Reply bytes NIO holds for a connection beyond the kernel's send buffer before it stops
-    /// reading the connection.
-    public var queuedReplyBytes: Int = TCPLimits.experiment("SCROLLOFF_X_WATERMARK", 4096)
-
-    static func experiment(_ name: String, _ value: Int) -> Int {
-        guard let text = getenv(name) else { return value }
-        return Int(String(cString: text)) ?? value
-    }
+    /// reading the connection: about a turn's replies. It was `maximumUnsentBytes` too, 64 KiB of
+    /// ByteBuffers per connection whose client reads nothing, on every such connection.
+    public var queuedReplyBytes = 4096
 
     public init(
         maximumConnections: Int = 256, maximumConnectionsPerClient: Int = 32, idleTimeout: TimeAmount = .seconds(10),
@@ -70,7 +58,7 @@ final class InFlightCounter: Sendable {
 /// Serves framed queries on one TCP connection (RFC 7766). Queries are answered as they resolve,
 /// possibly out of order (§6.2.1.1 pipelining); each reply carries its query's ID.
 ///
-/// Four bounds keep one connection from taking more than its share (SPEC §9.6):
+/// Three bounds keep one connection from taking more than its share (SPEC §9.6):
 /// - at most `maximumInFlightPerConnection` queries resolve at once. The frame decoder hands over
 ///   every frame of a read at once, so frames past the bound wait here, unresolved (a read is at
 ///   most 64 KiB, so that wait is bounded too), and the connection is not read meanwhile;
@@ -79,9 +67,6 @@ final class InFlightCounter: Sendable {
 ///   neither read nor served until the client reads, and a client that reads nothing for
 ///   `idleTimeout` is disconnected. Its slot is the first taken for a newcomer when all are
 ///   (`TCPConnectionRegistry`);
-/// - answers to pipelined queries, over all connections of the loop (`PipelinedAnswerBudget`):
-///   past the loop's budget a connection with queries waiting behind others is not read until
-///   its turn comes again, while a query that arrives alone is answered at once;
 /// - connections in total and per client (`ConnectionCounter`), and queries being answered per
 ///   client over all its connections (`ClientInFlight`), a client being an IPv4 address or an
 ///   IPv6 /64 (`ClientAddress.tcpBudgetKey`). A connection whose
@@ -110,8 +95,6 @@ final class TCPQueryHandler: ChannelInboundHandler {
     let counters: QueryCounters?
     let limitLog: ThrottledLog?
     let clientInFlight: ClientInFlight
-    /// The loop's budget of answers to pipelined queries; nil gives them all at once.
-    let answerBudget: PipelinedAnswerBudget?
     private var queryContext: QueryContext?
     /// This loop's counters; nil when metrics are off, and then no clock is read either.
     private var shard: QueryCounterShard?
@@ -137,16 +120,13 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private var stallTimer: Scheduled<Void>?
     /// Armed while the client is at its in-flight bound; drains again when it fires.
     private var retryTimer: Scheduled<Void>?
-    /// Waiting for a token of `answerBudget`: resumed by it, once.
-    private var awaitingBudget = false
 
     init(
         chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter(),
         counters: QueryCounters? = nil, limitLog: ThrottledLog? = nil, clientInFlight: ClientInFlight? = nil,
-        slot: TCPConnectionEntry? = nil, answerBudget: PipelinedAnswerBudget? = nil
+        slot: TCPConnectionEntry? = nil
     ) {
         self.slot = slot
-        self.answerBudget = answerBudget
         self.chain = chain
         self.limits = limits
         self.counter = counter
@@ -247,15 +227,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             draining = true
             defer { draining = false }
             var answered = 0
-            while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive,
-                !awaitingBudget
-            {
-                // A query behind another of this connection's spends a token of the loop's budget;
-                // without one the connection waits, unread, for its turn (`PipelinedAnswerBudget`).
-                if let answerBudget, answered > 0 || inFlight > 0 || waiting.count > 1, !answerBudget.take() {
-                    awaitBudget(answerBudget, context: context)
-                    break
-                }
+            while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive {
                 // A slot of the client's budget for every query: most are answered at once and give
                 // it back, but which ones go upstream is only known after resolving.
                 guard clientInFlight.acquire(budgetKey) == nil else {
@@ -285,18 +257,6 @@ final class TCPQueryHandler: ChannelInboundHandler {
         }
     }
 
-    private func awaitBudget(_ budget: PipelinedAnswerBudget, context: ChannelHandlerContext) {
-        awaitingBudget = true
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        budget.wait {
-            let (handler, context) = loopBound.value
-            handler.awaitingBudget = false
-            guard context.channel.isActive else { return }
-            handler.drain(context: context)
-            context.flush()
-        }
-    }
-
     private func retryLater(context: ChannelHandlerContext) {
         guard retryTimer == nil else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -309,7 +269,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
     }
 
     private func updateReading(context: ChannelHandlerContext) {
-        let shouldRead = waiting.isEmpty && !awaitingBudget && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
+        let shouldRead = waiting.isEmpty && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
         guard shouldRead != reading, context.channel.isActive else { return }
         reading = shouldRead
         context.channel.setOption(ChannelOptions.autoRead, value: shouldRead).whenComplete { _ in }
