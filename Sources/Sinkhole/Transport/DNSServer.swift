@@ -219,9 +219,10 @@ public final class DNSServer: Service {
             // option 1 at SOL_SOCKET, which is SO_DEBUG: it needs CAP_NET_ADMIN, so without it every
             // accepted connection failed its set-up and was reset (SPEC §9.6).
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            // Replies the client has not read count against `maximumUnsentBytes`; past it the
+            // Replies the client has not read fill the kernel's send buffer (`maximumUnsentBytes`),
+            // then at most `queuedReplyBytes` here (a turn's replies, not 64 KiB more): past it the
             // channel turns unwritable and the handler stops reading the connection.
-            // A fixed kernel send buffer of the same size: with the kernel's autotuning it kept
+            // A fixed kernel send buffer: with the kernel's autotuning it kept
             // growing for a client that read nothing, so the connection turned writable again
             // every second and was never found stalled. 64 KiB in flight is plenty for DNS.
             // (16 KiB was tried against slow readers: no better p99, a worse p50; docs/benchmarks.md.)
@@ -237,7 +238,7 @@ public final class DNSServer: Service {
             .childChannelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TCPQueryHandler.readBytes))
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark,
-                value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.maximumUnsentBytes / 2, 1), high: max(limits.maximumUnsentBytes, 2)))
+                value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.queuedReplyBytes / 2, 1), high: max(limits.queuedReplyBytes, 2)))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))

@@ -144,6 +144,26 @@ public final class TCPConnectionRegistry: Sendable {
     }
 }
 
+extension ClientAddress {
+    /// The client a DNS-over-TCP connection and its queries are counted under
+    /// (`tcp_connections_per_client`, `tcp_queries_per_client`): an IPv4 address as it is, also
+    /// when it arrives IPv4-mapped on a dual-stack socket (`::ffff:a.b.c.d`), and an IPv6 address
+    /// by its /64. A host is given a whole /64 (RFC 7421) and may pick any address in it, so
+    /// counting single IPv6 addresses gave one host 2^64 shares: a device with a few hundred
+    /// addresses held every connection, each address one, and no newcomer could displace any
+    /// (none holds two more). The household page counts the same way (`WebConnectionLimit`).
+    public var tcpBudgetKey: ClientAddress {
+        switch self {
+        case .v6(let high, let low) where high == 0 && low >> 32 == 0xFFFF:
+            .v4(UInt32(truncatingIfNeeded: low))
+        case .v6(let high, _):
+            .v6(high: high, low: 0)
+        default:
+            self
+        }
+    }
+}
+
 extension TCPConnectionRegistry.Admission {
     /// Says in the throttled log what this admission did to a connection from `address`: a refusal
     /// by which bound, or an eviction to make room. One wording for the listener's thread and for

@@ -20,9 +20,13 @@ public struct TCPLimits: Sendable, Equatable {
     /// a client with many connections cannot fill the forwarder's 512 outstanding questions and
     /// leave every other client SERVFAIL.
     public var maximumInFlightPerClient: Int
-    /// Reply bytes a connection may have waiting for its client to read them. Past it the
-    /// connection is not read until the client has taken half of them.
+    /// Reply bytes the kernel may hold for a connection whose client has not read them (its send
+    /// buffer); past it and `queuedReplyBytes` the connection is not read until the client reads.
     public var maximumUnsentBytes: Int
+    /// Reply bytes NIO holds for a connection beyond the kernel's send buffer before it stops
+    /// reading the connection: about a turn's replies. It was `maximumUnsentBytes` too, 64 KiB of
+    /// ByteBuffers per connection whose client reads nothing, on every such connection.
+    public var queuedReplyBytes = 4096
 
     public init(
         maximumConnections: Int = 256, maximumConnectionsPerClient: Int = 32, idleTimeout: TimeAmount = .seconds(10),
@@ -58,12 +62,14 @@ final class InFlightCounter: Sendable {
 /// - at most `maximumInFlightPerConnection` queries resolve at once. The frame decoder hands over
 ///   every frame of a read at once, so frames past the bound wait here, unresolved (a read is at
 ///   most 64 KiB, so that wait is bounded too), and the connection is not read meanwhile;
-/// - at most `maximumUnsentBytes` of replies wait for the client (NIO's write-buffer water mark).
-///   Past it the connection is neither read nor served until the client reads, and a client that
-///   reads nothing for `idleTimeout` is disconnected. Its slot is the first taken for a newcomer
-///   when all are (`TCPConnectionRegistry`);
-/// - connections in total and per client address (`ConnectionCounter`), and queries being
-///   answered per client address over all its connections (`ClientInFlight`). A connection whose
+/// - replies the client has not read: the kernel's send buffer (`maximumUnsentBytes`) and then
+///   `queuedReplyBytes` held here (NIO's write-buffer water mark). Past it the connection is
+///   neither read nor served until the client reads, and a client that reads nothing for
+///   `idleTimeout` is disconnected. Its slot is the first taken for a newcomer when all are
+///   (`TCPConnectionRegistry`);
+/// - connections in total and per client (`ConnectionCounter`), and queries being answered per
+///   client over all its connections (`ClientInFlight`), a client being an IPv4 address or an
+///   IPv6 /64 (`ClientAddress.tcpBudgetKey`). A connection whose
 ///   client is at that bound looks again every 20 ms, since the answer that frees a slot may come
 ///   on another connection and another event loop.
 ///
@@ -93,6 +99,8 @@ final class TCPQueryHandler: ChannelInboundHandler {
     /// This loop's counters; nil when metrics are off, and then no clock is read either.
     private var shard: QueryCounterShard?
     private var client = ClientAddress.unknown
+    /// What the per-client bounds count this connection under: its client's /64 for IPv6.
+    private var budgetKey = ClientAddress.unknown
     private var inFlight = 0
     /// This connection's slot; nil when it was refused one.
     private var slot: TCPConnectionEntry?
@@ -130,6 +138,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         client = ClientAddress(context.remoteAddress)
+        budgetKey = client.tcpBudgetKey
         if slot == nil, !admit(context: context) { return }
         queryContext = QueryContext(eventLoop: context.eventLoop)
         shard = counters?.shard(for: context.eventLoop)
@@ -143,7 +152,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private func admit(context: ChannelHandlerContext) -> Bool {
         let channel = context.channel
         let address = context.remoteAddress?.ipAddress ?? "?"
-        let outcome = counter.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
+        let outcome = counter.admit(budgetKey, now: NIODeadline.now().uptimeNanoseconds, close: { channel.close(promise: nil) })
         outcome.log(to: limitLog, address: address, limit: counter.limit)
         switch outcome {
         case .admitted(let entry, _):
@@ -221,7 +230,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive {
                 // A slot of the client's budget for every query: most are answered at once and give
                 // it back, but which ones go upstream is only known after resolving.
-                guard clientInFlight.acquire(client) == nil else {
+                guard clientInFlight.acquire(budgetKey) == nil else {
                     retryLater(context: context)
                     break
                 }
@@ -269,14 +278,14 @@ final class TCPQueryHandler: ChannelInboundHandler {
     /// Resolves one frame; the caller took a slot of the client's in-flight budget for it.
     private func resolve(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         guard let query = queryContext else {
-            clientInFlight.release(client)
+            clientInFlight.release(budgetKey)
             return
         }
         let started = shard == nil ? 0 : NIODeadline.now().uptimeNanoseconds
         let resolution = frame.withUnsafeReadableBytes { raw in
             chain.resolve(packet: raw, client: client, transport: .tcp, in: query)
         }
-        if case .later = resolution {} else { clientInFlight.release(client) }
+        if case .later = resolution {} else { clientInFlight.release(budgetKey) }
         switch resolution {
         case .drop, .upstream:
             shard?.record(.dropped, nanoseconds: 0)
@@ -296,7 +305,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
             future.whenComplete { result in
                 let (handler, context) = loopBound.value
                 handler.inFlight -= 1
-                handler.clientInFlight.release(handler.client)
+                handler.clientInFlight.release(handler.budgetKey)
                 handler.pending.decrement()
                 let reply = (try? result.get()) ?? LaterReply(ServerFailure.reply(for: pending))
                 handler.write(reply.bytes, context: context)
