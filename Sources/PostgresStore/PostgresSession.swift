@@ -79,6 +79,12 @@ package final class PostgresSession: @unchecked Sendable {
             c = .init(host: host, port: port, username: location.user, password: location.password, database: location.database, tls: tls)
         }
         c.options.connectTimeout = .seconds(3)
+        // A helper cut off in the middle of a commit (its route dropped after `SELECT … FOR
+        // UPDATE`) leaves its transaction open on the server, holding the household row: every
+        // other helper's commits would wait on it until the server noticed the dead connection
+        // (TCP keepalive: hours). The server ends such a transaction after 3 s idle instead, inside
+        // the others' 5 s statement deadline; a live commit sends its statements back to back.
+        c.options.additionalStartupParameters = [("idle_in_transaction_session_timeout", "3000")]
         return c
     }
 
@@ -104,7 +110,9 @@ package final class PostgresSession: @unchecked Sendable {
         if let c = connection, !c.isClosed { return c }
         nextID += 1
         let future = PostgresConnection.connect(on: group.next(), configuration: try configuration(), id: nextID, logger: logger)
-        let conn = try Self.wait(future, timeout: statementTimeout)
+        // A server that accepts and never answers (stopped, or its host's network half gone)
+        // fails the open after the deadline; a connection it completes later is closed then.
+        let conn = try Self.wait(Self.deadline(future, timeout: statementTimeout, closingLate: true))
         connection = conn
         return conn
     }
@@ -117,18 +125,39 @@ package final class PostgresSession: @unchecked Sendable {
 
     /// Waits for `future`, failing with `Timeout` after `timeout`.
     static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeAmount) throws -> T {
+        try wait(deadline(future, timeout: timeout))
+    }
+
+    private static func wait<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T { try future.wait() }
+
+    /// `future`, or a `Timeout` after `timeout`, whichever comes first. PostgresNIO's own connect
+    /// timeout covers the TCP handshake only; a server that accepts and never answers would hold
+    /// the startup (and a query on a connection whose peer went silent waits for TCP to give up,
+    /// about 15 minutes), so every wait on the server has this deadline.
+    /// - Parameter closingLate: the value is a connection; one that arrives after the deadline is closed.
+    static func deadline<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeAmount, closingLate: Bool = false) -> EventLoopFuture<T> {
         let promise = future.eventLoop.makePromise(of: T.self)
-        let deadline = future.eventLoop.scheduleTask(in: timeout) { promise.fail(Timeout(after: timeout)) }
+        let timedOut = NIOLockedValueBox(false)
+        let deadline = future.eventLoop.scheduleTask(in: timeout) {
+            timedOut.withLockedValue { $0 = true }
+            promise.fail(Timeout(after: timeout))
+        }
         future.whenComplete { result in
             deadline.cancel()
+            // After the deadline the promise is failed already (completing it again is ignored).
+            if closingLate, timedOut.withLockedValue({ $0 }), case .success(let late) = result, let c = late as? PostgresConnection {
+                c.close().whenComplete { _ in withExtendedLifetime(c) {} }
+            }
             promise.completeWith(result)
         }
-        return try promise.futureResult.wait()
+        return promise.futureResult
     }
 
     struct Timeout: Error, CustomStringConvertible {
         var after: TimeAmount
-        var description: String { "no answer within \(after.nanoseconds / 1_000_000_000) s" }
+        var description: String {
+            after.nanoseconds % 1_000_000_000 == 0 ? "no answer within \(after.nanoseconds / 1_000_000_000) s" : "no answer within \(after.nanoseconds / 1_000_000) ms"
+        }
     }
 
     /// A typed error for what PostgresNIO or the wait threw: the server's own words when it answered.
