@@ -61,6 +61,7 @@ public struct PostgresListener: Sendable {
                 if let since = downSince {
                     let down = ContinuousClock.now - since
                     downSince = nil
+                    store.session.backAfterOutage()
                     logger.notice("household database reachable again", metadata: ["store.location": "\(store.location)"])
                     await onChange(.reconnected(downMilliseconds: down.components.seconds * 1000 + down.components.attoseconds / 1_000_000_000_000_000))
                 }
@@ -81,6 +82,7 @@ public struct PostgresListener: Sendable {
                 if Task.isCancelled { break }
                 if downSince == nil {
                     downSince = .now
+                    store.session.awaySince.withLockedValue { $0 = downSince }
                     store.session.counters.withLockedValue { $0.failures += 1 }
                     logger.warning("lost the household database; DNS answers from the rules in force, changes are refused until it is back",
                                    metadata: ["store.location": "\(store.location)", "error": "\(error)"])
@@ -88,6 +90,8 @@ public struct PostgresListener: Sendable {
                 try? await Task.sleep(for: Self.retryDelay)
             }
         }
+        // Stopped: nobody will find the database back, so the session tries for itself again.
+        store.session.awaySince.withLockedValue { $0 = nil }
     }
 
     private func serve(_ connection: PostgresConnection, onChange: @escaping @Sendable (Reason) async -> Void) async throws {

@@ -46,6 +46,22 @@ package final class PostgresSession: @unchecked Sendable {
     private var connection: PostgresConnection?
     private var nextID = 0
     package let counters = NIOLockedValueBox(PostgresCounters())
+    /// Since when this node's listener has found the database away (nil: reachable, or no
+    /// listener runs). While it is, every call is refused at once instead of waiting out its
+    /// deadline on a dead route: the engine runs its calls synchronously, so a call stuck for
+    /// seconds would hold the engine, and with it the reload the listener asks for the moment
+    /// the database is back. The listener clears it as soon as it gets through again.
+    package let awaySince = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+    /// Set when the database is back after an outage: the connection from before it may be one
+    /// the server has since closed (its FIN or its FATAL lost on the dead route), so the next call
+    /// opens a fresh one rather than finding out by failing once.
+    private let reopen = NIOLockedValueBox(false)
+
+    /// The database is back after an outage; see `reopen`.
+    package func backAfterOutage() {
+        reopen.withLockedValue { $0 = true }
+        awaySince.withLockedValue { $0 = nil }
+    }
 
     init(location: PostgresLocation, logger: Logger, statementTimeout: TimeAmount = .seconds(5),
          group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
@@ -91,6 +107,11 @@ package final class PostgresSession: @unchecked Sendable {
     /// Runs `body` on the connection, opening it first if needed; any failure closes the
     /// connection (the next call opens a fresh one) and becomes a `StoreError` naming the server.
     func run<T>(_ body: (Statements) throws -> T) throws(StoreError) -> T {
+        if let since = awaySince.withLockedValue({ $0 }) {
+            counters.withLockedValue { $0.failures += 1 }
+            let seconds = (ContinuousClock.now - since).components.seconds
+            throw .unreachable(location: location.description, detail: "lost \(seconds) s ago; this helper reconnects as soon as it answers")
+        }
         lock.lock()
         defer { lock.unlock() }
         do {
@@ -107,6 +128,7 @@ package final class PostgresSession: @unchecked Sendable {
     }
 
     private func open() throws -> PostgresConnection {
+        if reopen.withLockedValue({ let r = $0; $0 = false; return r }) { drop() }
         if let c = connection, !c.isClosed { return c }
         nextID += 1
         let future = PostgresConnection.connect(on: group.next(), configuration: try configuration(), id: nextID, logger: logger)

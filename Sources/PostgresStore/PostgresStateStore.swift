@@ -30,6 +30,8 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
     public var location: String { session.location.description }
     public var isShared: Bool { true }
     public var counters: PostgresCounters { session.counters.withLockedValue { $0 } }
+    /// Whether this node's listener has found the database away (changes are refused at once until it is back).
+    public var isAway: Bool { session.awaySince.withLockedValue { $0 != nil } }
     /// How far this machine's clock was ahead of the server's at the last `heartbeat`, in ms
     /// (negative: behind): what `HouseholdTimeSource` takes off its wall clock.
     public var clockOffsetMilliseconds: Int64 { offset.withLockedValue { $0 } }
