@@ -82,13 +82,16 @@ public enum HelperMain {
         let engine: HelperEngine
         // `[store] backend = "postgresql"`: the household's shared database (docs/operations.md).
         let sharedStore = configuration.store.backend == .postgresql ? try HouseholdStore.open(configuration.store, logger: logger) : nil
+        // With a shared store the rules run on the database server's clock (HouseholdTimeSource).
+        let householdClock = try sharedStore.map { (store) throws(HelperStartError) in try HouseholdStore.clock(for: store, logger: logger) }
         do throws(EngineError) {
             let catalog = try EngineConfiguration.loadCatalog(folder: catalogFolder)
             let engineConfiguration = EngineConfiguration(
                 stateDirectory: configuration.paths.stateDirectory, catalog: catalog, buildDate: BuildInfo.date,
                 defaultTimeZoneID: configuration.defaultProfile.timeZoneID, defaultPreset: configuration.defaultProfile.preset)
             if let sharedStore {
-                engine = try await HelperEngine.start(configuration: engineConfiguration, store: sharedStore, timeSource: SystemTimeSource(), logger: logger)
+                engine = try await HelperEngine.start(configuration: engineConfiguration, store: sharedStore,
+                                                      timeSource: HouseholdStore.timeSource(householdClock), logger: logger)
             } else {
                 engine = try await HelperEngine.start(configuration: engineConfiguration, timeSource: SystemTimeSource(), logger: logger)
             }
@@ -204,7 +207,9 @@ public enum HelperMain {
             logger: logger, reloader: reloader, notifier: notifier,
             readiness: readiness)
         var helperServices: [any Service] = [engine]
-        if let sharedStore { helperServices.append(HouseholdSyncService(store: sharedStore, engine: engine, logger: logger)) }
+        if let sharedStore, let householdClock {
+            helperServices.append(HouseholdSyncService(store: sharedStore, clock: householdClock, engine: engine, logger: logger))
+        }
         // In hosts mode nothing listens for DNS: the machine keeps its own resolver.
         if mode.servesDNS {
             helperServices += [server, MemoryTrimService()]

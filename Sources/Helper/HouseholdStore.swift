@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import Logging
 import PostgresStore
+import ScrollOffCore
 import ServiceKit
 import ServiceLifecycle
 import Store
@@ -27,6 +28,33 @@ package enum HouseholdStore {
             throw HelperStartError("[store] the household database: \(error)")
         }
     }
+
+    static let localClock: any TimeSource = SystemTimeSource()
+
+    /// What the engine runs on: the household's clock with a shared store, this machine's otherwise.
+    static func timeSource(_ clock: HouseholdTimeSource?) -> any TimeSource {
+        if let clock { return clock }
+        return localClock
+    }
+
+    /// The household's time base (the server's clock), measured once before the engine starts.
+    static func clock(for store: PostgresStateStore, logger: Logger) throws(HelperStartError) -> HouseholdTimeSource {
+        let clock: HouseholdTimeSource
+        do throws(StoreError) {
+            clock = try HouseholdTimeSource(local: localClock, store: store)
+        } catch {
+            throw HelperStartError("[store] the household database: \(error)")
+        }
+        warnIfSkewed(clock.offsetMilliseconds, logger: logger)
+        return clock
+    }
+
+    /// Rules do not depend on this machine's clock, but its log (and every other program on it) does.
+    static func warnIfSkewed(_ offset: Int64, logger: Logger) {
+        guard abs(offset) > 2_000 else { return }
+        logger.warning("this machine's clock differs from the household database's; rules use the database's clock; set up NTP on both",
+                       metadata: ["clock.offset_ms": "\(offset)"])
+    }
 }
 
 /// Reloads the engine's state when another helper commits (notification or the once-a-second
@@ -34,13 +62,14 @@ package enum HouseholdStore {
 /// (`doctor` lists the nodes seen and their clock offsets).
 struct HouseholdSyncService: Service {
     let store: PostgresStateStore
+    let clock: HouseholdTimeSource
     let engine: HelperEngine
     let logger: Logger
 
     func run() async throws {
         let listener = PostgresListener(store: store, logger: logger)
         let engine = self.engine
-        let store = self.store
+        let clock = self.clock
         let logger = self.logger
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
@@ -49,13 +78,8 @@ struct HouseholdSyncService: Service {
                 }
                 group.addTask {
                     while !Task.isCancelled {
-                        do {
-                            let offset = try store.heartbeat()
-                            if abs(offset) > 2_000 {
-                                logger.warning("this machine's clock differs from the household database's; rules keep this helper's trusted clock",
-                                               metadata: ["clock.offset_ms": "\(offset)"])
-                            }
-                        } catch {}
+                        // The offset again (a clock that drifts or is set), and this node seen, for `doctor`.
+                        if let offset = try? clock.measure() { HouseholdStore.warnIfSkewed(offset, logger: logger) }
                         try? await Task.sleep(for: .seconds(5))
                     }
                 }

@@ -46,6 +46,22 @@ package final class PostgresSession: @unchecked Sendable {
     private var connection: PostgresConnection?
     private var nextID = 0
     package let counters = NIOLockedValueBox(PostgresCounters())
+    /// Since when this node's listener has found the database away (nil: reachable, or no
+    /// listener runs). While it is, every call is refused at once instead of waiting out its
+    /// deadline on a dead route: the engine runs its calls synchronously, so a call stuck for
+    /// seconds would hold the engine, and with it the reload the listener asks for the moment
+    /// the database is back. The listener clears it as soon as it gets through again.
+    package let awaySince = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+    /// Set when the database is back after an outage: the connection from before it may be one
+    /// the server has since closed (its FIN or its FATAL lost on the dead route), so the next call
+    /// opens a fresh one rather than finding out by failing once.
+    private let reopen = NIOLockedValueBox(false)
+
+    /// The database is back after an outage; see `reopen`.
+    package func backAfterOutage() {
+        reopen.withLockedValue { $0 = true }
+        awaySince.withLockedValue { $0 = nil }
+    }
 
     init(location: PostgresLocation, logger: Logger, statementTimeout: TimeAmount = .seconds(5),
          group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
@@ -79,12 +95,23 @@ package final class PostgresSession: @unchecked Sendable {
             c = .init(host: host, port: port, username: location.user, password: location.password, database: location.database, tls: tls)
         }
         c.options.connectTimeout = .seconds(3)
+        // A helper cut off in the middle of a commit (its route dropped after `SELECT … FOR
+        // UPDATE`) leaves its transaction open on the server, holding the household row: every
+        // other helper's commits would wait on it until the server noticed the dead connection
+        // (TCP keepalive: hours). The server ends such a transaction after 3 s idle instead, inside
+        // the others' 5 s statement deadline; a live commit sends its statements back to back.
+        c.options.additionalStartupParameters = [("idle_in_transaction_session_timeout", "3000")]
         return c
     }
 
     /// Runs `body` on the connection, opening it first if needed; any failure closes the
     /// connection (the next call opens a fresh one) and becomes a `StoreError` naming the server.
     func run<T>(_ body: (Statements) throws -> T) throws(StoreError) -> T {
+        if let since = awaySince.withLockedValue({ $0 }) {
+            counters.withLockedValue { $0.failures += 1 }
+            let seconds = (ContinuousClock.now - since).components.seconds
+            throw .unreachable(location: location.description, detail: "lost \(seconds) s ago; this helper reconnects as soon as it answers")
+        }
         lock.lock()
         defer { lock.unlock() }
         do {
@@ -101,10 +128,13 @@ package final class PostgresSession: @unchecked Sendable {
     }
 
     private func open() throws -> PostgresConnection {
+        if reopen.withLockedValue({ let r = $0; $0 = false; return r }) { drop() }
         if let c = connection, !c.isClosed { return c }
         nextID += 1
         let future = PostgresConnection.connect(on: group.next(), configuration: try configuration(), id: nextID, logger: logger)
-        let conn = try Self.wait(future, timeout: statementTimeout)
+        // A server that accepts and never answers (stopped, or its host's network half gone)
+        // fails the open after the deadline; a connection it completes later is closed then.
+        let conn = try Self.wait(Self.deadline(future, timeout: statementTimeout, closingLate: true))
         connection = conn
         return conn
     }
@@ -117,18 +147,39 @@ package final class PostgresSession: @unchecked Sendable {
 
     /// Waits for `future`, failing with `Timeout` after `timeout`.
     static func wait<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeAmount) throws -> T {
+        try wait(deadline(future, timeout: timeout))
+    }
+
+    private static func wait<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T { try future.wait() }
+
+    /// `future`, or a `Timeout` after `timeout`, whichever comes first. PostgresNIO's own connect
+    /// timeout covers the TCP handshake only; a server that accepts and never answers would hold
+    /// the startup (and a query on a connection whose peer went silent waits for TCP to give up,
+    /// about 15 minutes), so every wait on the server has this deadline.
+    /// - Parameter closingLate: the value is a connection; one that arrives after the deadline is closed.
+    static func deadline<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeAmount, closingLate: Bool = false) -> EventLoopFuture<T> {
         let promise = future.eventLoop.makePromise(of: T.self)
-        let deadline = future.eventLoop.scheduleTask(in: timeout) { promise.fail(Timeout(after: timeout)) }
+        let timedOut = NIOLockedValueBox(false)
+        let deadline = future.eventLoop.scheduleTask(in: timeout) {
+            timedOut.withLockedValue { $0 = true }
+            promise.fail(Timeout(after: timeout))
+        }
         future.whenComplete { result in
             deadline.cancel()
+            // After the deadline the promise is failed already (completing it again is ignored).
+            if closingLate, timedOut.withLockedValue({ $0 }), case .success(let late) = result, let c = late as? PostgresConnection {
+                c.close().whenComplete { _ in withExtendedLifetime(c) {} }
+            }
             promise.completeWith(result)
         }
-        return try promise.futureResult.wait()
+        return promise.futureResult
     }
 
     struct Timeout: Error, CustomStringConvertible {
         var after: TimeAmount
-        var description: String { "no answer within \(after.nanoseconds / 1_000_000_000) s" }
+        var description: String {
+            after.nanoseconds % 1_000_000_000 == 0 ? "no answer within \(after.nanoseconds / 1_000_000_000) s" : "no answer within \(after.nanoseconds / 1_000_000) ms"
+        }
     }
 
     /// A typed error for what PostgresNIO or the wait threw: the server's own words when it answered.

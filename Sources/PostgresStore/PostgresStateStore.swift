@@ -19,16 +19,22 @@ import Store
 ///   the others; `PostgresListener` reloads them.
 /// - Each node keeps its own clock anchor (its own boot clock) and a row in `nodes` for `doctor`.
 public final class PostgresStateStore: StateStore, @unchecked Sendable {
-    /// The channel of `LISTEN`/`NOTIFY`; the payload is `<version> <node> <commit ms>`.
+    /// The channel of `LISTEN`/`NOTIFY`; the payload is `<version> <node> <commit ms by the server's clock>`.
     public static let channel = "scrolloff_household"
 
     public let node: String
     package let session: PostgresSession
     private let known = NIOLockedValueBox<Int64?>(nil)
+    private let offset = NIOLockedValueBox<Int64>(0)
 
     public var location: String { session.location.description }
     public var isShared: Bool { true }
     public var counters: PostgresCounters { session.counters.withLockedValue { $0 } }
+    /// Whether this node's listener has found the database away (changes are refused at once until it is back).
+    public var isAway: Bool { session.awaySince.withLockedValue { $0 != nil } }
+    /// How far this machine's clock was ahead of the server's at the last `heartbeat`, in ms
+    /// (negative: behind): what `HouseholdTimeSource` takes off its wall clock.
+    public var clockOffsetMilliseconds: Int64 { offset.withLockedValue { $0 } }
     /// The household version this node's state was loaded at or last committed; nil before `load`.
     public var knownVersion: Int64? { known.withLockedValue { $0 } }
 
@@ -99,8 +105,10 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
                 let next = current + 1
                 try s.execute("UPDATE household SET version = $1, node = $2, committed_at = clock_timestamp() WHERE id = 1",
                               [.int(next), .text(node)])
-                try s.execute("SELECT pg_notify($1, $2)", [.text(Self.channel),
-                                                           .text("\(next) \(node) \(Int64(Date().timeIntervalSince1970 * 1000))")])
+                // The commit's time by the server's clock, the household's one time base, so the
+                // receiver's lag does not carry the two machines' clock difference.
+                try s.execute("SELECT pg_notify($1, $2 || ' ' || (extract(epoch from clock_timestamp()) * 1000)::bigint)",
+                              [.text(Self.channel), .text("\(next) \(node)")])
                 return (writer.receipt, next)
             }
         }
@@ -128,6 +136,7 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
                 INSERT INTO nodes (node, seen_at, clock_offset_ms) VALUES ($1, clock_timestamp(), $2)
                 ON CONFLICT (node) DO UPDATE SET seen_at = excluded.seen_at, clock_offset_ms = excluded.clock_offset_ms
                 """, [.text(node), .int(offset)])
+            self.offset.withLockedValue { $0 = offset }
             return offset
         }
     }

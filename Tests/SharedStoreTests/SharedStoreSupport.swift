@@ -6,6 +6,7 @@ import PostgresStore
 import ScrollOffCore
 import Store
 import Synchronization
+import TestSupport
 
 /// One clock for both helpers of a test (the household's time base), moved by hand.
 final class HouseholdClock: TimeSource {
@@ -81,4 +82,9 @@ extension HelperEngine {
         let bytes = SharedFixture.wire(name)
         return bytes.withUnsafeBytes { enforcement.decide(wire: $0, client: ClientIP("127.0.0.1") ?? .unknown, now: now) }.blocked
     }
+}
+
+extension TestPostgres {
+    /// The server on its Unix socket, as the stores take it.
+    var location: PostgresLocation { try! PostgresLocation(parsing: socketURL) }
 }

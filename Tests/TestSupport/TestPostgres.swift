@@ -1,14 +1,17 @@
 import Foundation
-import PostgresStore
 
 /// A real PostgreSQL from Debian's packages (`postgresql`, scripts/install-deps.sh --test) in a
-/// temporary folder, listening on a Unix socket only, run as the `postgres` system user (initdb
-/// refuses root). `stop()` ends it; every test calls it in `defer`, on every path.
-final class TestPostgres: @unchecked Sendable {
-    let folder: String
-    var data: String { folder + "/data" }
-    var socketFolder: String { folder + "/run" }
-    let port = 5432
+/// temporary folder, listening on a Unix socket (and, if asked, on one TCP address), run as the
+/// `postgres` system user (initdb refuses root). `stop()` ends it; every test calls it in `defer`,
+/// on every path. In TestSupport so the in-process SharedStoreTests and the end-to-end tests that
+/// start real helpers on it share one.
+public final class TestPostgres: @unchecked Sendable {
+    public let folder: String
+    public var data: String { folder + "/data" }
+    public var socketFolder: String { folder + "/run" }
+    public let port: Int
+    /// The TCP address it also listens on (a network namespace's veth end), or nil for the socket only.
+    public let tcpAddress: String?
 
     /// The binaries of the newest installed major version.
     static let bin: String = {
@@ -17,17 +20,30 @@ final class TestPostgres: @unchecked Sendable {
         return "/usr/lib/postgresql/\(newest)/bin"
     }()
 
-    var location: PostgresLocation {
-        // `trust` on the socket: the test cluster has no password; the folder is the guard.
-        try! PostgresLocation(parsing: "postgresql://scrolloff@/postgres?host=\(socketFolder)")
-    }
+    /// The server's URL as `[store] url` takes it, on the Unix socket.
+    // `trust` on the socket: the test cluster has no password; the folder is the guard.
+    public var socketURL: String { "postgresql://scrolloff@/postgres?host=\(socketFolder)" }
 
-    init() throws {
+    /// The server's URL on `tcpAddress` (no TLS: the test cluster has no certificate).
+    public var tcpURL: String? { tcpAddress.map { "postgresql://scrolloff@\($0):\(port)/postgres?sslmode=disable" } }
+
+    /// - Parameters:
+    ///   - tcpAddress: an address to listen on besides the socket (`trust` from anywhere: a test
+    ///     network only).
+    ///   - port: the TCP port (and the socket's name).
+    public init(tcpAddress: String? = nil, port: Int = 5432) throws {
+        self.tcpAddress = tcpAddress
+        self.port = port
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("scrolloff-pg-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true)
         try Self.run("/bin/chown", ["-R", "postgres:postgres", folder])
         do {
             try Self.asPostgres("initdb", ["-D", data, "-U", "scrolloff", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
+            if tcpAddress != nil {
+                let hba = data + "/pg_hba.conf"
+                let rules = (try String(contentsOfFile: hba, encoding: .utf8)) + "host all all 0.0.0.0/0 trust\n"
+                try rules.write(toFile: hba, atomically: false, encoding: .utf8)
+            }
             try start()
         } catch {
             stop()
@@ -35,37 +51,61 @@ final class TestPostgres: @unchecked Sendable {
         }
     }
 
-    func start() throws {
+    public func start() throws {
         try Self.asPostgres("pg_ctl", ["-D", data, "-w", "-t", "30", "-l", folder + "/log",
-                                       "-o", "-k \(socketFolder) -c listen_addresses='' -p \(port) -c fsync=off", "start"])
+                                       "-o", "-k \(socketFolder) -c listen_addresses='\(tcpAddress ?? "")' -p \(port) -c fsync=off", "start"])
     }
 
     /// Stops the server (`immediate`: as a crash or a pulled cable would, without a checkpoint).
-    func halt() throws {
+    public func halt() throws {
         try Self.asPostgres("pg_ctl", ["-D", data, "-w", "-m", "immediate", "stop"])
     }
 
+    /// The server's processes (the postmaster and its children), for a test that stops them with
+    /// SIGSTOP: a server that accepts connections and never answers.
+    public func processes() -> [pid_t] {
+        guard let text = try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8),
+              let first = text.split(separator: "\n").first, let postmaster = pid_t(first) else { return [] }
+        let all = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        let children = all.compactMap(pid_t.init).filter { pid in
+            // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == postmaster
+        }
+        return [postmaster] + children
+    }
+
+    /// Runs `sql` with psql on the socket; its rows, fields separated by `|`.
+    public func query(_ sql: String) throws -> String {
+        let output = try Self.run("/usr/bin/setpriv", ["--reuid=postgres", "--regid=postgres", "--clear-groups", Self.bin + "/psql", "-X", "-q", "-A", "-t",
+                                                       "-h", socketFolder, "-p", String(port), "-U", "scrolloff", "-d", "postgres", "-c", sql])
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Stops the server if it runs and removes its folder.
-    func stop() {
+    public func stop() {
         if FileManager.default.fileExists(atPath: data + "/postmaster.pid") {
             try? Self.asPostgres("pg_ctl", ["-D", data, "-w", "-m", "immediate", "stop"])
         }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    static func asPostgres(_ tool: String, _ arguments: [String]) throws {
+    public static func asPostgres(_ tool: String, _ arguments: [String]) throws {
         try run("/usr/bin/setpriv", ["--reuid=postgres", "--regid=postgres", "--clear-groups", bin + "/" + tool] + arguments)
     }
 
-    struct Failed: Error, CustomStringConvertible {
-        var description: String
+    public struct Failed: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Runs a tool to its end with `posix_spawn` and `waitpid`: Foundation's `Process` left the
     /// finished `pg_ctl` unreaped on Linux here (as EndToEndTests' harness notes), and the test
     /// waited for ever. Output goes to a file, not a pipe (the server `pg_ctl start` leaves running
     /// would hold a pipe open), and nothing else of the test process is inherited by the server.
-    static func run(_ path: String, _ arguments: [String]) throws {
+    @discardableResult
+    static func run(_ path: String, _ arguments: [String]) throws -> String {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("scrolloff-pg-out-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         var actions = posix_spawn_file_actions_t()
@@ -95,6 +135,7 @@ final class TestPostgres: @unchecked Sendable {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw Failed(description: "\(path) \(arguments.joined(separator: " ")) exited with status \(status): \(text)")
         }
+        return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's Glibc module does not export.
