@@ -90,8 +90,17 @@ struct HouseholdParityEndToEndTests {
         let helper = try HouseholdHelper(scratch: scratch)
         let kid = helper.device("127.0.0.2")
         let token = try #require(try kid.get("/signin").csrf)
-        for path in ["/bypass", "/stop", "/signin", "/signout", "/owner/block", "/owner/unblock", "/ask", "/owner/requests",
-                     "/owner/adjust", "/owner/schedules", "/owner/schedules/remove", "/plans", "/plans/archive", "/alternatives", "/focus"] {
+        let routes = ["/bypass", "/stop", "/signin", "/signout", "/owner/block", "/owner/unblock", "/ask", "/owner/requests",
+                      "/owner/adjust", "/owner/schedules", "/owner/schedules/remove", "/plans", "/plans/archive", "/alternatives", "/focus",
+                      "/owner/pause", "/owner/resume", "/owner/allowance", "/owner/allowance/clear"]
+        // Every `router.post` of the page's sources is in the list, so a new route cannot be missed.
+        let sources = "\(InstallEndToEndTests.sourceRoot.path)/Sources/HouseholdPage"
+        let declared = try FileManager.default.contentsOfDirectory(atPath: sources).flatMap { file in
+            try String(contentsOfFile: "\(sources)/\(file)", encoding: .utf8).components(separatedBy: "router.post(\"").dropFirst()
+                .compactMap { $0.split(separator: "\"", maxSplits: 1).first.map(String.init) }
+        }
+        #expect(declared.count >= 19 && Set(declared) == Set(routes), "routes not listed: \(Set(declared).subtracting(routes).sorted())")
+        for path in routes {
             let answer = try kid.post(path, [("entry", "tiktok"), ("profile", "kid"), ("minutes", "5")])
             #expect(answer.status == 403, "\(path): \(answer.status)")
         }

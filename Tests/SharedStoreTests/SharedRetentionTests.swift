@@ -2,6 +2,7 @@ import Foundation
 @testable import PostgresStore
 import ScrollOffCore
 @testable import Store
+import TestSupport
 import Testing
 
 /// SPEC §12 retention on the household's PostgreSQL: the same roll-up as on SQLite, done by one

@@ -98,6 +98,8 @@ public final class TestPostgres: @unchecked Sendable {
 
     public struct Failed: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) { self.description = description }
     }
 
     /// Runs a tool to its end with `posix_spawn` and `waitpid`: Foundation's `Process` left the
