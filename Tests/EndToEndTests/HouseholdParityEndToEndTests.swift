@@ -94,7 +94,7 @@ struct HouseholdParityEndToEndTests {
                       "/owner/adjust", "/owner/schedules", "/owner/schedules/remove", "/plans", "/plans/archive", "/alternatives", "/focus",
                       "/owner/pause", "/owner/resume", "/owner/allowance", "/owner/allowance/clear"]
         // Every `router.post` of the page's sources is in the list, so a new route cannot be missed.
-        let sources = "\(InstallEndToEndTests.sourceRoot.path)/Sources/HouseholdPage"
+        let sources = "\(InstallEndToEndTests.sourceRoot)/Sources/HouseholdPage"
         let declared = try FileManager.default.contentsOfDirectory(atPath: sources).flatMap { file in
             try String(contentsOfFile: "\(sources)/\(file)", encoding: .utf8).components(separatedBy: "router.post(\"").dropFirst()
                 .compactMap { $0.split(separator: "\"", maxSplits: 1).first.map(String.init) }
