@@ -49,10 +49,12 @@ struct EventLogVerbTests {
     @Test func export_json_rows_round_trip_the_csv_rows_as_python_reads_them() async throws {
         let server = try await EngineServer()
         defer { Task { await server.stop() } }
-        let tricky = "chores, \"all\" done\r\nand the bins\ttoo; naïve ☕"
+        // Commas, quotes, semicolons and non-ASCII; line breaks and tabs are refused at the boundary.
+        let tricky = "chores, \"all\" done; and the bins, too; naïve ☕ ‘yes’"
         let adjust = try await server.cli(["adjust", "+5m", "--note", tricky])
         #expect(adjust.status == 0, "\(adjust)")
-        _ = try await server.cli(["block", "instagram", "--reason", "exams, \"finals\"\nweek"])
+        #expect(try await server.cli(["adjust", "+5m", "--note", "two\nlines"]).status != 0)
+        _ = try await server.cli(["block", "instagram", "--reason", "exams, \"finals\" week"])
         _ = try await server.cli(["unblock", "instagram"]) // refused: cooldown
 
         let csv = try await server.cli(["export", "--csv"])
@@ -96,7 +98,7 @@ struct EventLogVerbTests {
         #expect((refused["payload"] as? [String: Any])?["rule"] as? String == "cooldown")
         let block = try #require(rows.first { $0["kind"] as? String == "ruleChange" })
         #expect((block["payload"] as? [String: Any])?["change"] as? String == "block")
-        #expect(((block["payload"] as? [String: Any])?["rule"] as? String)?.contains("exams, \"finals\"\nweek") == true)
+        #expect(((block["payload"] as? [String: Any])?["rule"] as? String)?.contains("exams, \"finals\" week") == true)
 
         let both = try await server.cli(["export", "--csv", "--json"])
         #expect(both.status == 2, "\(both)")

@@ -125,6 +125,30 @@ import Testing
         #expect(again.exitCode == 0 && again.output.contains("nothing to remove"), "\(again)")
     }
 
+    /// SPEC §4a: in hosts mode a pause blocks every name the section can hold — the profile's
+    /// managed names, open ones included — and resume takes the open ones out again, each within 1 s.
+    @Test func a_pause_writes_the_profiles_open_managed_names_and_resume_takes_them_out() throws {
+        let scratch = try Scratch()
+        let hosts = "\(scratch.path)/hosts"
+        try Self.write(Self.original, to: hosts)
+        let helper = try HostsHelper(scratch: scratch, hostsFile: hosts)
+        defer { helper.stop() }
+        // tiktok is managed by a window two hours from now (the helper's and this process's zone): open now.
+        let hour = Calendar.current.component(.hour, from: Date())
+        let from = String(format: "%02d:00", (hour + 2) % 24), to = String(format: "%02d:00", (hour + 3) % 24)
+        let scheduled = try helper.cli(["schedule", "add", "later", "--from", from, "--to", to, "--entries", "tiktok"])
+        #expect(scheduled.exitCode == 0, "\(scheduled)")
+        usleep(500_000)
+        #expect(Self.bytes(hosts) == Self.original, "tiktok is open until \(from): \(Self.text(hosts))")
+
+        let paused = try helper.cli(["pause", "--profile", "default", "10m", "--reason", "dinner"])
+        #expect(paused.exitCode == 0, "\(paused)")
+        #expect(Self.within(1.0) { Self.has(hosts, "0.0.0.0 tiktok.com\r\n") } != nil, "the pause did not write tiktok: \(Self.text(hosts))")
+        let resumed = try helper.cli(["resume", "--profile", "default"])
+        #expect(resumed.exitCode == 0, "\(resumed)")
+        #expect(Self.within(1.0) { Self.bytes(hosts) == Self.original } != nil, "resume did not take tiktok out: \(Self.text(hosts))")
+    }
+
     @Test func damaged_section_is_refused_with_its_line_numbers_and_left_exactly_as_it_was() throws {
         let scratch = try Scratch()
         let hosts = "\(scratch.path)/hosts"

@@ -5,7 +5,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// Two real `scrolloff-dns` processes on one real PostgreSQL (issue 30's faults as processes): a
+/// Two real `scrolloff-dns` processes on one real PostgreSQL (the shared store's faults as processes): a
 /// helper SIGKILLed mid-spend, a helper cut off from the database in a network namespace, a helper
 /// whose clock is 2 hours off, a server that accepts and never answers. Each test starts its own
 /// server (about a second) and stops everything it started in `defer`.

@@ -7,7 +7,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The faults of issue 30 that the engine tests can stage in one process: a database that stops
+/// The shared store's faults that the engine tests can stage in one process: a database that stops
 /// answering (its processes stopped: connections are accepted and never answered, as behind a
 /// silently dropped route) and two helpers whose clocks differ.
 @Suite(.serialized) struct SharedStoreFaultTests {
