@@ -4,7 +4,7 @@ import Testing
 /// The live event stream of the real helper (SPEC §12): readers that never read hold up neither
 /// DNS nor a reader that keeps up, and `scrolloff watch` carries on after a restart of the helper
 /// from the last event id it got, with nothing missed or shown twice.
-@Suite struct EventStreamEndToEndTests {
+@Suite(.serialized) struct EventStreamEndToEndTests {
     static let entries = ["instagram", "reddit", "9gag", "facebook", "imgur", "linkedin", "discord", "tiktok", "pinterest"]
 
     static var repository: String {

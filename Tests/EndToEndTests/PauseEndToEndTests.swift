@@ -10,7 +10,7 @@ import Testing
 /// survives a restart, and a pause made with the state disk full (a 4 MiB tmpfs filled by `dd`)
 /// still blocks and still ends on time. Needs root (namespaces, the tmpfs), as `make test` runs;
 /// the helper runs as people run it (root, an ordinary user, root under the unit's capabilities).
-@Suite struct PauseEndToEndTests {
+@Suite(.serialized) struct PauseEndToEndTests {
     static let name = "host.test"
     static let real = "10.0.0.7"
 
