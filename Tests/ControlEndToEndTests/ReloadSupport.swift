@@ -146,8 +146,9 @@ final class ReloadableHelper: Sendable {
         }
         running.withLock { $0 = task }
         let port = port
-        guard await eventually({ handle.isReady }),
-              await eventually({ (try? await dig(port: port, "ready.probe"))?.contains(upstream.address) == true })
+        // 30 s: beside the other end-to-end suites on 2 cores a start once took over 10 s.
+        guard await eventually(within: 30, { handle.isReady }),
+              await eventually(within: 30, { (try? await dig(port: port, "ready.probe"))?.contains(upstream.address) == true })
         else {
             task.cancel()
             throw POSIXFailure(operation: "start the helper: \(log.lines.joined(separator: "\n"))", code: 0)
