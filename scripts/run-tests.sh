@@ -14,9 +14,11 @@ mkdir -p .build
 # The shared-store suites come last and alone (one test at a time): they start PostgreSQL servers,
 # stop, kill and cut them off, and time what the helpers notice to the second; beside the other
 # end-to-end suites on 2 cores those deadlines measured the machine's queue, not the helpers.
-# The live feed's timing test (urges within a second) goes with them, for the same reason.
+# The live feed's timing test (urges within a second) goes with them, for the same reason, and
+# AllowanceReloadTests, whose in-process start never got past "starting" in full runs (passes alone;
+# not understood yet).
 e2e='^(EndToEndTests|ControlEndToEndTests)\.'
-shared='^(SharedStoreTests\.|EndToEndTests\.SharedStoreEndToEndTests|EngineTests\.EventFeedTests)'
+shared='^(SharedStoreTests\.|EndToEndTests\.SharedStoreEndToEndTests|EngineTests\.EventFeedTests|ControlEndToEndTests\.AllowanceReloadTests)'
 : >"$log"
 # shellcheck disable=SC2086
 "$SWIFT" test --skip-build ${SWIFT_FLAGS:-} --skip "$e2e" --skip "$shared" 2>&1 | tee -a "$log"
