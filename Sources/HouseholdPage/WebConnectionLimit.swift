@@ -51,16 +51,7 @@ package final class WebConnectionLimit: Sendable {
 
     /// The address the bounds count a connection under: an IPv4 address as it is (also when it
     /// arrives IPv4-mapped on an IPv6 socket, `::ffff:a.b.c.d`), an IPv6 address as its /64.
-    static func key(_ address: ClientAddress) -> ClientAddress {
-        switch address {
-        case .v6(let high, let low) where high == 0 && low >> 32 == 0xFFFF:
-            .v4(UInt32(truncatingIfNeeded: low))
-        case .v6(let high, _):
-            .v6(high: high, low: 0)
-        default:
-            address
-        }
-    }
+    static func key(_ address: ClientAddress) -> ClientAddress { address.deviceKey }
 
     /// Counts a new connection from `address`, making room as the type says when every slot is
     /// taken. The dropped connection is closed before this returns; a refused newcomer is not

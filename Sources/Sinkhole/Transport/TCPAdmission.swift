@@ -38,7 +38,7 @@ final class TCPAdmission: Sendable {
 
     /// Admits or refuses `child`; false when refused (it is being closed and must not be set up).
     func admit(_ child: any Channel) -> Bool {
-        let client = ClientAddress(child.remoteAddress).tcpBudgetKey
+        let client = ClientAddress(child.remoteAddress).deviceKey
         let address = child.remoteAddress?.ipAddress ?? "?"
         let outcome = registry.admit(client, now: NIODeadline.now().uptimeNanoseconds, close: { child.close(promise: nil) })
         outcome.log(to: limitLog, address: address, limit: registry.limit)

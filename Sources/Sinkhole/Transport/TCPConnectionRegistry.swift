@@ -151,8 +151,8 @@ extension ClientAddress {
     /// by its /64. A host is given a whole /64 (RFC 7421) and may pick any address in it, so
     /// counting single IPv6 addresses gave one host 2^64 shares: a device with a few hundred
     /// addresses held every connection, each address one, and no newcomer could displace any
-    /// (none holds two more). The household page counts the same way (`WebConnectionLimit`).
-    public var tcpBudgetKey: ClientAddress {
+    /// (none holds two more). The household page counts its connections by the same key.
+    public var deviceKey: ClientAddress {
         switch self {
         case .v6(let high, let low) where high == 0 && low >> 32 == 0xFFFF:
             .v4(UInt32(truncatingIfNeeded: low))

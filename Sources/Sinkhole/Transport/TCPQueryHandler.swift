@@ -69,7 +69,7 @@ final class InFlightCounter: Sendable {
 ///   (`TCPConnectionRegistry`);
 /// - connections in total and per client (`ConnectionCounter`), and queries being answered per
 ///   client over all its connections (`ClientInFlight`), a client being an IPv4 address or an
-///   IPv6 /64 (`ClientAddress.tcpBudgetKey`). A connection whose
+///   IPv6 /64 (`ClientAddress.deviceKey`). A connection whose
 ///   client is at that bound looks again every 20 ms, since the answer that frees a slot may come
 ///   on another connection and another event loop.
 ///
@@ -138,7 +138,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         client = ClientAddress(context.remoteAddress)
-        budgetKey = client.tcpBudgetKey
+        budgetKey = client.deviceKey
         if slot == nil, !admit(context: context) { return }
         queryContext = QueryContext(eventLoop: context.eventLoop)
         shard = counters?.shard(for: context.eventLoop)
