@@ -16,6 +16,9 @@
 #   SCROLLOFF_BIN=… SCROLLOFF_CLI=… measure other binaries (no build).
 #   SCROLLOFF_ARGS="--config FILE" adds arguments to scrolloff-dns start (to try other [dns] limits).
 #   TRACE_DIR=DIR writes each ordinary client's answers (start, ms taken) to DIR/SERVER-v4.txt, -v6.txt.
+#   SERVER_CPU=0 LOAD_CPU=1 pin the server to one CPU and the flood and clients to another, as a
+#   household's resolver and its LAN devices are different machines (the flood's own CPU and the
+#   loopback copying it causes are then not taken from the server).
 # Needs: python3-dnspython, unbound, dnsmasq, iproute2; a release build (built here). Not part of
 # `make test`. Bounded: every flood stops after FLOOD_SECONDS, every query after 2 s.
 set -euo pipefail
@@ -37,6 +40,10 @@ if [ -z "${SCROLLOFF_BIN:-}" ] || [ -z "${SCROLLOFF_CLI:-}" ]; then RELEASE=$(sw
 BIN=${SCROLLOFF_BIN:-"$RELEASE/scrolloff-dns"}
 CLI=${SCROLLOFF_CLI:-"$RELEASE/scrolloff"}
 export SCROLLOFF_CATALOG=${SCROLLOFF_CATALOG:-"$PWD/blocklists"}
+
+SRV=(); LOAD=()
+[ -n "${SERVER_CPU:-}" ] && SRV=(taskset -c "$SERVER_CPU")
+[ -n "${LOAD_CPU:-}" ] && LOAD=(taskset -c "$LOAD_CPU")
 
 WORK=$(mktemp -d /tmp/scrolloff-tcpslow-tcp.XXXXXX)
 NS=""
@@ -88,7 +95,7 @@ wait_answering() { for _ in $(seq 1 500); do answers "$@" && return 0; sleep 0.0
 # The upstream: answers host.test as dnsmasq's own zone. On ::1: with a global IPv6 address on the
 # namespace's loopback, scrolloff-dns's questions to an upstream on 127.0.0.1 went unanswered.
 UP_PORT=$(free_port)
-"${IN[@]}" dnsmasq --no-daemon --conf-file=/dev/null --port="$UP_PORT" --listen-address=::1 --bind-interfaces \
+"${IN[@]}" "${LOAD[@]}" dnsmasq --no-daemon --conf-file=/dev/null --port="$UP_PORT" --listen-address=::1 --bind-interfaces \
     --no-resolv --no-hosts --address=/host.test/10.0.0.7 --address=/blocked.test/10.0.0.8 --pid-file= 2>/dev/null &
 PIDS+=($!)
 wait_answering "$UP_PORT" ::1
@@ -97,7 +104,7 @@ start_server() { # kind port; sets SERVER_PID
     local kind=$1 port=$2
     case "$kind" in
     scrolloff)
-        "${IN[@]}" "$BIN" start --listen "127.0.0.1:$port" --listen "[::1]:$port" --upstream "[::1]:$UP_PORT" \
+        "${IN[@]}" "${SRV[@]}" "$BIN" start --listen "127.0.0.1:$port" --listen "[::1]:$port" --upstream "[::1]:$UP_PORT" \
             --state-dir "$WORK/state-$port" --control-socket "$WORK/control-$port.sock" ${SCROLLOFF_ARGS:-} >/dev/null 2>"$WORK/scrolloff.err" &
         SERVER_PID=$!; PIDS+=("$SERVER_PID")
         wait_answering "$port"
@@ -128,12 +135,12 @@ forward-zone:
     name: "."
     forward-addr: ::1@$UP_PORT
 EOF
-        "${IN[@]}" unbound -d -c "$WORK/unbound-$port.conf" 2>"$WORK/unbound.err" &
+        "${IN[@]}" "${SRV[@]}" unbound -d -c "$WORK/unbound-$port.conf" 2>"$WORK/unbound.err" &
         SERVER_PID=$!; PIDS+=("$SERVER_PID")
         wait_answering "$port"
         ;;
     dnsmasq)
-        "${IN[@]}" dnsmasq --no-daemon --conf-file=/dev/null --port="$port" --listen-address=127.0.0.1 --listen-address=::1 \
+        "${IN[@]}" "${SRV[@]}" dnsmasq --no-daemon --conf-file=/dev/null --port="$port" --listen-address=127.0.0.1 --listen-address=::1 \
             --bind-interfaces --no-resolv --no-hosts --server="::1#$UP_PORT" --address=/blocked.test/0.0.0.0 \
             --cache-size=10000 --pid-file= 2>/dev/null &
         SERVER_PID=$!; PIDS+=("$SERVER_PID")
@@ -152,14 +159,14 @@ for kind in $SERVERS; do
     start_server "$kind" "$port"
     idle=$(run /usr/bin/python3 bench/tcpslow.py time "$port" 100 127.0.0.2)
     before=$(rss_kib "$SERVER_PID")
-    "${IN[@]}" /usr/bin/python3 bench/tcpslow.py flood "$port" "$FLOOD_SECONDS" $V4_SOURCES $V6_SOURCES >"$WORK/flood.out" 2>&1 &
+    "${IN[@]}" "${LOAD[@]}" /usr/bin/python3 bench/tcpslow.py flood "$port" "$FLOOD_SECONDS" $V4_SOURCES $V6_SOURCES >"$WORK/flood.out" 2>&1 &
     flood=$!
     PIDS+=("$flood")
     for _ in $(seq 1 200); do grep -q FLOODING "$WORK/flood.out" && break; sleep 0.05; done
     sleep 1
-    TRACE=${TRACE_DIR:+$TRACE_DIR/$kind-v4.txt} "${IN[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" 127.0.0.2 >"$WORK/v4.out" &
+    TRACE=${TRACE_DIR:+$TRACE_DIR/$kind-v4.txt} "${IN[@]}" "${LOAD[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" 127.0.0.2 >"$WORK/v4.out" &
     v4=$!; PIDS+=("$v4")
-    TRACE=${TRACE_DIR:+$TRACE_DIR/$kind-v6.txt} "${IN[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" "$V6_CLIENT" >"$WORK/v6.out" &
+    TRACE=${TRACE_DIR:+$TRACE_DIR/$kind-v6.txt} "${IN[@]}" "${LOAD[@]}" /usr/bin/python3 bench/tcpslow.py time "$port" "$QUERIES" "$V6_CLIENT" >"$WORK/v6.out" &
     v6=$!; PIDS+=("$v6")
     peak=0 held=0
     while kill -0 "$flood" 2>/dev/null; do
