@@ -40,6 +40,10 @@ enum AllowanceSection {
                     if !word.contains(".") { names.append((word, item.path)) }
                 }
                 if items.count != t.array(AllowanceKeys.entries.key, allowed: AllowanceKeys.entries.allowed)?.count { valid = false }
+                if items.count > Allowance.mostEntries {
+                    t.report(AllowanceKeys.entries, "names \(items.count) entries; an allowance names at most \(Allowance.mostEntries) (a category such as \"social\" covers many)")
+                    valid = false
+                }
             } else if t.has(AllowanceKeys.entries) {
                 valid = false
             }

@@ -382,6 +382,7 @@ extension HelperEngine {
         guard seconds > 0, seconds <= Allowance.longest.wholeSeconds else {
             throw .invalid("A daily allowance is 1 s to \(SpanWords.describe(Allowance.longest)); it was \(seconds) s. `scrolloff allowance clear` removes one.")
         }
+        try Self.checkAllowanceEntries(words)
         let entries = try words.isEmpty ? [] : resolve(words).map(\.0)
         do throws(EngineError) {
             let a = try perform { (w: inout Work) throws(EngineError) -> Allowance in
@@ -400,6 +401,7 @@ extension HelperEngine {
 
     /// `scrolloff allowance clear [--entries A,B] [--days D]` (SPEC §4a): a tightening, always allowed.
     public func clearAllowance(entries words: [String], days: Weekdays?, profile: String) throws(EngineError) -> AllowanceSummary {
+        try Self.checkAllowanceEntries(words)
         let entries = try words.isEmpty ? [] : resolve(words).map(\.0)
         try perform { (w: inout Work) throws(EngineError) in
             let i = try profileIndex(profile, in: w.profiles)
@@ -408,6 +410,13 @@ extension HelperEngine {
         var summary = try allowances(profile: profile)
         summary.message = "Cleared the daily allowance for \(Supervision.words(entries))."
         return summary
+    }
+
+    static func checkAllowanceEntries(_ words: [String]) throws(EngineError) {
+        guard words.count <= Allowance.mostEntries else {
+            throw .invalid("An allowance names at most \(Allowance.mostEntries) entries; this one named \(words.count). "
+                           + "Name a category instead, such as social, or set one allowance per group.")
+        }
     }
 
     /// `scrolloff allowance list` (SPEC §4a), to the second (the wallet is brought to now on a copy).

@@ -22,10 +22,11 @@ extension HouseholdWeb {
         router.post("/owner/allowance/clear") { request, context in try await ownerAllowance(request, context, clear: true) }
     }
 
-    /// The most entries one allowance form names, and the longest days field: far past what a
-    /// person types, so a forged form is refused before anything is resolved.
-    static let allowanceEntriesMost = 32
+    /// The longest days field and entry word: far past what a person types (an entry is at most a
+    /// domain name, 253 characters), so a forged form is refused before anything is resolved. The
+    /// number of entries is the engine's own bound, `Allowance.mostEntries`.
     static let allowanceDaysLongest = 64
+    static let allowanceWordLongest = 253
 
     /// What the `supervision` partial shows of one profile: its pause, and its allowances with
     /// what is left today. The buttons only for an owner who may pause it.
@@ -50,8 +51,8 @@ extension HouseholdWeb {
         let owner = try owner(of: session)
         let profile = try await authorized(owner, form["profile"], .supervise)
         let entries = (form["entries"] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-        guard entries.count <= Self.allowanceEntriesMost, entries.allSatisfy({ $0.utf8.count <= 253 }) else {
-            throw WebFailure(.badRequest, "Name at most \(Self.allowanceEntriesMost) entries, each a service, category or domain of at most 253 characters, separated by commas.")
+        guard entries.count <= Allowance.mostEntries, entries.allSatisfy({ $0.utf8.count <= Self.allowanceWordLongest }) else {
+            throw WebFailure(.badRequest, "Name at most \(Allowance.mostEntries) entries, each a service, category or domain of at most \(Self.allowanceWordLongest) characters, separated by commas.")
         }
         let daysText = form["days"].flatMap { $0.isEmpty ? nil : $0 }
         var days: Weekdays?

@@ -52,6 +52,8 @@ struct AllowanceSectionTests {
         ("entries = [1]\namount = \"1h\"", "allowances[1].entries[1]", "services, categories"),
         ("entries = \"youtube\"\namount = \"1h\"", "allowances[1].entries", "services, categories"),
         ("entries = [\"youtub\"]\namount = \"1h\"", "allowances[1].entries[1]", "scrolloff services"),
+        // More entries than one allowance may name (Allowance.mostEntries).
+        ("entries = [\((0...32).map { "\"site\($0).example\"" }.joined(separator: ", "))]\namount = \"1h\"", "allowances[1].entries", "services, categories"),
         // An unknown key and a missing amount.
         ("amout = \"1h\"", "allowances[1].amout", "amount"),
         ("days = \"daily\"", "allowances[1].amount", "1s to 24h"),

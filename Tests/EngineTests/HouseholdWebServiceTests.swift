@@ -167,19 +167,7 @@ struct WebConnectionTests {
         try await running.value
     }
 
-    static func connect(_ port: Int) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        return fd
-    }
+    static func connect(_ port: Int) -> Int32 { connectLoopbackTCP(port: port) }
 
     /// What the server sends before closing or the 10 s receive timeout (a loaded full run once took over 3 s to render a page): "" when it closed at once.
     static func read(_ fd: Int32) -> (text: String, closed: Bool) {

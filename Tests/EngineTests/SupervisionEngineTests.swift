@@ -122,6 +122,28 @@ import Testing
         #expect(again?.rule == .cooldown, "lowering started the allowance's own cooldown")
     }
 
+    @Test func an_allowance_naming_more_entries_than_its_bound_is_refused_before_anything_is_resolved() async throws {
+        let dir = Fixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let engine = try await Fixture.start(dir, TestTimeSource(wall: Fixture.noon))
+        let many = (0...Allowance.mostEntries).map { "site\($0).example" }
+        for attempt in 0..<2 {
+            do {
+                if attempt == 0 {
+                    _ = try await engine.setAllowance(seconds: 600, entries: many, days: .daily, profile: HelperEngine.defaultProfile)
+                } else {
+                    _ = try await engine.clearAllowance(entries: many, days: nil, profile: HelperEngine.defaultProfile)
+                }
+                Issue.record("\(many.count) entries were taken")
+            } catch {
+                #expect("\(error)".contains("at most \(Allowance.mostEntries) entries; this one named \(many.count)"), "\(error)")
+            }
+        }
+        let allowed = try await engine.setAllowance(seconds: 600, entries: Array(many.prefix(Allowance.mostEntries)), days: .daily,
+                                                    profile: HelperEngine.defaultProfile)
+        #expect(allowed.allowances.first?.allowance.entries.count == Allowance.mostEntries)
+    }
+
     @Test func a_member_may_not_pause_or_resume_and_is_told_whom_to_ask() {
         let decision = GroupMembershipAuthorizer(helperUID: 4_000_000).decide(
             CallerIdentity(uid: 4_000_001, gid: 4_000_001, pid: 1), profile: "kid",

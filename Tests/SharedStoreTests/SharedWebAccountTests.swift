@@ -178,18 +178,9 @@ import TestSupport
 
     /// One HTTP/1.1 request on a new connection, read to its end (`Connection: close`).
     static func http(_ port: Int, _ method: String, _ path: String, cookie: String? = nil, body: String = "") throws -> Reply {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = connectLoopbackTCP(port: port)
+        guard fd >= 0 else { throw TestPostgres.Failed(description: "cannot connect to the page on port \(port)") }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestPostgres.Failed(description: "cannot connect to the page on port \(port)") }
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if let cookie { request += "Cookie: \(WebSessions.cookieName)=\(cookie)\r\n" }
         if method == "POST" { request += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n" }

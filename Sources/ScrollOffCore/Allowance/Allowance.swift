@@ -21,6 +21,11 @@ public struct Allowance: Hashable, Sendable, Codable {
     /// The longest daily allowance: a whole day.
     public static let longest: Span = .hours(24)
 
+    /// The most entries one allowance names: far past what a household writes (a category such
+    /// as `social` covers many), so a forged request is refused before its words are resolved.
+    /// The control API, the page and the configuration file all refuse past it.
+    public static let mostEntries = 32
+
     /// What names it in the wallet and the store: the entries joined by commas, `*` for every entry.
     public var key: String { Self.key(for: entries) }
 
