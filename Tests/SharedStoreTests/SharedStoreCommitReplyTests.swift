@@ -36,7 +36,7 @@ import Testing
             let engineText = EngineError(error).description
             #expect(engineText.contains("may or may not") && !engineText.contains("nothing was changed"), "\(engineText)")
         }
-        #expect(proxy.dropped.withLock { $0 } == 1, "the proxy dropped the connection after COMMIT")
+        #expect(proxy.dropped.withLock { $0 } == 1, "the proxy dropped the connection after COMMIT: \(proxy.seen.withLock { $0 })")
         // It was applied: the server committed before the connection went.
         #expect(await SharedFixture.eventually(seconds: 5) { (try? db.query("SELECT count(*) FROM profiles WHERE name = 'kids'")) == "1" })
     }
@@ -48,6 +48,9 @@ final class CommitDroppingProxy: @unchecked Sendable {
     let folder: String
     let armed = Mutex(false)
     let dropped = Mutex(0)
+    private let cut = Mutex(false)
+    /// Connections accepted and client messages seen while armed, for the failure message.
+    let seen = Mutex((connections: 0, armedChunks: [String]()))
     private let listener: Int32
     private let server: String
     private let open = Mutex(true)
@@ -73,6 +76,7 @@ final class CommitDroppingProxy: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
             guard let upstream = try? Self.unixSocket(path: server, listening: false) else { Glibc.close(client); continue }
+            seen.withLock { $0.connections += 1 }
             Thread.detachNewThread { [self] in pump(from: client, to: upstream, watching: true) }
             Thread.detachNewThread { [self] in pump(from: upstream, to: client, watching: false) }
         }
@@ -84,9 +88,16 @@ final class CommitDroppingProxy: @unchecked Sendable {
             let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard n > 0 else { break }
             let chunk = Array(buffer[0..<n])
+            if watching, armed.withLock({ $0 }) {
+                seen.withLock { $0.armedChunks.append(String(decoding: chunk.map { $0 < 32 || $0 > 126 ? 46 : $0 }, as: UTF8.self)) }
+            }
+            let isCommit = watching && armed.withLock { $0 } && Self.contains(chunk, Array("COMMIT".utf8))
+            // From COMMIT on, nothing the server says reaches the client.
+            if isCommit { cut.withLock { $0 = true } }
+            if !watching, cut.withLock({ $0 }) { continue }
             _ = chunk.withUnsafeBytes { write(target, $0.baseAddress, n) }
-            if watching, armed.withLock({ $0 }), Self.contains(chunk, Array("COMMIT".utf8)) {
-                // Let the server read and run it, then drop both sides before its reply is read.
+            if isCommit {
+                // Let the server read and run it, then drop both sides; its reply was never passed on.
                 usleep(300_000)
                 dropped.withLock { $0 += 1 }
                 armed.withLock { $0 = false }
