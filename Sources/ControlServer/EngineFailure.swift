@@ -22,7 +22,7 @@ extension ControlFailure {
             self.init(status: .badRequest, code: ControlErrorCode.invalidArgument, message: text)
         case .notFound(let text):
             self.init(status: .notFound, code: ControlErrorCode.unknownName, message: text)
-        case .storage, .catalog:
+        case .storage, .catalog, .outcomeUnknown:
             self.init(status: .internalServerError, code: ControlErrorCode.storage, message: error.description)
         }
     }

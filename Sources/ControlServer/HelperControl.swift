@@ -58,6 +58,9 @@ public struct HelperControl: Sendable {
         refresh = ListRefreshService(lists: lists, timer: SystemRefreshTimer(clock: clock), logger: logger)
         notifyHook = NotifyHookService(engine: engine)
         await lists.setGuard(.rules(of: engine))
+        // Another helper added or removed a list: the refresh service follows at once.
+        let listChanges = lists.changes
+        await engine.setListSourcesHandler { listChanges.notify() }
         let budget = configuration.badLineBudget
         let parsedCopies = lists.parsedCopies
         await lists.onChange { snapshot in

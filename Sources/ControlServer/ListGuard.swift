@@ -1,6 +1,8 @@
+import ControlAPI
 import Engine
 import ListFetch
 import ServiceKit
+import Store
 
 /// What the rules say about a list change, asked by `ListsController` before it acts. A list is an
 /// entry people block (SPEC §1), and its URL's host is always allowed, so both removing a list and
@@ -30,9 +32,12 @@ public struct ListGuard: Sendable {
         }
     }
 
+    /// The household's lists kept in the state (nil: this helper's files alone, as in unit tests).
+    public var registry: ListRegistry?
+
     /// The engine's rules: removal as `unblock` would check it; a source host no entry lists.
     public static func rules(of engine: HelperEngine) -> ListGuard {
-        ListGuard(
+        var rules = ListGuard(
             checkRemoval: { name throws(ControlFailure) in
                 do throws(EngineError) { try await engine.checkListRemoval(name.rawValue) } catch {
                     throw ControlFailure(error, now: await engine.trustedNow())
@@ -51,5 +56,61 @@ public struct ListGuard: Sendable {
                 return ControlFailure(.refused(refusal), now: await engine.trustedNow())
             },
             changed: { added, name, url in await engine.recordListChange(added: added, name: name.rawValue, url: url) })
+        rules.registry = .household(of: engine)
+        return rules
+    }
+}
+
+/// Which lists the household has, kept in the state (`ListSource`): one helper adds or removes a
+/// list and every helper of the store follows, each downloading its own copy.
+public struct ListRegistry: Sendable {
+    /// The household's lists now.
+    public var sources: @Sendable () async -> [ListSource]
+    /// This helper's name in the household (`[store] node`; empty for a helper alone).
+    public var node: String
+    /// Where the state lives: this helper's lists from before are carried in once per location.
+    public var location: String = ""
+    /// Adds a list (with its event), once its first download here passed.
+    public var add: @Sendable (ListSource) async throws(ControlFailure) -> Void
+    /// Removes a list (with its event), asking the rules again; false when it was not the household's.
+    public var remove: @Sendable (ListName) async throws(ControlFailure) -> Bool
+    /// Carries this helper's lists from before into the state, once.
+    public var carryIn: @Sendable ([ListSource]) async throws(ControlFailure) -> Void
+
+    public init(sources: @escaping @Sendable () async -> [ListSource], node: String,
+                add: @escaping @Sendable (ListSource) async throws(ControlFailure) -> Void,
+                remove: @escaping @Sendable (ListName) async throws(ControlFailure) -> Bool,
+                carryIn: @escaping @Sendable ([ListSource]) async throws(ControlFailure) -> Void) {
+        self.sources = sources
+        self.node = node
+        self.add = add
+        self.remove = remove
+        self.carryIn = carryIn
+    }
+
+    /// The engine's: every change is one commit, versioned and heard by the other helpers.
+    public static func household(of engine: HelperEngine) -> ListRegistry {
+        var registry = ListRegistry(
+            sources: { await engine.listSources }, node: engine.storeNodeName,
+            add: { source throws(ControlFailure) in
+                do throws(EngineError) { try await engine.addListSource(source) } catch {
+                    if case .invalid(let text) = error {
+                        throw ControlFailure(status: .conflict, code: ControlErrorCode.listExists, message: text)
+                    }
+                    throw ControlFailure(error, now: await engine.trustedNow())
+                }
+            },
+            remove: { name throws(ControlFailure) in
+                do throws(EngineError) { return try await engine.removeListSource(name.rawValue) } catch {
+                    throw ControlFailure(error, now: await engine.trustedNow())
+                }
+            },
+            carryIn: { sources throws(ControlFailure) in
+                do throws(EngineError) { try await engine.carryInListSources(sources) } catch {
+                    throw ControlFailure(error, now: await engine.trustedNow())
+                }
+            })
+        registry.location = engine.storeLocation
+        return registry
     }
 }

@@ -75,4 +75,15 @@ public struct ListSourceRules: Sendable, Equatable {
         return SourceAccess(reader: .init(uid: adder.uid, gid: adder.gid, groups: groups),
                             memberFolders: memberFolders, allowedPrivate: allowedPrivate)
     }
+
+    /// What a source added through another helper of the household (`node`) may read and reach
+    /// here: a member's rights whoever added it, since that helper's say-so is no administrator's
+    /// on this machine. Root there reads as nobody here; anyone else with their uid and groups here.
+    public func access(forSourceAddedThrough node: String, by adder: SourceAdder) -> SourceAccess {
+        let reader = adder.uid == 0 ? SourceAdder.unknown : adder
+        var access = SourceAccess(reader: .init(uid: reader.uid, gid: reader.gid, groups: SystemGroups.groups(ofUID: reader.uid, primary: reader.gid)),
+                                  memberFolders: memberFolders, allowedPrivate: allowedPrivate)
+        access.addedThrough = node
+        return access
+    }
 }

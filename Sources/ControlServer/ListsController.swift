@@ -7,10 +7,16 @@ import ListFetch
 import Logging
 import ScrollOffCore
 import ServiceKit
+import Store
 
 /// The downloaded lists as the control API and the refresh timer see them: add, refresh, remove,
-/// report. Sources persist as the ListStore's metadata files (one per list) until the SQLite
-/// state lands.
+/// report. Which lists the household has is kept in the state (`ListRegistry`, the engine's
+/// `ListSource`s), so every helper of a shared store has the same lists; each helper downloads,
+/// validates and keeps its own copy with its record (the ListStore's files). A list another
+/// helper added is fetched here by the refresh service within a pass of the store's notification,
+/// and one removed there loses its copy here; a source added through another helper is read with
+/// a member's rights under this helper's own `[lists]` rules (`ListSourceRules.access(forSourceAddedThrough:by:)`).
+/// The lists of a helper's files from before are carried into the state once (`carryIn`).
 ///
 /// After every change it tells its observers (the DNS snapshot builder: new copies to load, list
 /// hosts to allow) and wakes the refresh service, which then recomputes when to refresh next.
@@ -63,6 +69,13 @@ public actor ListsController {
     private var sourceRules: ListSourceRules
     /// Root and this user are administrators of the lists (the helper's own user under `make run`).
     private let helperUID = geteuid()
+    /// The household's lists kept in the state (from the guard); nil: this helper's files alone.
+    private var registry: ListRegistry?
+    /// The household's lists as last read, by name.
+    private var registered: [ListName: ListSource] = [:]
+    /// Sources a reload took out of the configuration file: each becomes an ordinary list, the
+    /// household's (carried into the state at the next pass), rather than losing its copy.
+    private var formerlyConfigured: Set<ListName> = []
     /// What the configuration file's sources are recorded as added by: root, who writes the file.
     static let configurationAdder = SourceAdder(uid: 0, gid: 0)
 
@@ -84,7 +97,100 @@ public actor ListsController {
     }
 
     /// Sets the checks asked before a list is added or removed.
-    public func setGuard(_ guardrail: ListGuard) { self.guardrail = guardrail }
+    public func setGuard(_ guardrail: ListGuard) async {
+        self.guardrail = guardrail
+        registry = guardrail.registry
+        await readRegistry()
+    }
+
+    /// Reads the household's lists again (`registered`).
+    private func readRegistry() async {
+        guard let registry else { return }
+        var next: [ListName: ListSource] = [:]
+        for source in await registry.sources() {
+            if let name = try? ListName(source.name) { next[name] = source }
+        }
+        registered = next
+    }
+
+    /// Whether this folder's lists are in the state already: until they are, a list the state does
+    /// not know is this helper's own (from before), not one another helper removed.
+    private var carriedIn: Bool {
+        guard let registry else { return false }
+        return store.carriedInto() == registry.location
+    }
+
+    /// Carries this helper's lists from before (their records in the lists folder) into the state,
+    /// once per store, losing none: names the state has already keep the state's source, and
+    /// the configuration file's sources stay the file's. Tried again at every pass until it succeeds.
+    private func carryIn() async {
+        guard let registry, !carriedIn else { return }
+        let own = await store.allMetadata().filter { meta in
+            !meta.url.isEmpty && configured[meta.name] == nil && adding[meta.name] == nil && registered[meta.name] == nil
+        }
+        let sources = own.map { meta in
+            ListSource(name: meta.name.rawValue, url: meta.url, addedByUID: meta.addedBy?.uid, addedByGID: meta.addedBy?.gid,
+                       added: meta.lastChanged ?? meta.lastAttempt ?? clock())
+        }
+        do throws(ControlFailure) {
+            if !sources.isEmpty { try await registry.carryIn(sources) }
+        } catch {
+            logger.warning("this helper's lists could not be carried into the household's state yet; they stay in force here and it is tried again at the next pass",
+                           metadata: ["error": "\(error.error.message)"])
+            return
+        }
+        do throws(ListFetchError) { try await store.markCarried(into: registry.location) } catch {
+            // Carried in all the same: the next pass finds them in the state and writes the mark again.
+            logger.warning("could not note that this helper's lists are in the household's state: \(error.description)")
+        }
+        await readRegistry()
+        if !sources.isEmpty {
+            logger.notice("this helper's lists are now the household's", metadata: ["list.count": "\(sources.count)", "store.location": "\(registry.location)"])
+        }
+    }
+
+    /// Follows the household's lists: a copy of a list the state no longer has (another helper
+    /// removed it) is deleted here. Lists it has that are not here yet are fetched by
+    /// `refreshDueLists`. Returns whether a copy was removed.
+    private func followRegistry() async -> Bool {
+        guard registry != nil else { return false }
+        await carryIn()
+        await readRegistry()
+        guard carriedIn else { return false }
+        var removed = false
+        let unknown = await store.allMetadata().filter { registered[$0.name] == nil && configured[$0.name] == nil && adding[$0.name] == nil }
+        // A source the file no longer names stays, as the household's list.
+        let released = unknown.filter { formerlyConfigured.contains($0.name) && !$0.url.isEmpty }
+        if let registry, !released.isEmpty {
+            let sources = released.map { ListSource(name: $0.name.rawValue, url: $0.url, addedByUID: 0, addedByGID: 0, added: clock()) }
+            do throws(ControlFailure) {
+                try await registry.carryIn(sources)
+                formerlyConfigured.subtract(released.map(\.name))
+                await readRegistry()
+            } catch {
+                logger.warning("a source taken out of the configuration file could not be made the household's yet; tried again at the next pass",
+                               metadata: ["error": "\(error.error.message)"])
+            }
+        }
+        for meta in unknown where registered[meta.name] == nil && !formerlyConfigured.contains(meta.name) {
+            do {
+                try await store.remove(meta.name)
+                removed = true
+                logger.info("list removed through another helper of the household; its copy here is deleted", metadata: ["list.name": "\(meta.name)"])
+            } catch {
+                logger.warning("the copy of a list the household removed could not be deleted: \(error.description)", metadata: ["list.name": "\(meta.name)"])
+            }
+        }
+        return removed
+    }
+
+    /// The household's lists this helper has not fetched, or whose URL changed, and is not told
+    /// otherwise by its configuration file.
+    private func registeredToFetch(stored: [ListName: String]) -> [ListSource] {
+        registered.sorted { $0.key < $1.key }.compactMap { name, source in
+            configured[name] == nil && adding[name] == nil && stored[name] != source.url ? source : nil
+        }
+    }
 
     /// Puts `[lists] member_file_folders` and `allow_private_hosts` in force (start and reload);
     /// the next refresh of every member's source is checked against them.
@@ -95,6 +201,11 @@ public actor ListsController {
     /// source checks the member's rights again).
     private func sourceAccess(for name: ListName, url: String, addedBy: SourceAdder?) -> (SourceAccess, SourceAdder) {
         let adder = configured[name] == url ? Self.configurationAdder : (addedBy ?? .unknown)
+        // Another helper's list gets no more here than this helper's rules give a member.
+        if configured[name] != url, let registry, let shared = registered[name], shared.url == url,
+           !shared.addedOn.isEmpty, shared.addedOn != registry.node {
+            return (sourceRules.access(forSourceAddedThrough: shared.addedOn, by: adder), adder)
+        }
         return (sourceRules.access(for: adder, helperUID: helperUID), adder)
     }
 
@@ -175,6 +286,8 @@ public actor ListsController {
         let periodChanged = plan.period != refreshPeriod
         outcome.changed = next != configured
         guard outcome.changed || periodChanged || file != configurationFile || heldChanged else { return outcome }
+        formerlyConfigured.formUnion(configured.keys.filter { next[$0] == nil })
+        formerlyConfigured.subtract(next.keys)
         configured = next
         configurationFile = file
         if periodChanged { plan.period = refreshPeriod }
@@ -251,8 +364,13 @@ public actor ListsController {
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where !stored.contains(name) {
             lists.append(ListsSnapshot.ActiveList(name: name.rawValue, url: url, copyPath: nil, entryCount: nil))
         }
+        // So is a list another helper added, until its copy arrives here.
+        let waiting = registered.sorted { $0.key < $1.key }.filter { !stored.contains($0.key) && configured[$0.key] == nil }
+        for (name, source) in waiting {
+            lists.append(ListsSnapshot.ActiveList(name: name.rawValue, url: source.url, copyPath: nil, entryCount: nil))
+        }
         // libcurl's own URL parser (`ListSourceURL`) names the host, so the allowed host is the one fetched.
-        let hosts = (all.map(\.url) + adding.values + configured.values).compactMap(ListFetcher.host(of:))
+        let hosts = (all.map(\.url) + adding.values + configured.values + waiting.map(\.value.url)).compactMap(ListFetcher.host(of:))
         return ListsSnapshot(lists: lists, allowedHosts: Array(Set(hosts)).sorted(), sequence: sequence)
     }
 
@@ -269,7 +387,14 @@ public actor ListsController {
 
     public func listsResponse() async throws(ControlFailure) -> ListsResponse {
         let now = clock()
-        return ListsResponse(now: now.date, lists: await allMetadata().map { info(for: $0, now: now) })
+        await readRegistry()
+        var all = await allMetadata()
+        // A list of the household not tried here yet is shown as never fetched.
+        let stored = Set(all.map(\.name))
+        for (name, source) in registered.sorted(by: { $0.key < $1.key }) where !stored.contains(name) && configured[name] == nil {
+            all.append(ListMetadata(name: name, url: source.url))
+        }
+        return ListsResponse(now: now.date, lists: all.map { info(for: $0, now: now) })
     }
 
     private func allMetadata() async -> [ListMetadata] {
@@ -318,7 +443,8 @@ public actor ListsController {
         }
         // Checked before anything is published: the host becomes always-allowed (SPEC §1).
         if let host = source.fetchedHost, let guardrail { try await guardrail.checkSourceHost(host) }
-        let existing = await allMetadata()
+        await readRegistry()
+        let existing = await allMetadata() + registered.map { ListMetadata(name: $0.key, url: $0.value.url) }
         if let same = existing.first(where: { $0.url == url }) {
             throw ControlFailure(
                 status: .conflict, code: ControlErrorCode.listExists,
@@ -361,9 +487,22 @@ public actor ListsController {
                 )
             }
         }
+        if let registry {
+            // The household's from now on: one commit with its event, heard by the other helpers.
+            do throws(ControlFailure) {
+                try await registry.add(ListSource(name: name.rawValue, url: url, addedByUID: adder.uid, addedByGID: adder.gid, added: clock()))
+            } catch {
+                try? await store.remove(name)
+                adding[name] = nil
+                await publish()
+                logger.notice("list not added: the household's state did not take it", metadata: ["list.name": "\(name)", "error": "\(error.error.message)"])
+                throw error
+            }
+            await readRegistry()
+        }
         adding[name] = nil
         logger.info("list added", metadata: ["list.name": "\(name)", "list.url": "\(url)", "list.entries": "\(report.metadata.entryCount ?? 0)"])
-        await guardrail?.changed(true, name, url)
+        if registry == nil { await guardrail?.changed(true, name, url) }
         await publish()
         changes.notify()
         return AddListResponse(now: clock().date, result: result(of: report))
@@ -440,7 +579,14 @@ public actor ListsController {
 
     /// Removes a list's copy and metadata, unless a rule that names the list forbids it now.
     public func remove(_ name: String) async throws(ControlFailure) -> RemoveListResponse {
-        let source = try await sources(named: name)[0]
+        await readRegistry()
+        let source: ListMetadata
+        if let wanted = try? ListName(name), let shared = registered[wanted], !(await allMetadata()).contains(where: { $0.name == wanted }) {
+            // The household's, not fetched here (yet, or refused here): removed all the same.
+            source = ListMetadata(name: wanted, url: shared.url)
+        } else {
+            source = try await sources(named: name)[0]
+        }
         guard configured[source.name] == nil else {
             throw ControlFailure(
                 status: .conflict, code: ControlErrorCode.refused,
@@ -450,13 +596,18 @@ public actor ListsController {
         }
         // Removing a list opens every name on it, so a rule holding it must allow that (SPEC §3).
         if let guardrail { try await guardrail.checkRemoval(source.name) }
+        // Gone for the household first (the rules asked again in that commit); a refusal or an
+        // unreachable database leaves the copy here in force.
+        var shared = false
+        if let registry { shared = try await registry.remove(source.name) }
         do {
             try await store.remove(source.name)
         } catch {
             throw .internalError(error.description)
         }
+        await readRegistry()
         logger.info("list removed", metadata: ["list.name": "\(source.name)"])
-        await guardrail?.changed(false, source.name, source.url)
+        if !shared { await guardrail?.changed(false, source.name, source.url) }
         await publish()
         changes.notify()
         return RemoveListResponse(removed: source.name.rawValue)
@@ -466,6 +617,7 @@ public actor ListsController {
     /// (nil when there is no list). Used by `ListRefreshService`.
     func refreshDueLists() async -> Instant? {
         var changed = await releaseHeldURLs()
+        if await followRegistry() { changed = true }
         if await releaseEndedHolds() { changed = true }
         var fetched = false
         // File sources not in the store yet, or whose URL the file changed, are fetched now.
@@ -476,6 +628,20 @@ public actor ListsController {
         for (name, url) in configured.sorted(by: { $0.key < $1.key }) where stored[name] != url {
             if Task.isCancelled { break }
             _ = await refresh(name, from: url, addedBy: Self.configurationAdder, trigger: "configuration")
+            changed = true
+            fetched = true
+            asked = true
+        }
+        // So are the household's lists another helper added, with the rights of who added them.
+        for source in registeredToFetch(stored: stored) {
+            if Task.isCancelled { break }
+            guard let name = try? ListName(source.name) else { continue }
+            let adder = source.addedByUID.map { SourceAdder(uid: $0, gid: source.addedByGID ?? $0) }
+            let report = await refresh(name, from: source.url, addedBy: adder, trigger: "household")
+            if case .failed(let error) = report.outcome {
+                logger.notice("a list of the household is not fetched here: \(error.description)",
+                              metadata: ["list.name": "\(name)", "list.added_through": "\(source.addedOn)"])
+            }
             changed = true
             fetched = true
             asked = true

@@ -16,6 +16,9 @@ public enum EngineError: Error, Hashable, Sendable, CustomStringConvertible {
     case storage(String)
     /// The curated catalog could not be read at start-up.
     case catalog(String)
+    /// The database stopped answering after the commit was sent: the change may or may not have
+    /// been applied. The text comes from the store and says how to find out.
+    case outcomeUnknown(String)
 
     public var description: String {
         switch self {
@@ -23,6 +26,7 @@ public enum EngineError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalid(let text), .notFound(let text): text
         case .storage(let text): "The state database refused the change, so nothing was changed: \(text)"
         case .catalog(let text): "The service catalog could not be read: \(text)"
+        case .outcomeUnknown(let text): "The change may or may not have been saved: \(text)."
         }
     }
 
@@ -39,7 +43,9 @@ public enum EngineError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    init(_ error: StoreError) { self = .storage(error.description) }
+    init(_ error: StoreError) {
+        if case .commitOutcomeUnknown = error { self = .outcomeUnknown(error.description) } else { self = .storage(error.description) }
+    }
 
     init(_ error: ClientNetworkError) { self = .invalid(error.description) }
 }

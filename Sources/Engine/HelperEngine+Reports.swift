@@ -268,13 +268,18 @@ extension HelperEngine {
     /// block a list by its name.
     public func recordListChange(added: Bool, name: String, url: String) {
         let now = advanceClock()
-        let rule = "list \(name) from \(url)"
-        let record = RuleChangeRecord(change: added ? .listAdded : .listRemoved, actor: currentActor, rule: rule, entries: [name])
-        let event = StoredEvent(record, profile: nil, entry: EntryID(name), at: now,
-                                message: "\(added ? "Added" : "Removed") \(rule) — by \(currentActor).")
+        let event = listChangeEvent(added: added, name: name, url: url, at: now)
         do { _ = try commitReturning(StateChange([.appendEvent(event)]), now: now) } catch {
             logger.warning("a list change could not be recorded as an event", metadata: ["list.name": "\(name)", "error": "\(error)"])
         }
+    }
+
+    /// The event of a list added or removed, with who did it (SPEC §12).
+    func listChangeEvent(added: Bool, name: String, url: String, at now: Instant) -> StoredEvent {
+        let rule = "list \(name) from \(url)"
+        let record = RuleChangeRecord(change: added ? .listAdded : .listRemoved, actor: currentActor, rule: rule, entries: [name])
+        return StoredEvent(record, profile: nil, entry: EntryID(name), at: now,
+                           message: "\(added ? "Added" : "Removed") \(rule) — by \(currentActor).")
     }
 }
 

@@ -489,6 +489,75 @@ extension HelperEngine {
         }
     }
 
+    // MARK: The household's lists
+
+    /// Calls `handler` after every load or commit that changed `listSources` (another helper's
+    /// `lists add` or `lists rm`, heard through the store): the lists controller then follows.
+    public func setListSourcesHandler(_ handler: @escaping @Sendable () -> Void) { listSourcesHandler = handler }
+
+    /// This helper's name among those sharing the store; empty when it keeps its state alone.
+    public nonisolated var storeNodeName: String { store.nodeName }
+    /// Where the state lives (a file, or a server and database).
+    public nonisolated var storeLocation: String { store.location }
+
+    /// Makes `source` one of the household's lists, with the event that says who added it, in one
+    /// commit; decided on the latest state, so two helpers adding one name at once add it once.
+    public func addListSource(_ source: ListSource) throws(EngineError) {
+        var source = source
+        source.addedOn = store.nodeName
+        let name = source.name
+        try perform { work throws(EngineError) in
+            // Checked in the commit's decision: a shared store retries it on the other helper's state.
+            if let same = listSources.first(where: { $0.name.lowercased() == name.lowercased() || $0.url == source.url }) {
+                throw .invalid(same.url == source.url
+                    ? "That URL is already in use as list '\(same.name)'. Refresh it with `scrolloff lists update \(same.name)`."
+                    : "A list named '\(same.name)' already exists. Pick another --name, or remove it first with `scrolloff lists rm \(same.name)`.")
+            }
+            work.change.append(.saveListSource(source))
+            work.change.append(.appendEvent(listChangeEvent(added: true, name: name, url: source.url, at: work.now)))
+        }
+        setListSources(listSources.filter { $0.name != name } + [source])
+    }
+
+    /// The lists of this helper's files from before lists were kept in the state, carried into it
+    /// once (no event: nobody added them now). Names the household has already are left as they are.
+    public func carryInListSources(_ sources: [ListSource]) throws(EngineError) {
+        var added: [ListSource] = []
+        try perform { work throws(EngineError) in
+            added = sources.filter { s in !listSources.contains { $0.name.lowercased() == s.name.lowercased() || $0.url == s.url } }
+                .map { s in var s = s; s.addedOn = store.nodeName; return s }
+            for s in added { work.change.append(.saveListSource(s)) }
+        }
+        if !added.isEmpty { setListSources(listSources + added) }
+    }
+
+    /// `lists rm`: the list is gone for every helper, with the event, in one commit. The rules are
+    /// asked again in the commit's decision (a lock another helper set meanwhile holds). Returns
+    /// false when the household had no such list (a copy of this helper's alone).
+    @discardableResult
+    public func removeListSource(_ name: String) throws(EngineError) -> Bool {
+        var removed = false
+        try perform { work throws(EngineError) in
+            let id = EntryID(name.lowercased())
+            for p in work.profiles {
+                do throws(Refusal) { try ListsLifecycle.checkRemoval(of: id, in: p, at: work.now) } catch { throw .refused(error) }
+            }
+            guard let source = listSources.first(where: { $0.name == name }) else { removed = false; return }
+            removed = true
+            work.change.append(.removeListSource(name: source.name))
+            work.change.append(.appendEvent(listChangeEvent(added: false, name: source.name, url: source.url, at: work.now)))
+        }
+        if removed { setListSources(listSources.filter { $0.name != name }) }
+        return removed
+    }
+
+    private func setListSources(_ sources: [ListSource]) {
+        let sorted = sources.sorted { $0.name < $1.name }
+        guard sorted != listSources else { return }
+        listSources = sorted
+        listSourcesHandler?()
+    }
+
     /// The rule that holds the list `name` now (as `checkListRemoval` asks), without recording a
     /// refusal: asked before every refresh, which may then add names but not drop them.
     public func listHold(_ name: String) -> Refusal? {

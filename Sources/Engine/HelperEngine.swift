@@ -108,6 +108,11 @@ public actor HelperEngine {
     var actorOverride: String?
     /// Reloads from a shared store ("A shared store" below).
     var sharedReloads = 0
+    /// The household's lists as last loaded or committed (`ListSource`); the lists controller
+    /// downloads each of them on this helper.
+    public internal(set) var listSources: [ListSource]
+    /// Told after a load or commit changed `listSources` (`setListSourcesHandler`).
+    var listSourcesHandler: (@Sendable () -> Void)?
 
     // Timer loop (below, `run`).
     var wakeContinuation: CheckedContinuation<Void, Never>?
@@ -159,6 +164,7 @@ public actor HelperEngine {
         planBook = PlanBook(plans: loaded.plans, alternatives: loaded.alternatives)
         requests = TimeRequests(loaded.timeRequests)
         configuredProfiles = ConfiguredProfiles(unknownDevices: loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? Self.defaultProfile)
+        listSources = loaded.listSources
         tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
         wakeTarget.target = self
     }
@@ -811,6 +817,11 @@ extension HelperEngine {
         planBook = PlanBook(plans: loaded.plans, alternatives: loaded.alternatives)
         requests = TimeRequests(loaded.timeRequests)
         configuredProfiles.unknownDevices = loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? configuredProfiles.unknownDevices
+        // Another helper added or removed a list: this one downloads or drops its own copy.
+        if loaded.listSources != listSources {
+            listSources = loaded.listSources
+            listSourcesHandler?()
+        }
         books.dropHeld()
         sharedReloads += 1
         rebuild(now: now)

@@ -86,6 +86,22 @@ public actor ListStore {
     /// Whether names of `name` are held back (the file is what is in force; the metadata says why).
     public nonisolated func hasHeldNames(_ name: ListName) -> Bool { DurableFile.exists(heldPath(for: name)) }
 
+    /// Names the state this folder's lists were carried into (the household's list registry, kept
+    /// by the state store): its location, so a helper moved to another store carries them in again.
+    nonisolated var carriedInPath: String { "\(listsDirectory)/.carried-into" }
+
+    /// The location of the state this folder's lists were carried into; nil before they were.
+    public nonisolated func carriedInto() -> String? {
+        guard let bytes = try? DurableFile.readAll(carriedInPath, limit: 4096) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Records that this folder's lists are in the state at `location` (`carriedInto`).
+    public func markCarried(into location: String) throws(ListFetchError) {
+        try DurableFile.ensureDirectory(listsDirectory)
+        try DurableFile.write(Array(location.utf8), to: carriedInPath)
+    }
+
     /// Refreshes `name` from `url` and returns what happened; never throws, because a failure is
     /// an outcome to record and report, not a reason to drop the copy in force.
     ///

@@ -35,6 +35,9 @@ public struct SourceAccess: Sendable, Equatable {
     /// Addresses and networks a member's source may connect to although they are loopback,
     /// private, link-local or the helper's own (`[lists] allow_private_hosts`).
     public var allowedPrivate: [AddressNetwork]
+    /// The other helper of the household a source was added through (`scrolloff lists add` there);
+    /// nil for this helper's own. Such a source is read here as a member's, whoever added it.
+    public var addedThrough: String?
 
     public struct Reader: Sendable, Equatable {
         public var uid: UInt32
@@ -72,6 +75,13 @@ public struct SourceAccess: Sendable, Equatable {
             return components.count > base.count && Array(components.prefix(base.count)) == base
         }
         guard !inside else { return nil }
+        if let addedThrough {
+            let here = memberFolders.isEmpty
+                ? "this helper names no such folder ([lists] member_file_folders is empty)"
+                : "place the file under \(memberFolders.joined(separator: " or ")) on this machine"
+            return "it was added through the helper \(addedThrough), and this helper reads another helper's file:// source only "
+                + "from its [lists] member_file_folders: \(here), or name the list in this helper's configuration file ([[lists.source]])."
+        }
         let folders = memberFolders.isEmpty
             ? "an administrator can name a folder for members' lists in [lists] member_file_folders"
             : "or place the file under \(memberFolders.joined(separator: " or "))"

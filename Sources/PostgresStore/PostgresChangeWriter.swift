@@ -144,6 +144,17 @@ struct PostgresChangeWriter {
         case .saveSetting(let key, let value):
             try s.execute("INSERT INTO helper_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                           [.text(key), .text(value)])
+        case .saveListSource(let l):
+            try s.execute("""
+                INSERT INTO household_lists (name, url, added_by_uid, added_by_gid, added, added_on) VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (name) DO UPDATE SET url = excluded.url, added_by_uid = excluded.added_by_uid,
+                    added_by_gid = excluded.added_by_gid, added = excluded.added, added_on = excluded.added_on
+                """, [.text(l.name), .text(l.url), .int(l.addedByUID.map { Int64($0) }), .int(l.addedByGID.map { Int64($0) }),
+                      .int(l.added.millisecondsSince1970), .text(l.addedOn)])
+        case .removeListSource(let name):
+            guard try s.execute("DELETE FROM household_lists WHERE name = $1", [.text(name)]) > 0 else {
+                throw StoreError.invalidChange("there is no list named \(name)")
+            }
         }
     }
 

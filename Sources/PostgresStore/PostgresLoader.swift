@@ -35,7 +35,11 @@ struct PostgresLoader {
                                    answeredAt: try r.intOrNil("answered_at").map { Instant(millisecondsSince1970: $0) },
                                    answeredBy: try r.textOrNil("answered_by"), answerNote: try r.textOrNil("answer_note"))
             },
-            settings: Dictionary(try s.rows("SELECT key, value FROM helper_settings").map { (try $0.text("key"), try $0.text("value")) }) { $1 })
+            settings: Dictionary(try s.rows("SELECT key, value FROM helper_settings").map { (try $0.text("key"), try $0.text("value")) }) { $1 },
+            listSources: try s.rows("SELECT * FROM household_lists ORDER BY name").map { r in
+                try SharedColumns.listSource(name: try r.text("name"), url: try r.text("url"), uid: try r.intOrNil("added_by_uid"),
+                                             gid: try r.intOrNil("added_by_gid"), added: try r.int("added"), on: try r.text("added_on"))
+            })
     }
 
     private func rows(_ sql: String, _ name: String) throws -> [PostgresRandomAccessRow] { try s.rows(sql, [.text(name)]) }

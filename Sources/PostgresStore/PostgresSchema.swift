@@ -14,6 +14,7 @@ package enum PostgresSchema {
         "profiles", "entries", "blocks", "schedules", "focus_sessions", "ledger", "grants", "wallet_state", "wallet_batches",
         "peeks", "token_months", "bypass_lockouts", "plans", "alternatives", "exercise_sessions", "events", "daily_rollups",
         "time_requests", "helper_settings", "daily_rollup_hours", "daily_rollup_entries", "insight_marks", "allowances", "pauses",
+        "household_lists",
     ]
 
     /// Tables whose `id` the database assigns; a copy sets their sequences past the copied ids.
@@ -319,6 +320,18 @@ package enum PostgresSchema {
             next_at BIGINT NOT NULL,
             last_at BIGINT NOT NULL,
             owner BIGINT NOT NULL CHECK (owner IN (0, 1))
+        );
+        """),
+        // Which lists the household has, as the SQLite step "v5 list sources": every helper
+        // downloads each of them itself; copies and their records stay files per helper.
+        ("pg4 household lists", """
+        CREATE TABLE household_lists (
+            name TEXT PRIMARY KEY NOT NULL CHECK (length(name) > 0),
+            url TEXT NOT NULL,
+            added_by_uid BIGINT,
+            added_by_gid BIGINT,
+            added BIGINT NOT NULL,
+            added_on TEXT NOT NULL DEFAULT ''
         );
         """),
     ]

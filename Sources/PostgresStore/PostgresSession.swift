@@ -118,7 +118,10 @@ package final class PostgresSession: @unchecked Sendable {
             let conn = try open()
             return try body(Statements(connection: conn, session: self))
         } catch let e as StoreError {
-            if case .unreachable = e { drop() }
+            switch e {
+            case .unreachable, .commitOutcomeUnknown: drop()
+            default: break
+            }
             throw e
         } catch {
             drop()
@@ -239,16 +242,28 @@ struct Statements {
     }
 
     /// BEGIN … COMMIT around `body`; ROLLBACK when it throws. COMMIT's success is the commit.
+    ///
+    /// Once COMMIT is sent, a failure without the server's answer (the connection dropped, no
+    /// answer within the deadline) says nothing of whether the server committed: that is
+    /// `StoreError.commitOutcomeUnknown`, never "nothing was changed". A refusal the server sent
+    /// (a serialization failure, say) did roll back.
     func transaction<T>(_ begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
         try execute(begin)
+        let value: T
         do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
+            value = try body()
         } catch {
             _ = try? execute("ROLLBACK")
             throw error
         }
+        do {
+            try execute("COMMIT")
+        } catch {
+            let failure = PostgresSession.storeError(error, location: session.location)
+            guard case .unreachable(let location, let detail) = failure, !begin.contains("READ ONLY") else { throw failure }
+            throw StoreError.commitOutcomeUnknown(location: location, detail: detail)
+        }
+        return value
     }
 }
 

@@ -29,6 +29,7 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
 
     public var location: String { session.location.description }
     public var isShared: Bool { true }
+    public var nodeName: String { node }
     public var counters: PostgresCounters { session.counters.withLockedValue { $0 } }
     /// Whether this node's listener has found the database away (changes are refused at once until it is back).
     public var isAway: Bool { session.awaySince.withLockedValue { $0 != nil } }

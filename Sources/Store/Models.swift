@@ -130,6 +130,8 @@ public struct StoredState: Hashable, Sendable {
     public var timeRequests: [TimeRequest] = []
     /// Helper-wide settings in force, by key (`unknown_devices`).
     public var settings: [String: String] = [:]
+    /// The household's downloaded lists (SPEC §1): which exist, from where, added by whom; by name.
+    public var listSources: [ListSource] = []
 
     public func profile(named name: String) -> StoredProfile? { profiles.first { $0.settings.name == name } }
 }
@@ -163,5 +165,30 @@ public struct TimeRequest: Hashable, Sendable, Codable {
         self.answeredAt = answeredAt
         self.answeredBy = answeredBy
         self.answerNote = answerNote
+    }
+}
+
+/// A list the household has (`scrolloff lists add`): which lists exist is shared by every helper
+/// of one store, while each helper downloads, parses and keeps its own copy (docs/operations.md).
+public struct ListSource: Hashable, Sendable {
+    public var name: String
+    public var url: String
+    /// Who added it (a control-socket caller's uid and primary group); nil when not known (a record
+    /// written before adders were kept).
+    public var addedByUID: UInt32?
+    public var addedByGID: UInt32?
+    public var added: Instant
+    /// The helper (its `[store] node`) it was added through; empty when one helper keeps its own
+    /// state (SQLite). Another helper fetches such a list with a member's rights, never with the
+    /// adding helper's say-so (SPEC §1 list sources).
+    public var addedOn: String
+
+    public init(name: String, url: String, addedByUID: UInt32? = nil, addedByGID: UInt32? = nil, added: Instant, addedOn: String = "") {
+        self.name = name
+        self.url = url
+        self.addedByUID = addedByUID
+        self.addedByGID = addedByGID
+        self.added = added
+        self.addedOn = addedOn
     }
 }

@@ -328,5 +328,18 @@ enum Schema {
             paused_by TEXT
         ) STRICT;
         """),
+        // Which lists the household has (`scrolloff lists add`): kept in the state so every helper
+        // of one shared store knows them; each helper's copy and its record stay files in
+        // `<state>/lists`. A helper's files from before are carried in once at its start.
+        ("v5 household lists", """
+        CREATE TABLE household_lists (
+            name TEXT PRIMARY KEY NOT NULL CHECK (length(name) > 0),
+            url TEXT NOT NULL,
+            added_by_uid INTEGER,
+            added_by_gid INTEGER,
+            added INTEGER NOT NULL,
+            added_on TEXT NOT NULL DEFAULT ''
+        ) STRICT;
+        """),
     ]
 }

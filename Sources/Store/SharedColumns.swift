@@ -40,8 +40,20 @@ extension SharedColumns {
     }
 
     package static func storedState(anchor: ClockAnchor?, profiles: [StoredProfile], plans: [Plan], alternatives: [Alternative],
-                                    timeRequests: [TimeRequest], settings: [String: String]) -> StoredState {
-        StoredState(anchor: anchor, profiles: profiles, plans: plans, alternatives: alternatives, timeRequests: timeRequests, settings: settings)
+                                    timeRequests: [TimeRequest], settings: [String: String], listSources: [ListSource] = []) -> StoredState {
+        StoredState(anchor: anchor, profiles: profiles, plans: plans, alternatives: alternatives, timeRequests: timeRequests, settings: settings,
+                    listSources: listSources)
+    }
+
+    /// A `household_lists` row as read by either backend; ids outside a uid's range are refused.
+    package static func listSource(name: String, url: String, uid: Int64?, gid: Int64?, added: Int64, on node: String) throws(StoreError) -> ListSource {
+        func id(_ value: Int64?, _ column: String) throws(StoreError) -> UInt32? {
+            guard let value else { return nil }
+            guard let id = UInt32(exactly: value) else { throw .invalidRow(table: "household_lists", detail: "\(column) \(value) of list \(name) is not a user or group id") }
+            return id
+        }
+        return ListSource(name: name, url: url, addedByUID: try id(uid, "added_by_uid"), addedByGID: try id(gid, "added_by_gid"),
+                          added: Instant(millisecondsSince1970: added), addedOn: node)
     }
 
     package static func ledgerBalance(profile: String, balance: Int64, ledgerSum: Int64, lowest: Int64) -> LedgerBalance {

@@ -54,6 +54,11 @@ public struct StateChange: Sendable {
         /// A helper-wide setting in force (`unknown_devices`), kept so a restart checks the next
         /// change against it.
         case saveSetting(key: String, value: String)
+        /// A list the household has (`lists add`, or one carried in from a helper's files): each
+        /// helper then downloads it. Replaces the record of the same name.
+        case saveListSource(ListSource)
+        /// `lists rm`: the list is gone for every helper; refused by the store when there is none.
+        case removeListSource(name: String)
     }
 
     /// How a grant closed.

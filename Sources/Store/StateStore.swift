@@ -55,10 +55,14 @@ public protocol StateStore: Sendable {
     /// Whether other helpers write the same state (a shared server): a commit may then be refused
     /// as stale, and a change the store refused must not be held to be written later.
     var isShared: Bool { get }
+    /// This helper's name among those sharing the store (`[store] node`); empty when it keeps its
+    /// state alone. Recorded with a list added through it (`ListSource.addedOn`).
+    var nodeName: String { get }
 }
 
 extension StateStore {
     public var isShared: Bool { false }
+    public var nodeName: String { "" }
 }
 
 extension Store: StateStore {

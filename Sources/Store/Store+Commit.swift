@@ -140,6 +140,15 @@ struct ChangeWriter {
         case .saveSetting(let key, let value):
             try db.execute(sql: "INSERT INTO helper_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                            arguments: [key, value])
+        case .saveListSource(let l):
+            try db.execute(sql: """
+                INSERT INTO household_lists (name, url, added_by_uid, added_by_gid, added, added_on) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET url = excluded.url, added_by_uid = excluded.added_by_uid,
+                    added_by_gid = excluded.added_by_gid, added = excluded.added, added_on = excluded.added_on
+                """, arguments: [l.name, l.url, l.addedByUID.map { Int64($0) }, l.addedByGID.map { Int64($0) }, l.added.millisecondsSince1970, l.addedOn])
+        case .removeListSource(let name):
+            try db.execute(sql: "DELETE FROM household_lists WHERE name = ?", arguments: [name])
+            try requireChange("there is no list named \(name)")
         }
     }
 

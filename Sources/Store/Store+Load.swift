@@ -31,7 +31,11 @@ extension Store {
                                        answeredAt: (r["answered_at"] as Int64?).map { Instant(millisecondsSince1970: $0) },
                                        answeredBy: r["answered_by"], answerNote: r["answer_note"])
                 },
-                settings: Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM helper_settings").map { ($0["key"], $0["value"]) }) { $1 })
+                settings: Dictionary(try Row.fetchAll(db, sql: "SELECT key, value FROM helper_settings").map { ($0["key"], $0["value"]) }) { $1 },
+                listSources: try Row.fetchAll(db, sql: "SELECT * FROM household_lists ORDER BY name").map { r in
+                    try SharedColumns.listSource(name: r["name"], url: r["url"], uid: r["added_by_uid"], gid: r["added_by_gid"],
+                                                 added: r["added"], on: r["added_on"])
+                })
         }
     }
 }

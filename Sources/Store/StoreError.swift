@@ -29,6 +29,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Another helper of the household committed since this one read the state: nothing was
     /// written; the caller reloads the state and decides again on what the other left.
     case staleSnapshot(location: String)
+    /// A shared database stopped answering after COMMIT was sent: the change may or may not have
+    /// been applied, and only reading the state again tells which.
+    case commitOutcomeUnknown(location: String, detail: String)
 
     public var description: String {
         switch self {
@@ -56,6 +59,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the household database \(location) refused the change (SQLSTATE \(code)): \(message) — nothing from this change was saved"
         case .staleSnapshot(let location):
             return "another resolver of the household changed the state in \(location) first; nothing was saved — try again"
+        case .commitOutcomeUnknown(let location, let detail):
+            return "the household database \(location) stopped answering after the change was sent (\(detail)), so it may or may not "
+                + "have been applied; DNS keeps answering from the rules in force. Once the database answers again (this helper "
+                + "reloads its state by itself), see with `scrolloff status` or `scrolloff log` whether the change is there before asking again"
         }
     }
 

@@ -53,8 +53,8 @@ final class EngineServer: Sendable {
 
     init(startingAt start: Instant = EngineServer.noon, preset: Preset = .strict, socketMode: mode_t = 0o660,
          directoryMode: mode_t = 0o700, authorizer: any ControlAuthorizer = GroupMembershipAuthorizer(),
-         lists: ListsConfiguration = ListsConfiguration(), logger captured: Logger? = nil) async throws {
-        directory = try makeTemporaryDirectory(mode: directoryMode)
+         lists: ListsConfiguration = ListsConfiguration(), logger captured: Logger? = nil, reusing: String? = nil) async throws {
+        directory = try reusing ?? makeTemporaryDirectory(mode: directoryMode)
         socketPath = directory + "/ctl.sock"
         var logger = Logger(label: "verbs-test")
         logger.logLevel = .critical
@@ -111,9 +111,10 @@ final class EngineServer: Sendable {
         return wire.withUnsafeBytes { enforcement.decide(wire: $0, client: .unknown, now: now) }.blocked
     }
 
-    func stop() async {
+    /// - Parameter removing: false keeps the folder, for a server started again on it (`reusing`).
+    func stop(removing: Bool = true) async {
         await bound.close()
         _ = try? await serving.value
-        try? FileManager.default.removeItem(atPath: directory)
+        if removing { try? FileManager.default.removeItem(atPath: directory) }
     }
 }

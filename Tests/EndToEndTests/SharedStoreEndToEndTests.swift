@@ -201,7 +201,7 @@ final class HouseholdNode: @unchecked Sendable {
     let controlSocket: String
 
     init(_ name: String, url: String, scratch: Scratch, upstream: Int, listen: String = "127.0.0.1", wrappers: [HelperLaunch.Wrapper] = [],
-         environment: [String: String] = [:], label: String? = nil) throws {
+         environment: [String: String] = [:], label: String? = nil, settings: String = "") throws {
         self.name = name
         address = listen
         controlSocket = "\(scratch.path)/\(name).sock"
@@ -211,6 +211,7 @@ final class HouseholdNode: @unchecked Sendable {
             url = "\(url)"
             node = "\(name)"
 
+            \(settings)
             """)
         child = try HelperLaunch(
             executable: Products.scrolloffDNS, listen: ["\(listen):0"], upstreams: [HelperLaunch.loopback(upstream)],

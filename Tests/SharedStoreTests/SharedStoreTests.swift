@@ -264,6 +264,9 @@ import Testing
         let solo = try await HelperEngine.start(configuration: configuration, timeSource: clock)
         _ = try await solo.block(["instagram", "tiktok"])
         _ = try await solo.use("instagram", for: .minutes(5))
+        // The household's lists go along.
+        try await solo.addListSource(ListSource(name: "social", url: "https://lists.example/social.txt", addedByUID: 1000, addedByGID: 1000,
+                                                added: await solo.trustedNow()))
         clock.pass(.minutes(2))
         try await solo.tick()
         let sqlite = try Store(directory: dir)
@@ -278,6 +281,7 @@ import Testing
         // A helper on the server finds the household as it was, and its books add up.
         let node = try await SharedFixture.node("a", on: db, clock: clock, listening: false)
         #expect(await node.engine.blocks("www.tiktok.com"))
+        #expect(await node.engine.listSources.map(\.url) == ["https://lists.example/social.txt"])
         #expect(try SharedFixture.invariantProblems(pg).isEmpty)
         // And back to a new SQLite folder, row for row.
         let before = try pg.tableRows(PostgresSchema.copiedTables)
