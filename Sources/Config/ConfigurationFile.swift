@@ -104,6 +104,22 @@ public enum ConfigurationFile {
         do { try FolderTrust.check((FolderTrust.absolute(path) as NSString).deletingLastPathComponent, role: .configuration) } catch {
             return error.description
         }
+        // A link to the file: its owner could point it at a file of their own, and the file it
+        // leads to sits in folders that need the same trust as the link's.
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            if link.st_uid != 0, link.st_uid != geteuid() {
+                return "it is a symbolic link owned by uid \(link.st_uid), who could point it at a file of their own; "
+                    + "replace it by the file itself, or a link of the helper's own user"
+            }
+            var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            if realpath(path, &resolved) != nil {
+                let real = String(cString: resolved)
+                do { try FolderTrust.check((real as NSString).deletingLastPathComponent, role: .configuration) } catch {
+                    return error.description
+                }
+            }
+        }
         let fix = "make it the helper's own: chown \(geteuid()):0 \(path) && chmod 644 \(path)"
         if info.st_uid != geteuid() {
             return "it is owned by uid \(info.st_uid), who could loosen the rules by editing it; \(fix)"

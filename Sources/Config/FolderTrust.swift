@@ -37,6 +37,7 @@ public enum FolderTrust {
     /// Checks `folder` (which must exist) and its parents.
     /// - Parameter owner: the helper's own user (root's helper: 0).
     public static func check(_ folder: String, role: Role, owner: uid_t = geteuid()) throws(FolderTrustError) {
+        try checkLinks(folder, role: role, owner: owner)
         for (path, leaf) in chain(of: folder) {
             try checkOne(path, isFolderItself: leaf, role: role, folder: folder, owner: owner)
         }
@@ -59,6 +60,23 @@ public enum FolderTrust {
             if path.isEmpty { path = "/" }
         }
         try check(path, role: role, owner: owner)
+    }
+
+    /// A symbolic link on the way counts as a folder of its own: whoever owns it may point it
+    /// elsewhere (in a sticky /tmp too, where only its owner may replace it), so the folder it
+    /// leads to now proves nothing about the next start. Walked on the path as written, since
+    /// `absolute` (standardizingPath) and stat() see only where the links lead.
+    static func checkLinks(_ folder: String, role: Role, owner: uid_t) throws(FolderTrustError) {
+        let written = folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder
+        var prefix = ""
+        for component in written.split(separator: "/") where component != "." {
+            prefix += "/" + component
+            var link = stat()
+            guard lstat(prefix, &link) == 0 else { return } // not made yet: nothing further to check
+            if link.st_mode & S_IFMT == S_IFLNK, link.st_uid != 0, link.st_uid != owner {
+                throw .linkOwnedByAnother(path: prefix, role: role, folder: folder, uid: link.st_uid)
+            }
+        }
     }
 
     static func absolute(_ path: String) -> String {
@@ -96,6 +114,7 @@ public enum FolderTrust {
 public enum FolderTrustError: Error, Equatable, CustomStringConvertible {
     case ownedByAnother(path: String, role: FolderTrust.Role, folder: String, uid: uid_t, helperUID: uid_t)
     case writableByOthers(path: String, role: FolderTrust.Role, folder: String, mode: mode_t, isFolderItself: Bool, helperUID: uid_t)
+    case linkOwnedByAnother(path: String, role: FolderTrust.Role, folder: String, uid: uid_t)
     case cannotInspect(path: String, role: FolderTrust.Role, errno: Int32)
 
     public var description: String {
@@ -111,6 +130,11 @@ public enum FolderTrustError: Error, Equatable, CustomStringConvertible {
             return "\(what) can be written by users other than its owner, who \(role.risk). "
                 + "scrolloff-dns uses only folders no one else can write (a parent like /tmp, root's and sticky, is fine). "
                 + "Fix it with `\(Self.fix(path, helperUID: helperUID, leaf: leaf, role: role))`, or choose another \(role.flag)."
+        case .linkOwnedByAnother(let path, let role, let folder, let uid):
+            let what = path == folder ? "The \(role.rawValue) \(folder) is a symbolic link" : "The \(role.rawValue) \(folder) is reached through \(path), a symbolic link"
+            return "\(what) owned by \(Self.user(uid)), who can point it at a folder of their own, so that user \(role.risk). "
+                + "Name the folder it leads to itself, or replace the link by one root makes (`sudo rm \(path) && sudo ln -s TARGET \(path)`), "
+                + "or choose another \(role.flag)."
         case .cannotInspect(let path, let role, let code):
             return "Could not check the \(role.rawValue) \(path): \(String(cString: strerror(code))) (errno \(code)). Check that it exists and can be reached."
         }

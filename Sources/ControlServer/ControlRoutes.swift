@@ -47,8 +47,16 @@ public enum ControlRoutes {
         router.add(ControlEndpoints.lists) { _ in .ok(try await context.lists.listsResponse()) }
         router.add(ControlEndpoints.addList) { request, body in try await ListsHandlers.add(request, body, caller: request.caller, context) }
         router.add(ControlEndpoints.updateLists) { request, body in try await ListsHandlers.update(request, body, context) }
+        let profiles = access
         router.add(ControlEndpoints.removeList) { request in
-            .ok(try await context.lists.remove(request.parameters[ControlPath.name] ?? ""))
+            let name = request.parameters[ControlPath.name] ?? ""
+            // Lists are the household's, but the router checked only the profile the request
+            // names: a member of an ownerless profile could otherwise remove a list another
+            // profile blocks, and open its names there.
+            if let engine, let profiles {
+                try await ListRemovalAccess.check(request, list: name, engine: engine, access: profiles, authorizer: authorizer)
+            }
+            return .ok(try await context.lists.remove(name))
         }
         if let engine {
             EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)

@@ -489,6 +489,13 @@ extension HelperEngine {
         }
     }
 
+    /// The profiles whose rules name list `name` (a block, a schedule, a focus session): removing
+    /// the list loosens each of them, so the caller must be allowed to edit each (SPEC §11).
+    public func profilesNamingList(_ name: String) -> [String] {
+        let id = EntryID(name.lowercased())
+        return profiles.filter { ListsLifecycle.names(id, in: $0) }.map(\.name)
+    }
+
     // MARK: The household's lists
 
     /// Calls `handler` after every load or commit that changed `listSources` (another helper's

@@ -320,3 +320,41 @@ struct TrustedConfigurationFolderTests {
         #expect(c.blockedTTL == 4)
     }
 }
+
+@Suite("The root helper refuses a configuration file reached through a link others control (SPEC §11)")
+struct TrustedConfigurationLinkTests {
+    /// A link another user owns could be pointed at their own file before the next reload; a
+    /// root's link that leads into another user's folder is as bad as the file being there.
+    @Test func a_link_owned_by_another_user_or_leading_into_their_folder_is_refused_and_roots_link_to_roots_file_is_read() throws {
+        let scratch = try Scratch()
+        let file = try scratch.file("s.toml", "[dns]\nblocked_ttl = 4\n")
+        chmod(file, 0o644)
+        let theirLink = scratch.path + "/theirs.toml"
+        #expect(symlink(file, theirLink) == 0 && lchown(theirLink, 65534, 65534) == 0)
+        do {
+            _ = try ConfigurationFile.load(path: theirLink, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true)
+            Issue.record("a link owned by uid 65534 was followed")
+        } catch {
+            #expect(error.description.contains("symbolic link owned by uid 65534"), "\(error)")
+        }
+
+        let theirFolder = scratch.path + "/their-etc"
+        try FileManager.default.createDirectory(atPath: theirFolder, withIntermediateDirectories: false)
+        let theirFile = theirFolder + "/s.toml"
+        try "[dns]\nblocked_ttl = 5\n".write(toFile: theirFile, atomically: true, encoding: .utf8)
+        chmod(theirFile, 0o644)
+        #expect(chown(theirFolder, 65534, 65534) == 0)
+        let rootsLinkToTheirs = scratch.path + "/into-theirs.toml"
+        #expect(symlink(theirFile, rootsLinkToTheirs) == 0)
+        do {
+            _ = try ConfigurationFile.load(path: rootsLinkToTheirs, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true)
+            Issue.record("a link into a folder of uid 65534 was followed")
+        } catch {
+            #expect(error.description.contains("belongs to user nobody (uid 65534)"), "\(error)")
+        }
+
+        let rootsLink = scratch.path + "/roots.toml"
+        #expect(symlink(file, rootsLink) == 0)
+        #expect(try ConfigurationFile.load(path: rootsLink, base: rootBase, resolvConf: noResolvConf, requireTrustedFile: true).blockedTTL == 4)
+    }
+}

@@ -4,6 +4,7 @@ import DomainLists
 import Helper
 import Foundation
 import ScrollOffCore
+import Store
 import Testing
 
 extension ControlEndToEnd {
@@ -38,6 +39,38 @@ struct ListGuardTests {
         server.time.shift(.hours(2) + .minutes(1))
         let removed = try await server.cli(["lists", "rm", "doom"])
         #expect(removed.status == 0, "\(removed)")
+    }
+
+    /// Lists are the household's: asking through a profile one may edit does not let one remove a
+    /// list another profile blocks (SPEC §11). Found by a review: a member of kids, owner of their
+    /// own guests profile, removed the list kids blocked once its cooldown had passed.
+    @Test func a_list_another_profile_blocks_is_removed_only_by_someone_who_may_edit_that_profile() async throws {
+        let server = try await EngineServer(socketMode: 0o666, directoryMode: 0o755)
+        defer { Task { await server.stop() } }
+        try await server.engine.applyConfiguredProfiles(
+            default: ProfileSettings(name: "default", timeZoneID: "UTC", preset: .strict),
+            profiles: [ProfileSettings(name: "kids", clientCIDRs: ["192.0.2.0/28"], timeZoneID: "UTC", preset: .strict,
+                                       ownerUIDs: [40001], memberUIDs: [40002]),
+                       ProfileSettings(name: "guests", clientCIDRs: ["198.51.100.0/24"], timeZoneID: "UTC", preset: .strict,
+                                       ownerUIDs: [40002])])
+        let file = server.directory + "/doom.txt"
+        try writeList(file, names: 20, prefix: "doom")
+        chmod(server.directory, 0o755)
+        chmod(file, 0o644)
+        #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "doom"]).status == 0)
+        #expect(try await server.cli(["block", "doom", "--profile", "kids"]).status == 0)
+        server.time.shift(.hours(3)) // past the block's cooldown: only the caller's rights stand in the way
+
+        let refused = try await curl(server.socketPath, "DELETE", "/v1/lists/doom?profile=guests", asUser: 40002)
+        #expect(refused.status == 403, "\(refused)")
+        let error = try decode(ControlErrorEnvelope.self, refused.body).error
+        #expect(error.message.contains("Profile kids blocks the list doom"), "\(error.message)")
+        #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.count == 1, "the list is still there")
+
+        // The owner of kids may remove it (no other profile names it), through kids.
+        let removed = try await curl(server.socketPath, "DELETE", "/v1/lists/doom?profile=kids", asUser: 40001)
+        #expect(removed.status == 200, "\(removed)")
+        #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.isEmpty == true)
     }
 
     @Test func removing_a_list_a_running_curfew_names_is_refused_until_the_curfew_ends() async throws {

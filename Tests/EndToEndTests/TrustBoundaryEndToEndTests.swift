@@ -68,6 +68,16 @@ import Testing
             _ = try TrustBoundaryEndToEndTests.folder(scratch, "theirs", owner: TrustBoundaryEndToEndTests.otherUID, mode: 0o755)
             return (try TrustBoundaryEndToEndTests.folder(scratch, "theirs/state"), "\(scratch.path)/control.sock")
         }, expected: ["lies inside", "theirs, which belongs to user nobody", "chmod 0755"]),
+        FolderCase(name: "state folder reached through another user's symbolic link", make: { scratch in
+            // The folder it leads to is root's and 0700: only the link's owner is wrong, and they
+            // could point it at an empty folder before the next start (every rule gone).
+            let real = try TrustBoundaryEndToEndTests.folder(scratch, "real-state")
+            let link = "\(scratch.path)/state-link"
+            guard symlink(real, link) == 0, lchown(link, TrustBoundaryEndToEndTests.otherUID, gid_t(TrustBoundaryEndToEndTests.otherUID)) == 0 else {
+                throw HarnessError("cannot make \(link): \(String(cString: strerror(errno)))")
+            }
+            return (link, "\(scratch.path)/control.sock")
+        }, expected: ["is a symbolic link owned by user nobody (uid 65534)", "sudo ln -s", "--state-dir"]),
         FolderCase(name: "socket folder owned by another user", make: { scratch in
             (try TrustBoundaryEndToEndTests.folder(scratch, "state"), "\(try TrustBoundaryEndToEndTests.folder(scratch, "run", owner: TrustBoundaryEndToEndTests.otherUID, mode: 0o755))/control.sock")
         }, expected: ["control socket's folder", "belongs to user nobody", "--control-socket"]),

@@ -135,6 +135,13 @@ struct ListsLifecycle {
     /// that names the list is checked the way undoing that rule is: a block against its cooldown
     /// (as `unblock`), a schedule against its curfew edit lock and cooldown (as removing an entry
     /// from it), a focus session until it ends.
+    /// Whether a rule of `p` names the list: removing it then opens names there, so only someone
+    /// who may loosen `p`'s rules may remove it, whichever profile they ask through.
+    static func names(_ id: EntryID, in p: ProfileRuntime) -> Bool {
+        p.blocks.contains { $0.entry == id } || p.schedules.contains { $0.entries.contains(id) }
+            || p.focusSessions.contains { $0.entries.contains(id) }
+    }
+
     static func checkRemoval(of id: EntryID, in p: ProfileRuntime, at now: Instant) throws(Refusal) {
         if let block = p.blocks.first(where: { $0.entry == id }) { try ChangeRules.checkUnblock(block, at: now) }
         for s in p.schedules where s.entries.contains(id) {
