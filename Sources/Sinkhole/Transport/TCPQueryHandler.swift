@@ -81,6 +81,9 @@ final class InFlightCounter: Sendable {
 /// (a tenth), and an upstream answer completing the ~2,000 queries joined to it (the cache's
 /// waiters) at once, each draining and flushing its connection there and then. A completion now
 /// only writes its reply; one task per connection flushes and resolves what waits.
+///
+/// And a client's connections take turns on their loop (`TCPTurns`): one is read and answered at
+/// a time, so a turn of the loop grows with the clients that pipeline, not with their connections.
 final class TCPQueryHandler: ChannelInboundHandler, TCPTurnTaker {
     /// Bytes of one read of a connection, one read per turn of its loop.
     static let readBytes = 128
