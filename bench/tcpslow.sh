@@ -19,9 +19,6 @@
 #   SERVER_CPU=0 LOAD_CPU=1 pin the server to one CPU and the flood and clients to another, as a
 #   household's resolver and its LAN devices are different machines (the flood's own CPU and the
 #   loopback copying it causes are then not taken from the server).
-#   FLOOD_NICE=10 runs the flood that much nicer than the clients and the upstream: on a shared load
-#   CPU the flood's busy loop otherwise delays the clients' own wake-ups (6 ms on average, 31 ms at
-#   most, in a `perf sched` of CPU 1), which a device on a LAN does not suffer from another device.
 # Needs: python3-dnspython, unbound, dnsmasq, iproute2; a release build (built here). Not part of
 # `make test`. Bounded: every flood stops after FLOOD_SECONDS, every query after 2 s.
 set -euo pipefail
@@ -51,10 +48,9 @@ BIN=${SCROLLOFF_BIN:-"$RELEASE/scrolloff-dns"}
 CLI=${SCROLLOFF_CLI:-"$RELEASE/scrolloff"}
 export SCROLLOFF_CATALOG=${SCROLLOFF_CATALOG:-"$PWD/blocklists"}
 
-SRV=(); LOAD=(); FLOOD=()
+SRV=(); LOAD=()
 [ -n "${SERVER_CPU:-}" ] && SRV=(taskset -c "$SERVER_CPU")
 [ -n "${LOAD_CPU:-}" ] && LOAD=(taskset -c "$LOAD_CPU")
-[ -n "${FLOOD_NICE:-}" ] && FLOOD=(nice -n "$FLOOD_NICE")
 
 WORK=$(mktemp -d /tmp/scrolloff-tcpslow-tcp.XXXXXX)
 NS=""
@@ -177,7 +173,7 @@ for kind in $SERVERS; do
     same_nice "$SERVER_PID"
     idle=$(run /usr/bin/python3 bench/tcpslow.py time "$port" 100 127.0.0.2)
     before=$(rss_kib "$SERVER_PID")
-    "${IN[@]}" "${LOAD[@]}" "${FLOOD[@]}" /usr/bin/python3 bench/tcpslow.py flood "$port" "$FLOOD_SECONDS" $V4_SOURCES $V6_SOURCES >"$WORK/flood.out" 2>&1 &
+    "${IN[@]}" "${LOAD[@]}" /usr/bin/python3 bench/tcpslow.py flood "$port" "$FLOOD_SECONDS" $V4_SOURCES $V6_SOURCES >"$WORK/flood.out" 2>&1 &
     flood=$!
     PIDS+=("$flood")
     for _ in $(seq 1 200); do grep -q FLOODING "$WORK/flood.out" && break; sleep 0.05; done
