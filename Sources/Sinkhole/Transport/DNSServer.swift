@@ -58,6 +58,8 @@ public final class DNSServer: Service {
     /// Refused connections and accept failures, logged once a minute rather than once each.
     let limitLog: ThrottledLog
     let clientInFlight: ClientInFlight
+    /// Each event loop's turns of the connections of one client (`TCPTurns`).
+    let turnTable = TCPTurnTable()
     /// Called with each bound address (`listening udp 127.0.0.1:5300`) before serving.
     let announce: @Sendable (String) -> Void
     /// Called once every listener is bound, with the addresses as bound (port 0 resolved).
@@ -200,6 +202,7 @@ public final class DNSServer: Service {
         let limitLog = limitLog
         let clientInFlight = clientInFlight
         let acceptGate = acceptGate
+        let turnTable = turnTable
         let admission = TCPAdmission(registry: counter, limitLog: limitLog)
         return try await ServerBootstrap(group: acceptLoop, childGroup: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -241,10 +244,12 @@ public final class DNSServer: Service {
                 value: ChannelOptions.Types.WriteBufferWaterMark(low: max(limits.queuedReplyBytes / 2, 1), high: max(limits.queuedReplyBytes, 2)))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let handler = TCPQueryHandler(
+                        chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog,
+                        clientInFlight: clientInFlight, slot: admission.take(for: channel), turns: turnTable.turns(for: channel.eventLoop))
+                    try channel.pipeline.syncOperations.addHandler(TCPQueryHandler.ReadMeter(handler))
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DNSFrameDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(
-                        TCPQueryHandler(chain: chain, limits: limits, counter: counter, pending: pending, counters: counters, limitLog: limitLog,
-                                        clientInFlight: clientInFlight, slot: admission.take(for: channel)))
+                    try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
             .bind(host: address.host, port: address.port)

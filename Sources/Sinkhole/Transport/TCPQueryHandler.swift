@@ -81,7 +81,10 @@ final class InFlightCounter: Sendable {
 /// (a tenth), and an upstream answer completing the ~2,000 queries joined to it (the cache's
 /// waiters) at once, each draining and flushing its connection there and then. A completion now
 /// only writes its reply; one task per connection flushes and resolves what waits.
-final class TCPQueryHandler: ChannelInboundHandler {
+///
+/// And a client's connections take turns on their loop (`TCPTurns`): one is read and answered at
+/// a time, so a turn of the loop grows with the clients that pipeline, not with their connections.
+final class TCPQueryHandler: ChannelInboundHandler, TCPTurnTaker {
     /// Bytes of one read of a connection, one read per turn of its loop.
     static let readBytes = 128
 
@@ -120,13 +123,30 @@ final class TCPQueryHandler: ChannelInboundHandler {
     private var stallTimer: Scheduled<Void>?
     /// Armed while the client is at its in-flight bound; drains again when it fires.
     private var retryTimer: Scheduled<Void>?
+    /// This loop's turns of the connections of each client; nil: this connection is not in one.
+    let turns: TCPTurns?
+    private enum Turn { case none, serving, waiting }
+    /// Whether this connection has its client's turn on this loop, waits for it, or needs none.
+    private var turn = Turn.none
+    /// Queries resolved since this connection got the turn.
+    private var servedInTurn = 0
+    /// The last read filled its buffer: the client had more to send than one read takes. Set by
+    /// `ReadMeter`, ahead of the frame decoder.
+    fileprivate(set) var lastReadFull = false
+    fileprivate(set) var lastReadAt = NIODeadline.uptimeNanoseconds(0)
+    /// Armed while this connection keeps the turn with nothing to resolve: gives it back if the
+    /// client sends nothing more (`TCPTurns.quietAfter`).
+    private var quietTimer: Scheduled<Void>?
+    /// Kept while the channel is active, for `resume`.
+    private var turnContext: ChannelHandlerContext?
 
     init(
         chain: ResolverChain, limits: TCPLimits, counter: ConnectionCounter, pending: InFlightCounter = InFlightCounter(),
         counters: QueryCounters? = nil, limitLog: ThrottledLog? = nil, clientInFlight: ClientInFlight? = nil,
-        slot: TCPConnectionEntry? = nil
+        slot: TCPConnectionEntry? = nil, turns: TCPTurns? = nil
     ) {
         self.slot = slot
+        self.turns = turns
         self.chain = chain
         self.limits = limits
         self.counter = counter
@@ -144,6 +164,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
         shard = counters?.shard(for: context.eventLoop)
         lastActivity = context.eventLoop.now
         armIdleTimer(context: context)
+        if turns != nil { turnContext = context }
         context.fireChannelActive()
     }
 
@@ -174,6 +195,11 @@ final class TCPQueryHandler: ChannelInboundHandler {
         stallTimer = nil
         retryTimer?.cancel()
         retryTimer = nil
+        quietTimer?.cancel()
+        quietTimer = nil
+        if turn != .none { turns?.leave(budgetKey, self) }
+        turn = .none
+        turnContext = nil
         waiting.removeAll()
         context.fireChannelInactive()
     }
@@ -210,6 +236,8 @@ final class TCPQueryHandler: ChannelInboundHandler {
             stallTimer = context.eventLoop.scheduleTask(in: limits.idleTimeout) {
                 loopBound.value.close(promise: nil)
             }
+            // Nothing of it can be answered until its client reads: another connection may.
+            if turn == .serving { endTurn() }
         }
         updateReading(context: context)
         context.fireChannelWritabilityChanged()
@@ -226,8 +254,18 @@ final class TCPQueryHandler: ChannelInboundHandler {
         if !draining {
             draining = true
             defer { draining = false }
+            if turn == .none, !waiting.isEmpty, let turns, context.channel.isWritable {
+                if turns.take(budgetKey, for: self) {
+                    turn = .serving
+                    servedInTurn = 0
+                } else {
+                    turn = .waiting
+                }
+            }
             var answered = 0
-            while !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable, context.channel.isActive {
+            while turn != .waiting, !waiting.isEmpty, inFlight < limits.maximumInFlightPerConnection, context.channel.isWritable,
+                context.channel.isActive
+            {
                 // A slot of the client's budget for every query: most are answered at once and give
                 // it back, but which ones go upstream is only known after resolving.
                 guard clientInFlight.acquire(budgetKey) == nil else {
@@ -238,8 +276,64 @@ final class TCPQueryHandler: ChannelInboundHandler {
                 answered += 1
             }
             if answered > 0 { noteActivity(context: context) }
+            if turn == .serving {
+                servedInTurn += answered
+                passTurnIfDone(context: context)
+            }
         }
         updateReading(context: context)
+    }
+
+    /// After a drain with the turn: hands it to another connection of the client that waits once
+    /// this one has had `quantum` answers, and gives it back when all the client sent is resolved
+    /// (its last read did not fill the buffer) or its client takes no replies.
+    private func passTurnIfDone(context: ChannelHandlerContext) {
+        guard let turns else { return }
+        if !context.channel.isWritable || !context.channel.isActive {
+            endTurn()
+        } else if servedInTurn >= TCPTurns.quantum, turns.yield(budgetKey, from: self) {
+            quietTimer?.cancel()
+            quietTimer = nil
+            turn = .waiting
+        } else if waiting.isEmpty, !lastReadFull {
+            endTurn()
+        } else if waiting.isEmpty, quietTimer == nil {
+            armQuietCheck(context: context)
+        }
+    }
+
+    private func endTurn() {
+        quietTimer?.cancel()
+        quietTimer = nil
+        turn = .none
+        turns?.giveBack(budgetKey, from: self)
+    }
+
+    /// A connection that keeps the turn because its last read was full and then is not read for
+    /// `quietAfter` gives it back: its client stopped sending at a read's boundary.
+    private func armQuietCheck(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        quietTimer = context.eventLoop.scheduleTask(deadline: max(lastReadAt, context.eventLoop.now) + TCPTurns.quietAfter) {
+            let (handler, context) = loopBound.value
+            handler.quietTimer = nil
+            guard handler.turn == .serving, handler.waiting.isEmpty else { return }
+            if handler.lastReadAt + TCPTurns.quietAfter <= context.eventLoop.now {
+                handler.endTurn()
+                handler.updateReading(context: context)
+            } else {
+                handler.armQuietCheck(context: context)
+            }
+        }
+    }
+
+    /// Its client's turn came: answer what was read before it waited, and read again.
+    func resume() {
+        guard let context = turnContext, context.channel.isActive, turn == .waiting else { return }
+        turn = .serving
+        servedInTurn = 0
+        lastReadAt = context.eventLoop.now
+        drain(context: context)
+        context.flush()
     }
 
     /// Flushes and drains once, however many answers came in meanwhile: all the queries joined to
@@ -269,7 +363,7 @@ final class TCPQueryHandler: ChannelInboundHandler {
     }
 
     private func updateReading(context: ChannelHandlerContext) {
-        let shouldRead = waiting.isEmpty && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
+        let shouldRead = turn != .waiting && waiting.isEmpty && inFlight < limits.maximumInFlightPerConnection && context.channel.isWritable
         guard shouldRead != reading, context.channel.isActive else { return }
         reading = shouldRead
         context.channel.setOption(ChannelOptions.autoRead, value: shouldRead).whenComplete { _ in }
@@ -353,6 +447,25 @@ final class TCPQueryHandler: ChannelInboundHandler {
             } else {
                 context.close(promise: nil)
             }
+        }
+    }
+}
+
+extension TCPQueryHandler {
+    /// Ahead of the frame decoder: notes whether each read filled its buffer (`readBytes`), which
+    /// tells a client that pipelines from one that asks and waits (`TCPTurns`).
+    final class ReadMeter: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+
+        let handler: TCPQueryHandler
+
+        init(_ handler: TCPQueryHandler) { self.handler = handler }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            handler.lastReadFull = unwrapInboundIn(data).readableBytes >= TCPQueryHandler.readBytes
+            handler.lastReadAt = context.eventLoop.now
+            context.fireChannelRead(data)
         }
     }
 }
