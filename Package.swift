@@ -513,6 +513,8 @@ let package = Package(
             dependencies: [
                 "Engine", "Enforcement", "DomainLists", "PostgresStore", "Store", "ScrollOffCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                // The lists controller of a helper on the shared store (SharedHouseholdListsTests).
+                "ControlServer", "ControlAPI", "ListFetch", "ServiceKit",
                 // The household page of two helpers on one database (SharedWebAccountTests).
                 "HouseholdPage", "Sinkhole", .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

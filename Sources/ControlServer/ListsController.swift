@@ -541,9 +541,32 @@ public actor ListsController {
         name: String?, progress: (@Sendable (ListName, FetchProgress) -> Void)? = nil
     ) async throws(ControlFailure) -> [RefreshResult] {
         _ = await releaseEndedHolds()
-        let selected = try await sources(named: name)
+        // The household's lists this helper has no copy of yet are fetched too (all, or the one named).
+        let pending = await notFetchedHere()
+        let selected: [ListMetadata]
+        if let name, let wanted = try? ListName(name), let list = pending.first(where: { $0.name == wanted }) {
+            selected = [list]
+        } else {
+            selected = try await sources(named: name) + (name == nil ? pending : [])
+        }
         // A refresh's download, parse and matcher build wait for idle CPU (`LowPriorityWork`): the copies in force answer meanwhile.
         return await ListRefreshContext.$isRefresh.withValue(true) { await refreshNow(selected, progress: progress) }
+    }
+
+    /// The household's lists this helper has no copy of yet (another helper added them and the
+    /// refresh service has not fetched them here), as records to fetch now: a list is the
+    /// household's, so `lists update NAME` downloads it rather than answering "no list named".
+    /// Fetched with the rights of who added it, as the refresh service would.
+    private func notFetchedHere() async -> [ListMetadata] {
+        guard registry != nil else { return [] }
+        await readRegistry()
+        let here = Set(await allMetadata().map(\.name))
+        return registered.sorted { $0.key < $1.key }.compactMap { name, shared in
+            guard configured[name] == nil, adding[name] == nil, !here.contains(name) else { return nil }
+            var pending = ListMetadata(name: name, url: shared.url)
+            pending.addedBy = shared.addedByUID.map { SourceAdder(uid: $0, gid: shared.addedByGID ?? $0) }
+            return pending
+        }
     }
 
     private func refreshNow(

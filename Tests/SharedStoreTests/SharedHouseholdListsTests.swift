@@ -1,7 +1,12 @@
+import ControlAPI
+import ControlServer
 @testable import Engine
 import Foundation
+import ListFetch
+import Logging
 import PostgresStore
 import ScrollOffCore
+import ServiceKit
 import Store
 import Synchronization
 import TestSupport
@@ -44,5 +49,37 @@ import Testing
         #expect(await SharedFixture.eventually { await a.engine.listSources.map(\.name) == ["news"] }, "A never heard of the removal")
         #expect(try await a.engine.removeListSource("social") == false)
         #expect(try db.query("SELECT count(*) FROM events WHERE message LIKE 'Added list social%' OR message LIKE 'Removed list social%'") == "2")
+    }
+
+    /// `lists update NAME` on a helper that has not fetched the household's list yet downloads it
+    /// now rather than answering "no list named" (its refresh service is not running here).
+    @Test func lists_update_on_the_other_helper_before_its_first_download_fetches_the_households_list() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let folder = NSTemporaryDirectory() + "scrolloff-pg-update-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/state", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Read on B with a member's rights (added through A): a world-readable file in a member folder.
+        chmod(folder, 0o755)
+        let file = folder + "/doom.txt"
+        try (0..<20).map { "doom\($0).example.com" }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o644)
+        let clock = HouseholdClock()
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock)
+        defer { a.listener?.cancel(); b.listener?.cancel() }
+        let lists = ListsController(stateDirectory: folder + "/state",
+                                    configuration: ListsConfiguration(sourceRules: ListSourceRules(memberFolders: [folder])),
+                                    clock: { clock.read().wall }, logger: Logger(label: "pg-lists-b"))
+        await lists.setGuard(.rules(of: b.engine))
+
+        try await a.engine.addListSource(ListSource(name: "doom", url: "file://" + file, addedByUID: 1000, addedByGID: 1000,
+                                                    added: await a.engine.trustedNow()))
+        #expect(await SharedFixture.eventually { await b.engine.listSources.map(\.name) == ["doom"] }, "B never heard of the list")
+        let results = try await lists.update(name: "doom")
+        #expect(results.map(\.outcome) == [RefreshOutcome.updated], "\(results)")
+        #expect(FileManager.default.fileExists(atPath: lists.store.copyPath(for: try ListName("doom"))))
+        // A name the household does not have is still "no list named".
+        await #expect(throws: ControlFailure.self) { _ = try await lists.update(name: "nothing") }
     }
 }
