@@ -7,3 +7,5 @@
 // - `Catalog`: the curated `blocklists/` folder (services by id and category, always-allow lists).
 // - `MatcherBuilder` → `DomainMatcher`: the compact suffix matcher the query path asks, published
 //   whole by the helper's `EnforcementBox`. Figures: `bench/matcher.sh`.
+// - `LayeredMatcher`: a large lists matcher and a small custom one answering as one, so a custom
+//   domain's change builds only the small one.

@@ -54,7 +54,7 @@ public final class DomainMatcher: @unchecked Sendable {
     private let indexMask: UInt32
     /// Node records, addressed in bytes.
     private let records: TableMemory.Buffer<UInt8>
-    private let recordBase: UnsafeRawPointer
+    let recordBase: UnsafeRawPointer
 
     /// The distinct entry sets; `entrySets[Int(id.rawValue)]` lists the entries of a result, sorted.
     /// `entrySets[0]` is the empty set.
@@ -161,11 +161,30 @@ public final class DomainMatcher: @unchecked Sendable {
     /// Looks up a name in text form, such as `www.Example.com.`: ASCII, any case, optional
     /// trailing dot. Non-ASCII bytes never match, since stored names are A-labels.
     public func match(text name: UnsafeRawBufferPointer) -> MatchResult {
-        guard let base = name.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .noMatch }
+        Self.withTextSuffixes(name, malformed: MatchResult.noMatch) { base, hashes, spans, count in resolve(base, hashes, spans, count: count) }
+    }
+
+    /// Looks up a name in DNS wire format (RFC 1035 §3.1: length-prefixed labels ending in a zero
+    /// octet), as it sits in a query's question, any case. A compression pointer or a malformed
+    /// name yields `noMatch`; the wire parser rejects those before asking.
+    public func match(wire name: UnsafeRawBufferPointer) -> MatchResult {
+        Self.withWireSuffixes(name, malformed: MatchResult.noMatch) { base, hashes, spans, count in resolve(base, hashes, spans, count: count) }
+    }
+
+    /// Splits a name in text form into labels and runs `body` with the name's bytes, each level's
+    /// suffix hash and label span (level 0 is the top-level label) and the level count; `malformed`
+    /// for a name no stored name can equal. Shared by `match(text:)` and `LayeredMatcher`, which
+    /// asks two matchers with one split.
+    @inline(__always)
+    static func withTextSuffixes<R>(
+        _ name: UnsafeRawBufferPointer, malformed: R,
+        _ body: (UnsafePointer<UInt8>, UnsafeMutableBufferPointer<UInt64>, UnsafeMutableBufferPointer<LabelSpan>, Int) -> R
+    ) -> R {
+        guard let base = name.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return malformed }
         var end = name.count
         if end > 0, base[end - 1] == UInt8(ascii: ".") { end -= 1 }
         // No stored name is longer, so a longer query cannot match.
-        guard end > 0, end <= DomainNormalizer.maxNameLength else { return .noMatch }
+        guard end > 0, end <= DomainNormalizer.maxNameLength else { return malformed }
         return withScratch { hashes, spans in
             var count = 0
             var hash = SuffixHash.root
@@ -173,7 +192,7 @@ public final class DomainMatcher: @unchecked Sendable {
                 var start = end
                 while start > 0, base[start - 1] != UInt8(ascii: ".") { start -= 1 }
                 // Only a name of nothing but dots has this many labels, and none is stored.
-                guard count < Self.maxLabels else { return .noMatch }
+                guard count < Self.maxLabels else { return malformed }
                 hash = SuffixHash.extend(hash, label: base + start, count: end - start)
                 hashes[count] = hash
                 spans[count] = LabelSpan(start: UInt8(start), length: UInt8(end - start))
@@ -181,31 +200,33 @@ public final class DomainMatcher: @unchecked Sendable {
                 if start == 0 { break }
                 end = start - 1
             }
-            return resolve(base, hashes, spans, count: count)
+            return body(base, hashes, spans, count)
         }
     }
 
-    /// Looks up a name in DNS wire format (RFC 1035 §3.1: length-prefixed labels ending in a zero
-    /// octet), as it sits in a query's question, any case. A compression pointer or a malformed
-    /// name yields `noMatch`; the wire parser rejects those before asking.
-    public func match(wire name: UnsafeRawBufferPointer) -> MatchResult {
-        guard let base = name.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return .noMatch }
+    /// `withTextSuffixes` for a name in wire form (`match(wire:)`).
+    @inline(__always)
+    static func withWireSuffixes<R>(
+        _ name: UnsafeRawBufferPointer, malformed: R,
+        _ body: (UnsafePointer<UInt8>, UnsafeMutableBufferPointer<UInt64>, UnsafeMutableBufferPointer<LabelSpan>, Int) -> R
+    ) -> R {
+        guard let base = name.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return malformed }
         let limit = min(name.count, 255)
         return withScratch { hashes, spans in
             // Labels are found left to right but hashed right to left: note them, then reverse.
             var count = 0
             var position = 0
             while true {
-                guard position < limit else { return .noMatch }
+                guard position < limit else { return malformed }
                 let length = Int(base[position])
                 if length == 0 { break }
                 // The terminating zero octet must follow the label inside the buffer.
-                guard length <= 63, position + 1 + length < limit, count < Self.maxLabels else { return .noMatch }
+                guard length <= 63, position + 1 + length < limit, count < Self.maxLabels else { return malformed }
                 spans[count] = LabelSpan(start: UInt8(position + 1), length: UInt8(length))
                 count += 1
                 position += 1 + length
             }
-            guard count > 0 else { return .noMatch }
+            guard count > 0 else { return malformed }
             var topFirst = UnsafeMutableBufferPointer(rebasing: spans[0..<count])
             topFirst.reverse()
             var hash = SuffixHash.root
@@ -213,7 +234,7 @@ public final class DomainMatcher: @unchecked Sendable {
                 hash = SuffixHash.extend(hash, label: base + Int(spans[level].start), count: Int(spans[level].length))
                 hashes[level] = hash
             }
-            return resolve(base, hashes, spans, count: count)
+            return body(base, hashes, spans, count)
         }
     }
 
@@ -229,7 +250,7 @@ public final class DomainMatcher: @unchecked Sendable {
     }
 
     /// Where one label lies in the query. Names are at most 255 octets, so a byte holds each.
-    private struct LabelSpan {
+    struct LabelSpan {
         var start: UInt8
         var length: UInt8
     }
@@ -237,9 +258,9 @@ public final class DomainMatcher: @unchecked Sendable {
     /// Runs `body` with room for one name's suffix hashes and label spans. Both buffers stay at or
     /// under 1 KiB, the size `withUnsafeTemporaryAllocation` always places on the stack.
     @inline(__always)
-    private func withScratch(
-        _ body: (UnsafeMutableBufferPointer<UInt64>, UnsafeMutableBufferPointer<LabelSpan>) -> MatchResult
-    ) -> MatchResult {
+    private static func withScratch<R>(
+        _ body: (UnsafeMutableBufferPointer<UInt64>, UnsafeMutableBufferPointer<LabelSpan>) -> R
+    ) -> R {
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Self.maxLabels) { hashes in
             withUnsafeTemporaryAllocation(of: LabelSpan.self, capacity: Self.maxLabels) { spans in
                 body(hashes, spans)
@@ -250,7 +271,7 @@ public final class DomainMatcher: @unchecked Sendable {
     /// Walks the labels from the top-level one down and answers from the deepest node found.
     /// `hashes[level]` and `spans[level]` describe level 0 (the top-level label) to `count - 1`.
     @inline(__always)
-    private func resolve(
+    func resolve(
         _ base: UnsafePointer<UInt8>, _ hashes: UnsafeMutableBufferPointer<UInt64>,
         _ spans: UnsafeMutableBufferPointer<LabelSpan>, count: Int
     ) -> MatchResult {
@@ -278,7 +299,7 @@ public final class DomainMatcher: @unchecked Sendable {
     /// branch: whether a node stores an answer differs from one query to the next, so a branch
     /// on it would be mispredicted often.
     @inline(__always)
-    private func answer(record: UnsafeRawPointer, below: Bool) -> MatchResult {
+    func answer(record: UnsafeRawPointer, below: Bool) -> MatchResult {
         let lengthAndForm = record.load(fromByteOffset: Self.lengthFieldOffset, as: UInt8.self)
         let formAndSide = Int(lengthAndForm >> 6) &<< 1 | (below ? 1 : 0)
         // Only the below answer of a `both` record is not the first one stored.
@@ -298,7 +319,7 @@ public final class DomainMatcher: @unchecked Sendable {
     private static let storedAnswers = 0b1101_1100
 
     @inline(__always)
-    private func find(hash: UInt64, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
+    func find(hash: UInt64, parent: UInt32, label: UnsafePointer<UInt8>, count: Int) -> UInt32 {
         let tag = UInt32(truncatingIfNeeded: hash >> 32) & ~indexMask
         var slot = Int(truncatingIfNeeded: hash) & slotMask
         while true {

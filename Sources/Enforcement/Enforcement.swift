@@ -7,14 +7,22 @@ import Synchronization
 /// The domain side of enforcement: which names belong to which entry, and which are always allowed.
 /// Built only when the entries or lists change (a new custom domain, a list refresh), because
 /// building walks every listed name; rule changes reuse it and rebuild only the snapshot.
+///
+/// In two parts (`LayeredMatcher`): the lists part (the catalog and the fetched lists) is built
+/// when a list changes; a change of the custom domains or the allowed hosts builds only the custom
+/// part and reuses the lists part as it is (`replacingCustom`).
 public struct MatcherTables: Sendable {
-    public let matcher: DomainMatcher
-    /// Entry index → entry id: catalog services in catalog order, then custom domains sorted.
+    public let matcher: LayeredMatcher
+    /// Entry index → entry id: catalog services in catalog order, then fetched lists by name, then
+    /// custom domains sorted.
     public let entries: [EntryID]
     /// `entrySets[id]` = the entry indices of matcher set `id`, in the form the snapshot takes.
     public let entrySets: [[ScrollOffCore.EntryIndex]]
-    /// The inputs the matcher was built from, to tell whether a rebuild is needed.
+    /// The inputs the matcher was built from, to tell whether a rebuild is needed: the lists
+    /// part's as that part was built, the custom part's as this one was.
     package let inputs: MatcherInputs
+    /// The lists part, reused by a change of the custom part.
+    package let listPart: ListPart
     /// Entry id → entry index, so a rule's entries find their slot without a scan.
     let indexOfEntry: [EntryID: Int]
     /// Every entry with no rule: `.none` for good. A profile's states start as a copy of it.
@@ -27,16 +35,51 @@ public struct MatcherTables: Sendable {
     /// a fetched list is its stored copy, read when hosts mode needs its names (`ListRules`).
     public let entryRules: [ListRules]
 
-    package init(matcher: DomainMatcher, entries: [EntryID], entrySets: [[ScrollOffCore.EntryIndex]], inputs: MatcherInputs,
-         entryRules: [ListRules] = []) {
-        self.entryRules = entryRules
-        self.matcher = matcher
+    /// The lists part on its own and the custom part built for `inputs` on top of it: the custom
+    /// domains block for the entry indices after the lists part's, the allowed hosts are allowed
+    /// with their subdomains.
+    package init(listPart: ListPart, inputs: MatcherInputs) {
+        var builder = MatcherBuilder()
+        var entries = listPart.entries
+        var entryRules = listPart.entryRules
+        for domain in inputs.customDomains {
+            // Custom domains were normalized when they were blocked; one that no longer parses
+            // (a stored row edited by hand) keeps its index but matches nothing.
+            if let name = try? DomainName(domain.rawValue) {
+                builder.add(name, entry: DomainLists.EntryIndex(UInt32(entries.count)))
+                entryRules.append(.rules(RuleList([ListRule(name: name)])))
+            } else {
+                entryRules.append(.empty)
+            }
+            entries.append(domain)
+        }
+        for host in inputs.extraAllowed {
+            if let name = try? DomainName(host) { builder.allow(name) }
+        }
+        matcher = LayeredMatcher(lists: listPart.matcher, custom: builder.build())
+        self.listPart = listPart
+        var built = inputs
+        built.lists = listPart.inputs
+        self.inputs = built
         self.entries = entries
-        self.entrySets = entrySets
-        self.inputs = inputs
+        self.entryRules = entryRules
+        entrySets = matcher.entrySets.map { $0.map(\.rawValue) }
         indexOfEntry = Dictionary(entries.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
         unruled = entries.map { EntryStatus(entry: $0, state: .none, nextChange: nil, reason: nil) }
         setsContaining = EnforcementSnapshot.setsContaining(entrySets, entryCount: entries.count)
+    }
+
+    /// Tables that match nothing, standing for `inputs` (a `listGeneration` no lists have makes
+    /// the first rebuild a whole one).
+    package static func empty(_ inputs: MatcherInputs = MatcherInputs()) -> MatcherTables {
+        MatcherTables(listPart: ListPart(matcher: DomainMatcher(), entries: [], entryRules: [], inputs: inputs.lists), inputs: inputs)
+    }
+
+    /// These tables with the custom part built for `inputs`' custom domains and allowed hosts, the
+    /// lists part reused as it is (the same `DomainMatcher`): milliseconds where a whole build
+    /// reads and builds every listed name again.
+    package func replacingCustom(_ inputs: MatcherInputs) -> MatcherTables {
+        MatcherTables(listPart: listPart, inputs: inputs)
     }
 
     /// The decision table for every profile's rules from `t` over the snapshot's horizon.
@@ -72,6 +115,25 @@ public struct MatcherTables: Sendable {
     /// named in `unreadable`; its entry stays, matching nothing.
     package static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: ListHandoff] = [:],
                       inputs: MatcherInputs) -> (tables: MatcherTables, unreadable: [String: String]) {
+        let (part, unreadable) = ListPart.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs.lists)
+        return (MatcherTables(listPart: part, inputs: inputs), unreadable)
+    }
+}
+
+/// The lists part of the matcher (`MatcherTables`): the catalog's services and the fetched lists,
+/// their entries first in the entry order, and the names they allow.
+package struct ListPart: Sendable {
+    let matcher: DomainMatcher
+    /// Entry index → id for this part's entries: services in catalog order, then lists by name.
+    let entries: [EntryID]
+    let entryRules: [ListRules]
+    package let inputs: MatcherInputs.Lists
+
+    /// Builds the part: every catalog service and fetched list blocks for its own entry index
+    /// (in that order); every always-allow list is allowed with its subdomains and each list
+    /// URL host as that exact name.
+    static func build(catalog: Catalog, lists: [String: ListRules], fresh: [String: ListHandoff],
+                      inputs: MatcherInputs.Lists) -> (part: ListPart, unreadable: [String: String]) {
         var builder = MatcherBuilder()
         var entries: [EntryID] = []
         var entryRules: [ListRules] = []
@@ -96,22 +158,7 @@ public struct MatcherTables: Sendable {
             entries.append(EntryID(name))
             entryRules.append(lists[name] ?? .empty)
         }
-        let customDomains = inputs.customDomains, extraAllowed = inputs.extraAllowed
-        for domain in customDomains {
-            // Custom domains were normalized when they were blocked; one that no longer parses
-            // (a stored row edited by hand) keeps its index but matches nothing.
-            if let name = try? DomainName(domain.rawValue) {
-                builder.add(name, entry: DomainLists.EntryIndex(UInt32(entries.count)))
-                entryRules.append(.rules(RuleList([ListRule(name: name)])))
-            } else {
-                entryRules.append(.empty)
-            }
-            entries.append(domain)
-        }
         for set in catalog.allowSets { builder.allowAll(set.rules) }
-        for host in extraAllowed {
-            if let name = try? DomainName(host) { builder.allow(name) }
-        }
         // A list URL's host is allowed as that one name: a list fetched from example.net must not
         // open a blocked news.example.net below it (SPEC §1 allows the host the list comes from).
         for host in inputs.listHosts {
@@ -120,10 +167,7 @@ public struct MatcherTables: Sendable {
         // Consumed, not copied: the build hands the builder's scratch back in steps only when it
         // holds the one copy (`MatcherBuilder.soleCopy`).
         let matcher = (consume builder).build()
-        let tables = MatcherTables(
-            matcher: matcher, entries: entries,
-            entrySets: matcher.entrySets.map { $0.map(\.rawValue) }, inputs: inputs, entryRules: entryRules)
-        return (tables, unreadable)
+        return (ListPart(matcher: matcher, entries: entries, entryRules: entryRules, inputs: inputs), unreadable)
     }
 }
 
@@ -145,6 +189,27 @@ package struct MatcherInputs: Equatable, Sendable {
         self.customDomains = customDomains
         self.extraAllowed = extraAllowed
         self.listHosts = listHosts
+    }
+
+    /// What the lists part is built from (`ListPart`); the rest builds the custom part.
+    package struct Lists: Equatable, Sendable {
+        package var listNames: [String]
+        package var listGeneration: Int
+        package var listHosts: [String]
+    }
+
+    package var lists: Lists {
+        get { Lists(listNames: listNames, listGeneration: listGeneration, listHosts: listHosts) }
+        set {
+            listNames = newValue.listNames
+            listGeneration = newValue.listGeneration
+            listHosts = newValue.listHosts
+        }
+    }
+
+    /// Whether the custom part (custom domains, allowed hosts) differs from `other`'s.
+    package func customDiffers(from other: MatcherInputs) -> Bool {
+        customDomains != other.customDomains || extraAllowed != other.extraAllowed
     }
 }
 
@@ -181,12 +246,12 @@ public final class Enforcement: Sendable {
     /// An enforcement that blocks nothing, in force until the engine has loaded its state.
     public static func empty(clock: TrustedClock) -> Enforcement {
         Enforcement(
-            tables: MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs()),
+            tables: .empty(),
             snapshot: EnforcementSnapshot(entrySets: [[]], entries: [], profiles: [], builtAt: clock.now), states: [],
             router: ClientRouter(networks: []), profileNames: ["default"], clock: clock)
     }
 
-    public var matcher: DomainMatcher { tables.matcher }
+    public var matcher: LayeredMatcher { tables.matcher }
 
     /// Whether this query is the first to find the snapshot due for a rebuild (its refresh passed:
     /// the engine's timer is late by hours, or the horizon is near, where managed names fail closed).

@@ -425,9 +425,11 @@ extension HelperEngine {
             }
             let now = advanceClock()
             let current = matcherInputs(now: now, lists: state)
-            if current == inputs {
+            if current.lists == inputs.lists {
                 listsLifecycle.inForce = state
-                publish(now: now, trimming: install(built!, inputs: inputs))
+                // A custom domain or an allowed host that changed while the lists were built goes
+                // in on top of the lists part just built (`rebuild` builds only the custom part).
+                rebuild(now: now, trimming: install(built!, inputs: inputs))
                 break
             }
             if attempt == 2 {

@@ -165,7 +165,7 @@ public actor HelperEngine {
         requests = TimeRequests(loaded.timeRequests)
         configuredProfiles = ConfiguredProfiles(unknownDevices: loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? Self.defaultProfile)
         listSources = loaded.listSources
-        tables = MatcherTables(matcher: DomainMatcher(), entries: [], entrySets: [[]], inputs: MatcherInputs(listGeneration: -1))
+        tables = .empty(MatcherInputs(listGeneration: -1))
         wakeTarget.target = self
     }
 
@@ -452,12 +452,18 @@ public actor HelperEngine {
     /// commit that records it: while writes fail the held state lags, and a list refresh or a
     /// reload republishing it as it was would reopen the spend until its old end.
     ///
-    /// A matcher built here holds the engine while it runs: a custom domain, a reload's allowed
-    /// hosts, or a list change whose inputs moved while `setLists` built off the engine.
-    func rebuild(now: Instant) {
+    /// The matcher is in two parts (`MatcherTables`). A change of the lists builds it whole here,
+    /// holding the engine (a list change whose inputs moved while `setLists` built off the
+    /// engine). A change of the custom domains or the allowed hosts alone (a person's `block
+    /// new.example`, a reload) builds only the custom part, in milliseconds, and reuses the lists
+    /// part in force: also while a list's copy cannot be read for a whole build, so a new custom
+    /// domain is not held back by it.
+    /// - Parameter trimming: a new matcher was just put in force (`setLists`), so the build's
+    ///   garbage goes back after the publish.
+    func rebuild(now: Instant, trimming: Bool = false) {
         let inputs = matcherInputs(now: now)
-        var rebuilt = false
-        if inputs != tables.inputs && inputs != listsLifecycle.unbuildableInputs {
+        var rebuilt = trimming
+        if inputs.lists != tables.inputs.lists && inputs.lists != listsLifecycle.unbuildableInputs?.lists {
             // At a low priority, so the event loops answer while it runs (`LowPriorityWork`). Never
             // SCHED_IDLE, even within a refresh: this build holds the engine, so every engine call
             // (a person's block, status, a window edge) waits for it, and on busy cores an idle
@@ -467,7 +473,14 @@ public actor HelperEngine {
                 LowPriorityWork.run { MatcherTables.build(catalog: catalog, lists: lists, fresh: fresh, inputs: inputs) }
             }
             listsLifecycle.freshRules = [:]
-            rebuilt = install(built, inputs: inputs)
+            rebuilt = install(built, inputs: inputs) || rebuilt
+        }
+        if inputs.customDiffers(from: tables.inputs) {
+            // The custom part alone, on the lists part in force; the tables it replaces are freed
+            // on the releaser thread (their lists part lives on in the new ones).
+            let replaced = tables
+            tables = tables.replacingCustom(inputs)
+            Retirement.shared.retire(replaced.matcher)
         }
         publish(now: now, trimming: rebuilt)
     }

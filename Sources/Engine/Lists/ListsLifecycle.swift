@@ -28,7 +28,8 @@ struct ListsLifecycle {
     /// Rules `setLists` was handed, for an in-place matcher build it falls back to; dropped after it.
     var freshRules: [String: ListHandoff] = [:]
     /// Matcher inputs whose build was refused because a list in force could not be read again;
-    /// not tried again until the inputs change (a new list generation brings a new copy).
+    /// not tried again until their lists part changes (a new list generation brings a new copy).
+    /// A custom domain meanwhile builds only the custom part, on the lists part in force.
     var unbuildableInputs: MatcherInputs?
     /// The lists of the latest `setLists` while its matcher is built off the engine.
     var pending: FetchedLists?
