@@ -50,7 +50,7 @@ public struct ListBound: Sendable, Equatable {
         let (total, o2) = own.addingReportingOverflow(elsewhere)
         guard o1 || o2 || total > maxNames else { return }
         let shown = o1 || o2 ? "more than \(Self.grouped(Int.max))" : Self.grouped(total)
-        let what = replacing ? "The new copy of list '\(name)'" : "List '\(name)'"
+        let what = replacing ? "the new copy of list '\(name)'" : "list '\(name)'"
         let outcome = replacing ? "The new copy was not used; the previous copy stays in force." : "It was not added; the lists in force are unchanged."
         throw ListBoundExceeded(
             "\(Self.grouped(elsewhere)) names are in force in the other lists; \(what) has \(Self.grouped(names)), "

@@ -38,7 +38,7 @@ struct ListBoundArithmeticTests {
             try bound.checkNames(name, names: 500_001, elsewhere: 1_500_000, replacing: false)
         }
         let message = try #require(refused).message
-        #expect(message.hasPrefix("1,500,000 names are in force in the other lists; List 'big' has 500,001, 2,000,001 in all, "
+        #expect(message.hasPrefix("1,500,000 names are in force in the other lists; list 'big' has 500,001, 2,000,001 in all, "
                                   + "above the household's bound of 2,000,000 names ([lists] max_names). "
                                   + "It was not added; the lists in force are unchanged."), "\(message)")
         #expect(message.contains("`scrolloff lists rm NAME`") && message.contains("root raises [lists] max_names"), "\(message)")
@@ -53,7 +53,7 @@ struct ListBoundArithmeticTests {
             try bound.checkNames(name, names: 60, held: 11, elsewhere: 30, replacing: true)
         }
         #expect(try #require(refused).message.contains(
-            "The new copy of list 'grows' has 60, 101 in all, above the household's bound of 100 names ([lists] max_names). "
+            "the new copy of list 'grows' has 60, 101 in all, above the household's bound of 100 names ([lists] max_names). "
                 + "The new copy was not used; the previous copy stays in force."))
     }
 
@@ -110,7 +110,7 @@ struct ListBoundTests {
         // 80 in force + 40 = 120 > 100 names.
         let tooMany = try await member(["lists", "add", "file://\(folder)/gamma.txt", "--name", "gamma"])
         #expect(tooMany.status != 0, "\(tooMany)")
-        #expect(tooMany.stderr.contains("80 names are in force in the other lists; List 'gamma' has 40, 120 in all, above the household's bound of 100 names"),
+        #expect(tooMany.stderr.contains("80 names are in force in the other lists; list 'gamma' has 40, 120 in all, above the household's bound of 100 names"),
                 "\(tooMany.stderr)")
         #expect(tooMany.stderr.contains("scrolloff lists rm NAME"), "\(tooMany.stderr)")
         #expect(!FileManager.default.fileExists(atPath: server.directory + "/state/lists/gamma.list"))
@@ -135,7 +135,7 @@ struct ListBoundTests {
         let alpha = try #require(listed.lists.first { $0.name == "alpha" })
         #expect(alpha.entryCount == 40 && alpha.servingCopy)
         #expect(alpha.lastErrorCode == "over-bound")
-        #expect(alpha.lastError?.contains("45 names are in force in the other lists; The new copy of list 'alpha' has 60, 105 in all") == true,
+        #expect(alpha.lastError?.contains("45 names are in force in the other lists; the new copy of list 'alpha' has 60, 105 in all") == true,
                 "\(alpha.lastError ?? "nil")")
         #expect(alpha.lastError?.contains("the previous copy stays in force") == true)
         #expect(await server.blocks("alpha39.example.com"))

@@ -9,7 +9,7 @@ import Testing
 struct DoctorListBoundTests {
     @Test func a_list_whose_refresh_passed_the_bound_warns_that_it_keeps_its_previous_copy() {
         let now = Date(timeIntervalSince1970: 1_795_003_200)
-        let reason = "45 names are in force in the other lists; The new copy of list 'alpha' has 60, 105 in all, above the household's bound of 100 names ([lists] max_names)."
+        let reason = "45 names are in force in the other lists; the new copy of list 'alpha' has 60, 105 in all, above the household's bound of 100 names ([lists] max_names)."
         let facts = DoctorListFacts(name: "alpha", lastSuccess: now.addingTimeInterval(-3 * 3600), periodSeconds: 86_400,
                                     lastError: reason, lastErrorCode: "over-bound")
         let check = DoctorVerdicts.lists([facts], now: now)[0]
