@@ -389,6 +389,9 @@ struct FileSections {
             }
             configuration.listSourceRules.allowedPrivate = networks
         }
+        // The household's bound on every list together: memory a small router has (ListBound).
+        if let names = t.integer(ListKeys.maxNames) { configuration.listBound.maxNames = names }
+        if let lists = t.integer(ListKeys.maxLists) { configuration.listBound.maxLists = lists }
         var seenNames: [String: String] = [:]
         var sources: [ConfiguredListSource] = []
         for source in t.tables(.listsSource) {

@@ -34,6 +34,8 @@ public struct HelperConfiguration: Sendable {
     public var listRefreshPeriod: Span = .hours(24)
     /// Who may add which list sources (`[lists] member_file_folders`, `allow_private_hosts`).
     public var listSourceRules = ListSourceRules()
+    /// What every list together may hold (`[lists] max_names`, `max_lists`).
+    public var listBound = ListBound()
     /// The default profile's zone, preset and knobs (SPEC §6); clients not in another profile.
     /// `name` is always `default` and `clientCIDRs` empty.
     public var defaultProfile: ProfileSettings = HelperConfiguration.embeddedDefaultProfile

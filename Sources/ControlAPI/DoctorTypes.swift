@@ -182,12 +182,16 @@ public struct DoctorListFacts: Codable, Sendable, Equatable {
     public var periodSeconds: Int64
     /// Why the last attempt failed; nil after a success.
     public var lastError: String?
+    /// The last failure's code (`over-bound`: a copy the household's bound refused, the previous
+    /// copy kept); absent from a helper from before.
+    public var lastErrorCode: String?
 
-    public init(name: String, lastSuccess: Date?, periodSeconds: Int64, lastError: String?) {
+    public init(name: String, lastSuccess: Date?, periodSeconds: Int64, lastError: String?, lastErrorCode: String? = nil) {
         self.name = name
         self.lastSuccess = lastSuccess
         self.periodSeconds = periodSeconds
         self.lastError = lastError
+        self.lastErrorCode = lastErrorCode
     }
 
     enum CodingKeys: String, CodingKey {

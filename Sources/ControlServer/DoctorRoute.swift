@@ -85,7 +85,7 @@ enum DoctorRoute {
         }
         let period = await context.lists.plan.period.milliseconds / 1000
         let lists = try await context.lists.listsResponse().lists.map { list in
-            DoctorListFacts(name: list.name, lastSuccess: list.lastSuccess, periodSeconds: period, lastError: list.lastError)
+            DoctorListFacts(name: list.name, lastSuccess: list.lastSuccess, periodSeconds: period, lastError: list.lastError, lastErrorCode: list.lastErrorCode)
         }
         return .ok(DoctorFacts(
             version: context.version, pid: getpid(), now: context.clock().date, profile: request.profile,

@@ -12,13 +12,16 @@ public struct ListsConfiguration: Sendable {
     public var fetchPolicy: FetchPolicy
     /// Who may add which sources; the configuration sets them at start and reload.
     public var sourceRules: ListSourceRules
+    /// How much every list together may hold (`[lists] max_names`, `max_lists`), whoever adds.
+    public var bound: ListBound
 
     public init(refreshPlan: RefreshPlan = RefreshPlan(), badLineBudget: BadLineBudget = .default, fetchPolicy: FetchPolicy = FetchPolicy(),
-                sourceRules: ListSourceRules = ListSourceRules()) {
+                sourceRules: ListSourceRules = ListSourceRules(), bound: ListBound = ListBound()) {
         self.refreshPlan = refreshPlan
         self.badLineBudget = badLineBudget
         self.fetchPolicy = fetchPolicy
         self.sourceRules = sourceRules
+        self.bound = bound
     }
 
     /// A configuration with only the refresh period changed.

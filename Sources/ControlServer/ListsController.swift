@@ -63,6 +63,11 @@ public actor ListsController {
     private var snapshots = 0
     /// Names being added right now, so two adds of one name cannot race.
     private var adding: [ListName: String] = [:]
+    /// Names of copies the household's bound admitted that are not in force yet, by list, so two
+    /// downloads at once cannot both pass it (`ListBoundAdmission.swift`).
+    var admitted: [ListName: Int] = [:]
+    /// How much every list together may hold: `[lists] max_names`, `max_lists` (`setBound`).
+    var bound: ListBound
     /// The rules' say on list changes (`HelperControl` wires the engine in); nil allows everything.
     private var guardrail: ListGuard?
     /// Who may add which sources: `[lists] member_file_folders`, `allow_private_hosts`.
@@ -92,6 +97,7 @@ public actor ListsController {
         )
         plan = configuration.refreshPlan
         sourceRules = configuration.sourceRules
+        bound = configuration.bound
         self.clock = clock
         self.logger = logger
     }
@@ -467,11 +473,15 @@ public actor ListsController {
         } else {
             name = try freeName(base: ListSourceNaming.derivedName(from: source), taken: Set(existing.map(\.name)))
         }
+        do throws(ListBoundExceeded) {
+            try bound.checkNewList(name, existing: Set(existing.map(\.name)).union(configured.keys).union(adding.keys).count)
+        } catch { throw .invalidArgument(error.message) }
         adding[name] = url
         defer { adding[name] = nil }
         // Allow the list's host before fetching it, or a blocking policy could stop the download.
         await publish()
-        let report = await store.refresh(name, from: url, progress: progress, access: access, addedBy: adder)
+        let report = await store.refresh(name, from: url, progress: progress, access: access, addedBy: adder, admit: admission(for: name))
+        admitted[name] = nil
         if case .failed(let error) = report.outcome {
             try? await store.remove(name)
             adding[name] = nil
@@ -480,6 +490,8 @@ public actor ListsController {
             switch error {
             case .sourceRefused, .addressRefused:
                 throw .forbidden("List '\(name)' was not added: \(error.description)")
+            case .overBound(_, let reason):
+                throw .invalidArgument(reason)
             default:
                 throw ControlFailure(
                     status: .unprocessableContent, code: ControlErrorCode.fetchFailed,
@@ -700,7 +712,8 @@ public actor ListsController {
             hold = ListHold(until: refusal.error.opensAt.map(Instant.init(date:)), reason: refusal.error.message)
         }
         let (access, adder) = sourceAccess(for: name, url: url, addedBy: addedBy)
-        let report = await store.refresh(name, from: url, progress: progress, hold: hold, access: access, addedBy: adder)
+        let report = await store.refresh(name, from: url, progress: progress, hold: hold, access: access, addedBy: adder, admit: admission(for: name))
+        admitted[name] = nil
         log(report, trigger: trigger)
         if let held = report.metadata.held, case .updated = report.outcome {
             logger.notice(

@@ -22,6 +22,12 @@ extension DoctorVerdicts {
             guard age <= list.periodSeconds * 2 else {
                 return .fail(name, "\(list.name) was last refreshed \(ago), more than twice its period of \(every)\(why)", fix: fix)
             }
+            // Fresh, but its newest copy passed the household's bound: the old one stays, and with
+            // it whatever the new copy added, until a list goes or root raises the bound.
+            if list.lastErrorCode == "over-bound", let error = list.lastError {
+                return .warn(name, "\(list.name) keeps its copy from \(ago): \(error)",
+                             fix: "`scrolloff lists rm NAME` of a list you need less, or raise [lists] max_names in the configuration file")
+            }
             return .pass(name, "\(list.name) refreshed \(ago) (every \(every))")
         }
     }

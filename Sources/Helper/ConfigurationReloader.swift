@@ -90,6 +90,7 @@ public actor ConfigurationReloader {
             for line in ClientOverlaps.describe(await live.engine.profileList()) { logger.notice("profiles overlap: \(line)") }
         } catch { throw ConfigurationRejected("the configured profiles could not be saved: \(error)") }
         await live.lists.setSourceRules(start.listSourceRules)
+        await live.lists.setBound(start.listBound)
         let lists = await live.lists.setConfiguredSources(
             start.listSources, refreshPeriod: start.listRefreshPeriod, definedIn: start.paths.configFile)
         for held in lists.heldBack { logger.warning("configuration: \(held)") }
@@ -172,6 +173,10 @@ public actor ConfigurationReloader {
         if ListKeys.memberFileFolders.reload.changed(old, next) {
             await live.lists.setSourceRules(next.listSourceRules)
             applied(ListKeys.memberFileFolders)
+        }
+        if ListKeys.maxNames.reload.changed(old, next) {
+            await live.lists.setBound(next.listBound)
+            applied(ListKeys.maxNames)
         }
         // The firewall first among the live parts: it is the other step that can fail (nft
         // refusing the table), and a refusal then leaves the old table and everything else as it was.

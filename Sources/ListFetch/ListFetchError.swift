@@ -41,6 +41,9 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
     case localFile(path: String, operation: String, errno: Int32)
     case rejectedByValidation(name: String, reason: String)
     case emptyList(name: String)
+    /// The copy would pass the household's bound on names or lists in force (`reason` gives the
+    /// numbers and what to do); the copy in force, if any, stays.
+    case overBound(name: String, reason: String)
     case curlUnavailable(detail: String)
 
     /// Whether another attempt a few seconds later can reasonably succeed. Only faults of the
@@ -55,7 +58,7 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
             return status == 408 || status == 425 || status == 429 || (500...599).contains(status)
         case .unsupportedURL, .invalidListName, .tooLarge, .tooManyRedirects, .redirectRefused,
              .fileNotFound, .sourceRefused, .addressRefused, .tls, .badContentEncoding, .cancelled, .localFile, .rejectedByValidation,
-             .emptyList, .curlUnavailable:
+             .emptyList, .overBound, .curlUnavailable:
             return false
         }
     }
@@ -83,6 +86,7 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
         case .localFile: return "local-file"
         case .rejectedByValidation: return "rejected"
         case .emptyList: return "empty-list"
+        case .overBound: return "over-bound"
         case .curlUnavailable: return "curl-unavailable"
         }
     }
@@ -203,6 +207,8 @@ public enum ListFetchError: Error, Sendable, Equatable, CustomStringConvertible 
         case .emptyList(let name):
             return "The new copy of list '\(name)' has no entries, so it was not used (an empty copy "
                 + "would quietly unblock everything in it). Check the URL in a browser."
+        case .overBound(_, let reason):
+            return reason
         case .curlUnavailable(let detail):
             return "libcurl could not be set up (\(detail)). Reinstall the libcurl4 package."
         }

@@ -35,6 +35,11 @@ public struct ListHold: Sendable, Equatable {
 /// knows no list format; the helper passes one backed by the DomainLists parser.
 public typealias ListDropper = @Sendable (_ kept: [String], _ newCopy: String, _ output: String) throws -> Int
 
+/// Asked with a validated copy's name count before it replaces the copy in force; throwing
+/// (`ListFetchError.overBound`) keeps the old copy, as any failed refresh does. The household's
+/// bound on names in force is checked here, where the count is known and nothing is in force yet.
+public typealias ListAdmission = @Sendable (_ entryCount: Int) async throws(ListFetchError) -> Void
+
 /// Keeps the downloaded lists under `<state>/lists/`: `<name>.list` is the copy in force,
 /// `<name>.json` its `ListMetadata`, and `<name>.held` the names a refresh dropped while a rule
 /// held the list (in force with the copy until the lock ends).
@@ -111,7 +116,8 @@ public actor ListStore {
     /// `access` is what the source's adder may read and reach; `addedBy` is recorded
     /// with a new source or a new URL, for the refreshes after this one.
     public func refresh(_ name: ListName, from url: String, progress: ProgressHandler? = nil,
-                        hold: ListHold? = nil, access: SourceAccess = .administrator, addedBy: SourceAdder? = nil) async -> RefreshReport {
+                        hold: ListHold? = nil, access: SourceAccess = .administrator, addedBy: SourceAdder? = nil,
+                        admit: ListAdmission? = nil) async -> RefreshReport {
         while let running = inFlight[name] {
             let report = await running.task.value
             finish(name, ticket: running.ticket)
@@ -119,7 +125,7 @@ public actor ListStore {
         }
         nextTicket += 1
         let ticket = nextTicket
-        let task = Task { await self.performRefresh(name, from: url, progress: progress, hold: hold, access: access, addedBy: addedBy) }
+        let task = Task { await self.performRefresh(name, from: url, progress: progress, hold: hold, access: access, addedBy: addedBy, admit: admit) }
         inFlight[name] = InFlight(ticket: ticket, url: url, task: task)
         let report = await withTaskCancellationHandler {
             await task.value
@@ -233,7 +239,7 @@ public actor ListStore {
     }
 
     private func performRefresh(_ name: ListName, from url: String, progress: ProgressHandler?, hold: ListHold?,
-                                access: SourceAccess, addedBy: SourceAdder?) async -> RefreshReport {
+                                access: SourceAccess, addedBy: SourceAdder?, admit: ListAdmission?) async -> RefreshReport {
         let started = clock()
         // Unreadable metadata must not block refreshing: start over, the copy itself is untouched.
         let stored = try? metadata(for: name)
@@ -266,6 +272,7 @@ public actor ListStore {
             case .downloaded:
                 let summary = try await validate(temporary, name: name)
                 guard summary.entryCount > 0 else { throw .emptyList(name: name.rawValue) }
+                if let admit { try await admit(summary.entryCount) }
                 // `remove` cancels a refresh in flight; it must not bring the list back afterwards.
                 if Task.isCancelled { throw .cancelled(url: url) }
                 // Held names are on disk before the copy that drops them replaces the old one, so

@@ -27,6 +27,18 @@ public enum ListKeys {
         allowed: "numeric addresses or networks such as \"127.0.0.1\" or \"192.168.1.0/24\" or \"fd00::/64\"",
         doc: "Private addresses and networks a member's http(s) list may come from all the same.",
         reload: sourceRules)
+    /// What every list together may hold (`ListBound`): applied together.
+    static let bound = ReloadPart.applies(\.listBound)
+    public static let maxNames = Setting(
+        .lists, "max_names", .integer(1000...100_000_000), default: .value("2000000"),
+        allowed: "1000 to 100000000 names",
+        doc: "Most names all lists together may put in force (about 60 bytes of memory each at a refresh); a list add or refresh past it is refused, the copy in force kept.",
+        reload: bound)
+    public static let maxLists = Setting(
+        .lists, "max_lists", .integer(1...1000), default: .value("32"),
+        allowed: "1 to 1000 lists",
+        doc: "Most lists the household may have; `scrolloff lists add` past it is refused.",
+        reload: bound)
 
     /// `[[lists.source]]`: the lists decide what changed (a list a rule holds keeps its URL).
     static let sources = ReloadPart.appliedByOwner(named: .section(.listsSource))
@@ -41,7 +53,7 @@ public enum ListKeys {
         doc: "Where the list is downloaded from.",
         reload: sources)
 
-    public static let all = [catalog, refreshPeriod, memberFileFolders, allowPrivateHosts]
+    public static let all = [catalog, refreshPeriod, memberFileFolders, allowPrivateHosts, maxNames, maxLists]
     public static let source = [sourceName, sourceURL]
 }
 
