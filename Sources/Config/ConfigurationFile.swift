@@ -112,8 +112,8 @@ public enum ConfigurationFile {
                 return "it is a symbolic link owned by uid \(link.st_uid), who could point it at a file of their own; "
                     + "replace it by the file itself, or a link of the helper's own user"
             }
-            var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            if realpath(path, &resolved) != nil {
+            if let resolved = realpath(path, nil) {
+                defer { free(resolved) }
                 let real = String(cString: resolved)
                 do { try FolderTrust.check((real as NSString).deletingLastPathComponent, role: .configuration) } catch {
                     return error.description
