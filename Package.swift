@@ -271,6 +271,8 @@ let package = Package(
                 "ControlAPI",
                 "ControlServer",
                 "Engine",
+                "Enforcement",
+                "PortDiagnostics",
                 "ScrollOffCore",
                 "ServiceKit",
                 "Sinkhole",

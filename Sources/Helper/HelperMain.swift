@@ -241,7 +241,9 @@ public enum HelperMain {
                 passwords: OwnerPasswords(stateDirectory: configuration.paths.stateDirectory, shared: sharedStore),
                 signIns: SignInBackoff(policy: .init(maximumDelay: .milliseconds(configuration.web.signInMaximumDelay.milliseconds)), shared: sharedStore),
                 sessions: sharedStore, logger: logger)
-            let limit = WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections)
+            let neighbours = engine.neighbours
+            let limit = WebConnectionLimit(perClient: shares.webConnectionsPerClient, total: shares.webConnections,
+                                           macOf: { neighbours.mac(for: $0) })
             for listen in configuration.webListenAddresses {
                 helperServices.append(HouseholdWebService(
                     listen: listen, required: configuration.webListenRequired, web: web, group: group, logger: logger, announce: announce,

@@ -36,11 +36,13 @@ extension HouseholdWeb {
                                              header: request.headers[EventStreamBody.lastEventID])
         } catch { throw WebFailure(.badRequest, error.description) }
         let device = deviceProfile(context)
+        // A user on this machine whose uid may not view the device's profile follows none of it.
+        let mine: Set<String> = (try? await memberMay(.view, context)) == nil ? [] : [device]
         let owner = session.owner
         // Read again at each heartbeat: a sign-out or a changed household narrows it within one.
         let viewable: @Sendable () async -> Set<String> = {
-            guard let owner, await sessions.find(session.id)?.owner != nil else { return [device] }
-            var names: Set<String> = [device]
+            guard let owner, await sessions.find(session.id)?.owner != nil else { return mine }
+            var names = mine
             for (name, _) in await engine.profileList() where await decide(owner, profile: name, action: .view) == .allowed {
                 names.insert(name)
             }

@@ -9,7 +9,7 @@ import ScrollOffCore
 extension HouseholdWeb {
     func memberPage(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, cookie) = await session(request)
-        try memberMay(.view)
+        try await memberMay(.view, context)
         let profile = deviceProfile(context)
         let status: StatusReport
         let wallet: WalletReport
@@ -190,6 +190,7 @@ extension HouseholdWeb {
     func momentPage(_ request: Request, _ context: WebContext, exercise showExercise: Bool) async throws -> Response {
         let (session, cookie) = await session(request)
         let ask = try BypassAsk { request.uri.queryParameters.get($0) }
+        try await memberMay(.view, context)
         let profile = deviceProfile(context)
         let preview: BypassOutlook
         do { preview = try await engine.bypassPreview(profile: profile, entry: ask.entry) } catch {
@@ -250,7 +251,7 @@ extension HouseholdWeb {
 
     private func bypassFromDevice(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
-        try memberMay(.spend)
+        try await memberMay(.spend, context)
         let ask = try BypassAsk { form[$0] }
         let profile = deviceProfile(context)
         do {
@@ -299,7 +300,7 @@ extension HouseholdWeb {
 
     func stop(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
-        try memberMay(.spend)
+        try await memberMay(.spend, context)
         let profile = deviceProfile(context)
         do {
             let result = try await engine.stop(form["entry"], profile: profile)

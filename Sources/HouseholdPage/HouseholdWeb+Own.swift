@@ -43,7 +43,7 @@ extension HouseholdWeb {
     /// device's profile.
     func historyPage(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, cookie) = await session(request)
-        try memberMay(.view)
+        try await memberMay(.view, context)
         let profile = deviceProfile(context)
         let now = await engine.trustedNow()
         let days = request.uri.queryParameters.get("days").flatMap { Int64($0) }.flatMap { Self.historySpans.contains($0) ? $0 : nil }
@@ -94,7 +94,7 @@ extension HouseholdWeb {
     /// same columns and rows as the CLI's (one store function), never another profile's.
     func exportCSV(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, cookie) = await session(request)
-        try memberMay(.view)
+        try await memberMay(.view, context)
         let profile = deviceProfile(context)
         let csv: String
         do { csv = try await engine.exportCSV(profiles: [profile]) } catch {
@@ -111,7 +111,7 @@ extension HouseholdWeb {
     /// `alternatives add` and `focus`.
     func plansPage(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, cookie) = await session(request)
-        try memberMay(.view)
+        try await memberMay(.view, context)
         let profile = deviceProfile(context)
         var view = await base(session, title: "Plans")
         let plans = await engine.planList(includeArchived: true, profile: profile).map { p -> ([String: Any], archived: Bool) in
@@ -175,7 +175,7 @@ extension HouseholdWeb {
         _ act: (WebForm, String) async throws -> String
     ) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
-        try memberMay(.spend)
+        try await memberMay(.spend, context)
         let profile = deviceProfile(context)
         do {
             let message = try await act(form, profile)

@@ -54,7 +54,7 @@ extension HouseholdWeb {
     /// A member asks for time for their device's profile, never another.
     func ask(_ request: Request, _ context: WebContext) async throws -> Response {
         let (session, form) = try await checkedPost(request, context)
-        try memberMay(.ask)
+        try await memberMay(.ask, context)
         let profile = deviceProfile(context)
         // Bounded before `* 60` (a huge number would overflow and trap the helper), by the same
         // range as the control API's `seconds` of a request (1 min to a day).

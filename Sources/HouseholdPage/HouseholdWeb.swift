@@ -88,15 +88,40 @@ package struct HouseholdWeb: Sendable {
 
     func device(_ context: WebContext) -> String { context.client.description }
 
-    /// The device as the budgets count it: an IPv6 address by its /64, which the host behind it
-    /// holds whole (`WebConnectionLimit.key`).
-    func budgetKey(_ context: WebContext) -> String { WebConnectionLimit.key(context.client).description }
+    /// The device as the budgets count it (`PageDevice`): its MAC when the neighbour table knows
+    /// it, else its IPv4 address or IPv6 /64.
+    func budgetKey(_ context: WebContext) -> String {
+        PageDevice(context.client, mac: engine.neighbours.mac(for: context.client)).description
+    }
 
     /// A device is a member of its own profile: what a member may do there is the one table of
     /// roles the control socket uses too (`ProfileRole`), so the page grants nothing more.
-    func memberMay(_ action: ProfileAction) throws {
+    ///
+    /// A connection from a process on this machine (loopback, or the machine's own address) is
+    /// not a household device but a user: it gets exactly what the control socket gives that uid
+    /// (SPEC §11), or the page would hand every local account, even one outside group
+    /// `scrolloff`, a member's rights on the profile that covers 127.0.0.1.
+    func memberMay(_ action: ProfileAction, _ context: WebContext) async throws {
         guard ProfileRole.member.allows(action) else {
             throw WebFailure(.forbidden, "A device may not \(action.words) here; an owner can, after signing in.")
+        }
+        switch context.peer() {
+        case .device:
+            return
+        case .unknownLocal:
+            // Fail closed: a loopback connection whose user the kernel's table does not show
+            // (gone already, or another network namespace's) is nobody's to act for.
+            throw WebFailure(.forbidden, "This page could not tell which user on this computer opened it, so it changed nothing. "
+                + "Reload the page and try again, or use the `scrolloff` command instead.")
+        case .localUser(let caller):
+            let profile = deviceProfile(context)
+            let access = await engine.profileAccess()[profile] ?? ProfileAccess()
+            switch authorizer.decide(caller, profile: profile, access: access, action: action) {
+            case .allowed: return
+            case .denied(let reason), .deniedByRole(let reason):
+                throw WebFailure(.forbidden, "On this computer the page acts for the user who opens it, with the rights the "
+                    + "`scrolloff` command gives them, so it changed nothing. \(reason)")
+            }
         }
     }
 

@@ -115,7 +115,7 @@ struct WebChannel: ServerChildChannel {
             let (key, message): (String, Logger.Message) = switch refusal {
             case .perClient:
                 // One key for every address: keys per address would grow with what a LAN sends.
-                ("web-client", "refusing household page connections from \(client): its address (its /64 for IPv6) holds \(limit.perClient) already")
+                ("web-client", "refusing household page connections from \(client): its device (its MAC, else its address or its /64 for IPv6) holds \(limit.perClient) already")
             case .full:
                 ("web-full", "refusing household page connections: all \(limit.total) are answering requests")
             }

@@ -1,3 +1,4 @@
+import Enforcement
 import NIOCore
 import NIOHTTPTypes
 import Sinkhole
@@ -16,11 +17,13 @@ import Synchronization
 /// connection, the newcomer is closed. With the whole-request deadline (`[web] request_timeout`,
 /// `IdleConnectionCloser`) a slow connection is cut anyway; this makes room before it is.
 ///
-/// "Per device" is per IPv4 address, and per /64 for IPv6: a host is given a whole /64 (RFC 7421)
-/// and picks addresses in it at will, so counting single IPv6 addresses would give it 2^64 shares.
+/// "Per device" is `PageDevice`: the MAC when the neighbour table knows the address, else the
+/// IPv4 address or the IPv6 /64.
 package final class WebConnectionLimit: Sendable {
     let perClient: Int
     let total: Int
+    /// The MAC the kernel's neighbour table knows for an address (`NeighbourCache.mac(for:)`).
+    let macOf: @Sendable (ClientAddress) -> UInt64?
     private let state = Mutex(State())
 
     package static let defaultPerClient = 32
@@ -28,12 +31,12 @@ package final class WebConnectionLimit: Sendable {
 
     private struct State {
         var open: [ObjectIdentifier: Connection] = [:]
-        var byClient: [ClientAddress: Int] = [:]
+        var byClient: [PageDevice: Int] = [:]
     }
 
     /// Why a newcomer was closed.
     enum Refusal: Equatable {
-        /// Its address (its /64) holds `perClient` connections already.
+        /// Its device (`PageDevice`) holds `perClient` connections already.
         case perClient
         /// Every slot holds a request being answered.
         case full
@@ -44,9 +47,10 @@ package final class WebConnectionLimit: Sendable {
         case refused(Refusal)
     }
 
-    package init(perClient: Int = defaultPerClient, total: Int = defaultTotal) {
+    package init(perClient: Int = defaultPerClient, total: Int = defaultTotal, macOf: @escaping @Sendable (ClientAddress) -> UInt64? = { _ in nil }) {
         self.total = max(total, 1)
         self.perClient = max(min(perClient, self.total), 1)
+        self.macOf = macOf
     }
 
     /// The address the bounds count a connection under: an IPv4 address as it is (also when it
@@ -57,7 +61,7 @@ package final class WebConnectionLimit: Sendable {
     /// taken. The dropped connection is closed before this returns; a refused newcomer is not
     /// (the caller closes it).
     func admit(_ address: SocketAddress?, now: UInt64, close: @escaping @Sendable () -> Void) -> Admission {
-        let client = Self.key(ClientAddress(address))
+        let client = device(ClientAddress(address))
         let connection = Connection(client: client, now: now, close: close)
         let outcome: Admission = state.withLock { state in
             let held = state.byClient[client, default: 0]
@@ -84,8 +88,11 @@ package final class WebConnectionLimit: Sendable {
     /// Connections counted now.
     var count: Int { state.withLock { $0.open.count } }
 
-    /// Connections counted now under `address`'s key (its /64 for IPv6).
-    func count(for address: ClientAddress) -> Int { state.withLock { $0.byClient[Self.key(address), default: 0] } }
+    /// Connections counted now under `address`'s device.
+    func count(for address: ClientAddress) -> Int { state.withLock { $0.byClient[device(address), default: 0] } }
+
+    /// The device `address` is counted as.
+    func device(_ address: ClientAddress) -> PageDevice { PageDevice(address, mac: macOf(address)) }
 
     /// The longest idle connection, else the one whose request has been arriving longest; never
     /// one being answered. A scan of at most `total` entries, only when the pool is full.
@@ -122,8 +129,8 @@ package final class WebConnectionLimit: Sendable {
             case answering = 2
         }
 
-        /// The key it is counted under (`WebConnectionLimit.key`).
-        let client: ClientAddress
+        /// The device it is counted under (`PageDevice`).
+        let client: PageDevice
         /// The phase in the top two bits, the uptime in nanoseconds it began in the rest: one
         /// atomic, so a reader on another event loop never sees a phase with another's time.
         private let state: Atomic<UInt64>
@@ -134,7 +141,7 @@ package final class WebConnectionLimit: Sendable {
         /// A new connection is a request in progress from the start: one that sends nothing is
         /// as slow as one that sends a byte a second, and a device that just connected, about to
         /// send its request, must not be the first to go.
-        init(client: ClientAddress, now: UInt64, close: @escaping @Sendable () -> Void) {
+        init(client: PageDevice, now: UInt64, close: @escaping @Sendable () -> Void) {
             self.client = client
             state = Atomic(Self.pack(.receiving, now))
             closer = close
@@ -195,6 +202,30 @@ package final class WebConnectionLimit: Sendable {
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             if case .end = unwrapOutboundIn(data) { connection.enter(.idle, now: NIODeadline.now().uptimeNanoseconds) }
             context.write(data, promise: promise)
+        }
+    }
+}
+
+/// What the household page's per-device limits count under (sign-in tries, actions per minute,
+/// open connections). A device on the helper's own link is told apart by its MAC, from the
+/// kernel's neighbour table (the one the profiles by MAC read): a home LAN is one IPv6 /64, so
+/// counting by /64 let one device's wrong passwords or slow connections lock every other device
+/// of the house out of the page. An address the table does not know (off-link, loopback) counts
+/// as its IPv4 address or its /64 (`ClientAddress.deviceKey`): a host off-link may use any
+/// address of its /64. A device that changes its MAC at will is a new device here; that is
+/// inherent on a LAN (docs/household.md).
+package enum PageDevice: Hashable, Sendable, CustomStringConvertible {
+    case mac(UInt64)
+    case network(ClientAddress)
+
+    package init(_ address: ClientAddress, mac: UInt64?) {
+        self = mac.map { .mac($0) } ?? .network(address.deviceKey)
+    }
+
+    package var description: String {
+        switch self {
+        case .mac(let mac): "MAC \(MACAddress.describe(mac))"
+        case .network(let address): address.description
         }
     }
 }

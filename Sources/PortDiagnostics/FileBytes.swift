@@ -3,15 +3,15 @@ import Glibc
 #endif
 
 /// Reads a whole file with POSIX calls; Foundation is not needed on the server's paths.
-enum FileBytes {
-    struct ReadError: Error, CustomStringConvertible {
-        var description: String
+package enum FileBytes {
+    package struct ReadError: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Files larger than this are refused rather than read into memory (a 1,000,000-name list is ~25 MB).
     static let maximumSize = 512 * 1024 * 1024
 
-    static func read(path: String) throws(ReadError) -> [UInt8] {
+    package static func read(path: String) throws(ReadError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
         defer { close(fd) }

@@ -12,6 +12,10 @@ public struct ProcNetSocket: Sendable, Equatable {
     /// The local address in network byte order: 4 bytes, or 16 for the `*6` tables.
     public var localAddress: [UInt8]
     public var localPort: Int
+    /// The peer's address (all zeros for a listener) and port: with the local ones, the 4-tuple
+    /// that tells which process's socket is the other end of a loopback connection.
+    public var remoteAddress: [UInt8]
+    public var remotePort: Int
     /// The kernel's socket state (`st`): 0x0A is TCP LISTEN, 0x07 an unconnected UDP socket.
     public var state: UInt8
     public var uid: UInt32
@@ -28,8 +32,11 @@ public struct ProcNetSocket: Sendable, Equatable {
         let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard fields.count >= 10, fields[0].hasSuffix(":") else { return nil }
         let local = fields[1].split(separator: ":")
+        let remote = fields[2].split(separator: ":")
         guard local.count == 2, let port = Int(local[1], radix: 16),
               let address = Self.decodeAddress(local[0], littleEndian: littleEndian),
+              remote.count == 2, let peerPort = Int(remote[1], radix: 16),
+              let peerAddress = Self.decodeAddress(remote[0], littleEndian: littleEndian),
               let state = UInt8(fields[3], radix: 16),
               let uid = UInt32(fields[7]),
               let inode = UInt64(fields[9])
@@ -37,6 +44,8 @@ public struct ProcNetSocket: Sendable, Equatable {
         self.transport = transport
         localAddress = address
         localPort = port
+        remoteAddress = peerAddress
+        remotePort = peerPort
         self.state = state
         self.uid = uid
         self.inode = inode
@@ -75,7 +84,7 @@ public struct ProcNetSocket: Sendable, Equatable {
     }
 
     /// An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) as its IPv4 bytes.
-    static func unmapped(_ address: [UInt8]) -> [UInt8] {
+    public static func unmapped(_ address: [UInt8]) -> [UInt8] {
         guard address.count == 16, address[0..<10].allSatisfy({ $0 == 0 }), address[10] == 0xFF, address[11] == 0xFF else {
             return address
         }

@@ -114,6 +114,11 @@ struct WebDevice {
     let base: String
     let address: String
     let jar: String
+    /// Runs curl as this uid (`setpriv`), as a person on the machine without root; its jar must be
+    /// in a folder that uid may write.
+    var user: UInt32? = nil
+    /// Runs curl inside this network namespace (`ip netns exec`), as a device of a LAN.
+    var namespace: String? = nil
 
     func get(_ path: String) throws -> WebAnswer { try request(["-G"], path) }
 
@@ -126,7 +131,10 @@ struct WebDevice {
         let headers = jar + ".headers-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: headers) }
         let jarArguments = cookies ? ["-b", jar, "-c", jar] : []
-        let output = try run("/usr/bin/curl", ["-s", "--max-time", "30", "--interface", address, "-D", headers, "-w", "\n%{http_code}"]
+        let inside = namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
+        let asUser = user.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
+        let command = inside + asUser + ["/usr/bin/curl"]
+        let output = try run(command[0], Array(command.dropFirst()) + ["-s", "--max-time", "30", "--interface", address, "-D", headers, "-w", "\n%{http_code}"]
             + jarArguments + extra + [base + path])
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
         guard let last = lines.last, let status = Int(last) else { throw HarnessError("curl gave no status: \(output)") }

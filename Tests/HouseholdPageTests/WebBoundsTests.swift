@@ -38,6 +38,31 @@ struct WebBoundsTests {
         #expect(closed.all.isEmpty)
     }
 
+    /// A home LAN is one /64: its devices are told apart by the MAC the neighbour table knows,
+    /// so one device using up its share leaves another of the same /64 its own.
+    @Test func a_device_the_neighbour_table_knows_counts_by_its_mac_and_an_unknown_address_by_its_64() throws {
+        let guesser = ClientAddress(try Self.address("fd77::a:1")), owner = ClientAddress(try Self.address("fd77::2"))
+        let macs: [ClientAddress: UInt64] = [guesser: 0x02_00_00_00_0a_01, owner: 0x02_00_00_00_00_02]
+        let limit = WebConnectionLimit(perClient: 2, total: 100, macOf: { macs[$0] })
+        #expect(limit.device(guesser) == .mac(0x02_00_00_00_0a_01))
+        #expect(limit.device(guesser).description == "MAC 02:00:00:00:0a:01")
+        #expect(limit.device(guesser) != limit.device(owner))
+        // Addresses the table does not know (off-link): their /64, whatever the address.
+        let offLink = limit.device(ClientAddress(try Self.address("fd77::3")))
+        #expect(offLink == .network(ClientAddress(try Self.address("fd77::"))))
+        #expect(offLink == limit.device(ClientAddress(try Self.address("fd77::ffff:1"))))
+        #expect(limit.device(ClientAddress(try Self.address("192.0.2.7"))) == .network(ClientAddress(try Self.address("192.0.2.7"))))
+
+        let closed = Closed()
+        for now in 0..<3 { _ = limit.admit(try Self.address("fd77::a:1"), now: UInt64(now), close: closed.closer("guesser")) }
+        #expect(limit.count(for: guesser) == 2)
+        guard case .admitted = limit.admit(try Self.address("fd77::2"), now: 5, close: closed.closer("owner")) else {
+            Issue.record("another MAC in the same /64 is another device")
+            return
+        }
+        #expect(limit.count(for: owner) == 1)
+    }
+
     @Test func a_full_pool_drops_the_longest_idle_then_the_longest_arriving_and_never_one_being_answered() throws {
         let limit = WebConnectionLimit(perClient: 10, total: 3)
         let closed = Closed()
