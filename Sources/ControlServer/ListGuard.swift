@@ -16,6 +16,8 @@ public struct ListGuard: Sendable {
     /// refresh may add names but not drop them (SPEC §3). Unlike `checkRemoval` it records no
     /// refusal event: a refresh is not a person's attempt to undo a rule.
     public var holdOf: @Sendable (ListName) async -> ControlFailure?
+    /// Throws when a new list may not take this name (a word the catalog already gives a meaning).
+    public var checkName: @Sendable (ListName) async throws(ControlFailure) -> Void = { _ in }
     /// Told after a list was added (true) or removed (false), with its URL, so the change is
     /// recorded as an event with who made it (SPEC §12).
     public var changed: @Sendable (Bool, ListName, String) async -> Void
@@ -57,6 +59,11 @@ public struct ListGuard: Sendable {
             },
             changed: { added, name, url in await engine.recordListChange(added: added, name: name.rawValue, url: url) })
         rules.registry = .household(of: engine)
+        rules.checkName = { name throws(ControlFailure) in
+            guard let meaning = engine.catalogMeaning(of: name.rawValue) else { return }
+            throw .invalidArgument("'\(name)' is \(meaning) in Scroll Off's catalog, so `block \(name)` would never mean this list. "
+                + "Pick another --name, such as \(name)-list.")
+        }
         return rules
     }
 }

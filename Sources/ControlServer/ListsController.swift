@@ -473,6 +473,7 @@ public actor ListsController {
         } else {
             name = try freeName(base: ListSourceNaming.derivedName(from: source), taken: Set(existing.map(\.name)))
         }
+        if let guardrail { try await guardrail.checkName(name) }
         do throws(ListBoundExceeded) {
             try bound.checkNewList(name, existing: Set(existing.map(\.name)).union(configured.keys).union(adding.keys).count)
         } catch { throw .invalidArgument(error.message) }

@@ -582,6 +582,14 @@ extension HelperEngine {
     /// catalog's services, fetched lists and custom domains. Empty when no entry lists it.
     /// A list URL's host becomes always-allowed (SPEC §1), so a list may not come from such a host:
     /// adding it would open that name for everyone.
+    /// What the catalog calls `word` (a service or a category), if anything. `block WORD` reads a
+    /// catalog word before a list's name, so a list of that name could never be blocked or
+    /// unblocked by its name, and its removal would meet the service's locks instead.
+    public nonisolated func catalogMeaning(of word: String) -> String? {
+        guard let services = catalog.resolve(word) else { return nil }
+        return services.count == 1 && services[0].id == word.lowercased() ? "a service" : "a category of \(services.count) services"
+    }
+
     public nonisolated func entriesCovering(host: String) -> [EntryID] {
         let enforcement = box.enforcement
         let result = enforcement.matcher.match(host)

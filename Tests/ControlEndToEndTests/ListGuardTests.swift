@@ -73,6 +73,23 @@ struct ListGuardTests {
         #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.isEmpty == true)
     }
 
+    /// `block instagram` means the service, `block social` the category: a list of such a name
+    /// could never be blocked by it, and removing it would meet the service's locks.
+    @Test func a_list_is_not_named_like_a_service_or_a_category_of_the_catalog() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        let file = server.directory + "/mine.txt"
+        try writeList(file, names: 5, prefix: "mine")
+        for word in ["instagram", "social", "Instagram"] {
+            let refused = try await server.cli(["lists", "add", "file://" + file, "--name", word, "--json"])
+            #expect(refused.status != 0, "\(word): \(refused)")
+            let error = try decode(ControlErrorEnvelope.self, refused.stdout).error
+            #expect(error.message.contains("in Scroll Off's catalog") && error.message.contains("Pick another --name"), "\(error.message)")
+        }
+        #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.isEmpty == true, "nothing was added")
+        #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "instagram-list"]).status == 0)
+    }
+
     @Test func removing_a_list_a_running_curfew_names_is_refused_until_the_curfew_ends() async throws {
         let server = try await EngineServer(preset: .flexible)
         defer { Task { await server.stop() } }

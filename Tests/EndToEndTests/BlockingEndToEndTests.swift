@@ -107,8 +107,11 @@ import Testing
         for name in ["use-application-dns.net", "mask.icloud.com", "mask-h2.icloud.com"] {
             #expect(try dig(server.port, [name, "A"]).contains("status: NXDOMAIN"), "\(name)")
         }
-        let arpa = try dig(server.port, ["resolver.arpa", "SVCB"])
-        #expect(arpa.contains("status: NOERROR") && arpa.contains("ANSWER: 0"), "\(arpa)")
+        for name in ["resolver.arpa", "_dns.resolver.arpa"] {
+            let arpa = try dig(server.port, [name, "SVCB"])
+            #expect(arpa.contains("status: NOERROR") && arpa.contains("ANSWER: 0"), "\(name): \(arpa)")
+        }
+        #expect(upstream.queries(for: "_dns.resolver.arpa") == 0, "a DDR question is never forwarded (RFC 9462)")
         #expect(upstream.queries(for: "use-application-dns.net") == 0)
         #expect(upstream.queries(for: "resolver.arpa") == 0)
     }

@@ -78,6 +78,8 @@ import Testing
         Canary(name: "mask.icloud.com", rcode: .nameError),
         Canary(name: "mask-h2.icloud.com", rcode: .nameError),
         Canary(name: "resolver.arpa", rcode: .noError),
+        Canary(name: "_dns.resolver.arpa", rcode: .noError),
+        Canary(name: "_DNS.Resolver.ARPA", rcode: .noError),
     ])
     func canary(c: Canary) throws {
         for type in [DNSType.a, .aaaa, .svcb] {

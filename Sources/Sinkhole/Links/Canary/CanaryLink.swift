@@ -5,7 +5,10 @@ import DomainLists
 ///
 /// - `use-application-dns.net` → NXDOMAIN: Firefox then keeps its DoH off (Mozilla's canary domain).
 /// - `mask.icloud.com`, `mask-h2.icloud.com` → NXDOMAIN: iCloud Private Relay steps aside.
-/// - `resolver.arpa` → NODATA: no designated encrypted resolver is offered (RFC 9462 §4).
+/// - `resolver.arpa` and `_dns.resolver.arpa` → NODATA: no designated encrypted resolver is
+///   offered (RFC 9462 §4). A DDR client asks `_dns.resolver.arpa` SVCB; forwarded, the
+///   upstream's own answer would name its DoH and DoT endpoints, and a device would move to
+///   them, past every rule here.
 /// - DoH endpoints from a list → the blocked answer, so browsers fall back to this resolver.
 /// - `doctor-probe.scrolloff.invalid` → the blocked answer, never forwarded: what `scrolloff doctor`
 ///   asks when nothing is blocked, so it can check the blocked answer on any machine at any hour.
@@ -19,7 +22,7 @@ public struct CanaryLink: ResolverLink {
     /// a local answer for them as "this network wants DoH / Private Relay off" only from DNS.
     public static let canaryNames: [String] = nxdomainText + nodataText
     static let nxdomainText = ["use-application-dns.net", "mask.icloud.com", "mask-h2.icloud.com"]
-    static let nodataText = ["resolver.arpa"]
+    static let nodataText = ["resolver.arpa", "_dns.resolver.arpa"]
     /// Canaries answer exactly the name; their subdomains are ordinary names.
     static let nxdomainNames: [[UInt8]] = nxdomainText.compactMap { try? DNSName($0).wireBytes }
     static let nodataNames: [[UInt8]] = nodataText.compactMap { try? DNSName($0).wireBytes }
