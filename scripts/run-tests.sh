@@ -27,13 +27,16 @@ control_log=.build/test-output-control.log
 # shellcheck disable=SC2086
 "$SWIFT" test --skip-build ${SWIFT_FLAGS:-} --skip "$e2e" --skip "$shared" 2>&1 | tee -a "$log"
 status=${PIPESTATUS[0]}
-# Two `swift test` at once on one build folder: --ignore-lock, as neither builds (--skip-build).
+# The second process is the test bundle itself (what `swift test` runs): two `swift test` at once
+# both open the build folder's database, and the second one sometimes found it locked and ran
+# no test at all.
 # shellcheck disable=SC2086
-"$SWIFT" test --skip-build --ignore-lock ${SWIFT_FLAGS:-} --filter '^ControlEndToEndTests\.' --skip "$shared" >"$control_log" 2>&1 &
+bundle="$("$SWIFT" build ${SWIFT_FLAGS:-} --show-bin-path)/scrolloffPackageTests.xctest"
+"$bundle" --testing-library swift-testing --filter '^ControlEndToEndTests\.' --skip "$shared" >"$control_log" 2>&1 &
 control=$!
 trap 'kill "$control" 2>/dev/null' EXIT
 # shellcheck disable=SC2086
-"$SWIFT" test --skip-build --ignore-lock ${SWIFT_FLAGS:-} --filter '^EndToEndTests\.' --skip "$shared" 2>&1 | tee -a "$log"
+"$SWIFT" test --skip-build ${SWIFT_FLAGS:-} --filter '^EndToEndTests\.' --skip "$shared" 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 wait "$control" || status=1
 trap - EXIT

@@ -1,4 +1,5 @@
 import ListFetch
+import ScrollOffCore
 
 /// The household's bound on what its lists may hold in all: how many names are in force across
 /// every list (added, the configuration file's, another helper's) and how many lists there are.
@@ -62,15 +63,7 @@ public struct ListBound: Sendable, Equatable {
         + "in the configuration file if this machine has the memory (about 60 bytes a name)."
 
     /// 1234567 → "1,234,567": counts people read, without the locale's say.
-    static func grouped(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var out = ""
-        for (i, c) in digits.enumerated() {
-            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(c)
-        }
-        return value < 0 ? "-" + out : out
-    }
+    static func grouped(_ value: Int) -> String { CountWords.grouped(value) }
 }
 
 /// A list change refused by the household's bound (`ListBound`); the message gives the numbers.

@@ -40,15 +40,7 @@ enum Terminal {
 /// Numbers first, in plain words (the SPEC's style: "12,408 names, refreshed 3 min ago").
 enum Format {
     /// 12408 → "12,408" (no locale: output must be the same for every user and in tests).
-    static func count(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var grouped = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
-        }
-        return value < 0 ? "-" + grouped : grouped
-    }
+    static func count(_ value: Int) -> String { CountWords.grouped(value) }
 
     static func names(_ value: Int) -> String { "\(count(value)) \(value == 1 ? "name" : "names")" }
 
