@@ -393,9 +393,12 @@ def kid_sees_live(driver, base, out):
     expect("instagram" in grant.text, "the open grant is instagram's", driver)
     driver.save_screenshot(os.path.join(out, "kid-live-countdown.png"))
     print("READY", flush=True)
-    WebDriverWait(driver, 15).until(
+    # The live updates replace these elements while the waits read them: a read of one replaced
+    # between find and attribute is stale, and is read again on the next poll.
+    from selenium.common.exceptions import StaleElementReferenceException
+    WebDriverWait(driver, 15, ignored_exceptions=[StaleElementReferenceException]).until(
         lambda d: d.find_element(By.ID, "entry-instagram").get_attribute("data-state") == "blocked")
-    WebDriverWait(driver, 15).until(lambda d: any(
+    WebDriverWait(driver, 15, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: any(
         r.get_attribute("data-status") == "approved" and "live answer" in r.text for r in d.find_elements(By.CSS_SELECTOR, ".request")))
     expect(driver.execute_script("return window.scrolloffLiveMark") == 42, "the page changed without a reload", driver)
     driver.save_screenshot(os.path.join(out, "kid-live-updated.png"))
@@ -431,7 +434,8 @@ def parent_pauses_and_sees_live(driver, base, out):
     driver.execute_script("window.scrolloffLiveMark = 7")
     time.sleep(2)
     print("READY", flush=True)
-    WebDriverWait(driver, 15).until(lambda d: any(
+    from selenium.common.exceptions import StaleElementReferenceException
+    WebDriverWait(driver, 15, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: any(
         "owner live" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#needs-answer .request[data-profile='kid']")))
     expect(driver.execute_script("return window.scrolloffLiveMark") == 7, "the owner's page changed without a reload", driver)
     driver.save_screenshot(os.path.join(out, "parent-live-request.png"))
