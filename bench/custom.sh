@@ -28,34 +28,8 @@ CLI=${SCROLLOFF_CLI:-"$(swift build -c release --show-bin-path)/scrolloff"}
 export SCROLLOFF_CATALOG=${SCROLLOFF_CATALOG:-"$PWD/blocklists"}
 . bench/lib.sh custom
 
-answers() { dig @127.0.0.1 -p "$1" +time=1 +tries=1 +short "$2" A 2>/dev/null | grep -q "$3"; }
-wait_answering() { # port name expected seconds
-    local end=$(( $(date +%s) + ${4:-60} ))
-    while [ "$(date +%s)" -lt "$end" ]; do answers "$1" "$2" "$3" && return 0; sleep 0.05; done
-    echo "port $1 never answered $2 with $3; the helper's errors: $(tail -5 "$WORK"/*.err 2>/dev/null)" >&2; exit 1
-}
-
-# The upstream: every name under cache.bench is 10.0.0.1.
-UP_PORT=$(free_port)
-dnsmasq --no-daemon --conf-file=/dev/null --port="$UP_PORT" --listen-address=127.0.0.1 --bind-interfaces \
-    --no-resolv --no-hosts --local-ttl=3600 --address=/cache.bench/10.0.0.1 --pid-file= 2>/dev/null &
-PIDS+=($!)
-wait_answering "$UP_PORT" x.cache.bench 10.0.0.1
-
-# The list (the one bench/propagation.sh serves), served by URL as people add lists.
-/usr/bin/python3 - "$NAMES" "$WORK/blocklist.txt" <<'PY'
-import random, sys
-n, path = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(42)
-words = ["feed", "reel", "clip", "snap", "tok", "gram", "vid", "scroll", "story", "live"]
-with open(path, "w") as f:
-    f.write("\n".join(f"{rng.choice(words)}{i}.s{i % 9973}.{rng.choice(words)}-bench.com" for i in range(n)) + "\n")
-PY
-FIRST=$(head -1 "$WORK/blocklist.txt")
-HTTP_PORT=$(free_port)
-/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$WORK" "$HTTP_PORT" >/dev/null 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 500); do curl -fsS "http://127.0.0.1:$HTTP_PORT/" >/dev/null 2>&1 && break; sleep 0.01; done
+start_cache_upstream
+serve_bench_list "$NAMES"
 
 PORT=$(free_port)
 SOCK="$WORK/helper.sock"
