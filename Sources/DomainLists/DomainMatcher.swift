@@ -282,6 +282,18 @@ public final class DomainMatcher: @unchecked Sendable {
         for level in 0..<count { occupied |= slots[Int(truncatingIfNeeded: hashes[level]) & slotMask] }
         guard occupied != 0 else { return .noMatch }
 
+        let (parent, reached) = deepestNode(base, hashes, spans, count: count)
+        guard reached > 0 else { return .noMatch }
+        return answer(record: recordBase + Int(parent), below: reached < count)
+    }
+
+    /// The deepest node on the name's path from the top-level label down, and how many levels
+    /// it took (0: not even the top-level label is held).
+    @inline(__always)
+    func deepestNode(
+        _ base: UnsafePointer<UInt8>, _ hashes: UnsafeMutableBufferPointer<UInt64>,
+        _ spans: UnsafeMutableBufferPointer<LabelSpan>, count: Int
+    ) -> (parent: UInt32, reached: Int) {
         var parent = Self.rootParent
         var reached = 0
         while reached < count {
@@ -291,8 +303,7 @@ public final class DomainMatcher: @unchecked Sendable {
             parent = node
             reached += 1
         }
-        guard reached > 0 else { return .noMatch }
-        return answer(record: recordBase + Int(parent), below: reached < count)
+        return (parent, reached)
     }
 
     /// The self or below answer of a record, decoded from its form (layout above) without a

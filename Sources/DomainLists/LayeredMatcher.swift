@@ -203,15 +203,7 @@ extension DomainMatcher {
     /// answer of the deepest node on its path), and its suffix hash. Off the hot path.
     func locate(text name: UnsafeRawBufferPointer) -> Place {
         Self.withTextSuffixes(name, malformed: Place(node: nil, exact: .noMatch, below: .noMatch, hash: 0)) { base, hashes, spans, count -> Place in
-            var parent = Self.rootParent
-            var reached = 0
-            while reached < count {
-                let span = spans[reached]
-                let node = find(hash: hashes[reached], parent: parent, label: base + Int(span.start), count: Int(span.length))
-                if node == Self.noNode { break }
-                parent = node
-                reached += 1
-            }
+            let (parent, reached) = deepestNode(base, hashes, spans, count: count)
             guard reached > 0 else { return Place(node: nil, exact: .noMatch, below: .noMatch, hash: hashes[count - 1]) }
             let record = recordBase + Int(parent)
             let belowAnswer = answer(record: record, below: true)
