@@ -28,9 +28,14 @@ extension Child {
     /// Waits (at most 15 s) until the helper says its control socket listens. The socket is put in
     /// place by its own service, not before DNS listens: after a restart over a SIGKILLed helper's
     /// stale socket file, a CLI call reaches the new helper rather than the dead one's file
-    /// (ECONNREFUSED, exit 3).
-    func waitForControlSocket() {
-        let deadline = Date().addingTimeInterval(15)
-        while !stderr.contains("control socket listening"), isRunning, Date() < deadline { usleep(20_000) }
+    /// (ECONNREFUSED, exit 3); and a CLI call made as soon as DNS listens finds no socket yet
+    /// (exit 3) on a loaded machine.
+    func waitForControlSocket(seconds: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !stderr.contains("control socket listening") {
+            guard isRunning else { throw HarnessError("the helper exited before its control socket listened: \(stderr.suffix(2_000))") }
+            guard Date() < deadline else { throw HarnessError("no control socket after \(seconds) s: \(stderr.suffix(2_000))") }
+            usleep(20_000)
+        }
     }
 }

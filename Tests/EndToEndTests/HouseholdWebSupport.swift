@@ -76,7 +76,7 @@ final class HouseholdHelper: @unchecked Sendable {
         let line = try child.waitForLine { $0.hasPrefix("listening web ") }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
         // After a restart the old socket file may still be there: wait for the new helper's own.
-        child.waitForControlSocket()
+        try child.waitForControlSocket()
         return (child, port)
     }
 

@@ -125,7 +125,7 @@ final class RestartableHelper: @unchecked Sendable {
             controlSocket: controlSocket, extra: extra, environment: ["TZ": "UTC"].merging(environment) { $1 })
         let child = try mode.applied(to: launch).spawn(scratch: scratch, label: label)
         let port = try child.listeningPort()
-        child.waitForControlSocket()
+        try child.waitForControlSocket()
         mode.check(child.process.pid)
         return (child, port)
     }

@@ -41,9 +41,22 @@ final class Sinkhole: @unchecked Sendable {
         let tcp = try child.listeningPort("tcp")
         guard tcp == port else { throw HarnessError("the helper listens on udp \(port) but tcp \(tcp)") }
         self.port = port
+        // The control socket is put in place (renamed in, already listening) after DNS listens: a
+        // CLI call made at once may find none on a loaded machine. A fresh path, so no stale file.
+        try Self.waitForSocketFile(controlSocket, child: child)
         if !blocklist.isEmpty {
             let blocked = try cli(["block"] + blocklist)
             guard blocked.exitCode == 0 else { throw HarnessError("scrolloff block \(blocklist) failed: \(blocked)") }
+        }
+    }
+
+    static func waitForSocketFile(_ path: String, child: Child, seconds: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var status = stat()
+        while stat(path, &status) != 0 || status.st_mode & S_IFMT != S_IFSOCK {
+            guard child.isRunning else { throw HarnessError("the helper exited before its control socket listened: \(child.stderr.suffix(2_000))") }
+            guard Date() < deadline else { throw HarnessError("no control socket at \(path) after \(seconds) s: \(child.stderr.suffix(2_000))") }
+            usleep(20_000)
         }
     }
 

@@ -219,7 +219,7 @@ final class HouseholdNode: @unchecked Sendable {
             environment: ["TZ": "UTC"].merging(environment) { $1 }
         ).spawn(scratch: scratch, label: label ?? name)
         port = try child.listeningPort(on: listen)
-        child.waitForControlSocket()
+        try child.waitForControlSocket()
     }
 
     func cli(_ arguments: [String]) throws -> Outcome {

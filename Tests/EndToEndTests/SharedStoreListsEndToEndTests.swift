@@ -31,7 +31,7 @@ extension SharedStoreEndToEndTests {
                                     stateDirectory: "\(scratch.path)/pg-a-state", controlSocket: "\(scratch.path)/pg-a-solo.sock",
                                     config: soloConfig, environment: ["TZ": "UTC"]).spawn(scratch: scratch, label: "pg-a-solo")
         defer { if solo.isRunning { solo.signal(SIGKILL); solo.process.wait() } }
-        solo.waitForControlSocket()
+        try solo.waitForControlSocket()
         let old = try runWithStatus(Products.scrolloff, ["lists", "add", "file://\(shared)/old.txt", "--name", "old", "--socket", "\(scratch.path)/pg-a-solo.sock"])
         #expect(old.exitCode == 0, "\(old)")
         solo.signal(SIGTERM)
