@@ -47,8 +47,8 @@ declare -A PORT SOCK
 for node in a b; do
     PORT[$node]=$(free_port)
     SOCK[$node]="$WORK/$node.sock"
-    # The list is named in both helpers' files: list sources and their copies are per helper
-    # today (docs/benchmarks.md), so each fetches its own.
+    # The list is named in both helpers' files: a file's `[[lists.source]]` entries are its
+    # helper's own (docs/operations.md), and each helper fetches its own copy.
     config=$(pg_config household "$node")
     printf '\n[[lists.source]]\nname = "bench"\nurl = "http://127.0.0.1:%s/blocklist.txt"\n' "$HTTP_PORT" >>"$config"
     "$BIN" start --config "$config" --listen "127.0.0.1:${PORT[$node]}" --upstream "127.0.0.1:$UP_PORT" \
