@@ -17,7 +17,10 @@
 /// with the id of the pair (lists set, custom set), numbered after the lists' ids. Every pair a
 /// query can meet is found when the layers are put together (`pairs(lists:custom:)`), so the
 /// snapshot has a decision for each, and a lookup finds its id by binary search over a small
-/// sorted array: no allocation, no lock.
+/// sorted array: no allocation, no lock. Should a pair ever be missed (a defect), the lookup
+/// answers with a set of every entry of both layers rather than with either layer's alone: any
+/// blocking entry blocks a name (`EnforcementSnapshot.combine`), so a miss can only block more,
+/// never open a name a custom rule blocks.
 public final class LayeredMatcher: @unchecked Sendable {
     // @unchecked: every field is written once in `init` and only read afterwards.
     public let lists: DomainMatcher
@@ -27,6 +30,8 @@ public final class LayeredMatcher: @unchecked Sendable {
     /// Sorted keys `lists set << 32 | custom set` of the pairs met, and the id of each.
     private let pairKeys: ContiguousArray<UInt64>
     private let pairIDs: ContiguousArray<UInt32>
+    /// The id of the set of every entry either layer names: a missed pair's answer, closed.
+    let everyEntryID: UInt32
     /// No custom rule at all: a lookup asks the lists layer alone.
     private let customIsEmpty: Bool
 
@@ -57,6 +62,17 @@ public final class LayeredMatcher: @unchecked Sendable {
             }
             keys.append(key)
             ids.append(id)
+        }
+        if customIsEmpty {
+            everyEntryID = 0
+        } else {
+            let every = Array(Set(lists.entrySets.joined()).union(custom.entrySets.joined())).sorted()
+            if let same = known[every] {
+                everyEntryID = same
+            } else {
+                everyEntryID = UInt32(sets.count)
+                sets.append(every)
+            }
         }
         entrySets = sets
         pairKeys = keys
@@ -109,7 +125,7 @@ public final class LayeredMatcher: @unchecked Sendable {
 
     /// The id of the pair, by binary search over the sorted keys.
     @inline(__always)
-    private func pairID(_ listSet: UInt32, _ customSet: UInt32) -> UInt32 {
+    func pairID(_ listSet: UInt32, _ customSet: UInt32) -> UInt32 {
         let key = UInt64(listSet) << 32 | UInt64(customSet)
         return pairKeys.withUnsafeBufferPointer { keys in
             var low = 0, high = keys.count
@@ -118,10 +134,9 @@ public final class LayeredMatcher: @unchecked Sendable {
                 if keys[middle] < key { low = middle &+ 1 } else { high = middle }
             }
             if low < keys.count, keys[low] == key { return pairIDs[low] }
-            // `pairs` meets every pair a name can give (tests compare whole builds name by name);
-            // should one be missed, the lists' answer stands rather than no answer at all.
-            assertionFailure("no entry set for the pair (\(listSet), \(customSet))")
-            return listSet
+            // `pairs` meets every pair a name can give (tests compare whole builds name by name,
+            // where this answer would differ); a missed one fails closed.
+            return everyEntryID
         }
     }
 

@@ -116,6 +116,22 @@ import Testing
         #expect(Self.answer("x.n7.s7.com", layered) == Answer(entries: [2, 5, 9, 10], allowed: false))
     }
 
+    /// A pair the layers were not put together for (none can be met; this asks for one directly)
+    /// answers with every entry of both layers: blocked wherever either layer's entry blocks.
+    @Test func a_pair_missing_from_the_table_answers_with_every_entry_never_with_one_layers_alone() throws {
+        let lists = try matcher([("example.com", 1), ("ads.example.com", 2), ("other.net", 3)])
+        let custom = try matcher([("example.org", 7), ("+fine.example.org", 0)])
+        let layered = LayeredMatcher(lists: lists, custom: custom)
+        let customSet = custom.match("example.org").entrySet.rawValue
+        let listSet = lists.match("ads.example.com").entrySet.rawValue
+        // No name is in both "ads.example.com"'s lists set and example.org's custom set.
+        let missed = layered.pairID(listSet, customSet)
+        #expect(layered.entries(of: EntrySetID(rawValue: missed)).map(\.rawValue) == [1, 2, 3, 7])
+        // Pairs that names meet keep their exact sets.
+        #expect(Self.answer("www.example.org", layered) == Answer(entries: [7], allowed: false))
+        #expect(Self.answer("ads.example.com", layered) == Answer(entries: [1, 2], allowed: false))
+    }
+
     @Test func with_no_custom_rule_the_lists_answer_with_their_own_set_ids() throws {
         let lists = try matcher([("example.com", 1), ("ads.example.com", 2)])
         let layered = LayeredMatcher(lists: lists, custom: DomainMatcher())

@@ -4,12 +4,16 @@ import Testing
 /// The household page on loopback answers a process of this machine as its user (SPEC §9a, §11):
 /// the uid the kernel's TCP table shows for the connection gets exactly the control socket's
 /// rights, so an account outside group `scrolloff` is not a member of `default` through the page.
+/// As root and under the unit's capabilities: the kernel's tables are read without a capability
+/// (an ordinary user's helper would count uid 65534, its own, as its administrator).
 @Suite("Household page: users of this machine")
 struct HouseholdLocalUserEndToEndTests {
-    @Test func a_local_user_outside_the_group_is_refused_and_changes_nothing_while_a_listed_member_acts() throws {
+    @Test(arguments: [PrivilegeMode.root, .unitCapabilities])
+    func a_local_user_outside_the_group_is_refused_and_changes_nothing_while_a_listed_member_acts(mode: PrivilegeMode) throws {
         let scratch = try Scratch()
         // 127.0.0.1 is `default`'s; uid 65533 is listed as its member, uid 65534 (nobody) is not.
-        let helper = try HouseholdHelper(scratch: scratch, configuration: "[profile]\nmembers = [65533]\n")
+        let helper = try HouseholdHelper(scratch: scratch, configuration: "[profile]\nmembers = [65533]\n", mode: mode)
+        mode.check(helper.child.process.pid)
         let jars = "\(scratch.path)/jars"
         try FileManager.default.createDirectory(atPath: jars, withIntermediateDirectories: true)
         chmod(jars, 0o777)

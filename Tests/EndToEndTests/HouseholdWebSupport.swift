@@ -19,14 +19,19 @@ final class HouseholdHelper: @unchecked Sendable {
     /// Runs the helper through this (such as `ip netns exec NAME`), and serves the page here.
     private let wrapper: [HelperLaunch.Wrapper]
     private let webListen: String
+    /// Root, or root under the unit's capabilities (the state folder is root's, so not an ordinary user).
+    let mode: PrivilegeMode
     private var starts = 0
 
     /// - Parameter environment: for the helper, through `/usr/bin/env` (so LD_PRELOAD reaches the
     ///   helper itself), such as ``FakeClock/allClocks(startingAt:)``.
     /// - Parameter configuration: more of the configuration file, after the profiles (a `[web]` table).
     init(scratch: Scratch, ownerPassword: Bool = false, extra: [String] = [], environment: [String: String] = [:],
-         configuration: String = "", wrapper: [HelperLaunch.Wrapper] = [], webListen: String = "127.0.0.1:0") throws {
+         configuration: String = "", wrapper: [HelperLaunch.Wrapper] = [], webListen: String = "127.0.0.1:0",
+         mode: PrivilegeMode = .root) throws {
+        guard mode != .ordinaryUser else { throw HarnessError("HouseholdHelper keeps its state in root's scratch folder: root modes only") }
         self.scratch = scratch
+        self.mode = mode
         state = "\(scratch.path)/state"
         socket = "\(scratch.path)/control.sock"
         config = try scratch.file("scrolloff.toml", """
@@ -50,7 +55,7 @@ final class HouseholdHelper: @unchecked Sendable {
         self.wrapper = wrapper
         self.webListen = webListen
         (child, webPort) = try Self.start(scratch: scratch, config: config, state: state, socket: socket, extra: extra,
-                                          environment: environment, wrapper: wrapper, webListen: webListen,
+                                          environment: environment, wrapper: wrapper, webListen: webListen, mode: mode,
                                           label: "household-\(UUID().uuidString)")
     }
 
@@ -62,17 +67,18 @@ final class HouseholdHelper: @unchecked Sendable {
         }
         starts += 1
         (child, webPort) = try Self.start(scratch: scratch, config: config, state: state, socket: socket, extra: extra,
-                                          environment: environment, wrapper: wrapper, webListen: webListen,
+                                          environment: environment, wrapper: wrapper, webListen: webListen, mode: mode,
                                           label: "household-\(starts)-\(UUID().uuidString)")
     }
 
     private static func start(scratch: Scratch, config: String, state: String, socket: String, extra: [String],
-                              environment: [String: String], wrapper: [HelperLaunch.Wrapper], webListen: String, label: String) throws -> (Child, Int) {
-        let child = try HelperLaunch(
+                              environment: [String: String], wrapper: [HelperLaunch.Wrapper], webListen: String, mode: PrivilegeMode,
+                              label: String) throws -> (Child, Int) {
+        let child = try mode.applied(to: HelperLaunch(
             executable: Products.scrolloffDNS, upstreams: ["127.0.0.1:9"], stateDirectory: state, controlSocket: socket,
             config: config, webListen: webListen, extra: extra, wrappers: wrapper,
             environment: environment
-        ).spawn(scratch: scratch, label: label)
+        )).spawn(scratch: scratch, label: label)
         let line = try child.waitForLine { $0.hasPrefix("listening web ") }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { throw HarnessError("bad line: \(line)") }
         // After a restart the old socket file may still be there: wait for the new helper's own.
