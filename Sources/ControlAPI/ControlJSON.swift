@@ -48,8 +48,10 @@ public enum ControlJSON {
     }
 
     /// Parses an RFC 3339 timestamp with or without fractional seconds.
+    /// Fields outside the calendar (`2026-02-30`, `T25:00`) are refused, not rolled over.
     public static func date(fromWire text: String) -> Date? {
-        (try? wholeSecondStyle.parse(text)) ?? (try? fractionalStyle.parse(text))
+        guard RFC3339Fields.areValid(text) else { return nil }
+        return (try? wholeSecondStyle.parse(text)) ?? (try? fractionalStyle.parse(text))
     }
 
     private static let wholeSecondStyle = Date.ISO8601FormatStyle()

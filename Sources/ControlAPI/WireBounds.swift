@@ -196,7 +196,8 @@ public enum WireTimeQuery {
         let allowed = "an RFC 3339 time between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z, such as 2026-11-21T18:00:00Z"
         // The formatters' own limits are not part of this contract: anything longer than the
         // longest such time with fractions and an offset is refused before they see it.
-        guard text.utf8.count <= 40, let date = ControlJSON.date(fromWire: text) ?? ISO8601DateFormatter().date(from: text),
+        guard text.utf8.count <= 40, RFC3339Fields.areValid(text),
+              let date = ControlJSON.date(fromWire: text) ?? ISO8601DateFormatter().date(from: text),
               date.timeIntervalSince1970.isFinite else {
             throw WireRangeError(field: field, allowed: allowed, sent: WireRangeError.quoted(text))
         }

@@ -64,8 +64,9 @@ extension HelperEngine {
         _ = p.account.advance(to: now, blockInForce: p.blockInForce(at: now))
         let credit = p.account.status(at: now)
         let step = p.account.ladder.nextStep(at: now, policy: p.account.policy)
-        // An entry that does not resolve only loses its say in the plan; the preview still answers.
-        let entry = word.flatMap { w -> EntryID? in try? resolveOne(w) }
+        // A word that names no entry is refused as the peek itself would refuse it: offering an
+        // exercise and a plan for a typo, then refusing the bypass, offered what would be refused.
+        let entry = try word.map { (w: String) throws(EngineError) -> EntryID in try resolveOne(w) }
         let plan = planShownAtPreview(profile: profile, entry: entry, at: now)
         return BypassOutlook(step: step, plan: plan, alternatives: alternativeList(profile: profile).map(\.text),
                              peeksLeftToday: credit.peeksLeftToday, tokensLeftMonth: credit.tokensLeftThisMonth,

@@ -136,6 +136,19 @@ import Testing
         if text == "2026-11-21T19:00:00+01:00" { #expect(parsed == Instant(secondsSince1970: 1_795_284_000)) }
     }
 
+    /// Foundation's parsers roll a field past its range over into the next (Feb 30 → Mar 2, 25:00 →
+    /// the next day's 01:00): such a time is refused, a leap day and a leap second are not.
+    @Test(arguments: [("2026-02-30T00:00:00Z", false), ("2026-02-29T00:00:00Z", false), ("2024-02-29T00:00:00Z", true),
+                      ("2100-02-29T00:00:00Z", false), ("2000-02-29T00:00:00Z", true), ("2026-04-31T00:00:00+02:00", false),
+                      ("2026-01-01T25:00:00Z", false), ("2026-01-01T24:00:00Z", false), ("2026-01-01T10:61:00Z", false),
+                      ("2026-12-31T23:59:60Z", true), ("2026-01-01T10:00:61Z", false), ("2026-01-01T10:00:00+24:00", false),
+                      ("2026-01-01T10:00:00.Z", false), ("2026-00-10T10:00:00Z", false), ("2026-01-00T10:00:00Z", false),
+                      ("2026-01-31T10:00:00.123456-07:30", true), ("2026-1-31T10:00:00Z", false), ("2026-01-31T10:00:00", false)])
+    func a_time_outside_the_calendar_is_refused_not_rolled_over(_ text: String, _ taken: Bool) {
+        #expect(((try? WireTimeQuery.parse(text, field: "since")) != nil) == taken, "\(text)")
+        #expect((ControlJSON.date(fromWire: text) != nil) == taken, "\(text) in a body")
+    }
+
     @Test func an_empty_or_missing_since_is_no_bound() throws {
         #expect(try WireTimeQuery.parse(nil, field: "since") == nil)
         #expect(try WireTimeQuery.parse("", field: "since") == nil)

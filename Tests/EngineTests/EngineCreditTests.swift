@@ -293,4 +293,21 @@ struct ActivePlanTests {
         #expect(preview.plan?.id == newest.id)
         #expect(grant.plan?.id == newest.id)
     }
+
+    /// A word that names no entry gets the peek's own refusal from the preview, so nobody is
+    /// offered an exercise and a plan for a bypass that would then be refused.
+    @Test func the_preview_refuses_a_word_that_names_no_entry_as_the_peek_does() async throws {
+        let dir = Fixture.temporaryDirectory()
+        let engine = try await Fixture.start(dir, TestTimeSource(wall: Fixture.noon))
+        _ = try await engine.block(["instagram"])
+        _ = try await engine.addPlan(when: "I feel bored", then: "I will walk")
+        var previewError: EngineError?
+        do { _ = try await engine.bypassPreview(entry: "instagramm") } catch { previewError = error }
+        var peekError: EngineError?
+        do { _ = try await engine.peek("instagramm") } catch { peekError = error }
+        let refused = try #require(previewError, "the preview answered for an unknown word")
+        #expect(refused == peekError)
+        #expect("\(refused)".contains("Did you mean instagram?"), "\(refused)")
+        #expect(try await engine.bypassPreview(entry: "instagram").plan != nil)
+    }
 }
