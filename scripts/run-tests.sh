@@ -19,9 +19,12 @@ mkdir -p .build
 # The shared-store suites come last and alone (one test at a time): they start PostgreSQL servers,
 # stop, kill and cut them off, and time what the helpers notice to the second; beside the other
 # end-to-end suites on 2 cores those deadlines measured the machine's queue, not the helpers.
-# The live feed's timing test (urges within a second) goes with them, for the same reason.
+# The live feed's timing test (urges within a second) goes with them, for the same reason, and so
+# does the slow TCP readers' flood (another client's 30 questions each answered within 3 s while
+# 192 connections pipeline, in three privilege modes): beside the other suites on a loaded 2-core
+# run, 2 of 30 once waited past 3 s for the machine, not the helper.
 e2e='^(EndToEndTests|ControlEndToEndTests)\.'
-shared='^(SharedStoreTests\.|EndToEndTests\.SharedStoreEndToEndTests|EngineTests\.EventFeedTests)'
+shared='^(SharedStoreTests\.|EndToEndTests\.SharedStoreEndToEndTests|EngineTests\.EventFeedTests|EndToEndTests\.TCPSlowReadersEndToEndTests)'
 control_log=.build/test-output-control.log
 : >"$log"
 # shellcheck disable=SC2086
