@@ -83,6 +83,17 @@ public struct ListRegistry: Sendable {
     public var remove: @Sendable (ListName) async throws(ControlFailure) -> Bool
     /// Carries this helper's lists from before into the state, once.
     public var carryIn: @Sendable ([ListSource]) async throws(ControlFailure) -> Void
+    /// What the household holds of each list a refresh shrank under a lock, as this helper last
+    /// heard (a summary; no names).
+    public var held: @Sendable () async -> [HeldListSummary] = { [] }
+    /// The names the household holds of a list, read now.
+    public var heldNames: @Sendable (ListName) async throws(ControlFailure) -> HeldListNames? = { _ in nil }
+    /// Makes names a refresh here held (rule lines) the household's too, as a union with what it
+    /// holds; nil when no rule holds the list any more.
+    public var holdNames: @Sendable (ListName, [String]) async throws(ControlFailure) -> HeldListSummary? = { _, _ in nil }
+    /// Lets the household's held names of a list go, decided on its latest state; the rule that
+    /// still holds the list when one does.
+    public var releaseHeld: @Sendable (ListName) async throws(ControlFailure) -> ListHold? = { _ in nil }
 
     public init(sources: @escaping @Sendable () async -> [ListSource], node: String,
                 add: @escaping @Sendable (ListSource) async throws(ControlFailure) -> Void,
@@ -118,6 +129,24 @@ public struct ListRegistry: Sendable {
                 }
             })
         registry.location = engine.storeLocation
+        registry.held = { await engine.heldLists }
+        registry.heldNames = { name throws(ControlFailure) in
+            do throws(EngineError) { return try engine.heldListNames(name.rawValue) } catch {
+                throw ControlFailure(error, now: await engine.trustedNow())
+            }
+        }
+        registry.holdNames = { name, rules throws(ControlFailure) in
+            do throws(EngineError) { return try await engine.holdListNames(name.rawValue, rules: rules) } catch {
+                throw ControlFailure(error, now: await engine.trustedNow())
+            }
+        }
+        registry.releaseHeld = { name throws(ControlFailure) in
+            do throws(EngineError) {
+                return try await engine.releaseListNames(name.rawValue).map { ListHold(until: $0.opensAt, reason: $0.message) }
+            } catch {
+                throw ControlFailure(error, now: await engine.trustedNow())
+            }
+        }
         return registry
     }
 }

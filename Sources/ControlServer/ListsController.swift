@@ -36,7 +36,11 @@ import Store
 /// A refresh may add names to a list a rule holds but never drop them (SPEC §3, "Enforcement at
 /// every instant"): before each refresh the rules are asked (`ListGuard.holdOf`), and while one
 /// holds the list the names the new copy drops are kept in `<name>.held`, in force with the copy,
-/// until the refresh service finds the lock over (`releaseEndedHolds`) and lets them go.
+/// until the refresh service finds the lock over (`releaseEndedHolds`) and lets them go. Those
+/// names are the household's, not this helper's (`followHeld`): shared through the state at once,
+/// and the names another helper's refresh held are written into this helper's `<name>.held` too,
+/// so a helper whose copy never had them blocks them as well; they are let go through the state,
+/// decided on its latest state, before the file here.
 public actor ListsController {
     public nonisolated let store: ListStore
     /// The rules of copies the store's validator accepted, until `HelperControl` puts them in force
@@ -83,6 +87,8 @@ public actor ListsController {
     private var formerlyConfigured: Set<ListName> = []
     /// What the configuration file's sources are recorded as added by: root, who writes the file.
     static let configurationAdder = SourceAdder(uid: 0, gid: 0)
+    /// A held file changed since the last publish (the household's names written here).
+    private var heldChanged = false
 
     public init(
         stateDirectory: String, configuration: ListsConfiguration = ListsConfiguration(),
@@ -385,6 +391,7 @@ public actor ListsController {
 
     /// Sends the current snapshot to every observer.
     public func publish() async {
+        heldChanged = false
         let current = await snapshot()
         for observer in observers { await observer(current) }
     }
@@ -692,6 +699,9 @@ public actor ListsController {
             if case .updated = report.outcome { changed = true }
             fetched = true
         }
+        // The household's held names another helper's refresh changed (its reload woke this pass).
+        await followHeldNames()
+        if heldChanged { changed = true }
         if changed { await ListRefreshContext.$isRefresh.withValue(!asked) { await publish() } }
         // Only when something was fetched: this pass also runs when a person adds or removes a list.
         if fetched { refreshed.notify() }
@@ -721,7 +731,68 @@ public actor ListsController {
                 "list refresh dropped names a rule holds; \(held.count) stay blocked until \(held.until.map(HelperEngine.logTime) ?? "the rule allows it"): \(held.reason)",
                 metadata: ["list.name": "\(name)", "list.held": "\(held.count)"])
         }
+        // Names this refresh held are the household's at once; and a first copy here gets the
+        // names another helper's refresh held before it is put in force.
+        await followHeld(name)
         return report
+    }
+
+    /// `followHeld` for every list with a copy here.
+    private func followHeldNames() async {
+        guard registry != nil else { return }
+        for meta in await store.allMetadata() where meta.hasCopy { await followHeld(meta.name) }
+    }
+
+    /// Makes this helper's held names of list `name` and the household's one set (SPEC §3: a
+    /// refresh never drops names while a rule holds the list, on any helper). Names only this
+    /// helper's refresh held are shared first (the household keeps the union, so none is lost);
+    /// then, when the household's revision is not the one this copy's held file was brought in
+    /// line with, the household's names the copy lacks go into `<name>.held` (`heldChanged`: the
+    /// caller publishes). Any failure leaves what is in force here and is tried at the next pass.
+    private func followHeld(_ name: ListName) async {
+        guard let registry, let meta = try? await store.metadata(for: name), meta.hasCopy else { return }
+        var household = await registry.held().first { $0.name == name.rawValue }
+        var expected = HeldState(meta)
+        if meta.held != nil, meta.heldRevision == nil {
+            let own: (rules: [String], state: HeldState)?
+            do throws(ListFetchError) { own = try await store.heldRules(name) } catch {
+                logger.warning("held list names could not be read to share them: \(error.description)", metadata: ["list.name": "\(name)"])
+                return
+            }
+            guard let own else { return }
+            do throws(ControlFailure) { household = try await registry.holdNames(name, own.rules) } catch {
+                logger.warning("names held here are not the household's yet; they stay blocked here and are shared at the next pass",
+                               metadata: ["list.name": "\(name)", "error": "\(error.error.message)"])
+                return
+            }
+            // No rule holds the list on the household's latest state: they go at the release.
+            guard household != nil else { return }
+            expected = own.state
+        }
+        guard let shared = household, shared.count > 0, shared.revision != expected.revision else { return }
+        let names: HeldListNames
+        do throws(ControlFailure) {
+            guard let read = try await registry.heldNames(name), read.summary.count > 0 else { return }
+            names = read
+        } catch {
+            logger.warning("the household's held names could not be read; tried again at the next pass",
+                           metadata: ["list.name": "\(name)", "error": "\(error.error.message)"])
+            return
+        }
+        let s = names.summary
+        let outcome: HeldAdoption
+        do throws(ListFetchError) {
+            outcome = try await store.adoptHeld(name, household: names.rules, revision: s.revision, until: s.until, reason: s.reason,
+                                                since: s.since, expected: expected)
+        } catch {
+            logger.warning("the household's held names could not be written here: \(error.description)", metadata: ["list.name": "\(name)"])
+            return
+        }
+        if outcome == .replaced {
+            heldChanged = true
+            logger.notice("the household's held names of a list are blocked here too",
+                          metadata: ["list.name": "\(name)", "list.held": "\(s.count)", "list.held_revision": "\(s.revision)"])
+        }
     }
 
     /// Releases the held names of every list no rule holds any more, at or after its lock's end
@@ -729,13 +800,31 @@ public actor ListsController {
     private func releaseEndedHolds() async -> Bool {
         let now = clock()
         var released = false
+        let household = Dictionary((await registry?.held() ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for meta in await store.allMetadata() where meta.held != nil || store.hasHeldNames(meta.name) {
-            if let until = meta.held?.until, until > now { continue }
+            // Let go by the household since this file was written (another helper found the lock
+            // over): asked now, whatever end this record noted.
+            let goneThere = meta.heldRevision.map { mine in household[meta.name.rawValue].map { $0.count == 0 && $0.revision > mine } ?? false } ?? false
+            if !goneThere, let until = meta.held?.until, until > now { continue }
             if let guardrail, let refusal = await guardrail.holdOf(meta.name) {
                 // Still held: wait for the new lock's end, never sooner than a minute.
                 let next = refusal.error.opensAt.map(Instant.init(date:)).map { max($0, now + .seconds(60)) }
                 try? await store.updateHold(meta.name, until: next, reason: refusal.error.message)
                 continue
+            }
+            if let registry {
+                // Let go for the household first, decided on its latest state: a rule this helper
+                // has not heard of yet (another helper set it) keeps them held here too.
+                do throws(ControlFailure) {
+                    if let holding = try await registry.releaseHeld(meta.name) {
+                        try? await store.updateHold(meta.name, until: holding.until.map { max($0, now + .seconds(60)) }, reason: holding.reason)
+                        continue
+                    }
+                } catch {
+                    logger.warning("held list names stay blocked: the household's state could not be asked whether the lock is over; tried again at the next pass",
+                                   metadata: ["list.name": "\(meta.name)", "error": "\(error.error.message)"])
+                    continue
+                }
             }
             do {
                 try await store.releaseHeld(meta.name)

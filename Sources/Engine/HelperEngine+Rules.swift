@@ -556,7 +556,11 @@ extension HelperEngine {
             work.change.append(.removeListSource(name: source.name))
             work.change.append(.appendEvent(listChangeEvent(added: false, name: source.name, url: source.url, at: work.now)))
         }
-        if removed { setListSources(listSources.filter { $0.name != name }) }
+        if removed {
+            // Its held names went with it (`removeListSource` deletes their row).
+            heldLists.removeAll { $0.name == name }
+            setListSources(listSources.filter { $0.name != name })
+        }
         return removed
     }
 
@@ -570,12 +574,118 @@ extension HelperEngine {
     /// The rule that holds the list `name` now (as `checkListRemoval` asks), without recording a
     /// refusal: asked before every refresh, which may then add names but not drop them.
     public func listHold(_ name: String) -> Refusal? {
-        let now = advanceClock()
+        Self.listHold(name, in: profiles, at: advanceClock())
+    }
+
+    /// The rule of `profiles` that holds list `name` at `now`, if any.
+    static func listHold(_ name: String, in profiles: [ProfileRuntime], at now: Instant) -> Refusal? {
         let id = EntryID(name.lowercased())
         for p in profiles {
             do throws(Refusal) { try ListsLifecycle.checkRemoval(of: id, in: p, at: now) } catch { return error }
         }
         return nil
+    }
+
+    // MARK: The household's held list names (SPEC §3 across helpers)
+
+    /// Makes `rules` — names a refresh on this helper dropped while a rule held list `name` (the
+    /// rule lines of its `<name>.held`) — the household's, so every helper keeps them in force,
+    /// also one whose copy never had them. Held as the union with what the household holds
+    /// already, so two helpers dropping different names both keep theirs; decided and committed
+    /// with its event on the latest state (a stale commit is decided again on what the other
+    /// helper left). Returns what the household holds after, or nil when no rule holds the list
+    /// any more: then nothing is added, and this helper's names go at its next release.
+    public func holdListNames(_ name: String, rules: [String]) throws(EngineError) -> HeldListSummary? {
+        let wanted = Set(rules.filter { !$0.isEmpty && !$0.contains("\n") })
+        // Read once before deciding: the names held may run to megabytes, and most refreshes of a
+        // held list on a second helper drop names the household holds already (nothing to commit).
+        var stored: HeldListNames?
+        do throws(StoreError) { stored = try store.heldListNames(name) } catch { throw EngineError(error) }
+        let now = advanceClock()
+        guard let rule = Self.listHold(name, in: profiles, at: now) else { return nil }
+        // (The rule's words count the time left, so they are not compared: only the lock's end.)
+        if let stored, stored.summary.count > 0, stored.summary.until == rule.opensAt, wanted.isSubset(of: Set(stored.rules)) {
+            return stored.summary
+        }
+        var saved: HeldListSummary?
+        try perform { work throws(EngineError) in
+            saved = nil
+            guard let rule = Self.listHold(name, in: work.profiles, at: work.now) else { return }
+            let known = heldLists.first { $0.name == name }
+            // What was read is the row at this state's version unless another helper moved it since.
+            if stored?.summary.revision != known?.revision {
+                do throws(StoreError) { stored = try store.heldListNames(name) } catch { throw EngineError(error) }
+            }
+            let before: Set<String> = stored.map { $0.summary.count > 0 ? Set($0.rules) : [] } ?? []
+            let union = before.union(wanted)
+            let added = union.count - before.count
+            let old = stored?.summary
+            let holding = old.map { $0.count > 0 } ?? false
+            guard added > 0 || old?.until != rule.opensAt, !union.isEmpty else {
+                saved = old
+                return
+            }
+            let summary = HeldListSummary(
+                name: name, count: union.count,
+                revision: added > 0 || !holding ? Self.nextHeldRevision(after: old?.revision, at: work.now) : old?.revision ?? 0,
+                until: rule.opensAt, reason: rule.message, since: holding ? old?.since ?? work.now : work.now)
+            work.change.append(.saveHeldListNames(HeldListNames(summary: summary, rules: union.sorted())))
+            if added > 0 {
+                let end = rule.opensAt.map { "until \(Self.logTime($0))" } ?? "while the rule holds"
+                let through = store.nodeName.isEmpty ? "" : " on \(store.nodeName)"
+                work.change.append(.appendEvent(StoredEvent(
+                    profile: nil, time: work.now, kind: .listNamesHeld, entry: EntryID(name.lowercased()),
+                    message: "A refresh of list \(name)\(through) dropped \(added) names while a rule holds it; they stay blocked "
+                        + "on every resolver of the household \(end) (\(rule.message)). \(union.count) names held in all.")))
+            }
+            saved = summary
+        }
+        if let saved { setHeldList(saved) }
+        return saved
+    }
+
+    /// Lets the household's held names of list `name` go once no rule holds it, decided on the
+    /// latest state: a helper whose state is behind (it has not heard yet that a rule holds the
+    /// list longer) has its commit refused as stale, reloads, and decides again, so it never lets
+    /// them go early. Returns the rule that still holds the list, or nil when the names were let
+    /// go (or the household held none).
+    public func releaseListNames(_ name: String) throws(EngineError) -> Refusal? {
+        var holding: Refusal?
+        var released: HeldListSummary?
+        try perform { work throws(EngineError) in
+            released = nil
+            holding = Self.listHold(name, in: work.profiles, at: work.now)
+            guard holding == nil, var held = heldLists.first(where: { $0.name == name }), held.count > 0 else { return }
+            let count = held.count
+            held.count = 0
+            held.revision = Self.nextHeldRevision(after: held.revision, at: work.now)
+            held.until = nil
+            work.change.append(.saveHeldListNames(HeldListNames(summary: held, rules: [])))
+            work.change.append(.appendEvent(StoredEvent(
+                profile: nil, time: work.now, kind: .listNamesReleased, entry: EntryID(name.lowercased()),
+                message: "The lock on list \(name) ended: the \(count) names a refresh dropped while it held are no longer blocked.")))
+            released = held
+        }
+        if let released { setHeldList(released) }
+        return holding
+    }
+
+    /// The names the household holds of list `name`, read from the store now (the lists
+    /// controller writes them into this helper's `<name>.held` when their revision moved). Not on
+    /// the engine: they may run to megabytes.
+    public nonisolated func heldListNames(_ name: String) throws(EngineError) -> HeldListNames? {
+        do throws(StoreError) { return try store.heldListNames(name) } catch { throw EngineError(error) }
+    }
+
+    /// A revision later than `previous` and than any a row of this name had before (the trusted
+    /// time in ms): a list removed and added again starts past the revisions of its old names, so a
+    /// helper's file of those is never taken for the new ones.
+    static func nextHeldRevision(after previous: Int64?, at now: Instant) -> Int64 {
+        max((previous ?? 0) + 1, now.millisecondsSince1970)
+    }
+
+    private func setHeldList(_ summary: HeldListSummary) {
+        heldLists = (heldLists.filter { $0.name != summary.name } + [summary]).sorted { $0.name < $1.name }
     }
 
     /// The entries whose names cover `host` (itself or a parent) in the matcher in force: the

@@ -111,7 +111,12 @@ public actor HelperEngine {
     /// The household's lists as last loaded or committed (`ListSource`); the lists controller
     /// downloads each of them on this helper.
     public internal(set) var listSources: [ListSource]
-    /// Told after a load or commit changed `listSources` (`setListSourcesHandler`).
+    /// What the household holds of each list a refresh shrank under a lock, as last loaded or
+    /// committed (`HeldListSummary`, by name); each helper keeps the names themselves in force
+    /// from its own `<name>.held`, written when a revision here moves.
+    public internal(set) var heldLists: [HeldListSummary]
+    /// Told after a load or commit changed `listSources` or another helper changed `heldLists`
+    /// (`setListSourcesHandler`).
     var listSourcesHandler: (@Sendable () -> Void)?
 
     // Timer loop (below, `run`).
@@ -165,6 +170,7 @@ public actor HelperEngine {
         requests = TimeRequests(loaded.timeRequests)
         configuredProfiles = ConfiguredProfiles(unknownDevices: loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? Self.defaultProfile)
         listSources = loaded.listSources
+        heldLists = loaded.heldLists
         tables = .empty(MatcherInputs(listGeneration: -1))
         wakeTarget.target = self
     }
@@ -831,8 +837,10 @@ extension HelperEngine {
         requests = TimeRequests(loaded.timeRequests)
         configuredProfiles.unknownDevices = loaded.settings[ConfiguredProfiles.unknownDevicesKey] ?? configuredProfiles.unknownDevices
         // Another helper added or removed a list: this one downloads or drops its own copy.
-        if loaded.listSources != listSources {
+        // Or changed the names held of a list: this one writes them into its own held file.
+        if loaded.listSources != listSources || loaded.heldLists != heldLists {
             listSources = loaded.listSources
+            heldLists = loaded.heldLists
             listSourcesHandler?()
         }
         books.dropHeld()

@@ -31,6 +31,10 @@ public struct ListMetadata: Sendable, Equatable, Codable {
     /// Names a refresh dropped while a rule held the list (SPEC §3 "Enforcement at every
     /// instant"); they stay in force from `<name>.held` until the lock ends. Nil: none held.
     public var held: HeldNames?
+    /// The revision of the household's held names (kept in the state, shared by every helper of
+    /// one store) that `<name>.held` was last brought in line with; nil while names this helper's
+    /// own refresh held are not the household's yet (and before the first).
+    public var heldRevision: Int64?
     /// Who added the source: every refresh reads and connects with their rights. Nil
     /// in a record written before adders were kept, which is read as nobody's (`SourceAdder.unknown`).
     public var addedBy: SourceAdder?

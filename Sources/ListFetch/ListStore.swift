@@ -40,9 +40,31 @@ public typealias ListDropper = @Sendable (_ kept: [String], _ newCopy: String, _
 /// bound on names in force is checked here, where the count is known and nothing is in force yet.
 public typealias ListAdmission = @Sendable (_ entryCount: Int) async throws(ListFetchError) -> Void
 
+/// What `ListStore.adoptHeld` did.
+public enum HeldAdoption: Sendable, Equatable {
+    /// Nothing: the hold moved meanwhile, or a refresh of the list is under way.
+    case refused
+    /// The names held here were the household's already; its revision is noted.
+    case same
+    /// `<name>.held` now holds the household's names the copy lacks.
+    case replaced
+}
+
+/// What a list's record says of its held names, compared before they are replaced (`adoptHeld`).
+public struct HeldState: Sendable, Equatable {
+    public var held: HeldNames?
+    public var revision: Int64?
+
+    public init(_ metadata: ListMetadata?) {
+        held = metadata?.held
+        revision = metadata?.heldRevision
+    }
+}
+
 /// Keeps the downloaded lists under `<state>/lists/`: `<name>.list` is the copy in force,
 /// `<name>.json` its `ListMetadata`, and `<name>.held` the names a refresh dropped while a rule
-/// held the list (in force with the copy until the lock ends).
+/// held the list (in force with the copy until the lock ends): those this helper's refresh
+/// dropped, and those the household holds that the copy lacks (`adoptHeld`).
 ///
 /// A new copy replaces the old only when it downloaded whole and the validator accepted it; it is
 /// written to a temporary file in the same folder, fsynced, renamed over the old copy and the
@@ -198,10 +220,92 @@ public actor ListStore {
         }.get()
         if count > 0 {
             metadata.held = HeldNames(count: count, until: hold.until, reason: hold.reason, since: metadata.held?.since ?? clock())
+            // Names of this helper's own: not the household's until they are shared (`heldRules`).
+            metadata.heldRevision = nil
         } else {
             try dropHeldFile(name)
             metadata.held = nil
         }
+    }
+
+    /// The rule lines of `<name>.held` (comments and blank lines left out) and the record's hold as
+    /// it was when they were read; nil when nothing is held here. What a helper shares with the
+    /// household (`ListMetadata.heldRevision` nil).
+    public func heldRules(_ name: ListName) async throws(ListFetchError) -> (rules: [String], state: HeldState)? {
+        let state = HeldState(try metadata(for: name))
+        let path = heldPath(for: name)
+        guard state.held != nil, DurableFile.exists(path) else { return nil }
+        let lines = try await DedicatedThread.run(name: "scrolloff-list-hold") { () -> Result<[String], ListFetchError> in
+            Result { () throws(ListFetchError) in
+                // Bounded by the list bound that admitted the copies these names came from.
+                guard let bytes = try DurableFile.readAll(path, limit: .max) else { return [] }
+                return Self.ruleLines(bytes)
+            }
+        }.get()
+        return (lines, state)
+    }
+
+    /// The rules of a held file: one a line; `!` and `#` lines are comments.
+    static func ruleLines(_ bytes: [UInt8]) -> [String] {
+        bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return text.isEmpty || text.hasPrefix("!") || text.hasPrefix("#") ? nil : text
+        }
+    }
+
+    /// Brings `<name>.held` in line with the household's held names of the list, `household` (rule
+    /// lines, at its `revision`): those the copy in force lacks are held here from now on, with the
+    /// lock's `until`, `reason` and `since`. So a helper whose copy never had names another helper's
+    /// refresh dropped blocks them too. Needs a copy and the dropper (the list format).
+    ///
+    /// Changes nothing (`refused`) when the list's hold moved since `expected` was read (a refresh
+    /// held names of its own, which are shared first) or a refresh of it is under way (its own
+    /// names are shared after it, and this is asked again then). When the names held here are the
+    /// same already, only the revision is noted (`same`: nothing to put in force again).
+    public func adoptHeld(_ name: ListName, household: [String], revision: Int64, until: Instant?, reason: String, since: Instant,
+                          expected: HeldState) async throws(ListFetchError) -> HeldAdoption {
+        guard let dropper, inFlight[name] == nil, DurableFile.exists(copyPath(for: name)) else { return .refused }
+        try DurableFile.ensureDirectory(listsDirectory)
+        let input = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
+        defer { DurableFile.discard(input) }
+        let output = try DurableFile.makeTemporaryFile(in: listsDirectory, stem: name.rawValue)
+        defer { DurableFile.discard(output) }
+        let copy = copyPath(for: name)
+        let held = heldPath(for: name)
+        let (count, same) = try await DedicatedThread.run(name: "scrolloff-list-hold") { () -> Result<(Int, Bool), ListFetchError> in
+            do {
+                let text = "! Names the household holds while a rule holds this list; in force until the lock ends.\n"
+                    + household.joined(separator: "\n") + "\n"
+                try StepwiseFile.write(text, to: input)
+                let count = try dropper([input], copy, output)
+                // The dropper writes its rules sorted: the same names give the same bytes.
+                var same = !DurableFile.exists(held)
+                if count > 0 { same = try DurableFile.readAll(held, limit: .max) == DurableFile.readAll(output, limit: .max) }
+                if count > 0, !same { try DurableFile.flush(output) }
+                return .success((count, same))
+            } catch let error as ListFetchError {
+                return .failure(error)
+            } catch {
+                return .failure(.rejectedByValidation(name: name.rawValue, reason: "the household's held names could not be written: \(error)"))
+            }
+        }.get()
+        // From here to the end nothing suspends: no refresh of this list runs in between.
+        guard inFlight[name] == nil, var metadata = try metadata(for: name), HeldState(metadata) == expected else { return .refused }
+        metadata.heldRevision = revision
+        if same {
+            if count == 0 { metadata.held = nil }
+            try saveMetadata(metadata)
+            return .same
+        }
+        if count > 0 {
+            try DurableFile.replace(held, with: output)
+            metadata.held = HeldNames(count: count, until: until, reason: reason, since: since)
+        } else {
+            try dropHeldFile(name)
+            metadata.held = nil
+        }
+        try saveMetadata(metadata)
+        return .replaced
     }
 
     /// Puts the new copy alone in force: deletes `<name>.held` and its record. Call when the

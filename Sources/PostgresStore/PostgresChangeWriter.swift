@@ -155,6 +155,15 @@ struct PostgresChangeWriter {
             guard try s.execute("DELETE FROM household_lists WHERE name = $1", [.text(name)]) > 0 else {
                 throw StoreError.invalidChange("there is no list named \(name)")
             }
+            try s.execute("DELETE FROM held_list_names WHERE name = $1", [.text(name)])
+        case .saveHeldListNames(let held):
+            let h = held.summary
+            try s.execute("""
+                INSERT INTO held_list_names (name, rules, name_count, revision, held_until, reason, held_since) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT (name) DO UPDATE SET rules = excluded.rules, name_count = excluded.name_count, revision = excluded.revision,
+                    held_until = excluded.held_until, reason = excluded.reason, held_since = excluded.held_since
+                """, [.text(h.name), .text(held.rulesText), .count(held.rules.count), .int(h.revision), .int(h.until?.millisecondsSince1970),
+                      .text(h.reason), .int(h.since.millisecondsSince1970)])
         }
     }
 

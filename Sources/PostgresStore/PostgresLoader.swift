@@ -39,7 +39,15 @@ struct PostgresLoader {
             listSources: try s.rows("SELECT * FROM household_lists ORDER BY name").map { r in
                 try SharedColumns.listSource(name: try r.text("name"), url: try r.text("url"), uid: try r.intOrNil("added_by_uid"),
                                              gid: try r.intOrNil("added_by_gid"), added: try r.int("added"), on: try r.text("added_on"))
-            })
+            },
+            // The summary only: the names are read when their revision moves (`heldListNames`).
+            heldLists: try s.rows("SELECT name, name_count, revision, held_until, reason, held_since FROM held_list_names ORDER BY name")
+                .map(Self.heldSummary))
+    }
+
+    static func heldSummary(_ r: PostgresRandomAccessRow) throws -> HeldListSummary {
+        try SharedColumns.heldListSummary(name: try r.text("name"), count: try r.int("name_count"), revision: try r.int("revision"),
+                                          until: try r.intOrNil("held_until"), reason: try r.text("reason"), since: try r.int("held_since"))
     }
 
     private func rows(_ sql: String, _ name: String) throws -> [PostgresRandomAccessRow] { try s.rows(sql, [.text(name)]) }

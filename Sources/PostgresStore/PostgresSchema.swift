@@ -14,7 +14,7 @@ package enum PostgresSchema {
         "profiles", "entries", "blocks", "schedules", "focus_sessions", "ledger", "grants", "wallet_state", "wallet_batches",
         "peeks", "token_months", "bypass_lockouts", "plans", "alternatives", "exercise_sessions", "events", "daily_rollups",
         "time_requests", "helper_settings", "daily_rollup_hours", "daily_rollup_entries", "insight_marks", "allowances", "pauses",
-        "household_lists",
+        "household_lists", "held_list_names",
     ]
 
     /// Tables whose `id` the database assigns; a copy sets their sequences past the copied ids.
@@ -332,6 +332,21 @@ package enum PostgresSchema {
             added_by_gid BIGINT,
             added BIGINT NOT NULL,
             added_on TEXT NOT NULL DEFAULT ''
+        );
+        """),
+        // The names a refresh dropped from a list a rule holds, the household's, as the SQLite step
+        // "v6 held list names": each helper writes them into its own `<name>.held` when the
+        // revision moves, so one whose copy never had them blocks them too.
+        ("pg5 held list names", """
+        CREATE TABLE held_list_names (
+            name TEXT PRIMARY KEY NOT NULL CHECK (length(name) > 0),
+            rules TEXT NOT NULL DEFAULT '',
+            name_count BIGINT NOT NULL CHECK (name_count >= 0),
+            revision BIGINT NOT NULL,
+            held_until BIGINT,
+            reason TEXT NOT NULL DEFAULT '',
+            held_since BIGINT NOT NULL,
+            CHECK ((name_count = 0) = (rules = ''))
         );
         """),
     ]

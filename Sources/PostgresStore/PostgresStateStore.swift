@@ -117,6 +117,15 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
         return receipt
     }
 
+    /// The names the household holds of list `name` (`StateStore.heldListNames`): the latest
+    /// committed, read apart from `load` when their revision moved.
+    public func heldListNames(_ name: String) throws(StoreError) -> HeldListNames? {
+        try session.run { s in
+            guard let r = try s.rows("SELECT * FROM held_list_names WHERE name = $1", [.text(name)]).first else { return nil }
+            return HeldListNames(summary: try PostgresLoader.heldSummary(r), rules: HeldListNames.rules(ofText: try r.text("rules")))
+        }
+    }
+
     /// Whether `version` (from a notification) is newer than the state this node holds.
     public func isNewer(_ version: Int64) -> Bool { known.withLockedValue { $0.map { version > $0 } ?? true } }
 

@@ -132,6 +132,9 @@ public struct StoredState: Hashable, Sendable {
     public var settings: [String: String] = [:]
     /// The household's downloaded lists (SPEC §1): which exist, from where, added by whom; by name.
     public var listSources: [ListSource] = []
+    /// What the household holds of each list a refresh shrank under a lock, by name: the summary
+    /// alone (`HeldListSummary`); the names are read when their revision changes.
+    public var heldLists: [HeldListSummary] = []
 
     public func profile(named name: String) -> StoredProfile? { profiles.first { $0.settings.name == name } }
 }

@@ -341,5 +341,20 @@ enum Schema {
             added_on TEXT NOT NULL DEFAULT ''
         ) STRICT;
         """),
+        // The names a refresh dropped from a list a rule holds (SPEC §3), the household's: every
+        // helper keeps them in force, whichever one's refresh dropped them. One row per list, the
+        // rule lines as one text; `revision` tells a helper when its own copy of them is behind.
+        ("v6 held list names", """
+        CREATE TABLE held_list_names (
+            name TEXT PRIMARY KEY NOT NULL CHECK (length(name) > 0),
+            rules TEXT NOT NULL DEFAULT '',
+            name_count INTEGER NOT NULL CHECK (name_count >= 0),
+            revision INTEGER NOT NULL,
+            held_until INTEGER,
+            reason TEXT NOT NULL DEFAULT '',
+            held_since INTEGER NOT NULL,
+            CHECK ((name_count = 0) = (rules = ''))
+        ) STRICT;
+        """),
     ]
 }

@@ -40,9 +40,10 @@ extension SharedColumns {
     }
 
     package static func storedState(anchor: ClockAnchor?, profiles: [StoredProfile], plans: [Plan], alternatives: [Alternative],
-                                    timeRequests: [TimeRequest], settings: [String: String], listSources: [ListSource] = []) -> StoredState {
+                                    timeRequests: [TimeRequest], settings: [String: String], listSources: [ListSource] = [],
+                                    heldLists: [HeldListSummary] = []) -> StoredState {
         StoredState(anchor: anchor, profiles: profiles, plans: plans, alternatives: alternatives, timeRequests: timeRequests, settings: settings,
-                    listSources: listSources)
+                    listSources: listSources, heldLists: heldLists)
     }
 
     /// A `household_lists` row as read by either backend; ids outside a uid's range are refused.

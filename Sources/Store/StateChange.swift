@@ -57,8 +57,12 @@ public struct StateChange: Sendable {
         /// A list the household has (`lists add`, or one carried in from a helper's files): each
         /// helper then downloads it. Replaces the record of the same name.
         case saveListSource(ListSource)
-        /// `lists rm`: the list is gone for every helper; refused by the store when there is none.
+        /// `lists rm`: the list is gone for every helper (its held names with it); refused by the
+        /// store when there is none.
         case removeListSource(name: String)
+        /// The names of a list the household holds (SPEC §3), replacing its row whole: the engine
+        /// decides the set (a union with what is held, or none when the lock ended) on the latest state.
+        case saveHeldListNames(HeldListNames)
     }
 
     /// How a grant closed.

@@ -58,11 +58,17 @@ public protocol StateStore: Sendable {
     /// This helper's name among those sharing the store (`[store] node`); empty when it keeps its
     /// state alone. Recorded with a list added through it (`ListSource.addedOn`).
     var nodeName: String { get }
+    /// The names the household holds of list `name` (SPEC §3) with their summary; nil when it
+    /// holds none and never did. Read apart from `load`: the names may run to megabytes, and a
+    /// helper needs them only when their revision moved.
+    func heldListNames(_ name: String) throws(StoreError) -> HeldListNames?
 }
 
 extension StateStore {
     public var isShared: Bool { false }
     public var nodeName: String { "" }
+    /// A backend that keeps no held names (test doubles): none are held.
+    public func heldListNames(_ name: String) throws(StoreError) -> HeldListNames? { nil }
 }
 
 extension Store: StateStore {

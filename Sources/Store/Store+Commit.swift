@@ -149,6 +149,15 @@ struct ChangeWriter {
         case .removeListSource(let name):
             try db.execute(sql: "DELETE FROM household_lists WHERE name = ?", arguments: [name])
             try requireChange("there is no list named \(name)")
+            try db.execute(sql: "DELETE FROM held_list_names WHERE name = ?", arguments: [name])
+        case .saveHeldListNames(let held):
+            let s = held.summary
+            try db.execute(sql: """
+                INSERT INTO held_list_names (name, rules, name_count, revision, held_until, reason, held_since) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET rules = excluded.rules, name_count = excluded.name_count, revision = excluded.revision,
+                    held_until = excluded.held_until, reason = excluded.reason, held_since = excluded.held_since
+                """, arguments: [s.name, held.rulesText, held.rules.count, s.revision, s.until?.millisecondsSince1970, s.reason,
+                                 s.since.millisecondsSince1970])
         }
     }
 

@@ -35,7 +35,9 @@ extension Store {
                 listSources: try Row.fetchAll(db, sql: "SELECT * FROM household_lists ORDER BY name").map { r in
                     try SharedColumns.listSource(name: r["name"], url: r["url"], uid: r["added_by_uid"], gid: r["added_by_gid"],
                                                  added: r["added"], on: r["added_on"])
-                })
+                },
+                // The summary only: the names are read when their revision moves (`heldListNames`).
+                heldLists: try Row.fetchAll(db, sql: Self.heldSummarySQL).map(Self.heldSummary))
         }
     }
 }
@@ -182,5 +184,22 @@ struct Loader {
             l.lockedUntil[EntryID(r["entry"] as String)] = Instant(millisecondsSince1970: r["until"])
         }
         return l
+    }
+}
+
+extension Store {
+    static let heldSummarySQL = "SELECT name, name_count, revision, held_until, reason, held_since FROM held_list_names ORDER BY name"
+
+    static func heldSummary(_ r: Row) throws -> HeldListSummary {
+        try SharedColumns.heldListSummary(name: r["name"], count: r["name_count"], revision: r["revision"], until: r["held_until"],
+                                          reason: r["reason"], since: r["held_since"])
+    }
+
+    /// The names the household holds of list `name`, with their summary (`StateStore.heldListNames`).
+    public func heldListNames(_ name: String) throws(StoreError) -> HeldListNames? {
+        try read { db in
+            guard let r = try Row.fetchOne(db, sql: "SELECT * FROM held_list_names WHERE name = ?", arguments: [name]) else { return nil }
+            return HeldListNames(summary: try Self.heldSummary(r), rules: HeldListNames.rules(ofText: r["rules"]))
+        }
     }
 }
