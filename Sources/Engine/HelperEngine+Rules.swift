@@ -511,10 +511,18 @@ extension HelperEngine {
 
     /// Makes `source` one of the household's lists, with the event that says who added it, in one
     /// commit; decided on the latest state, so two helpers adding one name at once add it once.
-    public func addListSource(_ source: ListSource) throws(EngineError) {
+    ///
+    /// `mostLists` bounds how many lists there may be with this one (`[lists] max_lists`), counting
+    /// the household's and `besides` lists this helper has alone (its configuration file's). It is
+    /// asked in the same decision, so two helpers adding at once cannot both pass it on the count
+    /// each read before the other's commit. Returns nil when added; when the bound refused it,
+    /// nothing is added and the number of lists there were is returned.
+    @discardableResult
+    public func addListSource(_ source: ListSource, mostLists: Int = .max, besides: Int = 0) throws(EngineError) -> Int? {
         var source = source
         source.addedOn = store.nodeName
         let name = source.name
+        var refusedAt: Int?
         try perform { work throws(EngineError) in
             // Checked in the commit's decision: a shared store retries it on the other helper's state.
             if let same = listSources.first(where: { $0.name.lowercased() == name.lowercased() || $0.url == source.url }) {
@@ -522,10 +530,15 @@ extension HelperEngine {
                     ? "That URL is already in use as list '\(same.name)'. Refresh it with `scrolloff lists update \(same.name)`."
                     : "A list named '\(same.name)' already exists. Pick another --name, or remove it first with `scrolloff lists rm \(same.name)`.")
             }
+            let existing = listSources.count &+ besides
+            guard existing < mostLists else { refusedAt = existing; return }
+            refusedAt = nil
             work.change.append(.saveListSource(source))
             work.change.append(.appendEvent(listChangeEvent(added: true, name: name, url: source.url, at: work.now)))
         }
+        if let refusedAt { return refusedAt }
         setListSources(listSources.filter { $0.name != name } + [source])
+        return nil
     }
 
     /// The lists of this helper's files from before lists were kept in the state, carried into it
