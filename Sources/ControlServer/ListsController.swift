@@ -127,25 +127,28 @@ public actor ListsController {
     }
 
     /// Carries this helper's lists from before (their records in the lists folder) into the state,
-    /// once per store, losing none: a list the state has already (the same URL) stays the state's,
+    /// once per store, losing none: a list the state has already (the same URL) stays the state's
+    /// (a row of the same name that names no helper, from `store copy`, is claimed as this helper's),
     /// one whose name the state gives another URL (another helper had a list of that name) is
     /// carried in under a free name (`news-2`), and the configuration file's sources stay the
     /// file's. Tried again at every pass until every one is in the state.
     private func carryIn() async {
         guard let registry, !carriedIn else { return }
+        // A row of the same name and URL that names no helper is claimed (`carryInListSources`).
         let own = await store.allMetadata().filter { meta in
-            !meta.url.isEmpty && configured[meta.name] == nil && adding[meta.name] == nil && registered[meta.name]?.url != meta.url
+            !meta.url.isEmpty && configured[meta.name] == nil && adding[meta.name] == nil
+                && (registered[meta.name]?.url != meta.url || registered[meta.name]?.addedOn.isEmpty == true && !registry.node.isEmpty)
         }
         var taken = Set(registered.keys).union(own.map(\.name)).union(configured.keys)
         var sources: [ListSource] = []
         for meta in own {
-            if let same = registered.values.first(where: { $0.url == meta.url }) {
+            if let same = registered.values.first(where: { $0.url == meta.url }), same.name != meta.name.rawValue {
                 logger.notice("this helper's list is the household's under another name; its copy here gives way to the household's",
                               metadata: ["list.name": "\(meta.name)", "list.household_name": "\(same.name)"])
                 continue
             }
             var name = meta.name
-            if let other = registered[meta.name] {
+            if let other = registered[meta.name], other.url != meta.url {
                 guard let free = try? freeName(base: meta.name.rawValue, taken: taken) else { continue }
                 name = free
                 taken.insert(free)
@@ -232,10 +235,13 @@ public actor ListsController {
     /// source checks the member's rights again).
     private func sourceAccess(for name: ListName, url: String, addedBy: SourceAdder?) -> (SourceAccess, SourceAdder) {
         let adder = configured[name] == url ? Self.configurationAdder : (addedBy ?? .unknown)
-        // Another helper's list gets no more here than this helper's rules give a member.
-        if configured[name] != url, let registry, let shared = registered[name], shared.url == url,
-           !shared.addedOn.isEmpty, shared.addedOn != registry.node {
-            return (sourceRules.access(forSourceAddedThrough: shared.addedOn, by: adder), adder)
+        // Another helper's list gets no more here than this helper's rules give a member; on a
+        // shared store so does a row that names no helper (copied by `store copy` from a helper
+        // alone), until the helper holding its record claims it at its carry-in.
+        if configured[name] != url, let registry, !registry.node.isEmpty, let shared = registered[name], shared.url == url,
+           shared.addedOn != registry.node {
+            let through = shared.addedOn.isEmpty ? "(none named: a state copied by `scrolloff-dns store copy`)" : shared.addedOn
+            return (sourceRules.access(forSourceAddedThrough: through, by: adder), adder)
         }
         return (sourceRules.access(for: adder, helperUID: helperUID), adder)
     }

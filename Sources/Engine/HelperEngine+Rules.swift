@@ -542,15 +542,23 @@ extension HelperEngine {
     }
 
     /// The lists of this helper's files from before lists were kept in the state, carried into it
-    /// once (no event: nobody added them now). Names the household has already are left as they are.
+    /// once (no event: nobody added them now). Names the household has already are left as they
+    /// are, except that a row of the same name and URL that names no helper (copied from a helper
+    /// alone by `scrolloff-dns store copy`) becomes this helper's: the other helpers read it as
+    /// another helper's, and this one, which holds its record, as its own.
     public func carryInListSources(_ sources: [ListSource]) throws(EngineError) {
         var added: [ListSource] = []
+        var claimed: [ListSource] = []
         try perform { work throws(EngineError) in
             added = sources.filter { s in !listSources.contains { $0.name.lowercased() == s.name.lowercased() || $0.url == s.url } }
                 .map { s in var s = s; s.addedOn = store.nodeName; return s }
-            for s in added { work.change.append(.saveListSource(s)) }
+            claimed = store.nodeName.isEmpty ? [] : listSources.filter { row in
+                row.addedOn.isEmpty && sources.contains { $0.name == row.name && $0.url == row.url }
+            }.map { row in var row = row; row.addedOn = store.nodeName; return row }
+            for s in added + claimed { work.change.append(.saveListSource(s)) }
         }
-        if !added.isEmpty { setListSources(listSources + added) }
+        let claimedNames = Set(claimed.map(\.name))
+        if !added.isEmpty || !claimed.isEmpty { setListSources(listSources.filter { !claimedNames.contains($0.name) } + added + claimed) }
     }
 
     /// `lists rm`: the list is gone for every helper, with the event, in one commit. The rules are

@@ -195,6 +195,41 @@ extension SharedHouseholdListsTests {
     }
 }
 
+extension SharedHouseholdListsTests {
+    /// The rows `store copy` makes of a helper alone's lists name no helper. Another helper reads
+    /// such a list as another helper's (root there is nobody here), not as its own
+    /// administrator's; the helper holding the list's record claims the row at its carry-in.
+    @Test func a_copied_row_naming_no_helper_is_read_as_another_helpers_and_claimed_by_the_helper_holding_its_record() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let folder = try ListFolder(files: ["mine"])
+        defer { folder.remove() }
+        chmod("\(folder.path)/mine.txt", 0o600) // root's alone
+        // A, alone before, added it as root: its record here, and the row `store copy` made of it.
+        let alone = ListsController(stateDirectory: "\(folder.path)/a", clock: { Instant(millisecondsSince1970: 1_795_003_200_000) },
+                                    logger: Logger(label: "pg-lists-alone"))
+        _ = try await alone.add(AddListRequest(url: folder.url("mine"), name: "mine"))
+        let clock = HouseholdClock()
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock)
+        defer { a.listener?.cancel(); b.listener?.cancel() }
+        _ = try db.query("INSERT INTO household_lists (name, url, added_by_uid, added_by_gid, added, added_on) VALUES ('mine', '\(folder.url("mine"))', 0, 0, 0, '')")
+        _ = await a.engine.reloadFromStore()
+        _ = await b.engine.reloadFromStore()
+
+        let listsB = await folder.controller(of: b.engine, node: "b", clock: clock, bound: ListBound())
+        let onB = try await listsB.update(name: "mine")
+        #expect(onB.map(\.outcome) == [RefreshOutcome.failed], "\(onB)")
+        #expect(!FileManager.default.fileExists(atPath: listsB.store.copyPath(for: try ListName("mine"))))
+
+        let listsA = await folder.controller(of: a.engine, node: "a", clock: clock, bound: ListBound())
+        _ = await listsA.refreshDueLists()
+        #expect(try db.query("SELECT added_on FROM household_lists WHERE name = 'mine'") == "a")
+        let onA = try await listsA.update(name: "mine")
+        #expect(onA.map(\.outcome) != [RefreshOutcome.failed], "\(onA)")
+    }
+}
+
 /// A folder of small world-readable list files, and lists controllers on it for the helpers of a test.
 private struct ListFolder {
     let path = NSTemporaryDirectory() + "scrolloff-pg-words-\(UUID().uuidString.prefix(8))"
