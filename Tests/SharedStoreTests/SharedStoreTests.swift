@@ -1,3 +1,4 @@
+@testable import ControlServer
 @testable import Engine
 import Foundation
 import PostgresStore
@@ -258,6 +259,17 @@ import Testing
 }
 
 @Suite(.serialized) struct SharedStoreDoctorTests {
+    /// `doctor` on a helper whose database is away says so in the household's words (not SQLite's).
+    @Test func doctor_on_a_helper_whose_database_is_away_says_it_cannot_be_reached() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let a = try await SharedFixture.node("a", on: db, clock: HouseholdClock(), listening: false)
+        try db.halt()
+        let problems = await a.engine.doctorFacts(profile: HelperEngine.defaultProfile, probeClient: nil).database.problems
+        #expect(problems.contains { $0.contains("the household database could not be checked") && $0.contains("cannot be reached") }, "\(problems)")
+        #expect(!problems.contains { $0.contains("PRAGMA") }, "\(problems)")
+    }
+
     /// The clocks of two helpers differ: the store measures each against the server's, and
     /// `doctor` (the store's integrity check) names the one that is off, by how much, and the fix.
     @Test func doctor_reports_a_helper_whose_clock_differs_and_one_not_seen_recently() throws {
