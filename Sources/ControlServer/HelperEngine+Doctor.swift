@@ -39,7 +39,8 @@ extension HelperEngine {
         do {
             problems += try store.integrityCheck().problems.prefix(3)
         } catch {
-            problems.append("PRAGMA quick_check could not run: \(error)")
+            // A shared store's check is no PRAGMA: it reads the household database, which may be away.
+            problems.append(store.isShared ? "the household database could not be checked: \(error)" : "PRAGMA quick_check could not run: \(error)")
         }
         let clock = DoctorClockFacts(
             trusted: report.trusted.date, wall: report.wall.date, offsetSeconds: (report.wall - report.trusted).milliseconds / 1000,

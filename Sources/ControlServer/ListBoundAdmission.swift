@@ -16,6 +16,17 @@ extension ListsController {
     private func admit(_ name: ListName, names: Int) async throws(ListFetchError) {
         let all = await store.allMetadata()
         let own = all.first { $0.name == name }
+        // A first copy of a list another helper added counts against this helper's own
+        // `max_lists` too: that helper's bound may be larger, and the copies are held here.
+        // (`lists add` asked the household's count before its download; the file's sources are root's.)
+        if own?.hasCopy != true, configured[name] == nil, adding[name] == nil {
+            let here = Set(all.filter(\.hasCopy).map(\.name)).union(configured.keys).union(admitted.keys).subtracting([name])
+            guard here.count < bound.maxLists else {
+                throw .overBound(name: name.rawValue, reason: "\(ListBound.grouped(here.count)) lists are held on this helper, its bound of "
+                    + "\(ListBound.grouped(bound.maxLists)) ([lists] max_lists); the household's list '\(name)' is not fetched here, "
+                    + "so it blocks nothing on this helper. \(ListBound.remedy)")
+            }
+        }
         let pending = admitted.reduce(0) { sum, entry in entry.key == name ? sum : sum &+ entry.value }
         let elsewhere = ListBound.namesInForce(all, besides: name) &+ pending
         do throws(ListBoundExceeded) {

@@ -77,8 +77,10 @@ public struct ListRegistry: Sendable {
     public var node: String
     /// Where the state lives: this helper's lists from before are carried in once per location.
     public var location: String = ""
-    /// Adds a list (with its event), once its first download here passed.
-    public var add: @Sendable (ListSource) async throws(ControlFailure) -> Void
+    /// Adds a list (with its event), once its first download here passed, unless the household
+    /// has `ListBound.maxLists` lists already (counting the given number this helper has alone),
+    /// asked in the commit's decision so helpers adding at once cannot pass the bound together.
+    public var add: @Sendable (ListSource, ListBound, Int) async throws(ControlFailure) -> Void
     /// Removes a list (with its event), asking the rules again; false when it was not the household's.
     public var remove: @Sendable (ListName) async throws(ControlFailure) -> Bool
     /// Carries this helper's lists from before into the state, once.
@@ -96,7 +98,7 @@ public struct ListRegistry: Sendable {
     public var releaseHeld: @Sendable (ListName) async throws(ControlFailure) -> ListHold? = { _ in nil }
 
     public init(sources: @escaping @Sendable () async -> [ListSource], node: String,
-                add: @escaping @Sendable (ListSource) async throws(ControlFailure) -> Void,
+                add: @escaping @Sendable (ListSource, ListBound, Int) async throws(ControlFailure) -> Void,
                 remove: @escaping @Sendable (ListName) async throws(ControlFailure) -> Bool,
                 carryIn: @escaping @Sendable ([ListSource]) async throws(ControlFailure) -> Void) {
         self.sources = sources
@@ -110,13 +112,19 @@ public struct ListRegistry: Sendable {
     public static func household(of engine: HelperEngine) -> ListRegistry {
         var registry = ListRegistry(
             sources: { await engine.listSources }, node: engine.storeNodeName,
-            add: { source throws(ControlFailure) in
-                do throws(EngineError) { try await engine.addListSource(source) } catch {
+            add: { source, bound, besides throws(ControlFailure) in
+                let refusedAt: Int?
+                do throws(EngineError) { refusedAt = try await engine.addListSource(source, mostLists: bound.maxLists, besides: besides) } catch {
                     if case .invalid(let text) = error {
                         throw ControlFailure(status: .conflict, code: ControlErrorCode.listExists, message: text)
                     }
                     throw ControlFailure(error, now: await engine.trustedNow())
                 }
+                guard let refusedAt else { return }
+                if let name = try? ListName(source.name) {
+                    do throws(ListBoundExceeded) { try bound.checkNewList(name, existing: refusedAt) } catch { throw .invalidArgument(error.message) }
+                }
+                throw .invalidArgument("\(refusedAt) lists are in force, the household's bound of \(bound.maxLists) ([lists] max_lists); list '\(source.name)' was not added.")
             },
             remove: { name throws(ControlFailure) in
                 do throws(EngineError) { return try await engine.removeListSource(name.rawValue) } catch {

@@ -81,9 +81,13 @@ public struct ListSourceRules: Sendable, Equatable {
 
     /// What a source added through another helper of the household (`node`) may read and reach
     /// here: a member's rights whoever added it, since that helper's say-so is no administrator's
-    /// on this machine. Root there reads as nobody here; anyone else with their uid and groups here.
+    /// on this machine. Root there reads as nobody here; anyone else with their uid and the groups
+    /// this machine gives that uid, its primary group included: the group recorded there is that
+    /// machine's number, which may name another group here (a private group of another user, or
+    /// root's). A uid this machine has no user for reads as nobody.
     public func access(forSourceAddedThrough node: String, by adder: SourceAdder) -> SourceAccess {
-        let reader = adder.uid == 0 ? SourceAdder.unknown : adder
+        let reader = adder.uid == 0 ? SourceAdder.unknown
+            : SystemGroups.primaryGroup(ofUID: adder.uid).map { SourceAdder(uid: adder.uid, gid: $0) } ?? SourceAdder.unknown
         var access = SourceAccess(reader: .init(uid: reader.uid, gid: reader.gid, groups: SystemGroups.groups(ofUID: reader.uid, primary: reader.gid)),
                                   memberFolders: memberFolders, allowedPrivate: allowedPrivate)
         access.addedThrough = node

@@ -50,7 +50,7 @@ public actor ListsController {
     public private(set) var plan: RefreshPlan
     /// Sources the configuration file names, by name, and the file they come from. A name whose
     /// new URL is held back keeps its stored URL here until the lock ends.
-    private var configured: [ListName: String] = [:]
+    var configured: [ListName: String] = [:]
     /// File URLs waiting while a rule holds their list (SPEC §3), by list name.
     private var heldURLs: [ListName: HeldURL] = [:]
     private var configurationFile = "the configuration file"
@@ -66,7 +66,7 @@ public actor ListsController {
     /// Snapshots taken so far (`ListsSnapshot.sequence`).
     private var snapshots = 0
     /// Names being added right now, so two adds of one name cannot race.
-    private var adding: [ListName: String] = [:]
+    var adding: [ListName: String] = [:]
     /// Names of copies the household's bound admitted that are not in force yet, by list, so two
     /// downloads at once cannot both pass it (`ListBoundAdmission.swift`).
     var admitted: [ListName: Int] = [:]
@@ -133,16 +133,37 @@ public actor ListsController {
     }
 
     /// Carries this helper's lists from before (their records in the lists folder) into the state,
-    /// once per store, losing none: names the state has already keep the state's source, and
-    /// the configuration file's sources stay the file's. Tried again at every pass until it succeeds.
+    /// once per store, losing none: a list the state has already (the same URL) stays the state's
+    /// (a row of the same name that names no helper, from `store copy`, is claimed as this helper's),
+    /// one whose name the state gives another URL (another helper had a list of that name) is
+    /// carried in under a free name (`news-2`), and the configuration file's sources stay the
+    /// file's. Tried again at every pass until every one is in the state.
     private func carryIn() async {
         guard let registry, !carriedIn else { return }
+        // A row of the same name and URL that names no helper is claimed (`carryInListSources`).
         let own = await store.allMetadata().filter { meta in
-            !meta.url.isEmpty && configured[meta.name] == nil && adding[meta.name] == nil && registered[meta.name] == nil
+            !meta.url.isEmpty && configured[meta.name] == nil && adding[meta.name] == nil
+                && (registered[meta.name]?.url != meta.url || registered[meta.name]?.addedOn.isEmpty == true && !registry.node.isEmpty)
         }
-        let sources = own.map { meta in
-            ListSource(name: meta.name.rawValue, url: meta.url, addedByUID: meta.addedBy?.uid, addedByGID: meta.addedBy?.gid,
-                       added: meta.lastChanged ?? meta.lastAttempt ?? clock())
+        var taken = Set(registered.keys).union(own.map(\.name)).union(configured.keys)
+        var sources: [ListSource] = []
+        for meta in own {
+            if let same = registered.values.first(where: { $0.url == meta.url }), same.name != meta.name.rawValue {
+                logger.notice("this helper's list is the household's under another name; its copy here gives way to the household's",
+                              metadata: ["list.name": "\(meta.name)", "list.household_name": "\(same.name)"])
+                continue
+            }
+            var name = meta.name
+            if let other = registered[meta.name], other.url != meta.url {
+                guard let free = try? freeName(base: meta.name.rawValue, taken: taken) else { continue }
+                name = free
+                taken.insert(free)
+                logger.warning("the household has another list of this name, so this helper's list is carried in under a new name; rules that name the old name mean the household's list",
+                               metadata: ["list.name": "\(meta.name)", "list.url": "\(meta.url)", "list.new_name": "\(free)",
+                                          "list.household_url": "\(other.url)"])
+            }
+            sources.append(ListSource(name: name.rawValue, url: meta.url, addedByUID: meta.addedBy?.uid, addedByGID: meta.addedBy?.gid,
+                                      added: meta.lastChanged ?? meta.lastAttempt ?? clock()))
         }
         do throws(ControlFailure) {
             if !sources.isEmpty { try await registry.carryIn(sources) }
@@ -151,11 +172,15 @@ public actor ListsController {
                            metadata: ["error": "\(error.error.message)"])
             return
         }
+        await readRegistry()
+        // Another helper may have taken a name or URL between the read and the commit: what is not
+        // in the state yet is carried in at the next pass, under a name free then.
+        let household = Set(registered.values.map(\.url))
+        guard sources.allSatisfy({ household.contains($0.url) }) else { return }
         do throws(ListFetchError) { try await store.markCarried(into: registry.location) } catch {
             // Carried in all the same: the next pass finds them in the state and writes the mark again.
             logger.warning("could not note that this helper's lists are in the household's state: \(error.description)")
         }
-        await readRegistry()
         if !sources.isEmpty {
             logger.notice("this helper's lists are now the household's", metadata: ["list.count": "\(sources.count)", "store.location": "\(registry.location)"])
         }
@@ -199,8 +224,11 @@ public actor ListsController {
     /// The household's lists this helper has not fetched, or whose URL changed, and is not told
     /// otherwise by its configuration file.
     private func registeredToFetch(stored: [ListName: String]) -> [ListSource] {
-        registered.sorted { $0.key < $1.key }.compactMap { name, source in
-            configured[name] == nil && adding[name] == nil && stored[name] != source.url ? source : nil
+        // Until this helper's own lists are carried in, a copy of another URL under a household
+        // name is its own list from before, not to be replaced before it is carried in.
+        let carried = carriedIn
+        return registered.sorted { $0.key < $1.key }.compactMap { name, source in
+            configured[name] == nil && adding[name] == nil && stored[name] != source.url && (carried || stored[name] == nil) ? source : nil
         }
     }
 
@@ -213,10 +241,13 @@ public actor ListsController {
     /// source checks the member's rights again).
     private func sourceAccess(for name: ListName, url: String, addedBy: SourceAdder?) -> (SourceAccess, SourceAdder) {
         let adder = configured[name] == url ? Self.configurationAdder : (addedBy ?? .unknown)
-        // Another helper's list gets no more here than this helper's rules give a member.
-        if configured[name] != url, let registry, let shared = registered[name], shared.url == url,
-           !shared.addedOn.isEmpty, shared.addedOn != registry.node {
-            return (sourceRules.access(forSourceAddedThrough: shared.addedOn, by: adder), adder)
+        // Another helper's list gets no more here than this helper's rules give a member; on a
+        // shared store so does a row that names no helper (copied by `store copy` from a helper
+        // alone), until the helper holding its record claims it at its carry-in.
+        if configured[name] != url, let registry, !registry.node.isEmpty, let shared = registered[name], shared.url == url,
+           shared.addedOn != registry.node {
+            let through = shared.addedOn.isEmpty ? "(none named: a state copied by `scrolloff-dns store copy`)" : shared.addedOn
+            return (sourceRules.access(forSourceAddedThrough: through, by: adder), adder)
         }
         return (sourceRules.access(for: adder, helperUID: helperUID), adder)
     }
@@ -510,7 +541,10 @@ public actor ListsController {
         if let registry {
             // The household's from now on: one commit with its event, heard by the other helpers.
             do throws(ControlFailure) {
-                try await registry.add(ListSource(name: name.rawValue, url: url, addedByUID: adder.uid, addedByGID: adder.gid, added: clock()))
+                // The bound asked again in the commit: another helper may have added a list since `existing` was read.
+                let alone = configured.keys.filter { registered[$0] == nil }.count
+                try await registry.add(ListSource(name: name.rawValue, url: url, addedByUID: adder.uid, addedByGID: adder.gid, added: clock()),
+                                       bound, alone)
             } catch {
                 try? await store.remove(name)
                 adding[name] = nil

@@ -177,6 +177,15 @@ package enum SystemGroups {
         return String(cString: name)
     }
 
+    /// The primary group the user database gives `uid` on this machine; nil when it has no such user.
+    package static func primaryGroup(ofUID uid: UInt32) -> UInt32? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.pw_gid
+    }
+
     /// The supplementary groups of the user with `uid`, from the group database.
     package static func groups(ofUID uid: UInt32, primary: UInt32) -> [UInt32] {
         guard let name = userName(ofUID: uid) else { return [] }

@@ -511,10 +511,18 @@ extension HelperEngine {
 
     /// Makes `source` one of the household's lists, with the event that says who added it, in one
     /// commit; decided on the latest state, so two helpers adding one name at once add it once.
-    public func addListSource(_ source: ListSource) throws(EngineError) {
+    ///
+    /// `mostLists` bounds how many lists there may be with this one (`[lists] max_lists`), counting
+    /// the household's and `besides` lists this helper has alone (its configuration file's). It is
+    /// asked in the same decision, so two helpers adding at once cannot both pass it on the count
+    /// each read before the other's commit. Returns nil when added; when the bound refused it,
+    /// nothing is added and the number of lists there were is returned.
+    @discardableResult
+    public func addListSource(_ source: ListSource, mostLists: Int = .max, besides: Int = 0) throws(EngineError) -> Int? {
         var source = source
         source.addedOn = store.nodeName
         let name = source.name
+        var refusedAt: Int?
         try perform { work throws(EngineError) in
             // Checked in the commit's decision: a shared store retries it on the other helper's state.
             if let same = listSources.first(where: { $0.name.lowercased() == name.lowercased() || $0.url == source.url }) {
@@ -522,22 +530,35 @@ extension HelperEngine {
                     ? "That URL is already in use as list '\(same.name)'. Refresh it with `scrolloff lists update \(same.name)`."
                     : "A list named '\(same.name)' already exists. Pick another --name, or remove it first with `scrolloff lists rm \(same.name)`.")
             }
+            let existing = listSources.count &+ besides
+            guard existing < mostLists else { refusedAt = existing; return }
+            refusedAt = nil
             work.change.append(.saveListSource(source))
             work.change.append(.appendEvent(listChangeEvent(added: true, name: name, url: source.url, at: work.now)))
         }
+        if let refusedAt { return refusedAt }
         setListSources(listSources.filter { $0.name != name } + [source])
+        return nil
     }
 
     /// The lists of this helper's files from before lists were kept in the state, carried into it
-    /// once (no event: nobody added them now). Names the household has already are left as they are.
+    /// once (no event: nobody added them now). Names the household has already are left as they
+    /// are, except that a row of the same name and URL that names no helper (copied from a helper
+    /// alone by `scrolloff-dns store copy`) becomes this helper's: the other helpers read it as
+    /// another helper's, and this one, which holds its record, as its own.
     public func carryInListSources(_ sources: [ListSource]) throws(EngineError) {
         var added: [ListSource] = []
+        var claimed: [ListSource] = []
         try perform { work throws(EngineError) in
             added = sources.filter { s in !listSources.contains { $0.name.lowercased() == s.name.lowercased() || $0.url == s.url } }
                 .map { s in var s = s; s.addedOn = store.nodeName; return s }
-            for s in added { work.change.append(.saveListSource(s)) }
+            claimed = store.nodeName.isEmpty ? [] : listSources.filter { row in
+                row.addedOn.isEmpty && sources.contains { $0.name == row.name && $0.url == row.url }
+            }.map { row in var row = row; row.addedOn = store.nodeName; return row }
+            for s in added + claimed { work.change.append(.saveListSource(s)) }
         }
-        if !added.isEmpty { setListSources(listSources + added) }
+        let claimedNames = Set(claimed.map(\.name))
+        if !added.isEmpty || !claimed.isEmpty { setListSources(listSources.filter { !claimedNames.contains($0.name) } + added + claimed) }
     }
 
     /// `lists rm`: the list is gone for every helper, with the event, in one commit. The rules are

@@ -112,18 +112,44 @@ public struct PostgresLocation: Hashable, Sendable, CustomStringConvertible {
         if let ca = caFile, !ca.hasPrefix("/") { throw .init("sslrootcert=“\(ca)” is not an absolute path") }
     }
 
-    /// Reads the password from `path`: the first line, without its line end.
-    /// - Throws: when the file cannot be read, or others may read it.
-    public static func readPassword(path: String) throws(PostgresLocationError) -> String {
+    /// Reads the password from `path`: the first line, without its line end. Whoever may change
+    /// or read the file has the household's database, and with it every rule of every helper, so
+    /// it must be a regular file (not a symbolic link) that root or the helper's own user owns and
+    /// no one else may read or write; it is opened once and checked as opened.
+    /// - Throws: when the file cannot be read, is not such a file, or is larger than a password file.
+    public static func readPassword(path: String, helperUID: uid_t = geteuid()) throws(PostgresLocationError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .init("password_file \(path) is a symbolic link; name the file itself") }
+            throw .init("password_file \(path) cannot be read: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
         var info = stat()
-        guard stat(path, &info) == 0 else { throw .init("password_file \(path) cannot be read: \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else { throw .init("password_file \(path) cannot be read: \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .init("password_file \(path) is not a regular file") }
+        guard info.st_uid == 0 || info.st_uid == helperUID else {
+            throw .init("password_file \(path) belongs to uid \(info.st_uid), who can read and change the household's database password; "
+                + "chown root:root it")
+        }
         if info.st_mode & 0o077 != 0 {
             throw .init("password_file \(path) may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .init("password_file \(path) cannot be read") }
-        let text = String(decoding: data, as: UTF8.self)
-        return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+        // A password is one short line; a larger file is not one (and is not read into memory).
+        let most = 4096
+        guard info.st_size <= most else { throw .init("password_file \(path) is \(info.st_size) bytes, more than a password file's \(most)") }
+        var bytes = [UInt8](repeating: 0, count: most + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if got < 0, errno == EINTR { continue }
+            guard got >= 0 else { throw .init("password_file \(path) cannot be read: \(String(cString: strerror(errno)))") }
+            if got == 0 { break }
+            filled += got
+        }
+        // Split on any line end: "\r\n" is one Character, which a split on "\n" never finds (a file
+        // written on Windows gave the whole file as the password).
+        let text = String(decoding: bytes[..<filled], as: UTF8.self)
+        return String(text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
     }
 }
 

@@ -46,8 +46,34 @@ extension SharedColumns {
                     listSources: listSources, heldLists: heldLists)
     }
 
-    /// A `household_lists` row as read by either backend; ids outside a uid's range are refused.
+    /// A `household_lists` row as read by either backend. Every helper of the household acts on
+    /// these rows (names become file names in its lists folder, URLs are fetched and shown in
+    /// `lists list`), and a row may have been written by another helper's build or by hand, so what
+    /// no `lists add` could have written is refused by name: a name that is not a list name, a URL
+    /// longer than the control API takes or carrying a control character (terminal escapes in
+    /// `lists list`), an added_on no helper could be named, ids outside a uid's range. The load
+    /// fails whole, so the rules in force stay.
     package static func listSource(name: String, url: String, uid: Int64?, gid: Int64?, added: Int64, on node: String) throws(StoreError) -> ListSource {
+        // ListName's rule (ListFetch, which this module does not see): 1 to 64 of a-z 0-9 . - _, a letter or digit first.
+        let alphanumeric = { (b: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) }
+        guard (1...64).contains(name.utf8.count), let first = name.utf8.first, alphanumeric(first),
+              name.utf8.allSatisfy({ alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        else {
+            throw .invalidRow(table: "household_lists",
+                              detail: "\(String(reflecting: String(name.prefix(64)))) is not a list name (1 to 64 of a-z, 0-9, '.', '-', '_')")
+        }
+        // The control API's bound on a URL (`WireText.longestOther`), which every `lists add` passed.
+        guard url.utf8.count <= 2048 else {
+            throw .invalidRow(table: "household_lists", detail: "the url of list \(name) is \(url.utf8.count) bytes, more than 2048")
+        }
+        if let control = url.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw .invalidRow(table: "household_lists",
+                              detail: "the url of list \(name) carries the control character U+\(String(control.value, radix: 16, uppercase: true))")
+        }
+        // The helper it was added through is named in other helpers' `lists list` and `doctor`.
+        guard node.utf8.count <= 255, !node.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidRow(table: "household_lists", detail: "added_on of list \(name) is not a helper's name (at most 255 bytes, no control characters)")
+        }
         func id(_ value: Int64?, _ column: String) throws(StoreError) -> UInt32? {
             guard let value else { return nil }
             guard let id = UInt32(exactly: value) else { throw .invalidRow(table: "household_lists", detail: "\(column) \(value) of list \(name) is not a user or group id") }

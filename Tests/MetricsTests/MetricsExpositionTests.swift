@@ -71,6 +71,25 @@ import Testing
         }
     }
 
+    /// A helper on the shared store exposes its round trips, failures, stale commits, notifications
+    /// and the last notification's lag, counters following the store's totals; one on SQLite none of them.
+    @Test func the_shared_stores_round_trips_failures_and_notify_lag_are_exposed_and_absent_on_sqlite() {
+        let exposition = MetricsExposition(version: "1")
+        var reading = Self.reading(Self.totals())
+        #expect(!Self.lines(exposition.render(reading)).contains { $0.contains("scrolloff_store_") })
+        reading.store = MetricsReading.StoreTotals(roundTrips: 10, failures: 1, staleCommits: 0, notifications: 2, lastNotifyLagSeconds: 0.25)
+        _ = exposition.render(reading)
+        reading.store = MetricsReading.StoreTotals(roundTrips: 25, failures: 3, staleCommits: 1, notifications: 4, lastNotifyLagSeconds: 0.5)
+        let text = Self.lines(exposition.render(reading))
+        for expected in [
+            "# TYPE scrolloff_store_round_trips_total counter", "scrolloff_store_round_trips_total 25",
+            "scrolloff_store_failures_total 3", "scrolloff_store_stale_commits_total 1", "scrolloff_store_notifications_total 4",
+            "# TYPE scrolloff_store_notify_lag_seconds gauge", "scrolloff_store_notify_lag_seconds 0.5",
+        ] {
+            #expect(text.contains(expected), "\(expected) in \(text.sorted())")
+        }
+    }
+
     @Test func counters_follow_the_totals_across_scrapes() {
         let exposition = MetricsExposition(version: "1")
         _ = exposition.render(Self.reading(Self.totals([.cached: 5])))

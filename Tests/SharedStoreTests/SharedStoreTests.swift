@@ -1,3 +1,4 @@
+@testable import ControlServer
 @testable import Engine
 import Foundation
 import PostgresStore
@@ -105,6 +106,30 @@ import Testing
         _ = try await b.engine.use("instagram", for: .minutes(5))
         #expect(try db.openGrants(a.store) == 1)
         #expect(b.store.counters.staleCommits >= 1)
+        #expect(try SharedFixture.invariantProblems(a.store).isEmpty)
+    }
+
+    /// Hourly earning is awarded once per hour whichever helper's timer runs first: both tick at
+    /// once after three hours of abstinence, B on a state from before the block (the stale path).
+    /// The ledger's balance adds up either way, so the hours themselves are counted.
+    @Test func an_hour_of_abstinence_is_awarded_once_when_both_helpers_timers_run_at_once() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let clock = HouseholdClock()
+        let a = try await SharedFixture.node("a", on: db, clock: clock)
+        let b = try await SharedFixture.node("b", on: db, clock: clock, listening: false)
+        defer { a.listener?.cancel() }
+        _ = try await a.engine.block(["instagram"])
+        clock.pass(.minutes(185))
+        async let first: Void? = try? a.engine.tick()
+        async let second: Void? = try? b.engine.tick()
+        _ = await (first, second)
+        // A timer refused as stale runs again at its next second; here, at once.
+        for engine in [a.engine, b.engine] {
+            var ticked = false
+            for _ in 0..<3 where !ticked { ticked = (try? await engine.tick()) != nil }
+        }
+        #expect(try db.query("SELECT count(*), count(DISTINCT time) FROM ledger WHERE reason = 'earn'") == "3|3")
         #expect(try SharedFixture.invariantProblems(a.store).isEmpty)
     }
 
@@ -234,6 +259,17 @@ import Testing
 }
 
 @Suite(.serialized) struct SharedStoreDoctorTests {
+    /// `doctor` on a helper whose database is away says so in the household's words (not SQLite's).
+    @Test func doctor_on_a_helper_whose_database_is_away_says_it_cannot_be_reached() async throws {
+        let db = try TestPostgres()
+        defer { db.stop() }
+        let a = try await SharedFixture.node("a", on: db, clock: HouseholdClock(), listening: false)
+        try db.halt()
+        let problems = await a.engine.doctorFacts(profile: HelperEngine.defaultProfile, probeClient: nil).database.problems
+        #expect(problems.contains { $0.contains("the household database could not be checked") && $0.contains("cannot be reached") }, "\(problems)")
+        #expect(!problems.contains { $0.contains("PRAGMA") }, "\(problems)")
+    }
+
     /// The clocks of two helpers differ: the store measures each against the server's, and
     /// `doctor` (the store's integrity check) names the one that is off, by how much, and the fix.
     @Test func doctor_reports_a_helper_whose_clock_differs_and_one_not_seen_recently() throws {
@@ -247,6 +283,36 @@ import Testing
         let problems = try a.integrityCheck().problems
         #expect(problems.contains { $0.contains("helper b's clock is") && $0.contains("ahead of the database server's") }, "\(problems)")
         #expect(!problems.contains { $0.contains("helper a") })
+        // B last seen two minutes ago (stopped, or cut off), and a schema step this build expects missing.
+        _ = try db.query("UPDATE nodes SET seen_at = clock_timestamp() - interval '2 minutes' WHERE node = 'b'")
+        _ = try db.query("DELETE FROM scrolloff_migrations WHERE id = 'pg4 household lists'")
+        let later = try a.integrityCheck().problems
+        #expect(later.contains { $0.contains("helper b was last seen") && $0.contains("cannot reach the database") }, "\(later)")
+        #expect(later.contains { $0.contains("schema steps missing: pg4 household lists") }, "\(later)")
+    }
+}
+
+/// `[store] password_file`: whoever can read or change it has the household's database.
+@Suite struct StorePasswordFileTests {
+    @Test func a_password_file_another_user_owns_a_symbolic_link_or_a_large_file_is_refused_and_roots_is_read() throws {
+        let dir = NSTemporaryDirectory() + "scrolloff-pg-words-pw-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func file(_ name: String, _ text: String, owner: uid_t = 0) throws -> String {
+            try text.write(toFile: "\(dir)/\(name)", atomically: false, encoding: .utf8)
+            chmod("\(dir)/\(name)", 0o600)
+            chown("\(dir)/\(name)", owner, owner)
+            return "\(dir)/\(name)"
+        }
+        func refusal(_ path: String) -> String {
+            do throws(PostgresLocationError) { return "read \(try PostgresLocation.readPassword(path: path))" } catch { return error.problem }
+        }
+        let root = try file("root", "s3cret\r\nnot the password\n")
+        #expect(refusal(root) == "read s3cret")
+        #expect(refusal(try file("member", "guessed\n", owner: 1000)).contains("belongs to uid 1000"))
+        symlink(root, "\(dir)/link")
+        #expect(refusal("\(dir)/link").contains("symbolic link"))
+        #expect(refusal(try file("big", String(repeating: "x", count: 5000))).contains("more than a password file's 4096"))
     }
 }
 

@@ -48,6 +48,35 @@ import Testing
         }
     }
 
+    /// A row no `lists add` could have written (by hand, or by another helper of a shared store)
+    /// is refused by name at load, before any helper makes a file name of it or prints its URL.
+    @Test(arguments: [
+        ("../../etc/cron.d/x", "https://x.example/l", "is not a list name"),
+        ("Social", "https://x.example/l", "is not a list name"),
+        (String(repeating: "a", count: 65), "https://x.example/l", "is not a list name"),
+        ("odd", "https://x.example/" + String(repeating: "a", count: 4096), "more than 2048"),
+        ("odd", "https://x.example/\u{1B}]0;owned\u{07}\u{1B}[2J", "control character U+1B"),
+        ("odd", "https://x.example/l", "not a helper's name"),
+    ])
+    func a_row_with_a_hostile_name_url_or_helper_is_refused_by_name(name: String, url: String, words: String) throws {
+        // The last case's URL is fine; its helper name carries a terminal escape.
+        let node = words == "not a helper's name" ? "resolver-1\u{1B}[2J" : ""
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try Fixture.store(in: dir)
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO household_lists (name, url, added, added_on) VALUES (?, ?, 0, ?)", arguments: [name, url, node])
+        }
+        do throws(StoreError) {
+            _ = try store.load()
+            Issue.record("a household_lists row named \(name.prefix(20)) with a \(url.utf8.count)-byte URL was loaded")
+        } catch {
+            guard case .invalidRow(let table, let detail) = error else { Issue.record("\(error)"); return }
+            #expect(table == "household_lists" && detail.contains(words), "\(detail)")
+            #expect(detail.utf8.count < 300 && !detail.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(detail)")
+        }
+    }
+
     @Test func a_v4_database_gains_the_household_lists_table_empty_and_keeps_its_rows() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

@@ -15,7 +15,7 @@ public enum StoreKeys {
     public static let passwordFile = Setting(
         .store, "password_file", .text, default: .value("\"\""),
         allowed: HelperKeys.absolutePathAllowed(example: "/etc/scrolloff/db-password"),
-        doc: "A file (mode 600) whose first line is the database password; \"\" = none (peer or certificate authentication).",
+        doc: "A file owned by root (mode 600, not a symbolic link) whose first line is the database password; \"\" = none (peer or certificate authentication).",
         reload: store)
     public static let tlsCAFile = Setting(
         .store, "tls_ca_file", .text, default: .value("\"\""),
