@@ -53,10 +53,11 @@ public enum ControlRoutes {
             // Lists are the household's, but the router checked only the profile the request
             // names: a member of an ownerless profile could otherwise remove a list another
             // profile blocks, and open its names there.
+            var checked: Set<String>?
             if let engine, let profiles {
-                try await ListRemovalAccess.check(request, list: name, engine: engine, access: profiles, authorizer: authorizer)
+                checked = try await ListRemovalAccess.check(request, list: name, engine: engine, access: profiles, authorizer: authorizer)
             }
-            return .ok(try await context.lists.remove(name))
+            return .ok(try await context.lists.remove(name, checkedProfiles: checked))
         }
         if let engine {
             EngineRoutes.add(to: &router, engine: engine, authorizer: authorizer)

@@ -82,7 +82,9 @@ public struct ListRegistry: Sendable {
     /// asked in the commit's decision so helpers adding at once cannot pass the bound together.
     public var add: @Sendable (ListSource, ListBound, Int) async throws(ControlFailure) -> Void
     /// Removes a list (with its event), asking the rules again; false when it was not the household's.
-    public var remove: @Sendable (ListName) async throws(ControlFailure) -> Bool
+    /// Removes a list for the household; refused when a profile outside the set given (those
+    /// whose rights were checked) names it by the commit.
+    public var remove: @Sendable (ListName, Set<String>?) async throws(ControlFailure) -> Bool
     /// Carries this helper's lists from before into the state, once.
     public var carryIn: @Sendable ([ListSource]) async throws(ControlFailure) -> Void
     /// What the household holds of each list a refresh shrank under a lock, as this helper last
@@ -99,7 +101,7 @@ public struct ListRegistry: Sendable {
 
     public init(sources: @escaping @Sendable () async -> [ListSource], node: String,
                 add: @escaping @Sendable (ListSource, ListBound, Int) async throws(ControlFailure) -> Void,
-                remove: @escaping @Sendable (ListName) async throws(ControlFailure) -> Bool,
+                remove: @escaping @Sendable (ListName, Set<String>?) async throws(ControlFailure) -> Bool,
                 carryIn: @escaping @Sendable ([ListSource]) async throws(ControlFailure) -> Void) {
         self.sources = sources
         self.node = node
@@ -126,8 +128,8 @@ public struct ListRegistry: Sendable {
                 }
                 throw .invalidArgument("\(refusedAt) lists are in force, the household's bound of \(bound.maxLists) ([lists] max_lists); list '\(source.name)' was not added.")
             },
-            remove: { name throws(ControlFailure) in
-                do throws(EngineError) { return try await engine.removeListSource(name.rawValue) } catch {
+            remove: { name, checked throws(ControlFailure) in
+                do throws(EngineError) { return try await engine.removeListSource(name.rawValue, checkedProfiles: checked) } catch {
                     throw ControlFailure(error, now: await engine.trustedNow())
                 }
             },

@@ -655,7 +655,9 @@ public actor ListsController {
     }
 
     /// Removes a list's copy and metadata, unless a rule that names the list forbids it now.
-    public func remove(_ name: String) async throws(ControlFailure) -> RemoveListResponse {
+    /// - Parameter checkedProfiles: the profiles whose rights over the list were checked; the
+    ///   household's commit refuses the removal when another profile names the list by then.
+    public func remove(_ name: String, checkedProfiles: Set<String>? = nil) async throws(ControlFailure) -> RemoveListResponse {
         await readRegistry()
         let source: ListMetadata
         if let wanted = try? ListName(name), let shared = registered[wanted], !(await allMetadata()).contains(where: { $0.name == wanted }) {
@@ -676,7 +678,7 @@ public actor ListsController {
         // Gone for the household first (the rules asked again in that commit); a refusal or an
         // unreachable database leaves the copy here in force.
         var shared = false
-        if let registry { shared = try await registry.remove(source.name) }
+        if let registry { shared = try await registry.remove(source.name, checkedProfiles) }
         do {
             try await store.remove(source.name)
         } catch {

@@ -564,13 +564,23 @@ extension HelperEngine {
     /// `lists rm`: the list is gone for every helper, with the event, in one commit. The rules are
     /// asked again in the commit's decision (a lock another helper set meanwhile holds). Returns
     /// false when the household had no such list (a copy of this helper's alone).
+    ///
+    /// `checkedProfiles`: the profiles whose rights over the list the caller was checked for
+    /// (`ListRemovalAccess`); a profile that names the list in the decision's state and is not
+    /// among them (a block another helper committed after the check) refuses the removal, which
+    /// would open the list's names there for someone not asked about.
     @discardableResult
-    public func removeListSource(_ name: String) throws(EngineError) -> Bool {
+    public func removeListSource(_ name: String, checkedProfiles: Set<String>? = nil) throws(EngineError) -> Bool {
         var removed = false
         try perform { work throws(EngineError) in
             let id = EntryID(name.lowercased())
             for p in work.profiles {
                 do throws(Refusal) { try ListsLifecycle.checkRemoval(of: id, in: p, at: work.now) } catch { throw .refused(error) }
+            }
+            if let checkedProfiles,
+               let newcomer = work.profiles.first(where: { !checkedProfiles.contains($0.name) && ListsLifecycle.names(id, in: $0) }) {
+                throw .invalid("Profile \(newcomer.name) began to block list \(name) while it was being removed, so nothing was removed. "
+                    + "Ask again with `scrolloff lists rm \(name)`: your rights over \(newcomer.name) are checked then.")
             }
             guard let source = listSources.first(where: { $0.name == name }) else { removed = false; return }
             removed = true

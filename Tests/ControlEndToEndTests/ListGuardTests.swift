@@ -73,6 +73,32 @@ struct ListGuardTests {
         #expect((try await server.json(["lists", "list"])["lists"] as? [Any])?.isEmpty == true)
     }
 
+    /// The caller's rights are checked before the household's commit. A profile that began to
+    /// name the list in between (a block committed through another helper) was not asked about,
+    /// so the commit refuses the removal; asked again, the check covers that profile.
+    @Test func a_removal_checked_before_another_profile_named_the_list_is_refused_in_the_commit() async throws {
+        let server = try await EngineServer()
+        defer { Task { await server.stop() } }
+        try await server.engine.applyConfiguredProfiles(
+            default: ProfileSettings(name: "default", timeZoneID: "UTC", preset: .strict),
+            profiles: [ProfileSettings(name: "kids", clientCIDRs: ["192.0.2.0/28"], timeZoneID: "UTC", preset: .strict, ownerUIDs: [40001])])
+        let file = server.directory + "/doom.txt"
+        try writeList(file, names: 20, prefix: "doom")
+        #expect(try await server.cli(["lists", "add", "file://" + file, "--name", "doom"]).status == 0)
+        // Checked while no profile named the list: only `default`, the profile asked through.
+        #expect(await server.engine.profilesNamingList("doom").isEmpty)
+        #expect(try await server.cli(["block", "doom", "--profile", "kids"]).status == 0)
+        server.time.shift(.hours(3)) // past the block's cooldown: only the rights stand in the way
+        do {
+            _ = try await server.engine.removeListSource("doom", checkedProfiles: ["default"])
+            Issue.record("removed although kids, never checked, blocks it")
+        } catch {
+            #expect(error.description.contains("Profile kids began to block list doom"), "\(error)")
+        }
+        #expect(await server.engine.listSources.map(\.name) == ["doom"], "the list is still the household's")
+        #expect(try await server.engine.removeListSource("doom", checkedProfiles: ["default", "kids"]))
+    }
+
     /// `block instagram` means the service, `block social` the category: a list of such a name
     /// could never be blocked by it, and removing it would meet the service's locks.
     @Test func a_list_is_not_named_like_a_service_or_a_category_of_the_catalog() async throws {
