@@ -143,7 +143,15 @@ package struct ListPart: Sendable {
             entries.append(EntryID(service.id))
             entryRules.append(.rules(service.rules))
         }
+        let services = entries.count
         for name in inputs.listNames {
+            // A list named like a catalog service blocks under the service's entry, so a rule
+            // naming that word holds both sets of names. `lists add` refuses such a name, but a
+            // newer catalog may bring the word, or another helper's older one let it in; as two
+            // entries of one id, the rules reached only the service's and the list's names
+            // answered open.
+            let shared = entries[..<services].firstIndex { $0.rawValue == name.lowercased() }
+            let index = shared ?? entries.count
             // One list's rules at a time: the packed copy is freed before the next one is read.
             do throws(ListParseError) {
                 // Handed to the builder, not copied: when nothing else holds the rules (a fresh
@@ -151,12 +159,16 @@ package struct ListPart: Sendable {
                 // while they are added.
                 var rules = fresh[name]?.take()
                 if rules == nil { rules = try lists[name]?.load() }
-                if rules != nil { builder.add(taking: rules.take()!, entry: DomainLists.EntryIndex(UInt32(entries.count))) }
+                if rules != nil { builder.add(taking: rules.take()!, entry: DomainLists.EntryIndex(UInt32(index))) }
             } catch {
                 unreadable[name] = error.description
             }
-            entries.append(EntryID(name))
-            entryRules.append(lists[name] ?? .empty)
+            if let shared {
+                entryRules[shared] = .union(entryRules[shared], lists[name] ?? .empty)
+            } else {
+                entries.append(EntryID(name))
+                entryRules.append(lists[name] ?? .empty)
+            }
         }
         for set in catalog.allowSets { builder.allowAll(set.rules) }
         // A list URL's host is allowed as that one name: a list fetched from example.net must not

@@ -81,12 +81,20 @@ public enum ListRules: Sendable {
     case rules(RuleList)
     /// A stored list copy, read again when its rules are needed.
     case copy(ListCopy)
+    /// A catalog service's rules and those of a list with the same name, one entry (`ListPart`).
+    indirect case union(ListRules, ListRules)
 
     /// The rules, reading the copy if that is where they are.
     public func load() throws(ListParseError) -> RuleList {
         switch self {
-        case .rules(let rules): rules
-        case .copy(let copy): try copy.rules()
+        case .rules(let rules): return rules
+        case .copy(let copy): return try copy.rules()
+        case .union(let service, let list):
+            // The service's names are in memory and always read: a list copy that no longer reads
+            // must not take them with it (hosts mode would write neither).
+            let first = try service.load()
+            guard let second = try? list.load() else { return first }
+            return RuleList(Array(first) + Array(second))
         }
     }
 
@@ -95,6 +103,7 @@ public enum ListRules: Sendable {
         switch self {
         case .rules(let rules): rules
         case .copy(let copy): copy.leadingRules()
+        case .union(let service, _): service.leading()
         }
     }
 
