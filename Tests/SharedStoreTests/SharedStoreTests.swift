@@ -249,12 +249,44 @@ import Testing
                 done += " → \(e.refusal != nil ? "refused" : "\(e)")"
             }
             log.append(done)
-            let problems = try SharedFixture.invariantProblems(checker)
+            var problems = try SharedFixture.invariantProblems(checker)
+            problems += try await Self.loadedCopyProblems(nodes, db: db, checker: checker)
             #expect(problems.isEmpty, "seed \(seed) step \(step): \(problems)\n\(log.joined(separator: "\n"))")
             if !problems.isEmpty { break }
         }
         for n in nodes { try? await n.engine.tick() }
         #expect(try SharedFixture.invariantProblems(checker).isEmpty)
+    }
+
+    /// balance == Σ ledger on each helper's own loaded copy, not only in the database. A helper
+    /// holds the household at the version it last loaded or committed; by design (a commit is
+    /// refused when the household moved on, and the helper reloads first) a helper may hold an
+    /// older version for a while: the one that listens (A) until the other's notification
+    /// arrives (within a second), the one that does not (B) until its next commit is refused as
+    /// stale. So: A must hold the database's version within 3 s, and every helper that holds it
+    /// must hold, per profile, a wallet whose batches add up to the database's ledger; any
+    /// helper's balance is never below zero.
+    static func loadedCopyProblems(_ nodes: [(engine: HelperEngine, store: PostgresStateStore, listener: Task<Void, Never>?)],
+                                   db: TestPostgres, checker: PostgresStateStore) async throws -> [String] {
+        let household = Int64(try db.query("SELECT version FROM household WHERE id = 1"))
+        let books = try checker.verifyLedger()
+        var problems: [String] = []
+        for node in nodes {
+            let name = node.store.nodeName
+            if node.listener != nil {
+                let current = await SharedFixture.eventually(seconds: 3) { await node.engine.loadedBooks(node.store).version == household }
+                if !current { problems.append("\(name) still holds version \(String(describing: node.store.knownVersion)), the household is at \(household ?? -1)") }
+            }
+            let (version, balances) = await node.engine.loadedBooks(node.store)
+            for book in books {
+                guard let held = balances[book.profile] else { continue }
+                if held < 0 { problems.append("\(name): \(book.profile)'s balance is \(held) in its loaded copy") }
+                if version == household, held != book.ledgerSumSeconds {
+                    problems.append("\(name) at version \(version ?? -1): \(book.profile)'s loaded balance is \(held) s, the ledger adds up to \(book.ledgerSumSeconds) s")
+                }
+            }
+        }
+        return problems
     }
 }
 
