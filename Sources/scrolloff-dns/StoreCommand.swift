@@ -85,6 +85,12 @@ struct StoreCommand: ParsableCommand {
                             throw MaintenanceFailure("\(text): there is no SQLite state at \(file); name the state folder of the helper to copy "
                                 + "(its state_dir, /var/lib/scrolloff when installed)")
                         }
+                        // A folder that exists with other files and no state in it (sqlite:/tmp,
+                        // sqlite:/etc) is not a state folder: opening it would make it 700.
+                        if path == file, let inside = try? FileManager.default.contentsOfDirectory(atPath: folder), !inside.isEmpty {
+                            throw MaintenanceFailure("\(text): \(folder) holds other files and no state; nothing was copied — name a new folder, "
+                                + "or a helper's state folder")
+                        }
                         return
                     }
                     throw MaintenanceFailure("\(text): \(path) cannot be read: \(String(cString: strerror(e)))")

@@ -112,11 +112,21 @@ extension SharedStoreEndToEndTests {
         chown(theirs, 1000, 1000)
         let intoTheirs = try copy(["--from", url, "--to", "sqlite:\(others)", "--password-file", password, "--force"])
         #expect(intoTheirs.exitCode != 0 && intoTheirs.output.contains("belongs to uid 1000"), "\(intoTheirs)")
+        // A folder that is not a state folder (as /etc or /tmp would be): opening it would make it 700.
+        let busy = scratch.path + "/busy"
+        try FileManager.default.createDirectory(atPath: busy, withIntermediateDirectories: true)
+        _ = try scratch.file("busy/notes.txt", "keep\n")
+        chmod(busy, 0o755)
+        let intoBusy = try copy(["--from", url, "--to", "sqlite:\(busy)", "--password-file", password])
+        #expect(intoBusy.exitCode != 0 && intoBusy.output.contains("holds other files and no state"), "\(intoBusy)")
+        #expect(!FileManager.default.fileExists(atPath: busy + "/scrolloff.sqlite"))
         for (file, text) in [(victim, "someone's notes\n"), (theirs, "")] {
             var info = stat()
             #expect(lstat(file, &info) == 0 && info.st_mode & 0o777 == 0o644, "\(file)'s mode was changed")
             #expect((try? String(contentsOfFile: file, encoding: .utf8)) == text, "\(file) was written")
         }
+        var busyInfo = stat()
+        #expect(stat(busy, &busyInfo) == 0 && busyInfo.st_mode & 0o777 == 0o755, "the folder's mode was changed")
     }
 
     /// A household server that asks for a password (scram-sha-256) and speaks TLS: a helper with
