@@ -13,6 +13,7 @@ test_pkgs=(bind9-dnsutils knot-dnsutils dnsperf dnsmasq-base unbound faketime py
            chromium chromium-driver python3-selenium  # the household page in a real browser
            man-db  # ManualPageTests renders the generated manual pages with man
            postgresql  # initdb/pg_ctl: SharedStoreTests start their own server on a Unix socket (no service)
+           openssl  # a CA and a server certificate for the household server's TLS (SharedStoreCopyEndToEndTests)
            python3-pip  # installs selenium-axe-python below (not in Debian)
            dbus libnotify-bin python3-dbus python3-gi)  # watch --notify on a real session bus (WatchNotifyTests)
 

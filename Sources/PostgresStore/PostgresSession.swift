@@ -194,9 +194,20 @@ package final class PostgresSession: @unchecked Sendable {
                 let message = server[.message] ?? "no message"
                 // 23503: a foreign key (a profile that does not exist); as the SQLite store says it.
                 if code == "23503" { return .invalidChange("a row refers to a profile that does not exist; save the profile first") }
+                // Class 28, invalid authorization: the server's words alone ("password authentication
+                // failed") did not say where the password comes from.
+                if code.hasPrefix("28") {
+                    return .server(location: location.description, code: code,
+                                   message: "\(message); check the user in the URL and the password in [store] password_file (store copy: --password-file)")
+                }
                 return .server(location: location.description, code: code, message: message)
             }
-            return .unreachable(location: location.description, detail: "\(p.code)" + (p.underlying.map { ": \($0)" } ?? ""))
+            let detail = "\(p.code)" + (p.underlying.map { ": \($0)" } ?? "")
+            if p.underlying is NIOSSLError || detail.contains("CERTIFICATE_VERIFY_FAILED") {
+                return .unreachable(location: location.description, detail: "the server's TLS certificate was not verified (\(detail)); "
+                    + "name the CA that signed it in [store] tls_ca_file, or sslrootcert= in the URL")
+            }
+            return .unreachable(location: location.description, detail: detail)
         }
         return .unreachable(location: location.description, detail: "\(error)")
     }

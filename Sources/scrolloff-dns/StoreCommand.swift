@@ -35,8 +35,8 @@ struct StoreCommand: ParsableCommand {
         var force = false
 
         func run() throws {
-            let from = try Self.open(source, passwordFile: passwordFile)
-            let to = try Self.open(target, passwordFile: passwordFile)
+            let from = try Self.open(source, passwordFile: passwordFile, role: .source)
+            let to = try Self.open(target, passwordFile: passwordFile, role: .target)
             do {
                 let report = try StoreCopy.copy(from: from, to: to, force: force)
                 let total = report.rows.map(\.count).reduce(0, +)
@@ -47,11 +47,14 @@ struct StoreCommand: ParsableCommand {
             }
         }
 
-        static func open(_ text: String, passwordFile: String?) throws -> StoreCopy.Endpoint {
+        enum Role { case source, target }
+
+        static func open(_ text: String, passwordFile: String?, role: Role) throws -> StoreCopy.Endpoint {
             if text.hasPrefix("sqlite:") {
                 var path = String(text.dropFirst("sqlite:".count))
                 if path.hasSuffix("/scrolloff.sqlite") { path = String(path.dropLast("/scrolloff.sqlite".count)) }
                 guard path.hasPrefix("/") else { throw MaintenanceFailure("\(text): write sqlite:/absolute/state/folder") }
+                try checkSQLite(folder: path, named: text, role: role)
                 do { return .sqlite(try Store(directory: path)) } catch { throw MaintenanceFailure("\(text): \(error)") }
             }
             do {
@@ -62,6 +65,43 @@ struct StoreCommand: ParsableCommand {
                 throw MaintenanceFailure("\(text): \(e.problem); write sqlite:/var/lib/scrolloff or \(PostgresLocation.example)")
             } catch {
                 throw MaintenanceFailure("\(text): \(error)")
+            }
+        }
+
+        /// Opening a SQLite store creates the folder and the file when missing, runs its schema
+        /// steps and sets the modes to 700 and 600; the copy runs as root. So a source must
+        /// already be a state (a typo read as an empty one copied nothing and left a new folder),
+        /// and neither the folder nor the file may be a symbolic link or another user's (root
+        /// would write into, and take away the modes of, whatever they name).
+        static func checkSQLite(folder: String, named text: String, role: Role) throws {
+            let me = geteuid()
+            let file = folder + (folder.hasSuffix("/") ? "" : "/") + StateFiles.databaseName
+            for path in [folder, file] {
+                var info = stat()
+                guard lstat(path, &info) == 0 else {
+                    let e = errno
+                    if e == ENOENT {
+                        if role == .source {
+                            throw MaintenanceFailure("\(text): there is no SQLite state at \(file); name the state folder of the helper to copy "
+                                + "(its state_dir, /var/lib/scrolloff when installed)")
+                        }
+                        // A folder that exists with other files and no state in it (sqlite:/tmp,
+                        // sqlite:/etc) is not a state folder: opening it would make it 700.
+                        if path == file, let inside = try? FileManager.default.contentsOfDirectory(atPath: folder), !inside.isEmpty {
+                            throw MaintenanceFailure("\(text): \(folder) holds other files and no state; nothing was copied — name a new folder, "
+                                + "or a helper's state folder")
+                        }
+                        return
+                    }
+                    throw MaintenanceFailure("\(text): \(path) cannot be read: \(String(cString: strerror(e)))")
+                }
+                if info.st_mode & S_IFMT == S_IFLNK {
+                    throw MaintenanceFailure("\(text): \(path) is a symbolic link; nothing was copied — name the folder itself")
+                }
+                if info.st_uid != me {
+                    throw MaintenanceFailure("\(text): \(path) belongs to uid \(info.st_uid), not to uid \(me) who runs this copy; nothing was copied — "
+                        + (role == .source ? "copy as its owner" : "name a folder of your own (a new one is made)"))
+                }
             }
         }
     }

@@ -26,18 +26,18 @@ enum SharedFixture {
         return try! Catalog.load(folder: root.appendingPathComponent("blocklists").path)
     }()
 
-    static func configuration() -> EngineConfiguration {
+    static func configuration(preset: Preset = .balanced) -> EngineConfiguration {
         EngineConfiguration(stateDirectory: "/nonexistent", catalog: catalog, buildDate: Instant(secondsSince1970: 1_767_225_600),
-                            defaultTimeZoneID: "UTC", defaultPreset: .balanced)
+                            defaultTimeZoneID: "UTC", defaultPreset: preset)
     }
 
     /// A helper on the shared store: its own connection, the engine, and (if `listening`) the task
     /// that reloads it when the other commits.
-    static func node(_ name: String, on db: TestPostgres, clock: HouseholdClock, listening: Bool = true) async throws
+    static func node(_ name: String, on db: TestPostgres, clock: HouseholdClock, listening: Bool = true, preset: Preset = .balanced) async throws
         -> (engine: HelperEngine, store: PostgresStateStore, listener: Task<Void, Never>?)
     {
         let store = try PostgresStateStore(location: db.location, node: name, statementTimeout: .seconds(2))
-        let engine = try await HelperEngine.start(configuration: configuration(), store: store, timeSource: clock)
+        let engine = try await HelperEngine.start(configuration: configuration(preset: preset), store: store, timeSource: clock)
         guard listening else { return (engine, store, nil) }
         let listener = PostgresListener(store: store, pollInterval: .milliseconds(500))
         let task = Task { await listener.run { _ in await engine.reloadFromStore() } }
@@ -75,6 +75,13 @@ enum SharedFixture {
 }
 
 extension HelperEngine {
+    /// This helper's own loaded copy of the books: each profile's wallet balance as it holds it
+    /// in memory, and the household version (`knownVersion`) that copy is of. Read in one turn
+    /// of the actor, so a reload or a commit is never half seen.
+    func loadedBooks(_ store: PostgresStateStore) -> (version: Int64?, balances: [String: Int64]) {
+        (store.knownVersion, Dictionary(uniqueKeysWithValues: profiles.map { ($0.name, $0.account.wallet.balanceSeconds) }))
+    }
+
     /// Whether the DNS side of this helper blocks `name` now, from its snapshot alone.
     nonisolated func blocks(_ name: String) async -> Bool {
         let now = await trustedNow()

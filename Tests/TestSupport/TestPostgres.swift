@@ -12,6 +12,8 @@ public final class TestPostgres: @unchecked Sendable {
     public let port: Int
     /// The TCP address it also listens on (a network namespace's veth end), or nil for the socket only.
     public let tcpAddress: String?
+    /// `-c ssl=on …` with the certificate and key it was given, or "" for none.
+    private var tlsOptions = ""
 
     /// The binaries of the newest installed major version.
     static let bin: String = {
@@ -31,17 +33,33 @@ public final class TestPostgres: @unchecked Sendable {
     ///   - tcpAddress: an address to listen on besides the socket (`trust` from anywhere: a test
     ///     network only).
     ///   - port: the TCP port (and the socket's name).
-    public init(tcpAddress: String? = nil, port: Int = 5432) throws {
+    ///   - password: when given, TCP logins must prove it with scram-sha-256 (the socket stays
+    ///     `trust`, so `query` needs none), as a household's server over the LAN asks.
+    ///   - certificate: PEM files of the server's certificate and key: TLS on (`ssl=on`).
+    public init(tcpAddress: String? = nil, port: Int = 5432, password: String? = nil, certificate: (certificate: String, key: String)? = nil) throws {
         self.tcpAddress = tcpAddress
         self.port = port
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("scrolloff-pg-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true)
+        var authentication = ["--auth=trust"]
+        if let password {
+            try (password + "\n").write(toFile: folder + "/pwfile", atomically: false, encoding: .utf8)
+            authentication = ["--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile=" + folder + "/pwfile"]
+        }
+        if let certificate {
+            // The server reads its key only when the key is its own and private (it refuses to start otherwise).
+            for (from, to) in [(certificate.certificate, "server.crt"), (certificate.key, "server.key")] {
+                try FileManager.default.copyItem(atPath: from, toPath: folder + "/" + to)
+            }
+            chmod(folder + "/server.key", 0o600)
+            tlsOptions = " -c ssl=on -c ssl_cert_file=\(folder)/server.crt -c ssl_key_file=\(folder)/server.key"
+        }
         try Self.run("/bin/chown", ["-R", "postgres:postgres", folder])
         do {
-            try Self.asPostgres("initdb", ["-D", data, "-U", "scrolloff", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
+            try Self.asPostgres("initdb", ["-D", data, "-U", "scrolloff"] + authentication + ["--no-sync", "-E", "UTF8", "--locale=C"])
             if tcpAddress != nil {
                 let hba = data + "/pg_hba.conf"
-                let rules = (try String(contentsOfFile: hba, encoding: .utf8)) + "host all all 0.0.0.0/0 trust\n"
+                let rules = (try String(contentsOfFile: hba, encoding: .utf8)) + "host all all 0.0.0.0/0 \(password == nil ? "trust" : "scram-sha-256")\n"
                 try rules.write(toFile: hba, atomically: false, encoding: .utf8)
             }
             try start()
@@ -53,7 +71,7 @@ public final class TestPostgres: @unchecked Sendable {
 
     public func start() throws {
         try Self.asPostgres("pg_ctl", ["-D", data, "-w", "-t", "30", "-l", folder + "/log",
-                                       "-o", "-k \(socketFolder) -c listen_addresses='\(tcpAddress ?? "")' -p \(port) -c fsync=off", "start"])
+                                       "-o", "-k \(socketFolder) -c listen_addresses='\(tcpAddress ?? "")' -p \(port) -c fsync=off\(tlsOptions)", "start"])
     }
 
     /// Stops the server (`immediate`: as a crash or a pulled cable would, without a checkpoint).
