@@ -216,19 +216,6 @@ public struct PostgresListener: Sendable {
                 var pending: (sequence: Int64, sent: ContinuousClock.Instant)?
                 while !Task.isCancelled {
                     try await Task.sleep(for: pollInterval)
-                    if let p = pending, probed.withLockedValue({ $0 }) < p.sequence, ContinuousClock.now - p.sent > probeTimeout {
-                        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
-                        throw Lost(description: "its own probe notification was not back after \(probeTimeout)")
-                    }
-                    if listening.withLockedValue({ $0 }), pending.map({ probed.withLockedValue { $0 } >= $0.sequence && ContinuousClock.now - $0.sent >= probeInterval }) ?? true {
-                        sequence += 1
-                        pending = (sequence, .now)
-                        // Sent on this connection, which listens: PostgreSQL delivers it back here.
-                        _ = try? await PostgresSession.deadline(
-                            connection.query(PostgresQuery(unsafeSQL: "SELECT pg_notify('\(PostgresStateStore.channel)', 'probe \(instance) \(sequence)')"),
-                                             logger: logger),
-                            timeout: queryTimeout).get()
-                    }
                     let result: PostgresQueryResult
                     do {
                         let query: EventLoopFuture<PostgresQueryResult> = connection.query(
@@ -241,6 +228,20 @@ public struct PostgresListener: Sendable {
                     }
                     for row in result.rows {
                         if let version = try? row.decode(Int64.self), store.isNewer(version) { await onChange(.polled) }
+                    }
+                    // The server has just answered on this connection (a server away is the version
+                    // check's to find, as above), so a probe still missing means LISTEN stopped delivering.
+                    if let p = pending, probed.withLockedValue({ $0 }) < p.sequence, ContinuousClock.now - p.sent > probeTimeout {
+                        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+                        throw Lost(description: "its own probe notification was not back after \(probeTimeout)")
+                    }
+                    if listening.withLockedValue({ $0 }), pending.map({ probed.withLockedValue { $0 } >= $0.sequence && ContinuousClock.now - $0.sent >= probeInterval }) ?? true {
+                        sequence += 1
+                        pending = (sequence, .now)
+                        // Sent on this connection, which listens: PostgreSQL delivers it back here. Not
+                        // waited for: the check above is what tells whether it came.
+                        connection.query(PostgresQuery(unsafeSQL: "SELECT pg_notify('\(PostgresStateStore.channel)', 'probe \(instance) \(sequence)')"),
+                                         logger: logger).whenComplete { _ in }
                     }
                 }
             }
