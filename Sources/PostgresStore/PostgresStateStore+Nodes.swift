@@ -109,7 +109,7 @@ extension PostgresStateStore {
         switch say {
         case .clash:
             if let clash {
-                session.logger.error("\(clash.problem(node: node, instance: instance))", metadata: ["store.node": "\(node)", "store.instance": "\(instance)"])
+                session.logger.error("\(clash.problem(node: node, instance: instance))", metadata: ["household.node": "\(node)", "store.instance": "\(instance)"])
             }
         case .over:
             session.logger.notice("node name \(node) is this helper's alone again", metadata: ["store.instance": "\(instance)"])
