@@ -74,10 +74,14 @@ extension DoctorVerdicts {
                 + "the ledger and events catch up with the exact seconds once writes succeed",
                 fix: "Free space where the state lives: `df -h \(directory)`, then remove what fills it.")
         }
-        guard !database.problems.isEmpty else { return .pass("database", "PRAGMA quick_check: ok (\(database.path))") }
+        let shared = database.path.hasPrefix("postgresql://")
+        guard !database.problems.isEmpty else {
+            return .pass("database", shared ? "the household database \(database.path): reachable, schema whole, notifications arriving"
+                                            : "PRAGMA quick_check: ok (\(database.path))")
+        }
         let path = database.path
         // A shared store's findings are no SQLite page check: each says what to do itself.
-        if path.hasPrefix("postgresql://") {
+        if shared {
             return .fail("database", "the household database \(path): \(database.problems.prefix(3).joined(separator: "; "))",
                          fix: "Do what each finding says; `sudo journalctl -u scrolloff-dns` shows when it began.")
         }
