@@ -74,8 +74,17 @@ extension DoctorVerdicts {
                 + "the ledger and events catch up with the exact seconds once writes succeed",
                 fix: "Free space where the state lives: `df -h \(directory)`, then remove what fills it.")
         }
-        guard !database.problems.isEmpty else { return .pass("database", "PRAGMA quick_check: ok (\(database.path))") }
+        let shared = database.path.hasPrefix("postgresql://")
+        guard !database.problems.isEmpty else {
+            return .pass("database", shared ? "the household database \(database.path): reachable, schema whole, notifications arriving"
+                                            : "PRAGMA quick_check: ok (\(database.path))")
+        }
         let path = database.path
+        // A shared store's findings are no SQLite page check: each says what to do itself.
+        if shared {
+            return .fail("database", "the household database \(path): \(database.problems.prefix(3).joined(separator: "; "))",
+                         fix: "Do what each finding says; `sudo journalctl -u scrolloff-dns` shows when it began.")
+        }
         return .fail("database", "PRAGMA quick_check of \(path) found: \(database.problems.prefix(3).joined(separator: "; "))",
                      fix: "Stop the helper and recover a copy: `sudo systemctl stop scrolloff-dns && sudo sqlite3 \(path) .recover | sudo sqlite3 \(path).recovered`, then move it in place and start the helper.")
     }

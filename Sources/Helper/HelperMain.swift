@@ -82,6 +82,7 @@ public enum HelperMain {
         let engine: HelperEngine
         // `[store] backend = "postgresql"`: the household's shared database (docs/operations.md).
         let sharedStore = configuration.store.backend == .postgresql ? try HouseholdStore.open(configuration.store, logger: logger) : nil
+        if let sharedStore { try HouseholdStore.claimNode(sharedStore, stateDirectory: configuration.paths.stateDirectory) }
         // With a shared store the rules run on the database server's clock (HouseholdTimeSource).
         let householdClock = try sharedStore.map { (store) throws(HelperStartError) in try HouseholdStore.clock(for: store, logger: logger) }
         do throws(EngineError) {

@@ -29,6 +29,19 @@ package enum HouseholdStore {
         }
     }
 
+    /// Takes this helper's node name in the household for this process, or refuses the start when
+    /// another helper (another machine left with the same name) heartbeats it (`claimNode`).
+    static func claimNode(_ store: PostgresStateStore, stateDirectory: String) throws(HelperStartError) {
+        do throws(NodeClaimError) {
+            try store.claimNode(stateDirectory: stateDirectory)
+        } catch {
+            switch error {
+            case .taken: throw HelperStartError("[store] \(error)")
+            case .store(let e): throw HelperStartError("[store] the household database: \(e)")
+            }
+        }
+    }
+
     static let localClock: any TimeSource = SystemTimeSource()
 
     /// What the engine runs on: the household's clock with a shared store, this machine's otherwise.

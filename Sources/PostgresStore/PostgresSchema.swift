@@ -349,5 +349,17 @@ package enum PostgresSchema {
             CHECK ((name_count = 0) = (rules = ''))
         );
         """),
+        // Which helper process holds each node name (`PostgresStateStore.claimNode`): its instance
+        // (random, made at its start), the address the server sees it from and its host name, so
+        // two machines left with one name (two Raspberry Pis both `raspberrypi`) are told apart
+        // and the later refused. `contested_*`: a running helper that found its name taken by
+        // another instance says so here, so the holder's `doctor` reports it too.
+        ("pg6 node instances", """
+        ALTER TABLE nodes ADD COLUMN instance TEXT NOT NULL DEFAULT '';
+        ALTER TABLE nodes ADD COLUMN host TEXT NOT NULL DEFAULT '';
+        ALTER TABLE nodes ADD COLUMN address TEXT NOT NULL DEFAULT '';
+        ALTER TABLE nodes ADD COLUMN contested_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE nodes ADD COLUMN contested_at TIMESTAMPTZ;
+        """),
     ]
 }

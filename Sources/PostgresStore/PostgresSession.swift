@@ -30,6 +30,10 @@ public struct PostgresCounters: Hashable, Sendable {
     /// Notifications from other nodes, and the lag of the last one (commit on the other node to here).
     public var notifications: Int64 = 0
     public var lastNotifyLagMilliseconds: Int64?
+    /// Times the listener's `LISTEN` connection was lost (closed, killed, or its own probe
+    /// notification not back in time), and times it was opened again after such a loss.
+    public var listenerFailures: Int64 = 0
+    public var listenerReconnects: Int64 = 0
 }
 
 /// The one connection the engine's calls go through, opened on first use and again after a

@@ -19,10 +19,21 @@ import Store
 ///   the others; `PostgresListener` reloads them.
 /// - Each node keeps its own clock anchor (its own boot clock) and a row in `nodes` for `doctor`.
 public final class PostgresStateStore: StateStore, @unchecked Sendable {
-    /// The channel of `LISTEN`/`NOTIFY`; the payload is `<version> <node> <commit ms by the server's clock>`.
+    /// The channel of `LISTEN`/`NOTIFY`; the payload is `<version> <node> <instance> <commit ms by
+    /// the server's clock>` (a helper before instances sent the same without `<instance>`), or a
+    /// listener's own probe, `probe <instance> <sequence>`.
     public static let channel = "scrolloff_household"
 
     public let node: String
+    /// This helper process's own id (random, made when the store is opened): what tells two
+    /// helpers apart when they share a node name (`claimNode`), and what a listener drops of the
+    /// notifications as its own.
+    public let instance: String
+    /// Set by `heartbeat` while another instance holds this node's name (this helper yields), or
+    /// while another instance contests the name this one holds; nil otherwise.
+    package let nameClash = NIOLockedValueBox<NodeNameClash?>(nil)
+    /// What the listener found of its `LISTEN` connection, for `doctor`.
+    package let listenerHealth = NIOLockedValueBox(ListenerHealth())
     package let session: PostgresSession
     private let known = NIOLockedValueBox<Int64?>(nil)
     private let offset = NIOLockedValueBox<Int64>(0)
@@ -45,6 +56,7 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
     public init(location: PostgresLocation, node: String, logger: Logger = Logger(label: "scrolloff.store.postgresql"),
                 statementTimeout: TimeAmount = .seconds(5)) throws(StoreError) {
         self.node = node
+        instance = Self.makeInstance()
         session = PostgresSession(location: location, logger: logger, statementTimeout: statementTimeout)
         try migrate()
     }
@@ -109,7 +121,7 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
                 // The commit's time by the server's clock, the household's one time base, so the
                 // receiver's lag does not carry the two machines' clock difference.
                 try s.execute("SELECT pg_notify($1, $2 || ' ' || (extract(epoch from clock_timestamp()) * 1000)::bigint)",
-                              [.text(Self.channel), .text("\(next) \(node)")])
+                              [.text(Self.channel), .text("\(next) \(node) \(instance)")])
                 return (writer.receipt, next)
             }
         }
@@ -142,11 +154,21 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
             let received = localClock()
             let local = Int64((sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2 * 1000)
             let offset = local - server
-            try s.execute("""
-                INSERT INTO nodes (node, seen_at, clock_offset_ms) VALUES ($1, clock_timestamp(), $2)
-                ON CONFLICT (node) DO UPDATE SET seen_at = excluded.seen_at, clock_offset_ms = excluded.clock_offset_ms
-                """, [.text(node), .int(offset)])
+            // Only while this instance holds the name (or it is free or stale): a helper that
+            // finds it held by another reports the clash instead of overwriting the holder's row.
+            let held = try s.rows(Self.claimSQL, [.text(node), .int(offset), .text(instance), .text(Self.hostName), .text(""),
+                                                  .int(Self.nodeStaleAfter.milliseconds)])
             self.offset.withLockedValue { $0 = offset }
+            if let row = held.first {
+                let by = try row.text("contested_by")
+                let ago = try row.int("contested_ago_ms")
+                noteClash(by.isEmpty || ago < 0 || ago > Self.nodeStaleAfter.milliseconds ? nil
+                          : NodeNameClash(holds: true, other: NodeHolder(contested: by, millisecondsAgo: ago)))
+            } else if let holder = try Self.holder(of: node, s: s) {
+                try s.execute("UPDATE nodes SET contested_by = $2, contested_at = clock_timestamp() WHERE node = $1",
+                              [.text(node), .text(NodeHolder.contestedText(instance: instance, host: Self.hostName, address: try Self.ownAddress(s)))])
+                noteClash(NodeNameClash(holds: false, other: holder))
+            }
             return offset
         }
     }
@@ -349,6 +371,8 @@ public final class PostgresStateStore: StateStore, @unchecked Sendable {
         if !missing.isEmpty { problems.append("schema steps missing: \(missing.joined(separator: ", ")); start a helper of this build to add them") }
         let household = try session.run { s in try s.rows("SELECT version FROM household WHERE id = 1").count }
         if household != 1 { problems.append("the household row is missing; restore the database from a backup or copy the state in again") }
+        if let clash = nameClash.withLockedValue({ $0 }) { problems.append(clash.problem(node: node, instance: instance)) }
+        problems += listenerHealth.withLockedValue { $0 }.problems()
         if let lag = counters.lastNotifyLagMilliseconds, lag > 1000 {
             problems.append("the last change from another helper arrived \(lag) ms after its commit (more than 1 s); check the network to the database and the helpers' clocks")
         }

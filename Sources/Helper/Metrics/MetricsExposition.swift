@@ -38,6 +38,8 @@ public final class MetricsExposition: Sendable {
         var failures: (counter: Counter, reported: UInt64)
         var staleCommits: (counter: Counter, reported: UInt64)
         var notifications: (counter: Counter, reported: UInt64)
+        var listenerFailures: (counter: Counter, reported: UInt64)
+        var listenerReconnects: (counter: Counter, reported: UInt64)
         let notifyLag: Gauge
     }
 
@@ -132,11 +134,15 @@ public final class MetricsExposition: Sendable {
                 failures: (registry.makeCounter(descriptor: Names.storeFailures), 0),
                 staleCommits: (registry.makeCounter(descriptor: Names.storeStaleCommits), 0),
                 notifications: (registry.makeCounter(descriptor: Names.storeNotifications), 0),
+                listenerFailures: (registry.makeCounter(descriptor: Names.storeListenerFailures), 0),
+                listenerReconnects: (registry.makeCounter(descriptor: Names.storeListenerReconnects), 0),
                 notifyLag: registry.makeGauge(descriptor: Names.storeNotifyLag))
             Self.advance(series.roundTrips.counter, from: &series.roundTrips.reported, to: store.roundTrips)
             Self.advance(series.failures.counter, from: &series.failures.reported, to: store.failures)
             Self.advance(series.staleCommits.counter, from: &series.staleCommits.reported, to: store.staleCommits)
             Self.advance(series.notifications.counter, from: &series.notifications.reported, to: store.notifications)
+            Self.advance(series.listenerFailures.counter, from: &series.listenerFailures.reported, to: store.listenerFailures)
+            Self.advance(series.listenerReconnects.counter, from: &series.listenerReconnects.reported, to: store.listenerReconnects)
             if let lag = store.lastNotifyLagSeconds { series.notifyLag.set(to: lag) }
             state.storeSeries = series
         }
@@ -273,6 +279,13 @@ enum Names {
     }
     static var storeNotifications: MetricNameDescriptor {
         name("store_notifications", unit: "total", "Changes of another helper announced by the database (LISTEN/NOTIFY).")
+    }
+    static var storeListenerFailures: MetricNameDescriptor {
+        name("store_listener_failures", unit: "total",
+             "Times this helper's LISTEN connection was lost (closed, killed, or its own probe notification not back in 3 s); changes arrived by the once-a-second check meanwhile.")
+    }
+    static var storeListenerReconnects: MetricNameDescriptor {
+        name("store_listener_reconnects", unit: "total", "Times the LISTEN connection was opened again after such a loss.")
     }
     static var storeNotifyLag: MetricNameDescriptor {
         name("store_notify_lag", unit: "seconds", "From another helper's commit to its notification here, the last one (by the two machines' clocks).")

@@ -75,8 +75,14 @@ public struct MetricsReading: Sendable {
         public var notifications: UInt64
         /// From the other helper's commit to this one's notification, the last one seen.
         public var lastNotifyLagSeconds: Double?
+        /// The listener's LISTEN connection lost (closed, killed, its probe not back), and opened again after.
+        public var listenerFailures: UInt64
+        public var listenerReconnects: UInt64
 
-        public init(roundTrips: UInt64, failures: UInt64, staleCommits: UInt64, notifications: UInt64, lastNotifyLagSeconds: Double?) {
+        public init(roundTrips: UInt64, failures: UInt64, staleCommits: UInt64, notifications: UInt64, lastNotifyLagSeconds: Double?,
+                    listenerFailures: UInt64 = 0, listenerReconnects: UInt64 = 0) {
+            self.listenerFailures = listenerFailures
+            self.listenerReconnects = listenerReconnects
             self.roundTrips = roundTrips
             self.failures = failures
             self.staleCommits = staleCommits
@@ -158,7 +164,8 @@ public struct MetricsSources: Sendable {
         if let c = sharedStore?.counters {
             reading.store = MetricsReading.StoreTotals(
                 roundTrips: UInt64(c.roundTrips), failures: UInt64(c.failures), staleCommits: UInt64(c.staleCommits),
-                notifications: UInt64(c.notifications), lastNotifyLagSeconds: c.lastNotifyLagMilliseconds.map { Double($0) / 1000 })
+                notifications: UInt64(c.notifications), lastNotifyLagSeconds: c.lastNotifyLagMilliseconds.map { Double($0) / 1000 },
+                listenerFailures: UInt64(c.listenerFailures), listenerReconnects: UInt64(c.listenerReconnects))
         }
         return reading
     }
