@@ -54,7 +54,9 @@ final class Sinkhole: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         var status = stat()
         while stat(path, &status) != 0 || status.st_mode & S_IFMT != S_IFSOCK {
-            guard child.isRunning else { throw HarnessError("the helper exited before its control socket listened: \(child.stderr.suffix(2_000))") }
+            // A helper that stops at start on purpose (a firewall it may not apply) is the test's
+            // to look at: only a running helper is waited for.
+            guard child.isRunning else { return }
             guard Date() < deadline else { throw HarnessError("no control socket at \(path) after \(seconds) s: \(child.stderr.suffix(2_000))") }
             usleep(20_000)
         }
