@@ -38,7 +38,7 @@ public struct ListBound: Sendable, Equatable {
     public func checkNewList(_ name: ListName, existing: Int) throws(ListBoundExceeded) {
         guard existing + 1 > maxLists else { return }
         throw ListBoundExceeded(
-            "\(Self.grouped(existing)) lists are in force, the household's bound of \(Self.grouped(maxLists)) ([lists] max_lists); "
+            "\(CountWords.grouped(existing)) lists are in force, the household's bound of \(CountWords.grouped(maxLists)) ([lists] max_lists); "
                 + "list '\(name)' was not added and nothing else changed. \(Self.remedy)")
     }
 
@@ -50,20 +50,17 @@ public struct ListBound: Sendable, Equatable {
         let (own, o1) = names.addingReportingOverflow(held)
         let (total, o2) = own.addingReportingOverflow(elsewhere)
         guard o1 || o2 || total > maxNames else { return }
-        let shown = o1 || o2 ? "more than \(Self.grouped(Int.max))" : Self.grouped(total)
+        let shown = o1 || o2 ? "more than \(CountWords.grouped(Int.max))" : CountWords.grouped(total)
         let what = replacing ? "the new copy of list '\(name)'" : "list '\(name)'"
         let outcome = replacing ? "The new copy was not used; the previous copy stays in force." : "It was not added; the lists in force are unchanged."
         throw ListBoundExceeded(
-            "\(Self.grouped(elsewhere)) names are in force in the other lists; \(what) has \(Self.grouped(names)), "
-                + "\(shown) in all, above the household's bound of \(Self.grouped(maxNames)) names ([lists] max_names). "
+            "\(CountWords.grouped(elsewhere)) names are in force in the other lists; \(what) has \(CountWords.grouped(names)), "
+                + "\(shown) in all, above the household's bound of \(CountWords.grouped(maxNames)) names ([lists] max_names). "
                 + "\(outcome) \(Self.remedy)")
     }
 
     static let remedy = "Remove a list you need less (`scrolloff lists rm NAME`), or root raises [lists] max_names or max_lists "
         + "in the configuration file if this machine has the memory (about 60 bytes a name)."
-
-    /// 1234567 → "1,234,567": counts people read, without the locale's say.
-    static func grouped(_ value: Int) -> String { CountWords.grouped(value) }
 }
 
 /// A list change refused by the household's bound (`ListBound`); the message gives the numbers.

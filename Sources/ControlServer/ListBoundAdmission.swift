@@ -1,4 +1,5 @@
 import ListFetch
+import ScrollOffCore
 
 extension ListsController {
     /// Puts `[lists] max_names` and `max_lists` in force (start and reload). Lists already in force
@@ -22,8 +23,8 @@ extension ListsController {
         if own?.hasCopy != true, configured[name] == nil, adding[name] == nil {
             let here = Set(all.filter(\.hasCopy).map(\.name)).union(configured.keys).union(admitted.keys).subtracting([name])
             guard here.count < bound.maxLists else {
-                throw .overBound(name: name.rawValue, reason: "\(ListBound.grouped(here.count)) lists are held on this helper, its bound of "
-                    + "\(ListBound.grouped(bound.maxLists)) ([lists] max_lists); the household's list '\(name)' is not fetched here, "
+                throw .overBound(name: name.rawValue, reason: "\(CountWords.grouped(here.count)) lists are held on this helper, its bound of "
+                    + "\(CountWords.grouped(bound.maxLists)) ([lists] max_lists); the household's list '\(name)' is not fetched here, "
                     + "so it blocks nothing on this helper. \(ListBound.remedy)")
             }
         }

@@ -150,7 +150,8 @@ package struct ListPart: Sendable {
             // newer catalog may bring the word, or another helper's older one let it in; as two
             // entries of one id, the rules reached only the service's and the list's names
             // answered open.
-            let shared = entries[..<services].firstIndex { $0.rawValue == name.lowercased() }
+            let word = name.lowercased()
+            let shared = entries[..<services].firstIndex { $0.rawValue == word }
             let index = shared ?? entries.count
             // One list's rules at a time: the packed copy is freed before the next one is read.
             do throws(ListParseError) {

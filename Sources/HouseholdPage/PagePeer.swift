@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ControlAPI
 import DNSWire
+import Engine
 import NIOCore
 import PortDiagnostics
 
@@ -58,11 +59,5 @@ enum PagePeer: Sendable, Equatable {
 
     /// The user's primary group from the password database (the table has no gid); a uid with
     /// no entry gets a gid no group has, so only its uid counts.
-    static func primaryGroup(of uid: UInt32) -> UInt32 {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return UInt32.max }
-        return entry.pw_gid
-    }
+    static func primaryGroup(of uid: UInt32) -> UInt32 { SystemGroups.primaryGroup(ofUID: uid) ?? UInt32.max }
 }
